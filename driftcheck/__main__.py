@@ -1,0 +1,7 @@
+"""`python -m driftcheck`: the same as the `driftcheck` command."""
+
+import sys
+
+from driftcheck.cli import main
+
+sys.exit(main())

@@ -1,0 +1,32 @@
+"""Where driftcheck keeps its key, secret and store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+HOME_VARIABLE = "DRIFTCHECK_HOME"
+
+
+def config_dir() -> Path:
+    """The directory for the signing key and the redaction secret (0700 when created)."""
+    override = os.environ.get(HOME_VARIABLE)
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "driftcheck"
+
+
+def data_dir() -> Path:
+    """The directory for the snapshot store."""
+    override = os.environ.get(HOME_VARIABLE)
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "driftcheck"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and parents) readable by the owner only, if it does not exist yet."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path

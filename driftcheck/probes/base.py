@@ -1,0 +1,91 @@
+"""The probe contract: a name, a time limit, `gather` (all I/O, through a Host) and `parse` (pure).
+
+A probe also declares, for the paths it owns inside its `data`, which category of the DESIGN.md
+vocabulary a change there belongs to, and which paths are volatile (differ on every run and are
+left out of a diff by default).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from driftcheck.host import Host
+
+CATEGORIES = (
+    "gpu_clock_power", "thermal", "pcie_link", "p2p_topology", "nccl_env", "driver_version", "cuda_version",
+    "package_version", "package_binary", "env_var_other", "cpu_governor", "numa", "thp_memory",
+    "container_limits", "gpu_contention", "mig_ecc_persistence", "kernel_os", "hardware_change", "other",
+)
+
+STATUSES = ("ok", "unavailable", "denied", "timeout", "error", "skipped")
+
+
+class ProbeUnavailable(Exception):
+    """What the probe reads is not on this host (no driver, no library, no file): not an error."""
+
+
+class ProbeDenied(Exception):
+    """The probe lacks the permission to read what it needs."""
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    """Choices the user made that change what probes gather. JSON-able, to cross process boundaries."""
+
+    deep: bool = False
+    pids: tuple[int, ...] = ()
+    process_patterns: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProbeOptions:
+        return cls(deep=bool(data.get("deep", False)), pids=tuple(data.get("pids", ())),
+                   process_patterns=tuple(data.get("process_patterns", ())), extra=dict(data.get("extra", {})))
+
+
+class Probe(ABC):
+    """One facet of the machine. Subclasses set the class attributes and implement gather/parse."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    timeout_s: ClassVar[float] = 20.0
+    # Gather in a child process on a local host: for work that can hang or crash the interpreter.
+    isolated: ClassVar[bool] = False
+    # Names of probes whose success this one needs; if one of them did not succeed, this is `skipped`.
+    requires: ClassVar[tuple[str, ...]] = ()
+    # Built as `cls(redactor)`: the probe handles values that may hold secrets. Isolated probes must not.
+    needs_redactor: ClassVar[bool] = False
+    # Part of the cheap default set `driftcheck check` takes before every benchmark.
+    cheap: ClassVar[bool] = True
+    default_category: ClassVar[str] = "other"
+    # (regex matched against the data path, category); the first match wins.
+    categories: ClassVar[tuple[tuple[str, str], ...]] = ()
+    # Regexes of data paths that change on every run; excluded from a diff unless asked for.
+    volatile: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    def gather(self, host: Host, options: ProbeOptions) -> Any:
+        """Read what the probe needs through `host`; returns JSON-able raw material."""
+
+    @abstractmethod
+    def parse(self, raw: Any) -> dict[str, Any]:
+        """Turn the raw material into the probe's JSON-ready data. Pure: no I/O."""
+
+    @classmethod
+    def category_of(cls, data_path: str) -> str:
+        """The category of a change at `data_path` (a path inside this probe's `data`)."""
+        for pattern, category in cls.categories:
+            if re.search(pattern, data_path):
+                return category
+        return cls.default_category
+
+    @classmethod
+    def is_volatile(cls, data_path: str) -> bool:
+        """Whether a change at `data_path` is expected on every run (excluded by default)."""
+        return any(re.search(pattern, data_path) for pattern in cls.volatile)

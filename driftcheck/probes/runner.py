@@ -1,0 +1,197 @@
+"""Running probes: concurrently, each under its own time limit, never letting one sink the snapshot.
+
+Every probe ends in an outcome: ok, unavailable, denied, timeout, error (type, message, short
+traceback) or skipped (a probe it requires did not succeed). A probe that hangs is abandoned at its
+limit (its thread is a daemon; an isolated probe's process is killed) and the rest goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from driftcheck.host import CommandTimeout, Host, LocalHost, TargetPythonError
+from driftcheck.probes.base import Probe, ProbeDenied, ProbeOptions, ProbeUnavailable
+
+
+@dataclass
+class ProbeOutcome:
+    """How one probe ended, and its data when it succeeded."""
+
+    status: str
+    data: dict[str, Any] | None = None
+    error: dict[str, str] | None = None
+    duration_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "data": self.data, "error": self.error,
+                "duration_s": round(self.duration_s, 4)}
+
+
+ProgressCallback = Callable[[str, ProbeOutcome, int, int], None]
+
+_UNAVAILABLE = (ProbeUnavailable, FileNotFoundError, NotADirectoryError, ImportError, TargetPythonError)
+_DENIED = (ProbeDenied, PermissionError)
+# Exceptions raised in an isolated child arrive as names; these map them back to an outcome.
+_STATUS_BY_EXCEPTION_NAME = {
+    "ProbeUnavailable": "unavailable", "FileNotFoundError": "unavailable", "NotADirectoryError": "unavailable",
+    "ImportError": "unavailable", "ModuleNotFoundError": "unavailable", "TargetPythonError": "unavailable",
+    "ProbeDenied": "denied", "PermissionError": "denied", "CommandTimeout": "timeout",
+}
+
+
+def _short_traceback(exc: BaseException, frames: int = 4) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-frames)).strip()
+
+
+def outcome_from_exception(exc: BaseException, duration_s: float) -> ProbeOutcome:
+    """The outcome a probe ends in when `gather` or `parse` raised `exc`."""
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, _UNAVAILABLE):
+        return ProbeOutcome("unavailable", error={"type": type(exc).__name__, "message": message},
+                            duration_s=duration_s)
+    if isinstance(exc, _DENIED):
+        return ProbeOutcome("denied", error={"type": type(exc).__name__, "message": message},
+                            duration_s=duration_s)
+    if isinstance(exc, CommandTimeout):
+        return ProbeOutcome("timeout", error={"type": "CommandTimeout", "message": message},
+                            duration_s=duration_s)
+    return ProbeOutcome("error", error={"type": type(exc).__name__, "message": message,
+                                        "traceback": _short_traceback(exc)}, duration_s=duration_s)
+
+
+def _probe_reference(probe: Probe) -> str:
+    cls = type(probe)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _gather_isolated(probe: Probe, host: LocalHost, options: ProbeOptions, timeout_s: float) -> Any:
+    """Run `probe.gather` in a child interpreter; a hang is killed, a crash is an error, not ours."""
+    request = json.dumps({"probe": _probe_reference(probe), "python": host.target_python,
+                          "options": options.to_json()})
+    try:
+        completed = subprocess.run([sys.executable, "-m", "driftcheck.probes.isolated"], input=request.encode(),
+                                   capture_output=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise _IsolatedTimeout(f"isolated probe ran past {timeout_s:g} s and was killed") from exc
+    if completed.returncode != 0:
+        stderr = completed.stderr.decode("utf-8", errors="replace").strip()
+        last = stderr.splitlines()[-1] if stderr else ""
+        how = f"signal {-completed.returncode}" if completed.returncode < 0 else f"exit code {completed.returncode}"
+        raise RuntimeError(f"isolated probe process died with {how}" + (f": {last}" if last else ""))
+    reply = json.loads(completed.stdout)
+    if "raw" in reply:
+        return reply["raw"]
+    raise _ChildException(reply["type"], reply["message"], reply.get("traceback", ""))
+
+
+class _IsolatedTimeout(Exception):
+    pass
+
+
+class _ChildException(Exception):
+    def __init__(self, type_name: str, message: str, child_traceback: str) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+        self.child_traceback = child_traceback
+
+
+def run_one(probe: Probe, host: Host, options: ProbeOptions) -> ProbeOutcome:
+    """Gather and parse one probe in this thread, turning every failure into an outcome."""
+    started = time.monotonic()
+    try:
+        if probe.isolated and isinstance(host, LocalHost):
+            raw = _gather_isolated(probe, host, options, probe.timeout_s)
+        else:
+            raw = probe.gather(host, options)
+        data = probe.parse(raw)
+    except _IsolatedTimeout as exc:
+        return ProbeOutcome("timeout", error={"type": "timeout", "message": str(exc)},
+                            duration_s=time.monotonic() - started)
+    except _ChildException as exc:
+        status = _STATUS_BY_EXCEPTION_NAME.get(exc.type_name, "error")
+        error = {"type": exc.type_name, "message": str(exc)}
+        if status == "error":
+            error["traceback"] = exc.child_traceback
+        return ProbeOutcome(status, error=error, duration_s=time.monotonic() - started)
+    except Exception as exc:  # noqa: BLE001 - a probe must never bring down the snapshot
+        return outcome_from_exception(exc, time.monotonic() - started)
+    return ProbeOutcome("ok", data=data, duration_s=time.monotonic() - started)
+
+
+def _dependency_waves(probes: Sequence[Probe]) -> list[list[Probe]]:
+    """Probes grouped so that each runs after the probes it requires (those present in the run)."""
+    names = {p.name for p in probes}
+    done: set[str] = set()
+    pending = list(probes)
+    waves: list[list[Probe]] = []
+    while pending:
+        ready = [p for p in pending if all(r in done or r not in names for r in p.requires)]
+        if not ready:  # a cycle: run the rest together rather than never
+            ready = pending
+        waves.append(ready)
+        done.update(p.name for p in ready)
+        pending = [p for p in pending if p not in ready]
+    return waves
+
+
+def run_probes(host: Host, probes: Sequence[Probe], options: ProbeOptions | None = None,
+               progress: ProgressCallback | None = None) -> dict[str, ProbeOutcome]:
+    """Run `probes` against `host` concurrently; returns name → outcome for every probe given."""
+    options = options or ProbeOptions()
+    outcomes: dict[str, ProbeOutcome] = {}
+    total = len(probes)
+    for wave in _dependency_waves(probes):
+        runnable = []
+        for probe in wave:
+            failed = [r for r in probe.requires if r in outcomes and outcomes[r].status != "ok"]
+            if failed:
+                message = f"requires {', '.join(failed)}, which did not succeed"
+                outcomes[probe.name] = ProbeOutcome("skipped", error={"type": "skipped", "message": message})
+                if progress:
+                    progress(probe.name, outcomes[probe.name], len(outcomes), total)
+            else:
+                runnable.append(probe)
+        _run_wave(host, runnable, options, outcomes, progress, total)
+    return outcomes
+
+
+def _run_wave(host: Host, probes: Sequence[Probe], options: ProbeOptions, outcomes: dict[str, ProbeOutcome],
+              progress: ProgressCallback | None, total: int) -> None:
+    finished: queue.Queue[tuple[str, ProbeOutcome]] = queue.Queue()
+    started = time.monotonic()
+    for probe in probes:
+        thread = threading.Thread(target=lambda p=probe: finished.put((p.name, run_one(p, host, options))),
+                                  name=f"probe-{probe.name}", daemon=True)
+        thread.start()
+    # Isolated probes enforce their own limit in the child; a small grace lets that report arrive first.
+    deadlines = {p.name: started + p.timeout_s + (1.0 if p.isolated else 0.0) for p in probes}
+    waiting = set(deadlines)
+    while waiting:
+        remaining = min(deadlines[name] for name in waiting) - time.monotonic()
+        try:
+            name, outcome = finished.get(timeout=max(remaining, 0.0))
+        except queue.Empty:
+            now = time.monotonic()
+            for name in sorted(n for n in waiting if deadlines[n] <= now):
+                limit = deadlines[name] - started
+                outcomes[name] = ProbeOutcome("timeout", error={"type": "timeout",
+                                              "message": f"no answer within {limit:g} s; abandoned"},
+                                              duration_s=now - started)
+                waiting.discard(name)
+                if progress:
+                    progress(name, outcomes[name], len(outcomes), total)
+            continue
+        if name in waiting:
+            outcomes[name] = outcome
+            waiting.discard(name)
+            if progress:
+                progress(name, outcome, len(outcomes), total)

@@ -1,0 +1,95 @@
+"""Human renderings of snapshots, logs and diffs (the JSON forms come from the library directly)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from driftcheck.snapshot.diff import SnapshotDiff
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.paths import PathPart, format_path
+from driftcheck.snapshot.store import StoredSnapshot
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def flatten(data: Any, prefix: tuple[PathPart, ...] = ()) -> list[tuple[str, str]]:
+    """(path, value) for every leaf of `data`; lists stay whole, as in a diff."""
+    if isinstance(data, dict) and data:
+        rows: list[tuple[str, str]] = []
+        for key in sorted(data):
+            rows.extend(flatten(data[key], (*prefix, str(key))))
+        return rows
+    return [(format_path(prefix), _scalar(data))]
+
+
+def status_summary(counts: dict[str, int]) -> str:
+    return ", ".join(f"{status} {count}" for status, count in counts.items())
+
+
+def snapshot_text(snapshot: Snapshot, signer: str | None) -> str:
+    """`driftcheck show` in text: a header, then each probe's outcome and facts."""
+    doc = snapshot.document
+    lines = [f"snapshot {snapshot.short_id}  {snapshot.created_at}  host {snapshot.host_name}"
+             + (f"  label {snapshot.label!r}" if snapshot.label else ""),
+             f"origin {doc.get('origin', '?')}, driftcheck {doc.get('tool', {}).get('version', '?')}, "
+             + (f"signed by {signer}" if signer else "unsigned")]
+    for name, outcome in doc["probes"].items():
+        status = outcome["status"]
+        duration = outcome.get("duration_s")
+        head = f"\n[{name}] {status}" + (f" ({duration:.2f} s)" if isinstance(duration, (int, float)) else "")
+        lines.append(head)
+        if status != "ok":
+            lines.append(f"  {(outcome.get('error') or {}).get('message', '')}")
+            continue
+        lines.extend(f"  {path}: {value}" for path, value in flatten(outcome.get("data") or {}))
+    return "\n".join(lines) + "\n"
+
+
+def log_text(entries: list[StoredSnapshot]) -> str:
+    """`driftcheck log` as a table, newest first; @N counts down this list from 0."""
+    if not entries:
+        return "no snapshots yet; take one with `driftcheck snapshot`\n"
+    rows = [("@", "id", "created (UTC)", "host", "label", "probes")]
+    for position, entry in enumerate(entries):
+        rows.append((str(position), entry.id[:12], entry.created_at[:19].replace("T", " "), entry.host,
+                     entry.label or "", status_summary(entry.status_counts)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+    return "".join(line + "\n" for line in lines)
+
+
+def _describe_change_value(value: Any) -> str:
+    text = _scalar(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def diff_text(diff: SnapshotDiff, include_volatile: bool) -> str:
+    """`driftcheck diff` in text: changes grouped by category."""
+    a, b = diff.a, diff.b
+    lines = [f"A {a.short_id}  {a.created_at}  {a.host_name}" + (f"  {a.label!r}" if a.label else ""),
+             f"B {b.short_id}  {b.created_at}  {b.host_name}" + (f"  {b.label!r}" if b.label else "")]
+    changes = diff.shown(include_volatile)
+    hidden = 0 if include_volatile else len(diff.volatile)
+    if not changes:
+        lines.append("no relevant differences" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
+        return "\n".join(lines) + "\n"
+    lines.append(f"{len(changes)} change(s)" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
+    by_category: dict[str, list[Any]] = {}
+    for change in changes:
+        by_category.setdefault(change.category, []).append(change)
+    for category in sorted(by_category):
+        lines.append(f"\n{category}")
+        for change in by_category[category]:
+            if change.kind == "added":
+                lines.append(f"  + {change.path} = {_describe_change_value(change.after)}")
+            elif change.kind == "removed":
+                lines.append(f"  - {change.path} (was {_describe_change_value(change.before)})")
+            else:
+                lines.append(f"  ~ {change.path}: {_describe_change_value(change.before)} -> "
+                             f"{_describe_change_value(change.after)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,156 @@
+"""Structural diff of two snapshots: every changed fact, with the category its probe declares.
+
+deepdiff finds the changed leaves inside each probe's data; lists are compared as wholes (probe data
+is keyed by identity, so a list is an ordered value such as a command line, not a collection).
+A probe that succeeded on one side only is reported as an outcome change, never as "everything
+removed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepdiff import DeepDiff
+
+from driftcheck.probes import probe_class
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.paths import PathPart, format_path
+
+# Document members outside the probes that say how a snapshot was taken, not what the machine is.
+_VOLATILE_TOP = ("host", "label", "tool", "origin")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between snapshot A and B."""
+
+    parts: tuple[PathPart, ...]
+    kind: str  # added | removed | changed
+    before: Any
+    after: Any
+    category: str
+    volatile: bool = False
+
+    @property
+    def path(self) -> str:
+        return format_path(self.parts)
+
+    @property
+    def probe(self) -> str | None:
+        return str(self.parts[1]) if len(self.parts) > 1 and self.parts[0] == "probes" else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "before": self.before, "after": self.after,
+                "category": self.category}
+
+
+@dataclass
+class SnapshotDiff:
+    """All changes from A to B; `changes` holds the relevant ones, `volatile` what is hidden by default."""
+
+    a: Snapshot
+    b: Snapshot
+    changes: list[Change] = field(default_factory=list)
+    volatile: list[Change] = field(default_factory=list)
+
+    def shown(self, include_volatile: bool = False) -> list[Change]:
+        return sorted(self.changes + (self.volatile if include_volatile else []), key=lambda c: c.path)
+
+
+def _value_at(data: Any, parts: Sequence[PathPart]) -> Any:
+    for part in parts:
+        data = data[part]
+    return data
+
+
+def _category(probe_name: str, data_parts: Sequence[PathPart]) -> str:
+    cls = probe_class(probe_name)
+    return cls.category_of(format_path(data_parts)) if cls else "other"
+
+
+def _is_volatile(probe_name: str, data_parts: Sequence[PathPart]) -> bool:
+    cls = probe_class(probe_name)
+    return bool(cls and cls.is_volatile(format_path(data_parts)))
+
+
+_MISSING = object()
+
+
+def _leaf_changes(before: Any, after: Any) -> list[tuple[tuple[PathPart, ...], Any, Any]]:
+    """(path, before, after) for every changed leaf; a change inside a list is reported on the list."""
+    tree = DeepDiff(before, after, view="tree", verbose_level=2)
+    seen: dict[tuple[PathPart, ...], tuple[Any, Any]] = {}
+    for levels in tree.values():
+        for level in levels:
+            parts = tuple(level.path(output_format="list"))
+            cut = next((i for i, part in enumerate(parts) if isinstance(part, int)), None)
+            if cut is not None:
+                parts = parts[:cut]
+            if parts in seen:
+                continue
+            old = _lookup(before, parts)
+            new = _lookup(after, parts)
+            seen[parts] = (old, new)
+    return [(parts, old, new) for parts, (old, new) in seen.items()]
+
+
+def _lookup(data: Any, parts: Sequence[PathPart]) -> Any:
+    try:
+        return _value_at(data, parts)
+    except (KeyError, IndexError, TypeError):
+        return _MISSING
+
+
+def _change(parts: tuple[PathPart, ...], before: Any, after: Any, category: str, volatile: bool) -> Change:
+    if before is _MISSING:
+        return Change(parts, "added", None, after, category, volatile)
+    if after is _MISSING:
+        return Change(parts, "removed", before, None, category, volatile)
+    return Change(parts, "changed", before, after, category, volatile)
+
+
+def _probe_changes(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[Change]:
+    default = _category(name, ())
+    if a is None or b is None:
+        return [_change(("probes", name), _MISSING if a is None else a.get("status"),
+                        _MISSING if b is None else b.get("status"), default, False)]
+    if a["status"] != b["status"]:
+        # One side has no data to compare: say so, instead of reporting every fact as removed.
+        return [Change(("probes", name, "status"), "changed", a["status"], b["status"], default)]
+    if a["status"] != "ok":
+        return []
+    changes = []
+    for parts, old, new in _leaf_changes(a.get("data") or {}, b.get("data") or {}):
+        full = ("probes", name, "data", *parts)
+        changes.append(_change(full, old, new, _category(name, parts), _is_volatile(name, parts)))
+    return changes
+
+
+def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
+    """Every difference between A and B, split into relevant and volatile changes."""
+    result = SnapshotDiff(a, b)
+    all_changes: list[Change] = []
+    for key in _VOLATILE_TOP:
+        for parts, old, new in _leaf_changes({key: a.document.get(key)}, {key: b.document.get(key)}):
+            all_changes.append(_change(parts, old, new, "other", True))
+    names = list(dict.fromkeys([*a.document["probes"], *b.document["probes"]]))
+    for name in names:
+        before, after = a.document["probes"].get(name), b.document["probes"].get(name)
+        all_changes.extend(_probe_changes(name, before, after))
+    for change in all_changes:
+        (result.volatile if change.volatile else result.changes).append(change)
+    return result
+
+
+def diff_report(diff: SnapshotDiff, include_volatile: bool = False) -> dict[str, Any]:
+    """The machine-readable diff of the DESIGN.md contract (explanations filled by `explain`)."""
+    return {
+        "a": diff.a.summary(),
+        "b": diff.b.summary(),
+        "explanations": [],
+        "changes": [change.to_json() for change in diff.shown(include_volatile)],
+        "unchanged": [],
+        "bench": [],
+    }

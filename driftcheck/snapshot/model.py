@@ -1,0 +1,141 @@
+"""The snapshot document: building one from probe outcomes, and reading one back with validation."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from driftcheck import __version__
+from driftcheck.errors import SnapshotError
+from driftcheck.probes.base import STATUSES
+from driftcheck.snapshot.canonical import snapshot_id
+
+SCHEMA_VERSION = 1
+REQUIRED_KEYS = ("schema", "created_at", "host", "probes")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A validated snapshot document and where it was read from."""
+
+    document: dict[str, Any]
+    source: str = "<memory>"
+
+    @property
+    def id(self) -> str:
+        return snapshot_id(self.document)
+
+    @property
+    def short_id(self) -> str:
+        return self.id[:12]
+
+    @property
+    def created_at(self) -> str:
+        return str(self.document["created_at"])
+
+    @property
+    def host_name(self) -> str:
+        return str(self.document["host"].get("name", "?"))
+
+    @property
+    def label(self) -> str | None:
+        label = self.document.get("label")
+        return str(label) if label is not None else None
+
+    @property
+    def probes(self) -> dict[str, dict[str, Any]]:
+        return dict(self.document["probes"])
+
+    def probe_data(self, name: str) -> dict[str, Any] | None:
+        """The data of probe `name` when it succeeded, else None."""
+        outcome = self.document["probes"].get(name)
+        if not outcome or outcome.get("status") != "ok":
+            return None
+        data = outcome.get("data")
+        return data if isinstance(data, dict) else None
+
+    def status_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for outcome in self.document["probes"].values():
+            counts[outcome["status"]] = counts.get(outcome["status"], 0) + 1
+        return dict(sorted(counts.items()))
+
+    def summary(self) -> dict[str, Any]:
+        """The identifying facts of a snapshot, as the `a`/`b` members of the diff JSON."""
+        return {"id": self.id, "created_at": self.created_at, "host": self.host_name, "label": self.label,
+                "source": self.source, "signed": bool(self.document.get("signature"))}
+
+
+def utc_now() -> str:
+    """The current time as an ISO 8601 UTC string with microseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def new_document(host: dict[str, Any], probes: dict[str, dict[str, Any]], label: str | None = None,
+                 origin: str = "probed", created_at: str | None = None) -> dict[str, Any]:
+    """An unsigned snapshot document. `origin` is `probed`, `replayed` or `imported`."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "created_at": created_at or utc_now(),
+        "tool": {"name": "driftcheck", "version": __version__},
+        "origin": origin,
+        "host": host,
+        "label": label,
+        "probes": probes,
+    }
+
+
+def _fail(source: str, reason: str) -> SnapshotError:
+    return SnapshotError(source, reason)
+
+
+def validate_document(document: Any, source: str) -> dict[str, Any]:
+    """`document` if it is a snapshot this driftcheck can read; SnapshotError naming the problem if not."""
+    if not isinstance(document, dict):
+        raise _fail(source, "not a driftcheck snapshot (expected a JSON object)")
+    missing = [key for key in REQUIRED_KEYS if key not in document]
+    if missing:
+        raise _fail(source, f"not a driftcheck snapshot (missing {', '.join(missing)})")
+    schema = document["schema"]
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
+        raise _fail(source, f"not a driftcheck snapshot (schema {schema!r})")
+    if schema > SCHEMA_VERSION:
+        raise _fail(source, f"written by a newer driftcheck (schema {schema}; this version reads up to "
+                            f"{SCHEMA_VERSION}): upgrade driftcheck to read it")
+    if not isinstance(document["host"], dict) or not isinstance(document["probes"], dict):
+        raise _fail(source, "malformed snapshot (host and probes must be objects)")
+    for name, outcome in document["probes"].items():
+        if not isinstance(outcome, dict) or outcome.get("status") not in STATUSES:
+            raise _fail(source, f"malformed snapshot (probe {name!r} has no valid status)")
+    signature = document.get("signature")
+    if signature is not None and not isinstance(signature, dict):
+        raise _fail(source, "malformed snapshot (signature must be an object)")
+    return document
+
+
+def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
+    """Read a snapshot from its JSON text; SnapshotError for truncated, non-JSON or foreign content."""
+    try:
+        document = json.loads(text)
+    except UnicodeDecodeError:
+        raise _fail(source, "not a driftcheck snapshot (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        hint = "truncated or not JSON" if exc.pos >= len(text) - 1 else "not valid JSON"
+        raise _fail(source, f"{hint} (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    return Snapshot(validate_document(document, source), source)
+
+
+def read_snapshot_file(path: Path) -> Snapshot:
+    """Read and validate the snapshot file at `path`."""
+    try:
+        text = path.read_bytes()
+    except IsADirectoryError:
+        raise _fail(str(path), "is a directory, not a snapshot file") from None
+    except OSError as exc:
+        raise _fail(str(path), f"cannot read: {exc.strerror or exc}") from None
+    if not text.strip():
+        raise _fail(str(path), "empty file, not a snapshot")
+    return parse_snapshot(text, str(path))

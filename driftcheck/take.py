@@ -1,0 +1,26 @@
+"""Taking a snapshot: run the chosen probes on a host and wrap their outcomes in a signed document."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from driftcheck.host import Host
+from driftcheck.keys import KeyPair
+from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.probes.runner import ProgressCallback, run_probes
+from driftcheck.snapshot.model import Snapshot, new_document
+from driftcheck.snapshot.signing import sign_document
+
+
+def take_snapshot(host: Host, probes: Sequence[Probe], options: ProbeOptions | None = None,
+                  label: str | None = None, key: KeyPair | None = None, origin: str | None = None,
+                  progress: ProgressCallback | None = None) -> Snapshot:
+    """Probe `host` and return the snapshot, signed with `key` when one is given."""
+    outcomes = run_probes(host, probes, options, progress)
+    # Report order follows the probe list, not completion order, so two snapshots read alike.
+    probes_json = {probe.name: outcomes[probe.name].to_json() for probe in probes}
+    document = new_document(host.describe(), probes_json, label=label,
+                            origin=origin or ("replayed" if host.kind == "replay" else "probed"))
+    if key is not None:
+        document = sign_document(document, key)
+    return Snapshot(document, source="<new>")
