@@ -118,12 +118,17 @@ def validate_document(document: Any, source: str) -> dict[str, Any]:
 
 def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
     """Read a snapshot from its JSON text; SnapshotError for truncated, non-JSON or foreign content."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _fail(source, "not a driftcheck snapshot (not UTF-8 text)") from None
     try:
         document = json.loads(text)
-    except UnicodeDecodeError:
-        raise _fail(source, "not a driftcheck snapshot (not UTF-8 text)") from None
     except json.JSONDecodeError as exc:
-        hint = "truncated or not JSON" if exc.pos >= len(text) - 1 else "not valid JSON"
+        # An error at the very end, or a string that runs to the end, means the file was cut short.
+        at_end = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
+        hint = "truncated file" if at_end else "not valid JSON"
         raise _fail(source, f"{hint} (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     return Snapshot(validate_document(document, source), source)
 
