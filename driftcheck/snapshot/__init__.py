@@ -1,0 +1,1 @@
+"""The snapshot document: model, canonical JSON, signing, store, resolution, diff."""
