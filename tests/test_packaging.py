@@ -1,0 +1,25 @@
+"""Packaging: every source directory is a package (a non-editable install ships it), metadata is whole."""
+
+from __future__ import annotations
+
+import configparser
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "driftcheck"
+
+
+def test_every_directory_with_python_files_is_a_package() -> None:
+    missing = [str(d.relative_to(PACKAGE.parent)) for d in PACKAGE.rglob("*")
+               if d.is_dir() and d.name != "__pycache__" and any(d.glob("*.py")) and not (d / "__init__.py").exists()]
+    assert missing == []
+
+
+def test_declared_dependencies_and_entry_point() -> None:
+    config = configparser.ConfigParser()
+    config.read(PACKAGE.parent / "setup.cfg")
+    requires = config["options"]["install_requires"]
+    for name in ("psutil", "nvidia-ml-py", "paramiko", "pyyaml", "deepdiff", "cryptography"):
+        assert name in requires
+    extras = config["options.extras_require"]
+    assert "torch" in extras["bench"] and "sglang" in extras["sglang"] and "pytest" in extras["test"]
+    assert "driftcheck = driftcheck.cli:main" in config["options.entry_points"]["console_scripts"]
