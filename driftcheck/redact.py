@@ -1,6 +1,6 @@
 """Keeping secrets out of snapshots while a change of a secret stays visible.
 
-A value is replaced by `<redacted:hmac-sha256:XXXXXXXXXXXXXXXX>`, an HMAC keyed by the user's own
+A value is replaced by `<redacted:hmac-sha256:` + 16 hex digits + `>`, an HMAC keyed by the user's own
 secret: the same value gives the same digest on the same user's snapshots, and nobody holding only
 a snapshot can test guesses against it.
 """
