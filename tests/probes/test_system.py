@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ def test_no_proc_means_unavailable_not_error() -> None:
 
 def test_kernel_command_line_keeps_only_performance_flags() -> None:
     text = ("BOOT_IMAGE=/vmlinuz root=UUID=1234 ro quiet isolcpus=2-7 nohz_full=2-7 intel_iommu=on iommu=pt "
-            "hugepagesz=1G hugepages=16 hugepagesz=2M hugepages=512 nosmt console=ttyS0 -- --addr 10.0.0.1")
+            "hugepagesz=1G hugepages=16 hugepagesz=2M hugepages=512 nosmt console=ttyS0 -- --addr 192.0.2.1")
     assert parse_cmdline(text) == {"isolcpus": "2-7", "nohz_full": "2-7", "intel_iommu": "on", "iommu": "pt",
                                    "hugepagesz": "1G 2M", "hugepages": "16 512", "nosmt": None}
     assert parse_cmdline(None) is None
@@ -102,3 +103,50 @@ def test_live_machine_matches_what_the_os_says() -> None:
     assert data["kernel"]["release"] == os.uname().release
     pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
     assert data["memory"]["total_kib"] == pages * page_size // 1024
+
+
+def make_recording(root: Path, files: dict[str, str], dirs: dict[str, list[str]],
+                   environ: dict[str, str] | None = None) -> Path:
+    """A hand-made recording (the layout `driftcheck record` writes) holding just `files` and `dirs`."""
+    for path, text in files.items():
+        target = root / "files" / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    document = {"format": 1, "host": {"name": "made", "kind": "local"}, "environ": environ or {}, "missing": {},
+                "dirs": dirs, "commands": {}, "scripts": {}}
+    (root / "host.json").write_text(json.dumps(document))
+    return root
+
+
+def test_cgroup_v2_takes_the_strictest_limit_of_the_ancestry(tmp_path: Path) -> None:
+    root = make_recording(tmp_path, {
+        "/proc/meminfo": "MemTotal: 1000 kB\n",
+        "/proc/self/cgroup": "0::/kubepods/pod1/ctr\n",
+        "/sys/fs/cgroup/kubepods/pod1/ctr/cpu.max": "max 100000\n",
+        "/sys/fs/cgroup/kubepods/pod1/ctr/memory.max": "max\n",
+        "/sys/fs/cgroup/kubepods/pod1/cpu.max": "250000 100000\n",
+        "/sys/fs/cgroup/kubepods/pod1/memory.max": "8589934592\n",
+        "/sys/fs/cgroup/kubepods/pod1/ctr/cpuset.cpus.effective": "0-7\n",
+        "/proc/sys/kernel/version": "#1 SMP Sun Jan 10 15:06:54 PST 2016\n",
+    }, {"/sys/fs/cgroup": ["cgroup.controllers", "kubepods"], "/run": [".containerenv"]},
+        environ={"KUBERNETES_SERVICE_HOST": "192.0.2.1"})
+    outcome = run_one(SystemProbe(), ReplayHost(root), ProbeOptions())
+    data = outcome.data or {}
+    assert data["cgroup"] == {"version": 2, "cpu_quota_cores": 2.5, "memory_limit_bytes": 8589934592,
+                              "cpuset": "0-7"}
+    assert data["container"]["runtimes"] == ["kubernetes", "gvisor", "podman"]
+    assert data["container"]["kind"] == "kubernetes"
+    # Only the fact that the variable is set is kept, never its value (an address).
+    assert "192.0.2.1" not in json.dumps(data)
+
+
+def test_gpu_and_rdma_modules_with_versions(tmp_path: Path) -> None:
+    root = make_recording(tmp_path, {
+        "/proc/meminfo": "MemTotal: 1000 kB\n",
+        "/sys/module/nvidia/version": "550.54.15\n",
+        "/sys/module/nvidia_peermem/version": "550.54.15\n",
+    }, {"/sys/module": ["ext4", "ib_core", "nvidia", "nvidia_peermem", "nvidia_uvm"]})
+    data = run_one(SystemProbe(), ReplayHost(root), ProbeOptions()).data or {}
+    assert data["modules"] == {"nvidia": {"version": "550.54.15"}, "nvidia_uvm": {"version": None},
+                               "nvidia_peermem": {"version": "550.54.15"}, "ib_core": {"version": None}}
+    assert data["cpufreq"] is None and data["numa"]["nodes"] == {} and data["container"]["kind"] == "none"
