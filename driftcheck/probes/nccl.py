@@ -135,7 +135,7 @@ def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> d
             found[match.group(2)] = {"version": _version_from_names(reader.listing(directory) or []),
                                      "source": "ldconfig"}
     try:
-        sys_path = host.python("python_facts").get("sys_path") or []
+        sys_path = host.python("python_facts", timeout_s=10.0).get("sys_path") or []
     except (OSError, CommandTimeout, TargetPythonError, AttributeError):
         sys_path = []
     for entry in sys_path:
