@@ -73,7 +73,10 @@ class ProcessProbe(Probe):
                 processes.append(facts)
         if not processes:
             raise ProbeUnavailable(f"no such process: {', '.join(not_found)}")
-        return {"processes": processes, "not_found": not_found}
+        # Workers of one server map the same libraries: hash each file once, in one command.
+        paths = {path for facts in processes
+                 for path, deleted in performance_libraries(facts["maps"] or "").items() if not deleted}
+        return {"processes": processes, "not_found": not_found, "hashes": _sha256(host, sorted(paths))}
 
     def _gather_process(self, host: Host, pid: int) -> dict[str, Any] | None:
         base = f"/proc/{pid}"
@@ -89,20 +92,18 @@ class ProcessProbe(Probe):
         for name in ("status", "cgroup", "maps", "numa_maps"):
             content = _read_optional(host, f"{base}/{name}")
             facts[name] = None if content is None else content.decode("utf-8", errors="replace")
-        libraries = performance_libraries(facts["maps"] or "")
-        facts["hashes"] = _sha256(host, [p for p, deleted in libraries.items() if not deleted])
         return facts
 
     def parse(self, raw: Any) -> dict[str, Any]:
         if not isinstance(raw, dict) or "processes" not in raw:
             raise ValueError("process raw material holds no processes")
         parsed = []
+        hashes = raw.get("hashes") or {}
         for facts in raw["processes"]:
             stat = parse_stat(facts.get("stat") or "")
             status = key_values(facts.get("status"))
             maps = facts.get("maps")
             libraries = performance_libraries(maps) if maps is not None else None
-            hashes = facts.get("hashes") or {}
             parsed.append((stat.get("started_ticks") or 0, facts["pid"], {
                 "pid": facts["pid"],
                 "name": stat.get("comm"),

@@ -151,3 +151,21 @@ def test_key_and_maps_parsers() -> None:
     assert performance_libraries(maps) == {"/venv/nvidia/nccl/lib/libnccl.so.2": False,
                                            "/venv/torch/lib/libtorch_cuda.so": True}
     assert mapped_gpus(maps) == [3]
+
+
+def test_two_workers_keyed_by_start_order_share_one_hash(server: tuple[subprocess.Popen[str], Path]) -> None:
+    first, library = server
+    second = subprocess.Popen([sys.executable, "-c", CHILD, str(library)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert second.stdout is not None and second.stdout.readline().strip() == "ready"
+        outcome = run_one(probe(), LocalHost(), ProbeOptions(pids=(second.pid, first.pid)))
+    finally:
+        second.kill()
+        second.wait()
+    processes = (outcome.data or {})["processes"]
+    # Keys follow start time, not the order the pids were given.
+    assert {key: entry["pid"] for key, entry in processes.items()} == {"python -c": first.pid,
+                                                                       "python -c#2": second.pid}
+    digests = {entry["mapped_libraries"][str(library)]["sha256"] for entry in processes.values()}
+    assert digests == {hashlib.sha256(library.read_bytes()).hexdigest()}
