@@ -46,7 +46,8 @@ class ProcessProbe(Probe):
         (r"\.mapped_libraries\b", "package_binary"),
         (r"\.gpus\b", "gpu_contention"),
     )
-    volatile = (r"\.pid$", r"\.started_ticks$", *(rf"\.environ\.{re.escape(n)}$" for n in SHELL_NOISE))
+    # A server grows and shrinks thread pools as it works; the count is not a setting.
+    volatile = (r"\.pid$", r"\.started_ticks$", r"\.threads$", *(rf"\.environ\.{re.escape(n)}$" for n in SHELL_NOISE))
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
