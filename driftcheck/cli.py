@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +24,8 @@ from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, probe_names, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import ProbeOutcome
+from driftcheck.record import ensure_empty_directory, record, replay_options
+from driftcheck.recording import ReplayHost
 from driftcheck.redact import Redactor
 from driftcheck.render import diff_text, log_text, snapshot_text
 from driftcheck.snapshot.canonical import pretty_json
@@ -81,10 +84,44 @@ def _add_snapshot(sub: Any) -> None:
     p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
     p.add_argument("--python", metavar="PATH",
                    help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours")
+    _add_process_arguments(p)
+    p.add_argument("--replay", metavar="DIR", type=Path,
+                   help="build the snapshot from a recording (`driftcheck record`) instead of this machine")
     p.add_argument("--no-sign", action="store_true", help="do not sign the snapshot")
     p.add_argument("--no-store", action="store_true", help="do not keep it in the local store (needs -o)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(handler=_cmd_snapshot)
+
+
+def _add_process_arguments(p: Any) -> None:
+    p.add_argument("--pid", action="append", type=int, default=[], metavar="PID",
+                   help="also describe this running process (e.g. the SGLang/vLLM server); repeatable")
+    p.add_argument("--process", action="append", default=[], metavar="PATTERN",
+                   help="also describe running processes whose command line matches this regex; repeatable")
+
+
+def _probe_options(args: argparse.Namespace) -> ProbeOptions:
+    """The probe options of --pid/--process, checked (a bad pid or regex is a usage error)."""
+    bad_pids = [pid for pid in args.pid if pid <= 0]
+    if bad_pids:
+        raise UsageError(f"--pid {bad_pids[0]}: a process id is a positive number")
+    for pattern in args.process:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(f"--process {pattern!r}: not a regular expression ({exc})") from exc
+    return ProbeOptions(pids=tuple(args.pid), process_patterns=tuple(args.process))
+
+
+def _snapshot_host(args: argparse.Namespace) -> tuple[Host, ProbeOptions]:
+    """This machine, or the recording given with --replay, and the options to probe it with."""
+    options = _probe_options(args)
+    if args.replay is None:
+        return _local_host(args), options
+    if args.python:
+        raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
+    host = ReplayHost(args.replay)
+    return host, replay_options(host, options.pids, options.process_patterns)
 
 
 def _local_host(args: argparse.Namespace) -> Host:
@@ -98,12 +135,12 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         raise UsageError("--no-store keeps the snapshot nowhere; add -o FILE")
     if args.output and args.output.exists() and not args.force:
         raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
-    host = _local_host(args)
+    host, options = _snapshot_host(args)
     redactor = Redactor(load_redaction_secret())
     probes = select_probes(builtin_probes(redactor), args.probe, args.skip)
     key = None if args.no_sign else load_signing_key()
     show_progress = not args.quiet and sys.stderr.isatty()
-    snapshot = take_snapshot(host, probes, ProbeOptions(), label=args.label, key=key,
+    snapshot = take_snapshot(host, probes, options, label=args.label, key=key,
                              progress=_progress_printer(show_progress))
     if args.output:
         _write_new_file(args.output, pretty_json(snapshot.document), args.force)
@@ -115,6 +152,43 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         sys.stderr.write(f"snapshot {snapshot.short_id} of {snapshot.host_name} saved to {where} "
                          f"({len(probes)} probes: {counts})\n")
     print(snapshot.short_id)
+    return EXIT_OK
+
+
+# --- record -----------------------------------------------------------------------------------------
+
+def _add_record(sub: Any) -> None:
+    p = sub.add_parser("record", help="save the probes' raw inputs on this machine, redacted, for replay",
+                       description="Run the probes and save everything they read (files, listings, command "
+                                   "output, interpreter facts) to DIR, with secrets redacted as in a snapshot. "
+                                   "`driftcheck snapshot --replay DIR` builds a snapshot from it, here or on "
+                                   "another machine, with this or a newer driftcheck. DIR must be new or empty.")
+    p.add_argument("directory", type=Path, metavar="DIR", help="a new or empty directory")
+    p.add_argument("--probe", action="append", metavar="NAME",
+                   help=f"record only this probe (repeatable); known: {', '.join(probe_names())}")
+    p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
+    p.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter; default: ours")
+    _add_process_arguments(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(handler=_cmd_record)
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    ensure_empty_directory(args.directory)
+    options = _probe_options(args)
+    redactor = Redactor(load_redaction_secret())
+    probes = select_probes(builtin_probes(redactor), args.probe, args.skip)
+    show_progress = not args.quiet and sys.stderr.isatty()
+    result = record(args.directory, _local_host(args), probes, redactor, options,
+                    progress=_progress_printer(show_progress))
+    counts: dict[str, int] = {}
+    for outcome in result.outcomes.values():
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    summary = ", ".join(f"{status} {n}" for status, n in sorted(counts.items()))
+    if not args.quiet:
+        sys.stderr.write(f"recorded {result.files} files and {result.commands} commands from {len(probes)} "
+                         f"probes ({summary}); replay with: driftcheck snapshot --replay {result.directory}\n")
+    print(result.directory)
     return EXIT_OK
 
 
@@ -234,7 +308,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 # --- main -------------------------------------------------------------------------------------------
 
-COMMANDS = (_add_snapshot, _add_show, _add_verify, _add_key, _add_log, _add_diff)
+COMMANDS = (_add_snapshot, _add_show, _add_verify, _add_key, _add_log, _add_diff, _add_record)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -53,13 +53,19 @@ def _raise_recorded(entry: dict[str, str]) -> None:
 class RecordingHost(Host):
     """Wraps a host and keeps everything the probes read, so it can be saved with `save(dir)`.
 
-    `redact_environ` turns the environment into what may be written to disk (secrets replaced).
+    `redact_environ` turns the environment into what may be written to disk (secrets replaced);
+    `redact_file(path, content)` does the same for a file's content (a process's environ or command
+    line), and `redact_text` for command output and facts-script strings. The probes themselves still
+    see the unredacted answers, exactly as without recording.
     """
 
-    def __init__(self, inner: Host, redact_environ: Any = None) -> None:
+    def __init__(self, inner: Host, redact_environ: Any = None, redact_file: Any = None,
+                 redact_text: Any = None) -> None:
         self.inner = inner
         self.kind = inner.kind
         self._redact_environ = redact_environ
+        self._redact_file = redact_file
+        self._redact_text = redact_text
         self._lock = threading.Lock()
         self.files: dict[str, bytes] = {}
         self.missing: dict[str, dict[str, str]] = {}
@@ -78,8 +84,9 @@ class RecordingHost(Host):
             with self._lock:
                 self.missing[path] = _failure(exc)
             raise
+        stored = self._redact_file(path, content) if self._redact_file is not None else content
         with self._lock:
-            self.files[path] = content
+            self.files[path] = stored
         return content
 
     def list_dir(self, path: str) -> list[str]:
@@ -100,8 +107,12 @@ class RecordingHost(Host):
             with self._lock:
                 self.commands[_command_key(argv)] = _failure(exc)
             raise
+        stored = result.to_json()
+        if self._redact_text is not None:
+            stored["stdout"] = self._redact_text(result.stdout)
+            stored["stderr"] = self._redact_text(result.stderr)
         with self._lock:
-            self.commands[_command_key(argv)] = result.to_json()
+            self.commands[_command_key(argv)] = stored
         return result
 
     def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
@@ -111,15 +122,20 @@ class RecordingHost(Host):
             with self._lock:
                 self.scripts[_python_key(script_name, args)] = _failure(exc)
             raise
+        stored = _map_strings(result, self._redact_text) if self._redact_text is not None else result
         with self._lock:
-            self.scripts[_python_key(script_name, args)] = {"result": result}
+            self.scripts[_python_key(script_name, args)] = {"result": stored}
         return result
 
     def environ(self) -> dict[str, str]:
         return self.inner.environ()
 
-    def save(self, directory: Path) -> Path:
-        """Write the recording to `directory` (which must not hold a recording yet)."""
+    def save(self, directory: Path, options: dict[str, Any] | None = None) -> Path:
+        """Write the recording to `directory` (which must not hold a recording yet).
+
+        `options` (the probe options the recording was taken with) are kept so that a replay asks
+        the same questions, e.g. of the same processes.
+        """
         files_root = directory / "files"
         if (directory / "host.json").exists():
             raise HostError(f"{directory} already holds a recording; choose another directory")
@@ -140,8 +156,21 @@ class RecordingHost(Host):
             "commands": self.commands,
             "scripts": self.scripts,
         }
+        if options is not None:
+            document["options"] = options
         (directory / "host.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", "utf-8")
         return directory
+
+
+def _map_strings(value: Any, convert: Any) -> Any:
+    """`value` (JSON-like) with `convert` applied to every string in it."""
+    if isinstance(value, str):
+        return convert(value)
+    if isinstance(value, list):
+        return [_map_strings(item, convert) for item in value]
+    if isinstance(value, dict):
+        return {key: _map_strings(item, convert) for key, item in value.items()}
+    return value
 
 
 class ReplayHost(Host):
@@ -203,6 +232,12 @@ class ReplayHost(Host):
 
     def environ(self) -> dict[str, str]:
         return dict(self._doc.get("environ", {}))
+
+    @property
+    def recorded_options(self) -> dict[str, Any] | None:
+        """The probe options the recording was taken with, when it kept them."""
+        options = self._doc.get("options")
+        return dict(options) if isinstance(options, dict) else None
 
     def describe(self) -> dict[str, Any]:
         recorded = dict(self._doc.get("host", {}))

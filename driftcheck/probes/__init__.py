@@ -5,12 +5,18 @@ from __future__ import annotations
 from driftcheck.errors import UsageError
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.env import EnvProbe
+from driftcheck.probes.nccl import NcclProbe
+from driftcheck.probes.process import ProcessProbe
 from driftcheck.probes.python import PythonProbe
+from driftcheck.probes.system import SystemProbe
 from driftcheck.redact import Redactor
 
 PROBE_CLASSES: tuple[type[Probe], ...] = (
     PythonProbe,
     EnvProbe,
+    NcclProbe,
+    SystemProbe,
+    ProcessProbe,
 )
 
 

@@ -1,4 +1,9 @@
-"""`env` probe: the process environment, with secrets replaced by keyed digests."""
+"""`env` probe: the process environment, with secrets replaced by keyed digests.
+
+Besides every variable, the probe lists which variables belong to the families that move
+performance (`groups`), so a reader sees at a glance which CUDA, torch, OpenMP, NCCL, ... settings
+were in force. Groups are derived from `vars`, so a diff reports each change once, under `vars`.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,39 @@ SHELL_NOISE = ("PWD", "OLDPWD", "SHLVL", "_", "SSH_CLIENT", "SSH_CONNECTION", "S
                "TERM_SESSION_ID", "WINDOWID", "XDG_SESSION_ID", "STY", "WINDOW", "COLUMNS", "LINES",
                "PS1", "LS_COLORS", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
 
+# Performance families: group name → the prefixes (ending in "_") or exact names that belong to it.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "cuda": ("CUDA_",),
+    "torch": ("TORCH_", "PYTORCH_"),
+    "omp": ("OMP_",),
+    "mkl": ("MKL_",),
+    "sglang": ("SGLANG_",),
+    "vllm": ("VLLM_",),
+    "flashinfer": ("FLASHINFER_",),
+    "triton": ("TRITON_",),
+    "nvidia": ("NVIDIA_",),
+    "nccl": ("NCCL_",),
+    "loader": ("LD_LIBRARY_PATH", "LD_PRELOAD"),
+}
+
+
+def group_of(name: str) -> str | None:
+    """The performance family a variable belongs to, or None."""
+    for group, members in GROUPS.items():
+        if any(name.startswith(m) if m.endswith("_") else name == m for m in members):
+            return group
+    return None
+
+
+def performance_groups(names: list[str]) -> dict[str, list[str]]:
+    """group → sorted names of the variables present in it (groups with no variable are left out)."""
+    groups: dict[str, list[str]] = {}
+    for name in sorted(names):
+        group = group_of(name)
+        if group is not None:
+            groups.setdefault(group, []).append(name)
+    return groups
+
 
 class EnvProbe(Probe):
     """Built with the user's redactor: an unredacted environment never leaves `gather`."""
@@ -24,7 +62,8 @@ class EnvProbe(Probe):
     needs_redactor = True
     default_category = "env_var_other"
     categories = ((r"^vars\.NCCL_", "nccl_env"),)
-    volatile = tuple(rf"^vars\.{re.escape(name)}$" for name in SHELL_NOISE)
+    # Groups restate `vars`: a variable set or unset is one change (under vars), not two.
+    volatile = (*(rf"^vars\.{re.escape(name)}$" for name in SHELL_NOISE), r"^groups\b")
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
@@ -37,4 +76,5 @@ class EnvProbe(Probe):
     def parse(self, raw: Any) -> dict[str, Any]:
         if not isinstance(raw, dict):
             raise ValueError("environment is not a mapping")
-        return {"vars": {str(k): str(v) for k, v in sorted(raw.items())}}
+        variables = {str(k): str(v) for k, v in sorted(raw.items())}
+        return {"vars": variables, "groups": performance_groups(list(variables))}

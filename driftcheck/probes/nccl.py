@@ -1,0 +1,185 @@
+"""`nccl` probe: what decides how NCCL talks: its variables, config files, library, RDMA devices and NICs.
+
+NCCL reads `NCCL_*` variables, then `$NCCL_CONF_FILE` or `~/.nccl.conf`, then `/etc/nccl.conf`. Which
+libnccl gets loaded depends on the loader path and on the nvidia-nccl wheel of the interpreter that
+runs the benchmark (torch's own view of it belongs to the `torch` probe). InfiniBand/RoCE ports and
+network interfaces decide which transport it picks and how fast it goes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from driftcheck.host import CommandTimeout, Host, TargetPythonError
+from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
+from driftcheck.probes.sysread import RawView, SysReader, to_int
+from driftcheck.redact import Redactor
+
+IB_DIR = "/sys/class/infiniband"
+NET_DIR = "/sys/class/net"
+SYSTEM_CONF = "/etc/nccl.conf"
+USER_CONF = "~/.nccl.conf"
+IB_PORT_FILES = ("state", "phys_state", "rate", "link_layer")
+NET_FILES = ("mtu", "speed", "operstate")
+_LIBNCCL = re.compile(r"^libnccl\.so(\.\d+)*$")
+_NCCL_WHEEL = re.compile(r"^nvidia_nccl(?:_cu\d+)?-(?P<version>[^-]+)\.dist-info$")
+# Interfaces created per container or VM; they come and go without anyone changing the machine.
+_EPHEMERAL_NET = r"^net(\.|\[\")(veth|cali|docker|br-|virbr|vnet|tap|tun|flannel|cni|vxlan|lxc)"
+_DEVICE_PATH = r"^(infiniband|net)(\.[^.\[]+|\[\"[^\]]+\"\])?$"
+
+
+class NcclProbe(Probe):
+    """Built with the user's redactor: NCCL variables and config values are stored like env values."""
+
+    name = "nccl"
+    description = "NCCL_* variables, nccl.conf files, libnccl version, InfiniBand/RoCE ports, network interfaces"
+    timeout_s = 15.0
+    needs_redactor = True
+    default_category = "nccl_env"
+    categories = (
+        (_DEVICE_PATH, "hardware_change"),
+        (r"^(library|libraries)\b", "package_version"),
+    )
+    volatile = (_EPHEMERAL_NET,)
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+
+    def gather(self, host: Host, options: ProbeOptions) -> Any:
+        environ = host.environ()
+        reader = SysReader(host)
+        conf_paths = {SYSTEM_CONF: SYSTEM_CONF}
+        if environ.get("HOME"):
+            conf_paths[USER_CONF] = f"{environ['HOME'].rstrip('/')}/.nccl.conf"
+        if environ.get("NCCL_CONF_FILE"):
+            conf_paths[environ["NCCL_CONF_FILE"]] = environ["NCCL_CONF_FILE"]
+        conf_files = {key: reader.text(path) for key, path in conf_paths.items()}
+        for device in reader.listing(IB_DIR) or []:
+            reader.text(f"{IB_DIR}/{device}/fw_ver")
+            for port in reader.listing(f"{IB_DIR}/{device}/ports") or []:
+                for name in IB_PORT_FILES:
+                    reader.text(f"{IB_DIR}/{device}/ports/{port}/{name}")
+        for iface in reader.listing(NET_DIR) or []:
+            for name in NET_FILES:
+                reader.text(f"{NET_DIR}/{iface}/{name}")
+        raw = reader.raw()
+        raw["env"] = self.redactor.environ({k: v for k, v in environ.items() if k.startswith("NCCL_")})
+        raw["conf_files"] = {key: None if text is None else self.redactor.environ(parse_conf(text))
+                             for key, text in conf_files.items()}
+        raw["libraries"] = _find_libraries(host, reader, environ)
+        return raw
+
+    def parse(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(raw, dict) or "files" not in raw:
+            raise ValueError("nccl raw material is not a recorded read")
+        view = RawView(raw)
+        env = {str(k): str(v) for k, v in sorted((raw.get("env") or {}).items())}
+        conf_files = {k: v for k, v in sorted((raw.get("conf_files") or {}).items()) if v is not None}
+        libraries = dict(sorted((raw.get("libraries") or {}).items()))
+        infiniband = _infiniband(view)
+        net = _net(view)
+        if not (env or conf_files or libraries or infiniband or net):
+            raise ProbeUnavailable("no NCCL variables, config, library, InfiniBand device or network interface")
+        return {"env": env, "conf_files": conf_files, "library": preferred_library(libraries),
+                "libraries": libraries, "infiniband": infiniband, "net": net}
+
+
+def parse_conf(text: str) -> dict[str, str]:
+    """`NAME=value` lines of an nccl.conf; comments and blank lines skipped."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        name, sep, value = line.partition("=")
+        if sep and name.strip():
+            values[name.strip()] = value.strip()
+    return values
+
+
+def preferred_library(libraries: dict[str, Any]) -> dict[str, Any] | None:
+    """The libnccl a benchmark most likely loads: the target interpreter's wheel, else the loader's."""
+    for source in ("wheel", "ld_library_path", "ldconfig"):
+        for path, entry in libraries.items():
+            if entry.get("source") == source:
+                return {"path": path, **entry}
+    return None
+
+
+def _version_from_names(names: list[str]) -> str | None:
+    """The fullest version among `libnccl.so.2.21.5`-style names in one directory."""
+    versions = [n[len("libnccl.so."):] for n in names if _LIBNCCL.match(n) and n.count(".") >= 4]
+    return max(versions, key=lambda v: tuple(to_int(p) or 0 for p in v.split(".")), default=None)
+
+
+def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> dict[str, Any]:
+    """path → {version, source} for every libnccl the loader or the target interpreter would find."""
+    found: dict[str, Any] = {}
+    for directory in filter(None, environ.get("LD_LIBRARY_PATH", "").split(":")):
+        names = reader.listing(directory) or []
+        for name in names:
+            if _LIBNCCL.match(name) and name.count(".") == 2:
+                found[f"{directory.rstrip('/')}/{name}"] = {"version": _version_from_names(names),
+                                                           "source": "ld_library_path"}
+    ldconfig = None
+    # ldconfig lives in /sbin, which a non-root PATH often lacks.
+    for program in ("ldconfig", "/sbin/ldconfig"):
+        try:
+            ldconfig = host.run([program, "-p"], timeout_s=10.0)
+            break
+        except (OSError, CommandTimeout):
+            continue
+    for line in (ldconfig.stdout if ldconfig and ldconfig.returncode == 0 else "").splitlines():
+        match = re.match(r"\s*(libnccl\.so[.\d]*)\s.*=>\s*(\S+)$", line)
+        if match and match.group(2) not in found:
+            directory = match.group(2).rsplit("/", 1)[0]
+            found[match.group(2)] = {"version": _version_from_names(reader.listing(directory) or []),
+                                     "source": "ldconfig"}
+    try:
+        sys_path = host.python("python_facts", timeout_s=10.0).get("sys_path") or []
+    except (OSError, CommandTimeout, TargetPythonError, AttributeError):
+        sys_path = []
+    for entry in sys_path:
+        names = reader.listing(entry) or []
+        wheel = next((m for m in map(_NCCL_WHEEL.match, names) if m), None)
+        if wheel is None:
+            continue
+        lib_dir = f"{entry.rstrip('/')}/nvidia/nccl/lib"
+        for name in reader.listing(lib_dir) or []:
+            if _LIBNCCL.match(name):
+                found[f"{lib_dir}/{name}"] = {"version": wheel.group("version"), "source": "wheel"}
+    return found
+
+
+def _infiniband(view: RawView) -> dict[str, Any] | None:
+    """Devices with their ports; None when there is no /sys/class/infiniband (no RDMA stack)."""
+    devices = view.listing(IB_DIR)
+    if devices is None:
+        return None
+    result: dict[str, Any] = {}
+    for device in devices:
+        ports = {}
+        for port in view.listing(f"{IB_DIR}/{device}/ports") or []:
+            base = f"{IB_DIR}/{device}/ports/{port}"
+            ports[port] = {"state": _after_colon(view.stripped(f"{base}/state")),
+                           "phys_state": _after_colon(view.stripped(f"{base}/phys_state")),
+                           "rate": view.stripped(f"{base}/rate"),
+                           "link_layer": view.stripped(f"{base}/link_layer")}
+        result[device] = {"fw_ver": view.stripped(f"{IB_DIR}/{device}/fw_ver"), "ports": ports}
+    return result
+
+
+def _after_colon(value: str | None) -> str | None:
+    """`4: ACTIVE` → `ACTIVE` (the number is the same fact in another form)."""
+    return None if value is None else value.split(":", 1)[-1].strip()
+
+
+def _net(view: RawView) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for iface in view.listing(NET_DIR) or []:
+        base = f"{NET_DIR}/{iface}"
+        speed = view.integer(f"{base}/speed")
+        result[iface] = {"mtu": view.integer(f"{base}/mtu"),
+                         # The kernel reports -1 (or refuses to answer) when a link has no speed.
+                         "speed_mbps": speed if speed is not None and speed >= 0 else None,
+                         "operstate": view.stripped(f"{base}/operstate")}
+    return result

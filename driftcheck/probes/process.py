@@ -1,0 +1,281 @@
+"""`process` probe: the facts of running server processes (`snapshot --pid PID` / `--process PATTERN`).
+
+What matters for a running SGLang/vLLM server is the environment and flags it was *started* with and
+the libraries it actually mapped, not the shell's. Each process is keyed by a stable identity (the
+module or script it runs, else its program name; `#2`, `#3` for further instances by start time),
+never by its pid, so a restarted server compares with its earlier self.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from driftcheck.host import CommandTimeout, Host
+from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
+from driftcheck.probes.env import SHELL_NOISE
+from driftcheck.probes.sysread import key_values, to_int
+from driftcheck.redact import Redactor
+
+# Shared objects whose exact build decides inference speed; a mapped path containing one is hashed.
+PERFORMANCE_LIBRARIES = (
+    "libnccl", "libcuda.", "libcudart", "libcublas", "libcudnn", "libnvidia-ml", "libnvrtc", "libnvJitLink",
+    "libcusparse", "libtorch", "libc10", "flashinfer", "triton", "sgl_kernel", "sglang", "vllm", "flash_attn",
+    "xformers", "deep_gemm", "cutlass",
+)
+_MAPPED_SO = re.compile(r"\.so(\.[\w.]+)?$")
+_GPU_DEVICE = re.compile(r"^/dev/nvidia(\d+)$")
+_DELETED = " (deleted)"
+
+
+class ProcessProbe(Probe):
+    """Built with the user's redactor: command lines and environments of servers hold API keys."""
+
+    name = "process"
+    description = "running server processes (--pid/--process): flags, environment, affinity, mapped libraries"
+    timeout_s = 30.0
+    needs_redactor = True
+    cheap = False
+    default_category = "other"
+    categories = (
+        (r"\.environ\.NCCL_", "nccl_env"),
+        (r"\.environ\b", "env_var_other"),
+        (r"\.(affinity|mems_allowed|numa_policies)\b", "numa"),
+        (r"\.cgroup\b", "container_limits"),
+        (r"\.mapped_libraries\b", "package_binary"),
+        (r"\.gpus\b", "gpu_contention"),
+    )
+    # A server grows and shrinks thread pools as it works; the count is not a setting.
+    volatile = (r"\.pid$", r"\.started_ticks$", r"\.threads$", *(rf"\.environ\.{re.escape(n)}$" for n in SHELL_NOISE))
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+
+    def gather(self, host: Host, options: ProbeOptions) -> Any:
+        if not options.pids and not options.process_patterns:
+            raise ProbeUnavailable("no process asked for (snapshot --pid PID or --process PATTERN)")
+        pids = list(dict.fromkeys(options.pids))
+        not_found: list[str] = []
+        if options.process_patterns:
+            own = _own_lineage(host)
+            candidates = [name for name in _list_or_empty(host, "/proc") if name.isdigit()]
+            for pattern in options.process_patterns:
+                matched = _matching_pids(host, candidates, pattern, own)
+                if not matched:
+                    not_found.append(f"pattern {pattern}")
+                pids.extend(p for p in matched if p not in pids)
+        processes = []
+        for pid in pids:
+            facts = self._gather_process(host, pid)
+            if facts is None:
+                not_found.append(f"pid {pid}")
+            else:
+                processes.append(facts)
+        if not processes:
+            raise ProbeUnavailable(f"no such process: {', '.join(not_found)}")
+        # Workers of one server map the same libraries: hash each file once, in one command.
+        paths = {path for facts in processes
+                 for path, deleted in performance_libraries(facts["maps"] or "").items() if not deleted}
+        return {"processes": processes, "not_found": not_found, "hashes": _sha256(host, sorted(paths))}
+
+    def _gather_process(self, host: Host, pid: int) -> dict[str, Any] | None:
+        base = f"/proc/{pid}"
+        try:
+            cmdline = host.read_bytes(f"{base}/cmdline")
+            stat = host.read_text(f"{base}/stat")
+        except OSError:
+            return None
+        facts: dict[str, Any] = {"pid": pid, "stat": stat,
+                                 "cmdline": self.redactor.argv(_nul_split(cmdline))}
+        environ = _read_optional(host, f"{base}/environ")
+        facts["environ"] = None if environ is None else self.redactor.environ(_environ(environ))
+        for name in ("status", "cgroup", "maps", "numa_maps"):
+            content = _read_optional(host, f"{base}/{name}")
+            facts[name] = None if content is None else content.decode("utf-8", errors="replace")
+        return facts
+
+    def parse(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(raw, dict) or "processes" not in raw:
+            raise ValueError("process raw material holds no processes")
+        parsed = []
+        hashes = raw.get("hashes") or {}
+        for facts in raw["processes"]:
+            stat = parse_stat(facts.get("stat") or "")
+            status = key_values(facts.get("status"))
+            maps = facts.get("maps")
+            libraries = performance_libraries(maps) if maps is not None else None
+            parsed.append((stat.get("started_ticks") or 0, facts["pid"], {
+                "pid": facts["pid"],
+                "name": stat.get("comm"),
+                "started_ticks": stat.get("started_ticks"),
+                "cmdline": list(facts.get("cmdline") or []),
+                "environ": None if facts.get("environ") is None else dict(sorted(facts["environ"].items())),
+                "affinity": status.get("Cpus_allowed_list"),
+                "mems_allowed": status.get("Mems_allowed_list"),
+                "threads": to_int(status.get("Threads")),
+                "cgroup": None if facts.get("cgroup") is None else _cgroup(facts["cgroup"]),
+                "numa_policies": None if facts.get("numa_maps") is None else _numa_policies(facts["numa_maps"]),
+                "mapped_libraries": None if libraries is None else {
+                    path: {"sha256": None if deleted else hashes.get(path), "deleted": deleted}
+                    for path, deleted in sorted(libraries.items())},
+                "gpus": None if maps is None else mapped_gpus(maps),
+            }))
+        processes: dict[str, Any] = {}
+        for _, _, entry in sorted(parsed, key=lambda item: (item[0], item[1])):
+            key = process_key(entry["cmdline"], entry["name"])
+            unique, n = key, 1
+            while unique in processes:
+                n += 1
+                unique = f"{key}#{n}"
+            processes[unique] = entry
+        return {"processes": processes, "not_found": list(raw.get("not_found") or [])}
+
+
+def _read_optional(host: Host, path: str) -> bytes | None:
+    """The file's bytes, or None when it is gone or not ours to read (another user's process)."""
+    try:
+        return host.read_bytes(path)
+    except OSError:
+        return None
+
+
+def _list_or_empty(host: Host, path: str) -> list[str]:
+    try:
+        return host.list_dir(path)
+    except OSError:
+        return []
+
+
+def _nul_split(data: bytes) -> list[str]:
+    return [part.decode("utf-8", errors="replace") for part in data.split(b"\0") if part]
+
+
+def _environ(data: bytes) -> dict[str, str]:
+    environ: dict[str, str] = {}
+    for item in _nul_split(data):
+        name, sep, value = item.partition("=")
+        if sep:
+            environ[name] = value
+    return environ
+
+
+def parse_stat(text: str) -> dict[str, Any]:
+    """comm, ppid and start time (clock ticks after boot) from /proc/PID/stat."""
+    head, sep, tail = text.rpartition(")")
+    if not sep:
+        return {}
+    fields = tail.split()
+    return {"comm": head.partition("(")[2], "ppid": to_int(fields[1]) if len(fields) > 1 else None,
+            "started_ticks": to_int(fields[19]) if len(fields) > 19 else None}
+
+
+def _own_lineage(host: Host) -> set[int]:
+    """The pid of whatever reads /proc/self on `host` and its ancestors: never a server being probed."""
+    lineage: set[int] = set()
+    try:
+        pid = to_int(host.read_text("/proc/self/stat").split()[0])
+    except (OSError, IndexError):
+        return lineage
+    while pid and pid not in lineage and len(lineage) < 64:
+        lineage.add(pid)
+        try:
+            pid = parse_stat(host.read_text(f"/proc/{pid}/stat")).get("ppid")
+        except OSError:
+            break
+    return lineage
+
+
+def _matching_pids(host: Host, candidates: list[str], pattern: str, own: set[int]) -> list[int]:
+    """Pids whose command line matches the regular expression `pattern`, ours excluded."""
+    regex = re.compile(pattern)
+    matched = []
+    for name in candidates:
+        pid = int(name)
+        if pid in own:
+            continue
+        try:
+            argv = _nul_split(host.read_bytes(f"/proc/{pid}/cmdline"))
+        except OSError:
+            continue
+        if argv and regex.search(" ".join(argv)):
+            matched.append(pid)
+    return sorted(matched)
+
+
+def process_key(cmdline: list[str], comm: str | None) -> str:
+    """A stable name for a process: `-m` module, else the script a Python runs, else the program name."""
+    if not cmdline:
+        return comm or "unknown"
+    program = os.path.basename(cmdline[0])
+    if re.match(r"^python[\d.]*$", program):
+        args = cmdline[1:]
+        skip = False
+        for i, arg in enumerate(args):
+            if skip:
+                skip = False
+            elif arg == "-m" and i + 1 < len(args):
+                return args[i + 1]
+            elif arg.startswith("-m") and len(arg) > 2:
+                return arg[2:]
+            elif arg == "-c":
+                return f"{program} -c"
+            elif arg in ("-W", "-X", "--check-hash-based-pycs"):
+                skip = True  # these options take a value: it is not the script
+            elif not arg.startswith("-"):
+                return os.path.basename(arg)
+    return program or comm or "unknown"
+
+
+def performance_libraries(maps: str) -> dict[str, bool]:
+    """path → deleted, for the mapped shared objects that decide inference speed."""
+    found: dict[str, bool] = {}
+    for line in maps.splitlines():
+        fields = line.split(None, 5)
+        if len(fields) < 6:
+            continue
+        path = fields[5]
+        deleted = path.endswith(_DELETED)
+        path = path.removesuffix(_DELETED)
+        name = os.path.basename(path)
+        if path.startswith("/") and _MAPPED_SO.search(name) and any(lib in path for lib in PERFORMANCE_LIBRARIES):
+            found[path] = found.get(path, False) or deleted
+    return found
+
+
+def mapped_gpus(maps: str) -> list[int]:
+    """Minor numbers of the /dev/nvidiaN devices the process has mapped (the GPUs it uses)."""
+    minors = {int(m.group(1)) for line in maps.splitlines()
+              if (m := _GPU_DEVICE.match(line.split(None, 5)[-1] if line.count(" ") >= 5 else ""))}
+    return sorted(minors)
+
+
+def _numa_policies(numa_maps: str) -> list[str]:
+    """The distinct memory policies of the process's mappings (`default`, `bind:0`, `interleave:0-1`)."""
+    return sorted({line.split()[1] for line in numa_maps.splitlines() if len(line.split()) > 1})
+
+
+def _cgroup(text: str) -> dict[str, str]:
+    """controllers → path, one entry per hierarchy ("unified" for cgroup v2)."""
+    result: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            result[parts[1] or "unified"] = parts[2]
+    return result
+
+
+def _sha256(host: Host, paths: list[str]) -> dict[str, str]:
+    """path → sha256 of each file, by `sha256sum` on the host (so it works over SSH and in a recording)."""
+    if not paths:
+        return {}
+    try:
+        result = host.run(["sha256sum", "--", *sorted(paths)], timeout_s=25.0)
+    except (OSError, CommandTimeout):
+        return {}
+    hashes: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        digest, _, path = line.partition("  ")
+        if re.fullmatch(r"[0-9a-f]{64}", digest):
+            hashes[path] = digest
+    return hashes
