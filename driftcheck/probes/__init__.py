@@ -5,12 +5,16 @@ from __future__ import annotations
 from driftcheck.errors import UsageError
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.env import EnvProbe
+from driftcheck.probes.gpu import GpuProbe
+from driftcheck.probes.pcie import PcieProbe
 from driftcheck.probes.python import PythonProbe
 from driftcheck.redact import Redactor
 
 PROBE_CLASSES: tuple[type[Probe], ...] = (
     PythonProbe,
     EnvProbe,
+    GpuProbe,
+    PcieProbe,
 )
 
 
