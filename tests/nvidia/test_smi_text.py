@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from driftcheck.nvidia import NvidiaFormatError, parse_smi_text, parse_smi_xml
-from tests.nvidia.conftest import NVIDIA_DATA, nvidia_text
+from tests.nvidia.helpers import NVIDIA_DATA, nvidia_text
 
 # file, GPU sections, Attached GPUs, model, driver, link gen/width (current), SM MHz, power limit W (first GPU)
 TEXT_CASES = [

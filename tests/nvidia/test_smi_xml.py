@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from driftcheck.nvidia import NvidiaFormatError, parse_smi_xml
-from tests.nvidia.conftest import NVIDIA_DATA, nvidia_text
+from tests.nvidia.helpers import NVIDIA_DATA, nvidia_text
 
 # file, <gpu> elements, attached_gpus, model, driver, CUDA, link gen cur/max, width cur/max, SM MHz, power limit W,
 # clock event reasons of the first GPU (None: the output has none readable)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from driftcheck.nvidia import NvidiaFormatError, parse_topo
-from tests.nvidia.conftest import NVIDIA_DATA, nvidia_text
+from tests.nvidia.helpers import NVIDIA_DATA, nvidia_text
 
 ABSENT = "absent"  # the output has no such column
 
