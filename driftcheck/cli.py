@@ -238,11 +238,11 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 def _add_import(sub: Any) -> None:
     p = sub.add_parser("import", help="build a snapshot from pasted nvidia-smi outputs",
                        description="Build a partial snapshot (gpu and pcie probes, origin 'imported') from "
-                                   "`nvidia-smi -q -x`, `nvidia-smi -q` and `nvidia-smi topo -m` outputs, the "
-                                   "format detected from the content. Files of one machine combine: one GPU "
-                                   "description plus one topology matrix. Kept in the store like a snapshot "
-                                   "and unsigned unless --sign: a signature would vouch for facts driftcheck "
-                                   "did not observe.")
+                                   "`nvidia-smi -q -x`, `nvidia-smi -q`, `--query-gpu` CSV and "
+                                   "`nvidia-smi topo -m` outputs, the format detected from the content. Files "
+                                   "of one machine combine: one GPU description plus one topology matrix. Kept "
+                                   "in the store like a snapshot and unsigned unless --sign: a signature would "
+                                   "vouch for facts driftcheck did not observe.")
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="an nvidia-smi output (repeatable)")
     p.add_argument("-o", "--output", type=Path, help="also write the snapshot to this JSON file")
     p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")

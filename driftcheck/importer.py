@@ -1,6 +1,6 @@
 """`driftcheck import`: a partial snapshot built from pasted NVIDIA tool outputs.
 
-A bug report carries `nvidia-smi -q -x`, `nvidia-smi -q` or `nvidia-smi topo -m` output, not a
+A bug report carries `nvidia-smi -q -x`, `nvidia-smi -q`, `--query-gpu` CSV or `nvidia-smi topo -m` output, not a
 snapshot. Importing it yields the `gpu` and `pcie` probes of a snapshot (origin "imported"), so it
 can be diffed against a machine. Several files of the same machine combine: one GPU description (XML
 or text) plus one topology matrix. Imported snapshots are unsigned unless a key is given: a signature
@@ -16,7 +16,16 @@ from typing import Any
 
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.keys import KeyPair
-from driftcheck.nvidia.detect import FORMAT_NAMES, SMI_TEXT, SMI_XML, TOPO, detect_format, merge_topology, parse_output
+from driftcheck.nvidia.detect import (
+    FORMAT_NAMES,
+    SMI_CSV,
+    SMI_TEXT,
+    SMI_XML,
+    TOPO,
+    detect_format,
+    merge_topology,
+    parse_output,
+)
 from driftcheck.nvidia.values import NvidiaFormatError
 from driftcheck.snapshot.model import Snapshot, new_document
 from driftcheck.snapshot.signing import sign_document
@@ -44,8 +53,8 @@ def _unknown_reason(text: str) -> str:
     error = next((line.strip() for line in text.splitlines() if line.strip().upper().startswith("ERROR")), None)
     if error:
         return f"holds an nvidia-smi error, not an output to import: {error}"
-    return ("not an nvidia-smi output driftcheck can import (expected nvidia-smi -q -x, nvidia-smi -q or "
-            "nvidia-smi topo -m)")
+    return ("not an nvidia-smi output driftcheck can import (expected nvidia-smi -q -x, nvidia-smi -q, "
+            "nvidia-smi --query-gpu --format=csv or nvidia-smi topo -m)")
 
 
 def _outcome(data: dict[str, Any]) -> dict[str, Any]:
@@ -68,10 +77,10 @@ def parse_files(paths: Sequence[Path]) -> tuple[dict[str, Any], list[dict[str, s
             parsed = parse_output(text, kind)
         except NvidiaFormatError as exc:
             raise ImportFormatError(str(path), f"looks like {FORMAT_NAMES[kind]} output but {exc}") from None
-        if kind in (SMI_XML, SMI_TEXT):
+        if kind in (SMI_XML, SMI_TEXT, SMI_CSV):
             if described is not None:
-                raise UsageError(f"{path}: a second GPU description; import one nvidia-smi -q (or -q -x) "
-                                 "output per snapshot")
+                raise UsageError(f"{path}: a second GPU description; import one nvidia-smi -q (or -q -x, or "
+                                 "--query-gpu CSV) output per snapshot")
             described = parsed
         elif kind == TOPO:
             if topology is not None:

@@ -8,8 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.nvidia.helpers import NVIDIA_DATA
 
 XML = NVIDIA_DATA / "xml" / "rtx-3090_590.44.01_v13.xml"
@@ -82,15 +80,17 @@ def test_text_output_and_topology_alone(cli: Callable[..., Any], tmp_path: Path)
     assert list(probes) == ["pcie"] and probes["pcie"]["data"]["topology"]["pairs"]["GPU0~GPU7"] == "NV18"
 
 
-CSV_FILES = sorted(p.name for p in (NVIDIA_DATA / "text").glob("*.csv"))
-
-
-@pytest.mark.parametrize("name", CSV_FILES)
-def test_query_gpu_csv_is_refused_in_one_line(cli_process: Callable[..., Any], name: str) -> None:
-    result = cli_process("import", str(NVIDIA_DATA / "text" / name))
+def test_query_gpu_csv_imports_and_a_sampling_log_is_refused_in_one_line(cli_process: Callable[..., Any],
+                                                                          tmp_path: Path) -> None:
+    out = tmp_path / "csv.json"
+    ok = cli_process("import", str(NVIDIA_DATA / "text" / "query-gpu_l40s_595.80_idle.csv"), "-o", str(out))
+    assert ok.returncode == 0, ok.stderr
+    gpu = json.loads(out.read_text("utf-8"))["probes"]["gpu"]["data"]
+    assert (gpu["source"], next(iter(gpu["gpus"].values()))["power"]["limit_w"]) == ("nvidia-smi-csv", 350.0)
+    result = cli_process("import", str(NVIDIA_DATA / "text" / "query-gpu_power-draw-samples_pkb.csv"))
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    assert "not an nvidia-smi output driftcheck can import" in result.stderr
+    assert "sampling log" in result.stderr
 
 
 def test_error_output_and_garbage_are_refused(cli: Callable[..., Any], tmp_path: Path) -> None:
