@@ -34,6 +34,9 @@ def read_local_nvml() -> dict[str, Any]:
         raise NvmlUnavailable(f"NVML did not initialise: {exc}") from None
     try:
         return read_nvml(pynvml)
+    except pynvml.NVMLError as exc:
+        # A GPU that fell off the bus fails device enumeration; nvidia-smi then says what it can.
+        raise NvmlUnavailable(f"NVML read failed: {exc}") from None
     finally:
         with contextlib.suppress(pynvml.NVMLError):
             pynvml.nvmlShutdown()

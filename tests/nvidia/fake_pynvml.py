@@ -51,6 +51,13 @@ class FakeNvml:
         self.driver, self.cuda = driver, cuda
         self.common_ancestor, self.p2p_status = common_ancestor, p2p_status
         self.process_names: dict[int, str] = {}
+        self.initialised = False
+
+    def nvmlInit(self) -> None:
+        self.initialised = True
+
+    def nvmlShutdown(self) -> None:
+        self.initialised = False
 
     def _gpu(self, handle: int) -> dict[str, Any]:
         return self.gpus[handle]

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+import pytest
+
+from driftcheck.host import LocalHost
 from driftcheck.nvidia import parse_smi_xml, read_nvml
+from driftcheck.nvidia.gather import gather_nvidia
+from driftcheck.probes.base import ProbeUnavailable
+from driftcheck.probes.gpu import GpuProbe
+from driftcheck.probes.pcie import PcieProbe
 from tests.nvidia.fake_pynvml import FakeNvml, dual_rtx_2070
 from tests.nvidia.helpers import nvidia_text
 
@@ -82,3 +90,26 @@ def test_nvml_nvlink_pairs_mig_ecc_and_processes() -> None:
     assert first["processes"] == {"4242": {"pid": 4242, "name": "/usr/bin/python3", "type": "C",
                                            "used_memory_mib": 2048}}
     assert first["clock_event_reasons"] == ["hw_power_brake_slowdown", "sw_power_cap"]
+
+
+def test_local_host_gathers_through_nvml_and_shuts_it_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeNvml(dual_rtx_2070())
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    raw = gather_nvidia(LocalHost(), with_topology=True)
+    assert list(raw) == ["nvml"] and fake.initialised is False
+    assert GpuProbe().parse(raw)["source"] == "nvml"
+    pcie = PcieProbe().parse({**raw, "sysfs": {}})
+    assert pcie["source"] == "nvml" and pcie["topology"]["pairs"] == {"GPU0~GPU1": "PHB"} and pcie["sysfs"] == {}
+
+
+def test_nvml_failing_mid_read_falls_back_to_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeNvml(dual_rtx_2070())
+
+    def lost() -> int:
+        raise fake.NVMLError("GPU is lost")
+
+    monkeypatch.setattr(fake, "nvmlDeviceGetCount", lost)
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setenv("PATH", "/nonexistent")  # and no nvidia-smi to fall back to
+    with pytest.raises(ProbeUnavailable, match="NVML read failed: GPU is lost; nvidia-smi not found"):
+        gather_nvidia(LocalHost(), with_topology=False)
