@@ -262,6 +262,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
         _write_new_file(args.output, pretty_json(snapshot.document), args.force)
     if not args.no_store:
         Store().add(snapshot)
+    kinds = ", ".join(f"{s['file']} ({s['format']})" for s in snapshot.document["host"]["sources"])
+    where = " and ".join(filter(None, [None if args.no_store else "store", str(args.output or "") or None]))
+    sys.stderr.write(f"imported {kinds} as snapshot {snapshot.short_id}, saved to {where}\n")
     print(snapshot.short_id)
     return EXIT_OK
 

@@ -50,6 +50,8 @@ def test_imported_snapshot_is_marked_combined_and_stored(cli: Callable[..., Any]
     out = tmp_path / "a.json"
     result = cli("import", str(XML), str(TOPO), "-o", str(out), "--label", "from a bug report")
     assert result.returncode == 0, result.stderr
+    assert result.stderr == (f"imported {XML.name} (nvidia-smi -q -x), {TOPO.name} (nvidia-smi topo -m) as snapshot "
+                             f"{result.stdout.strip()}, saved to store and {out}\n")
     document = json.loads(out.read_text("utf-8"))
     assert document["origin"] == "imported" and "signature" not in document
     assert [s["format"] for s in document["host"]["sources"]] == ["nvidia-smi -q -x", "nvidia-smi topo -m"]
