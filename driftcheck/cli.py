@@ -20,6 +20,7 @@ import yaml
 from driftcheck import __version__
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.host import Host, LocalHost
+from driftcheck.importer import import_snapshot
 from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, probe_names, select_probes
 from driftcheck.probes.base import ProbeOptions
@@ -306,9 +307,45 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_DIFFERENT if diff.changes else EXIT_OK
 
 
+# --- import -----------------------------------------------------------------------------------------
+
+def _add_import(sub: Any) -> None:
+    p = sub.add_parser("import", help="build a snapshot from pasted nvidia-smi outputs",
+                       description="Build a partial snapshot (gpu and pcie probes, origin 'imported') from "
+                                   "`nvidia-smi -q -x`, `nvidia-smi -q`, `--query-gpu` CSV and "
+                                   "`nvidia-smi topo -m` outputs, the format detected from the content. Files "
+                                   "of one machine combine: one GPU description plus one topology matrix. Kept "
+                                   "in the store like a snapshot and unsigned unless --sign: a signature would "
+                                   "vouch for facts driftcheck did not observe.")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="an nvidia-smi output (repeatable)")
+    p.add_argument("-o", "--output", type=Path, help="also write the snapshot to this JSON file")
+    p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")
+    p.add_argument("--label", help="a note kept with the snapshot (e.g. 'from issue 1234')")
+    p.add_argument("--sign", action="store_true", help="sign it with your key (you vouch for the import)")
+    p.add_argument("--no-store", action="store_true", help="do not keep it in the local store (needs -o)")
+    p.set_defaults(handler=_cmd_import)
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    if args.no_store and not args.output:
+        raise UsageError("--no-store keeps the snapshot nowhere; add -o FILE")
+    if args.output and args.output.exists() and not args.force:
+        raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
+    snapshot = import_snapshot(args.files, label=args.label, key=load_signing_key() if args.sign else None)
+    if args.output:
+        _write_new_file(args.output, pretty_json(snapshot.document), args.force)
+    if not args.no_store:
+        Store().add(snapshot)
+    kinds = ", ".join(f"{s['file']} ({s['format']})" for s in snapshot.document["host"]["sources"])
+    where = " and ".join(filter(None, [None if args.no_store else "store", str(args.output or "") or None]))
+    sys.stderr.write(f"imported {kinds} as snapshot {snapshot.short_id}, saved to {where}\n")
+    print(snapshot.short_id)
+    return EXIT_OK
+
+
 # --- main -------------------------------------------------------------------------------------------
 
-COMMANDS = (_add_snapshot, _add_show, _add_verify, _add_key, _add_log, _add_diff, _add_record)
+COMMANDS = (_add_snapshot, _add_show, _add_verify, _add_key, _add_log, _add_diff, _add_import, _add_record)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from driftcheck.errors import UsageError
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.env import EnvProbe
+from driftcheck.probes.gpu import GpuProbe
 from driftcheck.probes.nccl import NcclProbe
+from driftcheck.probes.pcie import PcieProbe
 from driftcheck.probes.process import ProcessProbe
 from driftcheck.probes.python import PythonProbe
 from driftcheck.probes.system import SystemProbe
@@ -14,6 +16,8 @@ from driftcheck.redact import Redactor
 PROBE_CLASSES: tuple[type[Probe], ...] = (
     PythonProbe,
     EnvProbe,
+    GpuProbe,
+    PcieProbe,
     NcclProbe,
     SystemProbe,
     ProcessProbe,

@@ -1,0 +1,280 @@
+"""Reading GPUs through NVML (nvidia-ml-py, imported as `pynvml`) into the `gpu` and `pcie` data shapes.
+
+The reader takes the NVML module as an argument: the probe passes the real `pynvml` (in an isolated
+child process, since NVML initialisation can hang), tests pass a fake. Every query that a GPU or
+driver does not support leaves its field null instead of failing the whole read.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+from driftcheck.nvidia.values import (
+    cpu_list,
+    cuda_version_text,
+    empty_gpu,
+    empty_pcie_gpu,
+    keyed_by_identity,
+    mig_instances,
+    normalize_bus_id,
+)
+
+# NVML's clock event reason bits (nvmlClocksEventReason*), in the names of docs/data-shapes.md.
+_REASON_BITS = ((0x1, "idle"), (0x2, "applications_clocks_setting"), (0x4, "sw_power_cap"), (0x8, "hw_slowdown"),
+                (0x10, "sync_boost"), (0x20, "sw_thermal_slowdown"), (0x40, "hw_thermal_slowdown"),
+                (0x80, "hw_power_brake_slowdown"), (0x100, "display_clock_setting"))
+_COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
+_FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}
+# nvmlDeviceGetTopologyCommonAncestor levels, as `nvidia-smi topo -m` names them.
+_TOPOLOGY_LEVELS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
+_P2P_CAPS = (("read", 0), ("write", 1), ("nvlink", 2), ("atomics", 3))
+_NVLINK_MAX_LINKS = 18
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+class _Reader:
+    def __init__(self, nv: Any) -> None:
+        self.nv = nv
+
+    def call(self, name: str, *args: Any) -> Any:
+        """NVML function `name` applied to `args`; None when it is missing or the GPU does not support it."""
+        function: Callable[..., Any] | None = getattr(self.nv, name, None)
+        if function is None:
+            return None
+        try:
+            return function(*args)
+        except self.nv.NVMLError:
+            return None
+
+    def mib(self, value: Any) -> int | None:
+        return None if value is None else int(value) // 2**20
+
+    def watts(self, milliwatts: Any) -> float | None:
+        return None if milliwatts is None else round(float(milliwatts) / 1000.0, 2)
+
+    def clocks(self, handle: Any, name: str, *kinds: tuple[str, int]) -> dict[str, int | None]:
+        return {key: self.call(name, handle, kind) for key, kind in kinds}
+
+    def reasons(self, handle: Any) -> list[str] | None:
+        mask = self.call("nvmlDeviceGetCurrentClocksEventReasons", handle)
+        if mask is None:
+            mask = self.call("nvmlDeviceGetCurrentClocksThrottleReasons", handle)
+        if mask is None:
+            return None
+        return sorted(name for bit, name in _REASON_BITS if int(mask) & bit)
+
+    def ecc(self, handle: Any) -> dict[str, Any]:
+        modes = self.call("nvmlDeviceGetEccMode", handle)
+        current, pending = modes if modes else (None, None)
+
+        def count(error_type: int, counter: int) -> int | None:
+            value = self.call("nvmlDeviceGetTotalEccErrors", handle, error_type, counter)
+            return None if value is None else int(value)
+
+        return {"mode_current": _enabled(current), "mode_pending": _enabled(pending),
+                "volatile": {"corrected": count(0, 0), "uncorrected": count(1, 0)},
+                "aggregate": {"corrected": count(0, 1), "uncorrected": count(1, 1)}}
+
+    def retired_pages(self, handle: Any) -> dict[str, Any]:
+        single = self.call("nvmlDeviceGetRetiredPages", handle, 0)
+        double = self.call("nvmlDeviceGetRetiredPages", handle, 1)
+        pending = self.call("nvmlDeviceGetRetiredPagesPendingStatus", handle)
+        return {"single_bit": None if single is None else len(single),
+                "double_bit": None if double is None else len(double),
+                "pending": None if pending is None else bool(pending)}
+
+    def remapped_rows(self, handle: Any) -> dict[str, Any]:
+        rows = self.call("nvmlDeviceGetRemappedRows", handle)
+        if not rows:
+            return empty_gpu()["remapped_rows"]
+        correctable, uncorrectable, pending, failure = rows[:4]
+        return {"correctable": int(correctable), "uncorrectable": int(uncorrectable), "pending": bool(pending),
+                "failure": bool(failure)}
+
+    def mig(self, handle: Any) -> dict[str, Any]:
+        modes = self.call("nvmlDeviceGetMigMode", handle)
+        current, pending = modes if modes else (None, None)
+        devices = []
+        slots = (self.call("nvmlDeviceGetMaxMigDeviceCount", handle) or 0) if current else 0
+        for index in range(slots):
+            device = self.call("nvmlDeviceGetMigDeviceHandleByIndex", handle, index)
+            if device is None:
+                continue
+            attributes = self.call("nvmlDeviceGetAttributes", device)
+            devices.append({"gpu_instance_id": self.call("nvmlDeviceGetGpuInstanceId", device),
+                            "compute_instance_id": self.call("nvmlDeviceGetComputeInstanceId", device),
+                            "device_index": index, "profile": None,
+                            "multiprocessor_count": getattr(attributes, "multiprocessorCount", None),
+                            "memory_total_mib": getattr(attributes, "memorySizeMB", None)})
+        return {"mode_current": _enabled(current), "mode_pending": _enabled(pending),
+                "instances": mig_instances(d for d in devices if d["gpu_instance_id"] is not None)}
+
+    def processes(self, handle: Any) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for kind, name in (("C", "nvmlDeviceGetComputeRunningProcesses"),
+                           ("G", "nvmlDeviceGetGraphicsRunningProcesses")):
+            for process in self.call(name, handle) or []:
+                pid = int(process.pid)
+                entry = found.get(str(pid))
+                if entry is not None:
+                    entry["type"] = "C+G"
+                    continue
+                found[str(pid)] = {"pid": pid, "name": _text(self.call("nvmlSystemGetProcessName", pid)),
+                                   "type": kind, "used_memory_mib": self.mib(process.usedGpuMemory)}
+        return found
+
+    def nvlink(self, handle: Any) -> dict[str, dict[str, Any]]:
+        links: dict[str, dict[str, Any]] = {}
+        for link in range(_NVLINK_MAX_LINKS):
+            state = self.call("nvmlDeviceGetNvLinkState", handle, link)
+            if state is None:
+                continue
+            remote = self.call("nvmlDeviceGetNvLinkRemotePciInfo", handle, link)
+            links[str(link)] = {"state": "Active" if state else "Inactive",
+                                "version": self.call("nvmlDeviceGetNvLinkVersion", handle, link),
+                                "remote_pci_bus_id": normalize_bus_id(_text(getattr(remote, "busId", None)))}
+        return links
+
+    def fabric(self, handle: Any) -> dict[str, str | None] | None:
+        structure = getattr(self.nv, "c_nvmlGpuFabricInfo_t", None)
+        if structure is None:
+            return None
+        info = structure()
+        if self.call("nvmlDeviceGetGpuFabricInfo", handle, ctypes.byref(info)) is None:
+            return None
+        state = _FABRIC_STATES.get(int(info.state))
+        if state is None:
+            return None
+        return {"state": state, "status": "Success" if int(info.status) == 0 else f"NVML error {int(info.status)}"}
+
+    def gpu(self, index: int, handle: Any) -> dict[str, Any]:
+        record = empty_gpu()
+        pci = self.call("nvmlDeviceGetPciInfo", handle)
+        constraints = self.call("nvmlDeviceGetPowerManagementLimitConstraints", handle)
+        memory = self.call("nvmlDeviceGetMemoryInfo", handle)
+        bar1 = self.call("nvmlDeviceGetBAR1MemoryInfo", handle)
+        utilization = self.call("nvmlDeviceGetUtilizationRates", handle)
+        pstate = self.call("nvmlDeviceGetPerformanceState", handle)
+        persistence = self.call("nvmlDeviceGetPersistenceMode", handle)
+        record.update({
+            "index": index,
+            "uuid": _text(self.call("nvmlDeviceGetUUID", handle)),
+            "pci_bus_id": normalize_bus_id(_text(getattr(pci, "busId", None))),
+            "name": _text(self.call("nvmlDeviceGetName", handle)),
+            "serial": _text(self.call("nvmlDeviceGetSerial", handle)),
+            "vbios_version": _text(self.call("nvmlDeviceGetVbiosVersion", handle)),
+            "persistence_mode": None if persistence is None else bool(persistence),
+            "compute_mode": _COMPUTE_MODES.get(self.call("nvmlDeviceGetComputeMode", handle)),
+            "performance_state": None if pstate is None or pstate == 32 else f"P{pstate}",
+            "fan_speed_pct": self.call("nvmlDeviceGetFanSpeed", handle),
+            "clocks": self.clocks(handle, "nvmlDeviceGetClockInfo", ("sm_mhz", 1), ("memory_mhz", 2),
+                                  ("graphics_mhz", 0), ("video_mhz", 3)),
+            "max_clocks": self.clocks(handle, "nvmlDeviceGetMaxClockInfo", ("sm_mhz", 1), ("memory_mhz", 2),
+                                      ("graphics_mhz", 0)),
+            "application_clocks": self.clocks(handle, "nvmlDeviceGetApplicationsClock", ("graphics_mhz", 0),
+                                              ("memory_mhz", 2)),
+            "default_application_clocks": self.clocks(handle, "nvmlDeviceGetDefaultApplicationsClock",
+                                                      ("graphics_mhz", 0), ("memory_mhz", 2)),
+            "clock_event_reasons": self.reasons(handle),
+            "power": {"draw_w": self.watts(self.call("nvmlDeviceGetPowerUsage", handle)),
+                      "limit_w": self.watts(self.call("nvmlDeviceGetPowerManagementLimit", handle)),
+                      "default_limit_w": self.watts(self.call("nvmlDeviceGetPowerManagementDefaultLimit", handle)),
+                      "enforced_limit_w": self.watts(self.call("nvmlDeviceGetEnforcedPowerLimit", handle)),
+                      "min_limit_w": self.watts(constraints[0]) if constraints else None,
+                      "max_limit_w": self.watts(constraints[1]) if constraints else None},
+            "temperature": {"gpu_c": self.call("nvmlDeviceGetTemperature", handle, 0),
+                            "memory_c": self.memory_temperature(handle),
+                            "slowdown_c": self.call("nvmlDeviceGetTemperatureThreshold", handle, 1),
+                            "shutdown_c": self.call("nvmlDeviceGetTemperatureThreshold", handle, 0),
+                            "max_operating_c": self.call("nvmlDeviceGetTemperatureThreshold", handle, 3)},
+            "memory": {"total_mib": self.mib(getattr(memory, "total", None)),
+                       "used_mib": self.mib(getattr(memory, "used", None)),
+                       "free_mib": self.mib(getattr(memory, "free", None))},
+            "bar1_memory": {"total_mib": self.mib(getattr(bar1, "bar1Total", None)),
+                            "used_mib": self.mib(getattr(bar1, "bar1Used", None))},
+            "ecc": self.ecc(handle),
+            "retired_pages": self.retired_pages(handle),
+            "remapped_rows": self.remapped_rows(handle),
+            "mig": self.mig(handle),
+            "utilization": {"gpu_pct": getattr(utilization, "gpu", None),
+                            "memory_pct": getattr(utilization, "memory", None)},
+            "processes": self.processes(handle),
+            "nvlink": self.nvlink(handle),
+            "fabric": self.fabric(handle),
+        })
+        return record
+
+    def memory_temperature(self, handle: Any) -> int | None:
+        field_id = getattr(self.nv, "NVML_FI_DEV_MEMORY_TEMP", None)
+        values = self.call("nvmlDeviceGetFieldValues", handle, [field_id]) if field_id is not None else None
+        if not values or getattr(values[0], "nvmlReturn", 1) != 0:
+            return None
+        return int(values[0].value.uiVal) or None
+
+    def pcie_gpu(self, index: int, handle: Any, bus_id: str | None) -> dict[str, Any]:
+        record = empty_pcie_gpu()
+        affinity = self.call("nvmlDeviceGetCpuAffinity", handle, 64)
+        record.update({
+            "index": index, "pci_bus_id": bus_id,
+            "link": {"gen_current": self.call("nvmlDeviceGetCurrPcieLinkGeneration", handle),
+                     "gen_max": self.call("nvmlDeviceGetMaxPcieLinkGeneration", handle),
+                     "width_current": self.call("nvmlDeviceGetCurrPcieLinkWidth", handle),
+                     "width_max": self.call("nvmlDeviceGetMaxPcieLinkWidth", handle)},
+            "replay_counter": self.call("nvmlDeviceGetPcieReplayCounter", handle),
+            "cpu_affinity": cpu_list(int(word) for word in affinity) if affinity else None,
+            "numa_node": self.call("nvmlDeviceGetNumaNodeId", handle),
+        })
+        return record
+
+    def topology(self, handles: list[Any], gpus: list[dict[str, Any]],
+                 pcie: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+        names = [f"GPU{i}" for i in range(len(handles))]
+        pairs: dict[str, str] = {}
+        p2p: dict[str, dict[str, bool | None]] = {}
+        for i in range(len(handles)):
+            for j in range(i + 1, len(handles)):
+                key = f"{names[i]}~{names[j]}"
+                links = sum(1 for link in (gpus[i]["nvlink"] or {}).values()
+                            if link["state"] == "Active" and link["remote_pci_bus_id"] == gpus[j]["pci_bus_id"])
+                level = self.call("nvmlDeviceGetTopologyCommonAncestor", handles[i], handles[j])
+                pairs[key] = f"NV{links}" if links else _TOPOLOGY_LEVELS.get(level, "N/A") if level is not None \
+                    else "N/A"
+                p2p[key] = {}
+                for cap, index in _P2P_CAPS:
+                    status = self.call("nvmlDeviceGetP2PStatus", handles[i], handles[j], index)
+                    p2p[key][cap] = None if status is None else status == 0
+        topology = {"devices": names, "pairs": pairs,
+                    "cpu_affinity": {names[i]: entry["cpu_affinity"] for i, entry in enumerate(pcie)},
+                    "numa_affinity": {names[i]: None if entry["numa_node"] is None else str(entry["numa_node"])
+                                      for i, entry in enumerate(pcie)},
+                    "gpu_numa_id": None, "nics": None}
+        return topology, p2p
+
+
+def _enabled(mode: Any) -> str | None:
+    return None if mode is None else "Enabled" if int(mode) else "Disabled"
+
+
+def read_nvml(nv: Any) -> dict[str, dict[str, Any]]:
+    """`{"gpu": ..., "pcie": ...}` read through the NVML module `nv`, which must be initialised already."""
+    reader = _Reader(nv)
+    count = int(nv.nvmlDeviceGetCount())
+    handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+    gpus = [reader.gpu(i, handle) for i, handle in enumerate(handles)]
+    pcie = [reader.pcie_gpu(i, handle, gpus[i]["pci_bus_id"]) for i, handle in enumerate(handles)]
+    keys = list(keyed_by_identity(gpus))
+    topology, p2p = reader.topology(handles, gpus, pcie)
+    return {
+        "gpu": {"source": "nvml", "driver_version": _text(reader.call("nvmlSystemGetDriverVersion")),
+                "cuda_driver_version": cuda_version_text(reader.call("nvmlSystemGetCudaDriverVersion")),
+                "gpu_count": count, "gpus": dict(zip(keys, gpus, strict=True))},
+        "pcie": {"source": "nvml", "gpus": dict(zip(keys, pcie, strict=True)), "topology": topology, "p2p": p2p,
+                 "sysfs": None},
+    }

@@ -1,0 +1,85 @@
+"""`nvidia-smi topo -m` (the connection matrix) to the `topology` member of the `pcie` data shape.
+
+Real outputs vary: tab- or space-separated, header wrapped in underline escapes (raw ESC, or the
+U+FFFD a paste leaves behind), header tokens glued together by a paste (`NIC11CPU Affinity`), NICs
+named in a NIC Legend or directly (`mlx5_0`), optional NUMA Affinity and GPU NUMA ID columns, empty
+cells. The rows carry the facts, so they are read by token: a row is a device label, one level per
+device, then the affinity columns the header names, in the header's order.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from driftcheck.nvidia.values import NvidiaFormatError, text_value
+
+_ESCAPE = re.compile(r"(?:\x1b|\ufffd)\[[0-9;]*m")
+_LEVEL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|PSB|SOC|NV\d+|NVB|N/A|CNS|C2C)$")
+_NIC_LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
+_EXTRA_COLUMNS = (("CPU Affinity", "cpu_affinity"), ("NUMA Affinity", "numa_affinity"), ("GPU NUMA ID", "gpu_numa_id"))
+
+
+def _clean(text: str) -> list[str]:
+    return [_ESCAPE.sub("", line).rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+
+
+def _matrix_rows(lines: list[str]) -> tuple[int, list[list[str]]]:
+    """(index of the header line, token rows of the matrix) — rows run until the first blank line."""
+    for start, line in enumerate(lines):
+        tokens = line.split()
+        if len(tokens) >= 2 and tokens[1] == "X" and start > 0:
+            rows = []
+            for row in lines[start:]:
+                if not row.strip() or row.strip().startswith("Legend"):
+                    break
+                rows.append(row.split())
+            return start - 1, rows
+    raise NvidiaFormatError(_no_matrix_reason(lines))
+
+
+def _no_matrix_reason(lines: list[str]) -> str:
+    error = next((line.strip() for line in lines if line.strip().upper().startswith(("ERROR", "FAILED"))), None)
+    if error:
+        return f"nvidia-smi topo -m printed an error instead of a matrix: {error}"
+    return "no connection matrix (a 'GPU0  X ...' row) found: not nvidia-smi topo -m output"
+
+
+def parse_topo(text: str) -> dict[str, Any]:
+    """The topology dict (devices, pairs, cpu_affinity, numa_affinity, gpu_numa_id, nics) of a topo matrix."""
+    lines = _clean(text)
+    header_at, rows = _matrix_rows(lines)
+    header = lines[header_at]
+    devices = [row[0] for row in rows]
+    extras = [key for label, key in sorted(_EXTRA_COLUMNS, key=lambda item: header.find(item[0]))
+              if label in header]
+    pairs: dict[str, str] = {}
+    affinity: dict[str, dict[str, str | None]] = {key: {} for _, key in _EXTRA_COLUMNS}
+    for i, row in enumerate(rows):
+        cells = row[1:1 + len(devices)]
+        if len(cells) < len(devices) or any(not _LEVEL.match(cell) for cell in cells):
+            raise NvidiaFormatError(f"topology row {row[0]!r} does not hold one level per device: {' '.join(row)}")
+        if cells[i] != "X":
+            raise NvidiaFormatError(f"topology row {row[0]!r} has no X on the diagonal")
+        for j in range(i + 1, len(devices)):
+            pairs[f"{devices[i]}~{devices[j]}"] = cells[j]
+        if devices[i].startswith("GPU"):
+            for key, value in zip(extras, row[1 + len(devices):], strict=False):
+                affinity[key][devices[i]] = text_value(value)
+            for key in extras[len(row) - 1 - len(devices):]:
+                affinity[key][devices[i]] = None
+    nics: dict[str, str | None] = {m.group(1): m.group(2) for line in lines[header_at:]
+                                   if (m := _NIC_LEGEND.match(line))}
+    for device in devices:
+        if device.startswith("NIC"):
+            nics.setdefault(device, None)  # a legend line mangled by a paste names nothing readable
+        elif not device.startswith("GPU"):
+            nics[device] = device  # older drivers name NICs in the header directly (mlx5_0)
+    return {
+        "devices": devices,
+        "pairs": pairs,
+        "cpu_affinity": affinity["cpu_affinity"] if "cpu_affinity" in extras else None,
+        "numa_affinity": affinity["numa_affinity"] if "numa_affinity" in extras else None,
+        "gpu_numa_id": affinity["gpu_numa_id"] if "gpu_numa_id" in extras else None,
+        "nics": nics,
+    }

@@ -1,0 +1,199 @@
+"""Reading nvidia-smi's value strings ("350.00 W", "16x", "N/A", "Enabled") and the shared record shapes.
+
+Every source (NVML, `nvidia-smi -q -x`, `nvidia-smi -q`) fills the same empty records built here, so
+the shapes of docs/data-shapes.md cannot drift apart between sources: a field a source cannot read
+stays null.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+# nvidia-smi's ways of saying "no value": not supported, not applicable, deprecated, masked.
+_NO_VALUE = {"", "n/a", "[n/a]", "na", "not available", "not supported", "[not supported]", "unknown",
+             "unknown error", "requested functionality has been deprecated", "insufficient permissions",
+             "[insufficient permissions]", "not found", "none"}
+_NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*([A-Za-z%/]*)\s*$")
+_MEMORY_UNITS = {"b": 1 / 2**20, "kib": 1 / 1024, "kb": 1 / 1024, "mib": 1, "mb": 1, "gib": 1024, "gb": 1024}
+
+CLOCK_REASONS = ("idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "hw_thermal_slowdown",
+                 "hw_power_brake_slowdown", "sw_thermal_slowdown", "sync_boost", "display_clock_setting")
+
+
+class NvidiaFormatError(ValueError):
+    """Text that is not (or not a readable) output of the NVIDIA tool it was taken for."""
+
+
+def text_value(raw: str | None) -> str | None:
+    """`raw` stripped, or None when nvidia-smi says there is no value."""
+    if raw is None:
+        return None
+    value = " ".join(raw.split())
+    return None if value.lower() in _NO_VALUE else value
+
+
+def number(raw: str | None) -> int | float | None:
+    """The number in "350.00 W", "16x", "0 %", "1980 MHz"; None when there is none."""
+    value = text_value(raw)
+    if value is None:
+        return None
+    match = _NUMBER.match(value.rstrip("x") if value.endswith("x") else value)
+    if not match:
+        return None
+    digits = match.group(1)
+    return float(digits) if "." in digits else int(digits)
+
+
+def integer(raw: str | None) -> int | None:
+    """An integer value ("24 C", "0", "16x"), or None."""
+    value = number(raw)
+    return int(value) if value is not None else None
+
+
+def watts(raw: str | None) -> float | None:
+    """A power reading in watts as a float ("350.00 W" -> 350.0), or None."""
+    value = number(raw)
+    return float(value) if value is not None else None
+
+
+def mebibytes(raw: str | None) -> int | None:
+    """A memory size in MiB ("24576 MiB", "1 GiB"), or None."""
+    value = text_value(raw)
+    if value is None:
+        return None
+    match = _NUMBER.match(value)
+    if not match:
+        return None
+    factor = _MEMORY_UNITS.get(match.group(2).lower() or "mib")
+    return None if factor is None else int(float(match.group(1)) * factor)
+
+
+def flag(raw: str | None) -> bool | None:
+    """Enabled/Yes/Active -> True, Disabled/No/Not Active -> False, anything else -> None."""
+    value = text_value(raw)
+    if value is None:
+        return None
+    lowered = value.lower()
+    if lowered in ("enabled", "yes", "active", "on", "true"):
+        return True
+    if lowered in ("disabled", "no", "not active", "off", "false"):
+        return False
+    return None
+
+
+def total(values: Iterable[int | None]) -> int | None:
+    """The sum of the readable values, None when none is readable."""
+    readable = [v for v in values if v is not None]
+    return sum(readable) if readable else None
+
+
+def normalize_bus_id(raw: str | None) -> str | None:
+    """A PCI bus id in nvidia-smi's long form: 8-digit domain, upper case ("00000000:09:00.0")."""
+    value = text_value(raw)
+    if value is None:
+        return None
+    parts = value.split(":")
+    if len(parts) == 3:
+        domain, bus, rest = parts
+        return f"{int(domain, 16):08X}:{bus.upper()}:{rest.upper()}"
+    return value.upper()
+
+
+def short_bus_id(bus_id: str) -> str:
+    """A bus id in the kernel's sysfs form: 4-digit domain, lower case ("0000:09:00.0")."""
+    domain, bus, rest = bus_id.split(":")
+    return f"{int(domain, 16):04x}:{bus.lower()}:{rest.lower()}"
+
+
+def cuda_version_text(version: int | None) -> str | None:
+    """NVML's CUDA driver version integer (12020) as nvidia-smi prints it ("12.2")."""
+    if not version:
+        return None
+    return f"{version // 1000}.{(version % 1000) // 10}"
+
+
+def empty_gpu() -> dict[str, Any]:
+    """One GPU of the `gpu` probe with every field unread (null)."""
+    return {
+        "index": None, "uuid": None, "pci_bus_id": None, "name": None, "serial": None, "vbios_version": None,
+        "persistence_mode": None, "compute_mode": None, "performance_state": None, "fan_speed_pct": None,
+        "clocks": {"sm_mhz": None, "memory_mhz": None, "graphics_mhz": None, "video_mhz": None},
+        "max_clocks": {"sm_mhz": None, "memory_mhz": None, "graphics_mhz": None},
+        "application_clocks": {"graphics_mhz": None, "memory_mhz": None},
+        "default_application_clocks": {"graphics_mhz": None, "memory_mhz": None},
+        "locked_clocks": None,
+        "clock_event_reasons": None,
+        "power": {"draw_w": None, "limit_w": None, "default_limit_w": None, "enforced_limit_w": None,
+                  "min_limit_w": None, "max_limit_w": None},
+        "temperature": {"gpu_c": None, "memory_c": None, "slowdown_c": None, "shutdown_c": None,
+                        "max_operating_c": None},
+        "memory": {"total_mib": None, "used_mib": None, "free_mib": None},
+        "bar1_memory": {"total_mib": None, "used_mib": None},
+        "ecc": {"mode_current": None, "mode_pending": None,
+                "volatile": {"corrected": None, "uncorrected": None},
+                "aggregate": {"corrected": None, "uncorrected": None}},
+        "retired_pages": {"single_bit": None, "double_bit": None, "pending": None},
+        "remapped_rows": {"correctable": None, "uncorrectable": None, "pending": None, "failure": None},
+        "mig": {"mode_current": None, "mode_pending": None, "instances": {}},
+        "utilization": {"gpu_pct": None, "memory_pct": None},
+        "processes": {},
+        "nvlink": None,
+        "fabric": None,
+    }
+
+
+def empty_pcie_gpu() -> dict[str, Any]:
+    """One GPU of the `pcie` probe with every field unread (null)."""
+    return {"index": None, "pci_bus_id": None,
+            "link": {"gen_current": None, "gen_max": None, "width_current": None, "width_max": None},
+            "replay_counter": None, "cpu_affinity": None, "numa_node": None}
+
+
+def gpu_key(gpu: dict[str, Any], duplicated_uuids: set[str]) -> str:
+    """The identity a GPU is keyed by: its UUID, or its PCI bus id when the UUID is absent or not unique."""
+    uuid = gpu.get("uuid")
+    if uuid and uuid not in duplicated_uuids:
+        return str(uuid)
+    return str(gpu.get("pci_bus_id") or f"index-{gpu.get('index')}")
+
+
+def keyed_by_identity(gpus: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """GPU records keyed by UUID (masked or copied outputs repeat UUIDs: those fall back to bus id)."""
+    seen: dict[str, int] = {}
+    for gpu in gpus:
+        if gpu.get("uuid"):
+            seen[gpu["uuid"]] = seen.get(gpu["uuid"], 0) + 1
+    duplicated = {uuid for uuid, count in seen.items() if count > 1}
+    return {gpu_key(gpu, duplicated): gpu for gpu in gpus}
+
+
+def mig_instances(devices: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """MIG devices (gi, ci, device index, SM count, memory) grouped by GPU instance id."""
+    instances: dict[str, dict[str, Any]] = {}
+    for device in devices:
+        gi = str(device["gpu_instance_id"])
+        instance = instances.setdefault(gi, {"profile": device.get("profile"), "memory_total_mib": None,
+                                             "compute_instances": {}})
+        if device.get("memory_total_mib") is not None:
+            instance["memory_total_mib"] = device["memory_total_mib"]
+        instance["compute_instances"][str(device["compute_instance_id"])] = {
+            "device_index": device.get("device_index"), "multiprocessor_count": device.get("multiprocessor_count")}
+    return instances
+
+
+def cpu_list(masks: Iterable[int], bits_per_mask: int = 64) -> str | None:
+    """CPU affinity bit masks (NVML's words, lowest first) as a list string ("0-47,96-143")."""
+    cpus = [word_index * bits_per_mask + bit for word_index, word in enumerate(masks)
+            for bit in range(bits_per_mask) if word >> bit & 1]
+    if not cpus:
+        return None
+    ranges: list[str] = []
+    start = previous = cpus[0]
+    for cpu in cpus[1:] + [-2]:
+        if cpu != previous + 1:
+            ranges.append(f"{start}-{previous}" if previous != start else str(start))
+            start = cpu
+        previous = cpu
+    return ",".join(ranges)
