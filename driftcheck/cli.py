@@ -138,7 +138,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
     host, options = _snapshot_host(args)
     redactor = Redactor(load_redaction_secret())
-    probes = select_probes(builtin_probes(redactor), args.probe, args.skip)
+    probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
     key = None if args.no_sign else load_signing_key()
     show_progress = not args.quiet and sys.stderr.isatty()
     snapshot = take_snapshot(host, probes, options, label=args.label, key=key,
@@ -178,7 +178,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     ensure_empty_directory(args.directory)
     options = _probe_options(args)
     redactor = Redactor(load_redaction_secret())
-    probes = select_probes(builtin_probes(redactor), args.probe, args.skip)
+    probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
     show_progress = not args.quiet and sys.stderr.isatty()
     result = record(args.directory, _local_host(args), probes, redactor, options,
                     progress=_progress_printer(show_progress))

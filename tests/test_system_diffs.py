@@ -101,6 +101,11 @@ def test_bare_machine_probes_are_unavailable_not_errors(tmp_path: Path, cli: Cal
     done = cli("snapshot", "--replay", str(HOSTS / "bare-no-proc-sys"), "--no-store", "-o", str(out), "-q")
     assert done.returncode == 0, done.stderr
     statuses = {name: p["status"] for name, p in json.loads(out.read_text())["probes"].items()}
-    assert statuses["system"] == statuses["nccl"] == statuses["process"] == "unavailable"
+    assert statuses["system"] == statuses["nccl"] == "unavailable"
+    assert "process" not in statuses  # taken only when --pid/--process asks for it
     assert statuses["env"] == "ok"
     assert "error" not in statuses.values()
+    asked = tmp_path / "bare-pid.json"
+    done = cli("snapshot", "--replay", str(HOSTS / "bare-no-proc-sys"), "--pid", "1", "--no-store", "-o", str(asked))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(asked.read_text())["probes"]["process"]["status"] == "unavailable"

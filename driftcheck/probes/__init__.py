@@ -40,13 +40,20 @@ def builtin_probes(redactor: Redactor) -> list[Probe]:
 
 
 def select_probes(probes: list[Probe], only: list[str] | None = None, skip: list[str] | None = None,
-                  cheap_only: bool = False) -> list[Probe]:
-    """The probes a run takes: `only` (if given) minus `skip`; unknown names are a UsageError."""
+                  cheap_only: bool = False, options: ProbeOptions | None = None) -> list[Probe]:
+    """The probes a run takes: `only` (if given) minus `skip`; unknown names are a UsageError.
+
+    Without `only`, an `on_request` probe is taken only when `options` ask for it.
+    """
     known = {p.name for p in probes}
     unknown = sorted({*(only or []), *(skip or [])} - known)
     if unknown:
         raise UsageError(f"unknown probe {', '.join(unknown)}; known probes: {', '.join(sorted(known))}")
-    chosen = [p for p in probes if not only or p.name in only]
+    options = options or ProbeOptions()
+    if only:
+        chosen = [p for p in probes if p.name in only]
+    else:
+        chosen = [p for p in probes if not p.on_request or p.requested(options)]
     if cheap_only and not only:
         chosen = [p for p in chosen if p.cheap]
     return [p for p in chosen if p.name not in (skip or [])]

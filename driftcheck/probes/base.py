@@ -63,6 +63,8 @@ class Probe(ABC):
     needs_redactor: ClassVar[bool] = False
     # Part of the cheap default set `driftcheck check` takes before every benchmark.
     cheap: ClassVar[bool] = True
+    # Taken only when the user's options ask for it (e.g. `process` needs --pid or --process).
+    on_request: ClassVar[bool] = False
     default_category: ClassVar[str] = "other"
     # (regex matched against the data path, category); the first match wins.
     categories: ClassVar[tuple[tuple[str, str], ...]] = ()
@@ -76,6 +78,11 @@ class Probe(ABC):
     @abstractmethod
     def parse(self, raw: Any) -> dict[str, Any]:
         """Turn the raw material into the probe's JSON-ready data. Pure: no I/O."""
+
+    @classmethod
+    def requested(cls, options: ProbeOptions) -> bool:
+        """For an `on_request` probe: whether `options` ask for it."""
+        return False
 
     @classmethod
     def category_of(cls, data_path: str) -> str:

@@ -37,6 +37,7 @@ class ProcessProbe(Probe):
     timeout_s = 30.0
     needs_redactor = True
     cheap = False
+    on_request = True
     default_category = "other"
     categories = (
         (r"\.environ\.NCCL_", "nccl_env"),
@@ -51,6 +52,10 @@ class ProcessProbe(Probe):
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
+
+    @classmethod
+    def requested(cls, options: ProbeOptions) -> bool:
+        return bool(options.pids or options.process_patterns)
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         if not options.pids and not options.process_patterns:
