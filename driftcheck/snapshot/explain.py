@@ -107,30 +107,41 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _version_key(text: str) -> tuple[Any, ...]:
-    try:
-        from packaging.version import InvalidVersion, Version
-        try:
-            return (0, Version(text))
-        except InvalidVersion:
-            pass
-    except ImportError:
-        pass
+def _fallback_key(text: str) -> tuple[Any, ...]:
     # Without `packaging`: numeric runs compare as numbers, the rest as text.
-    return (1, tuple((0, int(tok), "") if tok.isdigit() else (1, 0, tok) for tok in re.findall(r"\d+|[a-z]+", text)))
+    return tuple((0, int(tok), "") if tok.isdigit() else (1, 0, tok) for tok in re.findall(r"\d+|[a-z]+", text))
 
 
 def version_order(before: Any, after: Any) -> int:
-    """-1 when `after` is an older version than `before`, 1 when newer, 0 when equal or not comparable."""
+    """-1 when `after` is an older release than `before`, 1 when newer; 0 when the same release (a local
+    build tag such as +cu128 is not a release) or not comparable."""
     if not isinstance(before, str) or not isinstance(after, str):
         return 0
     try:
-        kb, ka = _version_key(before), _version_key(after)
-        if kb[0] != ka[0]:
-            return 0
+        from packaging.version import InvalidVersion, Version
+    except ImportError:
+        kb, ka = _fallback_key(before.split("+")[0]), _fallback_key(after.split("+")[0])
         return (ka > kb) - (ka < kb)
-    except TypeError:
+    try:
+        vb, va = Version(before), Version(after)
+    except InvalidVersion:
         return 0
+    pb, pa = Version(vb.public), Version(va.public)
+    return (pa > pb) - (pa < pb)
+
+
+def same_release(before: Any, after: Any) -> bool:
+    """Whether two different version strings name the same release (2.7.0+cu128 and 2.7.0+cu126)."""
+    if not isinstance(before, str) or not isinstance(after, str) or before == after:
+        return False
+    try:
+        from packaging.version import InvalidVersion, Version
+    except ImportError:
+        return before.split("+")[0] == after.split("+")[0]
+    try:
+        return Version(before).public == Version(after).public
+    except InvalidVersion:
+        return False
 
 
 def _dist_of(file_key: str) -> tuple[str, str]:
@@ -193,6 +204,7 @@ CONDITIONS: dict[str, Condition] = {
     "before_is": lambda ctx, value: ctx.change.before == value,
     "version_up": lambda ctx, _: version_order(ctx.change.before, ctx.change.after) > 0,
     "version_down": lambda ctx, _: version_order(ctx.change.before, ctx.change.after) < 0,
+    "same_release": lambda ctx, _: same_release(ctx.change.before, ctx.change.after),
     "same_package_version": lambda ctx, _: _same_dist_version(ctx),
     "other_package_version": lambda ctx, _: not _same_dist_version(ctx),
     "sibling_same": lambda ctx, name: _sibling_same(ctx, str(name)),
