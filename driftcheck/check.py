@@ -217,6 +217,11 @@ def restricted_to(reference: Snapshot, probes: list[str]) -> Snapshot:
     return Snapshot(document, reference.source)
 
 
+# Causes below this confidence (an unrelated variable such as LANG, a fact no rule knows) are shown
+# but do not fail the gate on their own.
+DEFAULT_MIN_CONFIDENCE = 0.1
+
+
 @dataclass
 class CheckResult:
     """The verdict of `driftcheck check`."""
@@ -225,15 +230,22 @@ class CheckResult:
     fresh: Snapshot
     explained: Explained
     violations: list[str] = field(default_factory=list)
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE
+
+    @property
+    def relevant(self) -> list[Any]:
+        """The explanations confident enough to count as drift."""
+        return [e for e in self.explained.explanations if e.confidence >= self.min_confidence]
 
     @property
     def drift(self) -> bool:
-        return bool(self.explained.explanations or self.violations)
+        return bool(self.relevant or self.violations)
 
 
-def check_against(reference: Snapshot, fresh: Snapshot, policy: Policy | None = None) -> CheckResult:
+def check_against(reference: Snapshot, fresh: Snapshot, policy: Policy | None = None,
+                  min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> CheckResult:
     """Compare `fresh` with `reference` (only the probes `fresh` took) and apply the policy."""
     policy = policy or Policy()
     base = restricted_to(reference, list(fresh.document["probes"]))
     explained = explain(diff_snapshots(base, fresh), ignore=policy.ignores)
-    return CheckResult(reference, fresh, explained, violations(policy, fresh))
+    return CheckResult(reference, fresh, explained, violations(policy, fresh), min_confidence)

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from driftcheck import __version__
-from driftcheck.check import check_against, load_policy
+from driftcheck.check import DEFAULT_MIN_CONFIDENCE, check_against, load_policy
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.host import Host, LocalHost
 from driftcheck.keys import load_redaction_secret, load_signing_key
@@ -364,6 +364,8 @@ def _add_check(sub: Any) -> None:
                    help=f"take this probe (repeatable); default: the cheap ones; known: {', '.join(probe_names())}")
     p.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
+    p.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
+                   help=f"causes below this confidence are shown but are not drift (default {DEFAULT_MIN_CONFIDENCE})")
     p.add_argument("--no-store", action="store_true", help="do not keep the fresh snapshot in the store")
     p.set_defaults(handler=_cmd_check)
 
@@ -387,7 +389,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     policy = load_policy(args.policy) if args.policy else None
     reference = _check_reference(args.against, store)
     fresh = _fresh_snapshot(args.python, "driftcheck check", args.probe, cheap_only=True)
-    result = check_against(reference, fresh, policy)
+    result = check_against(reference, fresh, policy, args.min_confidence)
     if not args.no_store:
         store.add(fresh)
     if args.format == "json":

@@ -30,6 +30,15 @@ def test_check_passes_right_after_baseline_save_and_fails_after_a_change(
     assert "check: DRIFT" in drift.stdout
 
 
+def test_low_confidence_difference_is_shown_but_not_drift(cli_process: Callable[..., CliResult]) -> None:
+    assert cli_process("baseline", "save", "default").returncode == 0
+    result = cli_process("check", "--no-store", env={"SOME_UNRELATED_SETTING": "x"})
+    assert result.returncode == 0
+    assert "SOME_UNRELATED_SETTING none -> x" in result.stdout
+    strict = cli_process("check", "--no-store", "--min-confidence", "0", env={"SOME_UNRELATED_SETTING": "x"})
+    assert strict.returncode == 1
+
+
 def test_policy_violation_alone_fails(cli_process: Callable[..., CliResult], tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text("must:\n  - {match: probes.env.data.vars.OMP_NUM_THREADS, equals: '8', why: pinned threads}\n",
