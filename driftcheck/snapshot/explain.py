@@ -21,7 +21,7 @@ from typing import Any
 from driftcheck.snapshot.diff import Change, SnapshotDiff
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart
-from driftcheck.snapshot.rules import Catalog, Rule, default_catalog
+from driftcheck.snapshot.rules import Catalog, PathPattern, Rule, default_catalog
 
 _MAX_CONFIDENCE = 0.99
 
@@ -446,10 +446,22 @@ def _with_rank(explanation: Explanation, rank: int) -> Explanation:
 
 # --- what was checked and found unchanged ------------------------------------------------------------
 
-def _count_leaves(data: Any, patterns: tuple[Any, ...], prefix: tuple[PathPart, ...]) -> int:
-    if isinstance(data, dict) and data:
-        return sum(_count_leaves(value, patterns, (*prefix, key)) for key, value in data.items())
-    return 1 if any(p.match(prefix) is not None for p in patterns) else 0
+def _count_nodes(data: Any, pattern: PathPattern, prefix: tuple[PathPart, ...]) -> int:
+    """How many nodes under `prefix` match `pattern` (a fixed-depth pattern: its segments bound the walk)."""
+    depth = len(pattern.segments)
+    count = 0
+
+    def walk(node: Any, path: tuple[PathPart, ...]) -> None:
+        nonlocal count
+        if pattern.match(path) is not None:
+            count += 1
+            return
+        if isinstance(node, dict) and len(path) < depth:
+            for key, value in node.items():
+                walk(value, (*path, key))
+
+    walk(data, prefix)
+    return count
 
 
 def _packages_unchanged(diff: SnapshotDiff, catalog: Catalog, changed: list[Change]) -> list[dict[str, str]]:
@@ -489,8 +501,8 @@ def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Chang
         if any(pattern.match(c.parts) is not None for c in changed for pattern in suspect.patterns):
             continue
         title = suspect.title
-        if "{n}" in title:
-            count = sum(_count_leaves(_probe_data(diff.a, p), suspect.patterns, ("probes", p, "data"))
+        if suspect.count is not None:
+            count = sum(_count_nodes(_probe_data(diff.a, p), suspect.count, ("probes", p, "data"))
                         for p in suspect.probes)
             title = title.replace("{n}", str(count))
         out.append({"category": suspect.category, "title": title})

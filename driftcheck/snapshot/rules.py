@@ -141,6 +141,8 @@ class Suspect:
     title: str
     probes: tuple[str, ...]
     patterns: tuple[PathPattern, ...]
+    # What `{n}` in the title counts (nodes matching this pattern in A), e.g. the packages.
+    count: PathPattern | None = None
 
 
 @dataclass(frozen=True)
@@ -234,8 +236,9 @@ def _suspect(entry: Any, index: int) -> Suspect:
     if category not in CATEGORIES:
         raise RuleCatalogError(f"{where}: unknown category {category!r}")
     probes = entry.get("probes") or []
+    count = compile_pattern(str(entry["count"])) if entry.get("count") else None
     return Suspect(category, str(_require(entry, "title", where)), tuple(str(p) for p in probes),
-                   _patterns(_require(entry, "match", where), where))
+                   _patterns(_require(entry, "match", where), where), count)
 
 
 def parse_catalog(document: Any, source: str = "rules.yaml") -> Catalog:
