@@ -128,3 +128,12 @@ def test_real_env_change_between_two_real_snapshots(cli_process: Callable[..., C
     assert report["explanations"][0]["rule"] == "nccl-env-added"
     assert report["explanations"][0]["title"] == "NCCL_P2P_DISABLE=1 set (unset on A)"
     assert {"category": "package_version", "title": "Python interpreter: identical"} in report["unchanged"]
+
+
+def test_identical_snapshots_exit_zero_and_list_unchanged(cli: Callable[..., CliResult]) -> None:
+    a, _ = _pair("rebooted")
+    result = cli("explain", a, a, "--format", "json")
+    assert result.returncode == 0
+    report = json.loads(result.stdout)
+    assert report["explanations"] == [] and report["changes"] == []
+    assert len(report["unchanged"]) >= 20
