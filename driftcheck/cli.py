@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from driftcheck import __version__
+from driftcheck.check import DEFAULT_MIN_CONFIDENCE, check_against, load_policy, probes_to_check
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.host import Host, LocalHost
 from driftcheck.importer import import_snapshot
@@ -29,8 +30,12 @@ from driftcheck.record import ensure_empty_directory, record, replay_options
 from driftcheck.recording import ReplayHost
 from driftcheck.redact import Redactor
 from driftcheck.render import diff_text, log_text, snapshot_text
+from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.canonical import pretty_json
+from driftcheck.snapshot.confirm import bench_runner, confirm
 from driftcheck.snapshot.diff import diff_report, diff_snapshots
+from driftcheck.snapshot.explain import explain, explain_report
+from driftcheck.snapshot.explain_render import explain_markdown, explain_text
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.store import Store
@@ -38,7 +43,8 @@ from driftcheck.take import take_snapshot
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
-SNAPSHOT_REF_HELP = "a snapshot file, a stored id (or unique prefix), @latest, @prev or @N (N-th newest, 0-based)"
+SNAPSHOT_REF_HELP = ("a snapshot file, a stored id (or unique prefix), @latest, @prev, @N (N-th newest, 0-based) "
+                     "or baseline:NAME")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -125,10 +131,15 @@ def _snapshot_host(args: argparse.Namespace) -> tuple[Host, ProbeOptions]:
     return host, replay_options(host, options.pids, options.process_patterns)
 
 
+def _target_host(python: str | None) -> LocalHost:
+    """This machine, with `python` (checked to be an executable) as the interpreter whose packages matter."""
+    if python and not (Path(python).is_file() and os.access(python, os.X_OK)):
+        raise UsageError(f"--python {python}: no executable interpreter there")
+    return LocalHost(python)
+
+
 def _local_host(args: argparse.Namespace) -> Host:
-    if args.python and not (Path(args.python).is_file() and os.access(args.python, os.X_OK)):
-        raise UsageError(f"--python {args.python}: no executable interpreter there")
-    return LocalHost(args.python)
+    return _target_host(args.python)
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
@@ -343,9 +354,180 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- explain ----------------------------------------------------------------------------------------
+
+def _add_explain(sub: Any) -> None:
+    p = sub.add_parser("explain", help="rank the differences most likely to explain a performance shift",
+                       description="Compare snapshot A (before) with B (after) and rank the differences by how "
+                                   "likely they are to explain a performance shift, each with its evidence and "
+                                   "the command that would undo it; list the usual suspects found unchanged. "
+                                   "Exit 0 when nothing relevant differs, 1 when something does, 2 on trouble.")
+    p.add_argument("a", help=SNAPSHOT_REF_HELP)
+    p.add_argument("b", help=SNAPSHOT_REF_HELP)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                   help="output format (default text; colour only on a terminal)")
+    p.add_argument("--all", action="store_true", help="also weigh volatile facts (timestamps, shell variables)")
+    p.add_argument("--confirm", action="store_true",
+                   help="for the top causes that one process can revert (env vars), rerun the calibrated "
+                        "benchmark here with A's value and report whether the number moves back")
+    p.set_defaults(handler=_cmd_explain)
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    store = Store()
+    a = resolve_snapshot(args.a, store)
+    b = resolve_snapshot(args.b, store)
+    result = explain(diff_snapshots(a, b), include_volatile=args.all)
+    confirmations = None
+    if args.confirm:
+        run, why_not = bench_runner()
+        confirmations = confirm(result, run, why_not)
+    if args.format == "json":
+        report = explain_report(result, args.all)
+        if confirmations is not None:
+            for row in report["explanations"]:
+                if row["rank"] in confirmations:
+                    row["confirm"] = confirmations[row["rank"]]
+        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+    elif args.format == "markdown":
+        sys.stdout.write(explain_markdown(result, confirmations))
+    else:
+        sys.stdout.write(explain_text(result, _use_colour(), confirmations))
+    return EXIT_DIFFERENT if result.explanations else EXIT_OK
+
+
+def _use_colour() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+# --- baseline ---------------------------------------------------------------------------------------
+
+def _add_baseline(sub: Any) -> None:
+    p = sub.add_parser("baseline", help="name snapshots as baselines (baseline:NAME)",
+                       description="Named baselines: a name pointing at a stored snapshot, usable anywhere a "
+                                   "snapshot is as baseline:NAME. `driftcheck check` compares with `default`.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    save = actions.add_parser("save", help="name a snapshot (default: take one now)")
+    save.add_argument("name", help="the baseline's name (letters, digits, . _ -)")
+    save.add_argument("snapshot", nargs="?", help=f"{SNAPSHOT_REF_HELP}; default: a fresh snapshot of all probes")
+    save.add_argument("--force", action="store_true", help="re-point an existing name")
+    save.add_argument("--label", help="label of the fresh snapshot (when SNAP is not given)")
+    save.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter (fresh snapshot)")
+    lst = actions.add_parser("list", help="list baselines")
+    lst.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    show = actions.add_parser("show", help="print a baseline's snapshot")
+    show.add_argument("name")
+    show.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    rm = actions.add_parser("rm", help="forget a baseline (its snapshot stays in the store)")
+    rm.add_argument("name")
+    p.set_defaults(handler=_cmd_baseline)
+
+
+def _fresh_snapshot(python: str | None, label: str | None, only: list[str] | None = None,
+                    cheap_only: bool = False) -> Any:
+    host = _target_host(python)
+    probes = select_probes(builtin_probes(Redactor(load_redaction_secret())), only, None, cheap_only=cheap_only)
+    return take_snapshot(host, probes, ProbeOptions(), label=label, key=load_signing_key())
+
+
+def _cmd_baseline(args: argparse.Namespace) -> int:
+    store = Store()
+    baselines = Baselines(store)
+    if args.action == "save":
+        snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else \
+            _fresh_snapshot(args.python, args.label or f"baseline {args.name}")
+        saved = baselines.save(args.name, snapshot, args.force)
+        print(f"baseline {saved.name} -> {saved.snapshot_id[:12]} ({saved.host})")
+    elif args.action == "list":
+        entries = baselines.entries()
+        if args.format == "json":
+            print(json.dumps([e.to_json() for e in entries], indent=2, sort_keys=True))
+        elif not entries:
+            print("no baselines yet; `driftcheck baseline save NAME [SNAP]`")
+        else:
+            for e in entries:
+                print(f"{e.name}  {e.snapshot_id[:12]}  {e.saved_at[:19].replace('T', ' ')}  {e.host}"
+                      + (f"  {e.label!r}" if e.label else ""))
+    elif args.action == "show":
+        entry = baselines.get(args.name)
+        snapshot = baselines.snapshot(args.name)
+        if args.format == "json":
+            print(json.dumps({**entry.to_json(), "snapshot": snapshot.document}, indent=2, sort_keys=True))
+        else:
+            print(f"baseline {entry.name} (saved {entry.saved_at})")
+            verdict = verify_document(snapshot.document)
+            sys.stdout.write(snapshot_text(snapshot, verdict.fingerprint if verdict.intact else None))
+    else:
+        removed = baselines.remove(args.name)
+        print(f"baseline {removed.name} removed (snapshot {removed.snapshot_id[:12]} stays in the store)")
+    return EXIT_OK
+
+
+# --- check ------------------------------------------------------------------------------------------
+
+def _add_check(sub: Any) -> None:
+    p = sub.add_parser("check", help="pre-benchmark gate: fresh snapshot vs baseline, exit 1 on drift",
+                       description="Take a fresh snapshot (cheap probes unless --probe), compare it with the "
+                                   "reference (default: baseline `default`, else the previous snapshot), print "
+                                   "the explanation and any policy violation. Exit 0 no relevant drift, 1 drift "
+                                   "or a policy violation, 2 trouble.")
+    p.add_argument("--against", metavar="NAME|SNAP",
+                   help=f"a baseline name or {SNAPSHOT_REF_HELP}")
+    p.add_argument("--policy", type=Path, metavar="FILE", help="YAML policy: ignore, tolerances, must")
+    p.add_argument("--probe", action="append", metavar="NAME",
+                   help=f"take this probe (repeatable); default: the cheap ones; known: {', '.join(probe_names())}")
+    p.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
+    p.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
+                   help=f"causes below this confidence are shown but are not drift (default {DEFAULT_MIN_CONFIDENCE})")
+    p.add_argument("--no-store", action="store_true", help="do not keep the fresh snapshot in the store")
+    p.set_defaults(handler=_cmd_check)
+
+
+def _check_reference(against: str | None, store: Store) -> Any:
+    baselines = Baselines(store)
+    if against:
+        if any(b.name == against for b in baselines.entries()):
+            return baselines.snapshot(against)
+        return resolve_snapshot(against, store)
+    if any(b.name == "default" for b in baselines.entries()):
+        return baselines.snapshot("default")
+    if not store.entries(1):
+        raise UsageError("nothing to check against: no baseline `default` and no stored snapshot; "
+                         "run `driftcheck baseline save default` first")
+    return resolve_snapshot("@latest", store)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    store = Store()
+    policy = load_policy(args.policy) if args.policy else None
+    reference = _check_reference(args.against, store)
+    # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
+    fresh = _fresh_snapshot(args.python, "driftcheck check", args.probe or probes_to_check(reference) or None,
+                            cheap_only=True)
+    result = check_against(reference, fresh, policy, args.min_confidence)
+    if not args.no_store:
+        store.add(fresh)
+    if args.format == "json":
+        report = explain_report(result.explained)
+        report["violations"] = result.violations
+        report["drift"] = result.drift
+        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        render = explain_markdown(result.explained) if args.format == "markdown" else \
+            explain_text(result.explained, _use_colour())
+        sys.stdout.write(render)
+        if result.violations:
+            sys.stdout.write("\nPolicy violations:\n" + "".join(f"  ! {v}\n" for v in result.violations))
+        sys.stdout.write(f"\ncheck: {'DRIFT' if result.drift else 'ok'} against {reference.short_id}\n")
+    return EXIT_DIFFERENT if result.drift else EXIT_OK
+
+
 # --- main -------------------------------------------------------------------------------------------
 
-COMMANDS = (_add_snapshot, _add_show, _add_verify, _add_key, _add_log, _add_diff, _add_import, _add_record)
+COMMANDS = (_add_snapshot, _add_show, _add_verify, _add_key, _add_log, _add_diff, _add_explain, _add_check,
+            _add_baseline, _add_import, _add_record)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,3 +23,9 @@ def test_declared_dependencies_and_entry_point() -> None:
     extras = config["options.extras_require"]
     assert "torch" in extras["bench"] and "sglang" in extras["sglang"] and "pytest" in extras["test"]
     assert "driftcheck = driftcheck.cli:main" in config["options.entry_points"]["console_scripts"]
+
+
+def test_rule_catalog_is_package_data() -> None:
+    setup = (PACKAGE.parent / "setup.cfg").read_text("utf-8")
+    assert "snapshot/*.yaml" in setup
+    assert (PACKAGE / "snapshot" / "rules.yaml").is_file()

@@ -82,9 +82,12 @@ def test_governor_change(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     a = replayed(cli, tmp_path, "debian12-vm-docker-cpufreq-performance")
     b = replayed(cli, tmp_path, "debian12-vm-docker-cpufreq-powersave")
     changes = changes_between(cli, tmp_path, a, b)
-    # Every CPU moved from one governor to another: one change of the whole summary.
+    # Every CPU moved from one governor to another: the count per governor, keyed by governor name.
     assert [(c["path"], c["kind"], c["before"], c["after"], c["category"]) for c in changes] == [
-        ("probes.system.data.cpufreq.governors", "changed", {"performance": 2}, {"powersave": 2}, "cpu_governor")]
+        ("probes.system.data.cpufreq.governors.performance", "removed", 2, None, "cpu_governor"),
+        ("probes.system.data.cpufreq.governors.powersave", "added", None, 2, "cpu_governor")]
+    explained = json.loads(cli("explain", str(a), str(b), "--format", "json").stdout)
+    assert explained["explanations"][0]["category"] == "cpu_governor"
 
 
 def test_infiniband_appearing_is_a_hardware_change(tmp_path: Path, cli: Callable[..., CliResult]) -> None:

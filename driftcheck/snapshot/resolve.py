@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
+from driftcheck.snapshot.baselines import PREFIX as BASELINE_PREFIX
+from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.store import Store
@@ -22,13 +24,16 @@ def check_not_tampered(snapshot: Snapshot) -> Snapshot:
 
 
 def resolve_snapshot(reference: str, store: Store | None = None, check_signature: bool = True) -> Snapshot:
-    """The snapshot `reference` names: a file, `@latest`, `@prev`, `@N` (N-th newest) or an id prefix.
+    """The snapshot `reference` names: a file, `@latest`, `@prev`, `@N` (N-th newest), `baseline:NAME`
+    or an id prefix.
 
     With `check_signature`, a signed snapshot whose content was altered is refused.
     """
     store = store or Store()
     position = _POSITION.match(reference)
-    if position:
+    if reference.startswith(BASELINE_PREFIX):
+        snapshot = Baselines(store).snapshot(reference[len(BASELINE_PREFIX):])
+    elif position:
         which = position.group(1)
         n = 0 if which == "latest" else 1 if which == "prev" else int(which)
         snapshot = store.nth_newest(n)

@@ -1,0 +1,275 @@
+"""The rule catalog of `explain`: loaded from `rules.yaml` (package data), matched against change paths.
+
+A rule's `match` is a path pattern over the parts of a change path, dot-separated:
+`name` a literal segment (fnmatch globs and `a|b` alternatives allowed), `*` any one segment,
+`**` any number of segments, `<var>` any one segment captured as `var`, `<var:GLOB>` a captured
+segment that must match GLOB. Matching works on the parts, not the printed path, so keys holding
+dots or slashes (`"zope.interface"`, `"flashinfer:lib/x.so"`) are one segment. When a probe renames
+a key, the fix is one line of the YAML.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from driftcheck.errors import DriftcheckError
+from driftcheck.probes.base import CATEGORIES
+from driftcheck.snapshot.paths import PathPart
+
+KINDS = ("added", "removed", "changed")
+DIRECTIONS = ("slower", "faster", "either")
+AFFECTS = ("compute", "memory", "communication", "host", "software")
+_CAPTURE = re.compile(r"^<([a-z_]+)(?::(.+))?>$")
+
+
+class RuleCatalogError(DriftcheckError):
+    """The rule catalog (or a policy's patterns) is malformed."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One segment of a path pattern."""
+
+    globs: tuple[str, ...] = ()  # empty: any segment
+    capture: str | None = None
+    many: bool = False  # `**`
+
+    def accepts(self, part: PathPart) -> bool:
+        text = str(part)
+        return not self.globs or any(fnmatch.fnmatchcase(text, glob) for glob in self.globs)
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    """A compiled `match` pattern; `match(parts)` gives the captures or None."""
+
+    source: str
+    segments: tuple[Segment, ...]
+
+    def match(self, parts: Sequence[PathPart]) -> dict[str, str] | None:
+        return _match(self.segments, tuple(parts), {})
+
+
+def _match(segments: tuple[Segment, ...], parts: tuple[PathPart, ...], captured: dict[str, str]) \
+        -> dict[str, str] | None:
+    if not segments:
+        return captured if not parts else None
+    head, rest = segments[0], segments[1:]
+    if head.many:
+        for skip in range(len(parts) + 1):
+            found = _match(rest, parts[skip:], captured)
+            if found is not None:
+                return found
+        return None
+    if not parts or not head.accepts(parts[0]):
+        return None
+    if head.capture:
+        captured = {**captured, head.capture: str(parts[0])}
+    return _match(rest, parts[1:], captured)
+
+
+def compile_pattern(source: str) -> PathPattern:
+    """Compile a dotted path pattern (see the module docstring)."""
+    if not isinstance(source, str) or not source.strip():
+        raise RuleCatalogError(f"empty path pattern {source!r}")
+    segments = []
+    for raw in source.split("."):
+        capture = _CAPTURE.match(raw)
+        if raw == "**":
+            segments.append(Segment(many=True))
+        elif raw == "*":
+            segments.append(Segment())
+        elif capture:
+            glob = capture.group(2)
+            segments.append(Segment(tuple(glob.split("|")) if glob else (), capture.group(1)))
+        elif raw:
+            segments.append(Segment(tuple(raw.split("|"))))
+        else:
+            raise RuleCatalogError(f"path pattern {source!r} has an empty segment")
+    return PathPattern(source, tuple(segments))
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One entry of the catalog: what it matches, how likely it moves performance, how to undo it."""
+
+    id: str
+    category: str
+    patterns: tuple[PathPattern, ...]
+    kinds: tuple[str, ...] = KINDS
+    when: tuple[tuple[str, Any], ...] = ()
+    prior: float = 0.5
+    direction: str = "slower"
+    affects: str = "software"
+    title: str = "{path}: {before} -> {after}"
+    fix: str = ""
+    reboot_reset: bool = False
+    # A trap: a difference that looks like drift and is not (idle PCIe gen, idle clocks). Shown as a note.
+    not_drift: bool = False
+    # Dropped from the explanation altogether (volatile readings); the change itself stays in `changes`.
+    ignore: bool = False
+    size: str = "relative"  # relative | fixed
+    revert: str | None = None  # what --confirm can toggle per process: "env"
+    note: str = ""
+    # The catch-all rule: keeps the category the probe gave the change.
+    inherit_category: bool = False
+    # Interprets an instantaneous reading that its probe marks volatile (a current clock, a temperature,
+    # the PCIe generation, the boot id): explain weighs such changes even when a plain diff hides them.
+    reads_volatile: bool = False
+
+    def match(self, parts: Sequence[PathPart], kind: str) -> dict[str, str] | None:
+        if kind not in self.kinds:
+            return None
+        for pattern in self.patterns:
+            found = pattern.match(parts)
+            if found is not None:
+                return found
+        return None
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """A usual suspect: when none of its paths changed, `explain` lists it as checked and unchanged."""
+
+    category: str
+    title: str
+    probes: tuple[str, ...]
+    patterns: tuple[PathPattern, ...]
+    # What `{n}` in the title counts (nodes matching this pattern in A), e.g. the packages.
+    count: PathPattern | None = None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The loaded rules, usual suspects and watched packages."""
+
+    rules: tuple[Rule, ...]
+    suspects: tuple[Suspect, ...] = ()
+    packages: tuple[str, ...] = ()
+    bench_affects: tuple[tuple[str, str], ...] = field(default=())
+
+    def rule(self, rule_id: str) -> Rule:
+        return next(rule for rule in self.rules if rule.id == rule_id)
+
+    def first_match(self, parts: Sequence[PathPart], kind: str) -> tuple[Rule, dict[str, str]] | None:
+        for rule in self.rules:
+            found = rule.match(parts, kind)
+            if found is not None:
+                return rule, found
+        return None
+
+    def bench_class(self, name: str) -> str:
+        """What a benchmark result measures (compute, memory, communication, host), from its name."""
+        lowered = name.lower()
+        return next((cls for glob, cls in self.bench_affects if fnmatch.fnmatchcase(lowered, glob)), "compute")
+
+
+def _require(entry: dict[str, Any], key: str, where: str) -> Any:
+    if key not in entry:
+        raise RuleCatalogError(f"{where}: missing `{key}`")
+    return entry[key]
+
+
+def _when(value: Any, where: str) -> tuple[tuple[str, Any], ...]:
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            out.append((item, None))
+        elif isinstance(item, dict) and len(item) == 1:
+            (name, arg), = item.items()
+            out.append((str(name), arg))
+        else:
+            raise RuleCatalogError(f"{where}: `when` items are names or one-key mappings")
+    return tuple(out)
+
+
+def _patterns(value: Any, where: str) -> tuple[PathPattern, ...]:
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise RuleCatalogError(f"{where}: `match` is empty")
+    return tuple(compile_pattern(str(item)) for item in items)
+
+
+def _rule(entry: Any, index: int) -> Rule:
+    if not isinstance(entry, dict):
+        raise RuleCatalogError(f"rule #{index}: not a mapping")
+    rule_id = str(_require(entry, "id", f"rule #{index}"))
+    where = f"rule {rule_id}"
+    category = str(_require(entry, "category", where))
+    if category not in CATEGORIES:
+        raise RuleCatalogError(f"{where}: unknown category {category!r}")
+    kinds = tuple(entry.get("kinds", KINDS))
+    if set(kinds) - set(KINDS):
+        raise RuleCatalogError(f"{where}: kinds must be among {', '.join(KINDS)}")
+    direction = str(entry.get("direction", "slower"))
+    affects = str(entry.get("affects", "software"))
+    if direction not in DIRECTIONS or affects not in AFFECTS:
+        raise RuleCatalogError(f"{where}: direction must be one of {DIRECTIONS}, affects one of {AFFECTS}")
+    prior = float(entry.get("prior", 0.5))
+    if not 0.0 <= prior <= 1.0:
+        raise RuleCatalogError(f"{where}: prior must be within 0..1")
+    ignore = bool(entry.get("ignore", False))
+    if not ignore and ("title" not in entry or "fix" not in entry):
+        raise RuleCatalogError(f"{where}: needs a `title` and a `fix`")
+    return Rule(id=rule_id, category=category, patterns=_patterns(_require(entry, "match", where), where),
+                kinds=kinds, when=_when(entry.get("when"), where), prior=prior, direction=direction,
+                affects=affects, title=str(entry.get("title", "")), fix=str(entry.get("fix", "")),
+                reboot_reset=bool(entry.get("reboot_reset", False)), not_drift=bool(entry.get("not_drift", False)),
+                ignore=ignore, size=str(entry.get("size", "relative")), revert=entry.get("revert"),
+                note=str(entry.get("note", "")), inherit_category=bool(entry.get("inherit_category", False)),
+                reads_volatile=bool(entry.get("reads_volatile", False)))
+
+
+def _suspect(entry: Any, index: int) -> Suspect:
+    if not isinstance(entry, dict):
+        raise RuleCatalogError(f"suspect #{index}: not a mapping")
+    where = f"suspect #{index}"
+    category = str(_require(entry, "category", where))
+    if category not in CATEGORIES:
+        raise RuleCatalogError(f"{where}: unknown category {category!r}")
+    probes = entry.get("probes") or []
+    count = compile_pattern(str(entry["count"])) if entry.get("count") else None
+    return Suspect(category, str(_require(entry, "title", where)), tuple(str(p) for p in probes),
+                   _patterns(_require(entry, "match", where), where), count)
+
+
+def parse_catalog(document: Any, source: str = "rules.yaml") -> Catalog:
+    """Build a Catalog from the parsed YAML document."""
+    if not isinstance(document, dict) or not isinstance(document.get("rules"), list):
+        raise RuleCatalogError(f"{source}: expected a mapping with a `rules` list")
+    rules = tuple(_rule(entry, i) for i, entry in enumerate(document["rules"]))
+    ids = [rule.id for rule in rules]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise RuleCatalogError(f"{source}: duplicate rule id(s) {', '.join(duplicates)}")
+    suspects = tuple(_suspect(entry, i) for i, entry in enumerate(document.get("suspects") or []))
+    packages = tuple(str(name) for name in document.get("packages") or [])
+    bench = tuple((str(glob).lower(), str(cls)) for glob, cls in (document.get("bench_affects") or {}).items())
+    return Catalog(rules, suspects, packages, bench)
+
+
+@lru_cache(maxsize=1)
+def default_catalog() -> Catalog:
+    """The catalog shipped with driftcheck (`driftcheck/snapshot/rules.yaml`)."""
+    text = resources.files("driftcheck.snapshot").joinpath("rules.yaml").read_text("utf-8")
+    return parse_catalog(yaml.safe_load(text))
+
+
+def load_catalog(path: Path) -> Catalog:
+    """A catalog from a YAML file (for users extending the rules)."""
+    try:
+        return parse_catalog(yaml.safe_load(path.read_text("utf-8")), str(path))
+    except (OSError, yaml.YAMLError) as exc:
+        raise RuleCatalogError(f"{path}: {exc}") from None

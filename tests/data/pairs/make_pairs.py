@@ -1,0 +1,335 @@
+"""Regenerate the snapshot pairs of tests/data/pairs from base.json (see README.md).
+
+Run from the repository root: `python tests/data/pairs/make_pairs.py`. Every case is base.json as
+a.json and an edit of it as b.json with exactly the change its rule is about; expected.json names
+the rule(s) expected on top (or as notes, for the traps) and their category.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+Doc = dict[str, Any]
+
+G0 = "GPU-ee7954ec-da95-fd7a-ddfd-c6b32cc2f8aa"
+G1 = "GPU-47daa2ad-a218-6286-252b-af45f0dfaf00"
+
+
+def data(doc: Doc, probe: str) -> Doc:
+    return doc["probes"][probe]["data"]
+
+
+def gpu(doc: Doc, key: str = G0) -> Doc:
+    return data(doc, "gpu")["gpus"][key]
+
+
+def link(doc: Doc, key: str = G0) -> Doc:
+    return data(doc, "pcie")["gpus"][key]["link"]
+
+
+def env(doc: Doc) -> Doc:
+    return data(doc, "env")["vars"]
+
+
+def pkgs(doc: Doc) -> Doc:
+    return data(doc, "packages")["packages"]
+
+
+def system(doc: Doc) -> Doc:
+    return data(doc, "system")
+
+
+def busy(doc: Doc) -> None:
+    """Both GPUs read under load (the base is idle, as the nvidia-smi capture it comes from)."""
+    for key in (G0, G1):
+        gpu(doc, key)["clock_event_reasons"] = [r for r in gpu(doc, key)["clock_event_reasons"] if r != "idle"]
+        gpu(doc, key)["utilization"]["gpu_pct"] = 97
+        gpu(doc, key)["clocks"]["sm_mhz"] = 1980
+        gpu(doc, key)["clocks"]["graphics_mhz"] = 1980
+
+
+def both_gpus(fn: Callable[[Doc], None]) -> Callable[[Doc, Doc], None]:
+    return lambda a, b: fn(b)
+
+
+Edit = Callable[[Doc, Doc], None]  # (a, b): a may be prepared (e.g. set busy), b gets the change
+
+
+def only_b(fn: Callable[[Doc], None]) -> Edit:
+    return lambda a, b: fn(b)
+
+
+def set_at(path: str, value: Any) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        node = b
+        parts = [part.replace("~2F", "/") for part in path.split("/")]
+        for part in parts[:-1]:
+            node = node[part]
+        node[parts[-1]] = value
+    return edit
+
+
+def delete_at(path: str) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        node = b
+        parts = [part.replace("~2F", "/") for part in path.split("/")]
+        for part in parts[:-1]:
+            node = node[part]
+        del node[parts[-1]]
+    return edit
+
+
+def prepared(prepare: Callable[[Doc], None], edit: Edit) -> Edit:
+    def both(a: Doc, b: Doc) -> None:
+        prepare(a)
+        prepare(b)
+        edit(a, b)
+    return both
+
+
+def do(*edits: Edit) -> Edit:
+    def all_edits(a: Doc, b: Doc) -> None:
+        for edit in edits:
+            edit(a, b)
+    return all_edits
+
+
+P = "probes"
+GP = f"{P}/gpu/data/gpus/{G0}"
+PC = f"{P}/pcie/data/gpus/{G0}/link"
+SY = f"{P}/system/data"
+EV = f"{P}/env/data/vars"
+PK = f"{P}/packages/data/packages"
+KF = f"{P}/kernels/data/files"
+TORCH_C = "torch:torch/_C.cpython-311-x86_64-linux-gnu.so"
+
+
+def _failed(probe: str) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        b["probes"][probe] = {"status": "error", "data": None, "duration_s": 0.2,
+                              "error": {"type": "RuntimeError", "message": "nvidia-smi failed"}}
+    return edit
+
+
+def _kernel_rebuilt(a: Doc, b: Doc) -> None:
+    entry = b["probes"]["kernels"]["data"]["files"][TORCH_C]
+    entry["sha256"] = "0" * 8 + entry["sha256"][8:]
+
+
+def _gpu_process(a: Doc, b: Doc) -> None:
+    gpu(b)["processes"]["48213"] = {"pid": 48213, "name": "python3", "type": "C", "used_memory_mib": 30412}
+
+
+def _gpu_removed(a: Doc, b: Doc) -> None:
+    del data(b, "gpu")["gpus"][G1]
+
+
+def _reboot(a: Doc, b: Doc) -> None:
+    system(b)["boot_id"] = "3f1d6a0e-7c55-4b7e-9d8e-5a2f0c9b1e44"
+
+
+CASES: dict[str, tuple[Edit, list[str], str]] = {
+    # name: (edit, expected top rule ids (all must be present in this order at the top), category)
+    "probe-outcome-changed": (_failed("gpu"), ["probe-outcome-changed"], "other"),
+    "probe-missing": (delete_at(f"{P}/torch"), ["probe-missing"], "other"),
+    "gpu-persistence-off": (set_at(f"{GP}/persistence_mode", False), ["gpu-persistence-off"], "mig_ecc_persistence"),
+    "gpu-persistence-off-after-reboot": (do(set_at(f"{GP}/persistence_mode", False), _reboot),
+                                         ["gpu-persistence-off", "rebooted"], "mig_ecc_persistence"),
+    "gpu-persistence-on": (prepared(lambda d: gpu(d).update(persistence_mode=False),
+                                   set_at(f"{GP}/persistence_mode", True)), ["gpu-persistence-on"], "mig_ecc_persistence"),
+    "gpu-ecc-mode": (set_at(f"{GP}/ecc/mode_current", "Disabled"), ["gpu-ecc-mode"], "mig_ecc_persistence"),
+    "gpu-ecc-pending": (set_at(f"{GP}/ecc/mode_pending", "Disabled"), ["gpu-ecc-pending"], "mig_ecc_persistence"),
+    "gpu-mig-mode": (set_at(f"{GP}/mig/mode_current", "Enabled"), ["gpu-mig-mode"], "mig_ecc_persistence"),
+    "gpu-mig-instances": (set_at(f"{GP}/mig/instances", {"1": {"profile": "MIG 3g.40gb"}}),
+                          ["gpu-mig-instances"], "mig_ecc_persistence"),
+    "gpu-power-limit-lowered": (do(set_at(f"{GP}/power/limit_w", 500.0), set_at(f"{GP}/power/enforced_limit_w", 500.0)),
+                                ["gpu-power-limit-lowered"], "gpu_clock_power"),
+    "gpu-power-limit-raised": (prepared(lambda d: gpu(d)["power"].update(limit_w=500.0),
+                                       set_at(f"{GP}/power/limit_w", 700.0)), ["gpu-power-limit-raised"], "gpu_clock_power"),
+    "gpu-default-power-limit": (set_at(f"{GP}/power/default_limit_w", 350.0), ["gpu-default-power-limit"],
+                                "hardware_change"),
+    "gpu-locked-clocks": (set_at(f"{GP}/locked_clocks", {"gpu_min_mhz": 1410, "gpu_max_mhz": 1410,
+                                                         "memory_min_mhz": None, "memory_max_mhz": None}),
+                          ["gpu-locked-clocks"], "gpu_clock_power"),
+    "gpu-application-clocks": (set_at(f"{GP}/application_clocks/graphics_mhz", 1755),
+                               ["gpu-application-clocks"], "gpu_clock_power"),
+    "gpu-max-clocks": (set_at(f"{GP}/max_clocks/sm_mhz", 1755), ["gpu-max-clocks"], "hardware_change"),
+    "gpu-power-cap-throttle": (prepared(busy, lambda a, b: gpu(b)["clock_event_reasons"].append("sw_power_cap")),
+                               ["gpu-power-cap-throttle"], "gpu_clock_power"),
+    "gpu-power-brake": (prepared(lambda d: gpu(d)["clock_event_reasons"].remove("hw_power_brake_slowdown"),
+                                 lambda a, b: gpu(b)["clock_event_reasons"].append("hw_power_brake_slowdown")),
+                        ["gpu-power-brake"], "gpu_clock_power"),
+    "gpu-sm-clock-at-idle": (lambda a, b: (busy(b), gpu(b, G1).update(gpu(a, G1))),
+                             ["note:gpu-sm-clock-at-idle"], "gpu_clock_power"),
+    "gpu-clock-under-load": (prepared(busy, set_at(f"{GP}/clocks/sm_mhz", 1410)), ["gpu-clock-under-load"],
+                             "gpu_clock_power"),
+    "gpu-pstate-at-idle": (set_at(f"{GP}/performance_state", "P8"), ["note:gpu-pstate-at-idle"], "gpu_clock_power"),
+    "gpu-pstate-under-load": (prepared(busy, set_at(f"{GP}/performance_state", "P2")), ["gpu-pstate-under-load"],
+                              "gpu_clock_power"),
+    "gpu-hw-thermal-slowdown": (prepared(busy, lambda a, b: gpu(b)["clock_event_reasons"].append("hw_thermal_slowdown")),
+                                ["gpu-hw-thermal-slowdown"], "thermal"),
+    "gpu-sw-thermal-slowdown": (prepared(busy, lambda a, b: gpu(b)["clock_event_reasons"].append("sw_thermal_slowdown")),
+                                ["gpu-sw-thermal-slowdown"], "thermal"),
+    "gpu-temperature-at-idle": (set_at(f"{GP}/temperature/gpu_c", 71), ["note:gpu-temperature-at-idle"], "thermal"),
+    "gpu-temperature-rise": (prepared(busy, set_at(f"{GP}/temperature/gpu_c", 83)), ["gpu-temperature-rise"],
+                             "thermal"),
+    "gpu-temperature-small-is-ignored": (prepared(busy, set_at(f"{GP}/temperature/gpu_c", 33)), [], "thermal"),
+    "gpu-thermal-thresholds": (set_at(f"{GP}/temperature/slowdown_c", 87), ["gpu-thermal-thresholds"], "thermal"),
+    "gpu-fan-speed": (set_at(f"{GP}/fan_speed_pct", 100), ["gpu-fan-speed"], "thermal"),
+    "pcie-width-narrower": (set_at(f"{PC}/width_current", 8), ["pcie-width-narrower"], "pcie_link"),
+    "pcie-gen-drop-at-idle": (set_at(f"{PC}/gen_current", 1), ["note:pcie-gen-drop-at-idle"], "pcie_link"),
+    "pcie-gen-drop-under-load": (prepared(busy, set_at(f"{PC}/gen_current", 3)), ["pcie-gen-drop-under-load"],
+                                 "pcie_link"),
+    "pcie-link-max-changed": (set_at(f"{PC}/gen_max", 4), ["pcie-link-max-changed"], "hardware_change"),
+    "pcie-replay-errors": (set_at(f"{P}/pcie/data/gpus/{G0}/replay_counter", 4512), ["pcie-replay-errors"],
+                           "pcie_link"),
+    "pcie-sysfs-width": (set_at(f"{P}/pcie/data/sysfs/0000:19:00.0/current_link_width", 8), ["pcie-sysfs-width"],
+                         "pcie_link"),
+    "pcie-acs-changed": (set_at(f"{P}/pcie/data/sysfs/0000:19:00.0/acs_ctl", "SrcValid+ ReqRedir+ CmpltRedir+"),
+                         ["pcie-acs-changed"], "p2p_topology"),
+    "topology-pair-level": (set_at(f"{P}/pcie/data/topology/pairs/GPU0~GPU1", "SYS"), ["topology-pair-level"],
+                            "p2p_topology"),
+    "p2p-capability": (set_at(f"{P}/pcie/data/p2p/GPU0~GPU1/read", "CNS"), ["p2p-capability"], "p2p_topology"),
+    "nvlink-state": (set_at(f"{GP}/nvlink/0/state", "Inactive"), ["nvlink-state"], "p2p_topology"),
+    "fabric-state": (set_at(f"{GP}/fabric/state", "In Progress"), ["fabric-state"], "p2p_topology"),
+    "gpu-numa-affinity": (set_at(f"{P}/pcie/data/gpus/{G0}/numa_node", 1), ["gpu-numa-affinity"], "numa"),
+    "numa-balancing": (set_at(f"{SY}/numa/balancing", 1), ["numa-balancing"], "numa"),
+    "numa-nodes": (delete_at(f"{SY}/numa/nodes/3"), ["numa-nodes"], "numa"),
+    "cpu-governor": (set_at(f"{SY}/cpufreq/governors", None), ["cpu-governor"], "cpu_governor"),
+    "cpu-governor-count": (lambda a, b: system(b)["cpufreq"]["governors"].update(performance=0, powersave=224),
+                           ["cpu-governor-count"], "cpu_governor"),
+    "cpu-frequency-range": (set_at(f"{SY}/cpufreq/max_mhz", 2100), ["cpu-frequency-range"], "cpu_governor"),
+    "cpu-smt": (set_at(f"{SY}/cpu/smt_active", False), ["cpu-smt"], "cpu_governor"),
+    "cpu-isolation": (set_at(f"{SY}/isolcpus", "2-27"), ["cpu-isolation"], "cpu_governor"),
+    "thp-enabled": (set_at(f"{SY}/thp/enabled", "never"), ["thp-enabled"], "thp_memory"),
+    "hugepages": (set_at(f"{SY}/hugepages/total", 1024), ["hugepages"], "thp_memory"),
+    "swappiness": (set_at(f"{SY}/swappiness", 10), ["swappiness"], "thp_memory"),
+    "memory-total": (set_at(f"{SY}/memory/total_kib", 1056694272), ["memory-total"], "hardware_change"),
+    "cgroup-cpu-quota": (set_at(f"{SY}/cgroup/cpu_quota", "800000 100000"), ["cgroup-cpu-quota"], "container_limits"),
+    "cgroup-memory-limit": (set_at(f"{SY}/cgroup/memory_limit_bytes", 68719476736), ["cgroup-memory-limit"],
+                            "container_limits"),
+    "cpu-affinity": (set_at(f"{SY}/affinity", "0-7"), ["cpu-affinity"], "container_limits"),
+    "memlock-limit": (set_at(f"{SY}/memlock_limit", "65536"), ["memlock-limit"], "container_limits"),
+    "container-kind": (set_at(f"{SY}/container/kind", "podman"), ["container-kind"], "container_limits"),
+    "gpu-other-process": (_gpu_process, ["gpu-other-process"], "gpu_contention"),
+    "gpu-process-gone": (lambda a, b: (_gpu_process(b, a)), ["gpu-process-gone"], "gpu_contention"),
+    "gpu-compute-mode": (set_at(f"{GP}/compute_mode", "Exclusive_Process"), ["gpu-compute-mode"], "gpu_contention"),
+    "host-process-added": (set_at(f"{P}/process/data/processes/sglang.launch_server", {"pid": 7311, "threads": 212}),
+                           ["host-process-added"], "gpu_contention"),
+    "driver-version": (set_at(f"{P}/gpu/data/driver_version", "535.183.01"), ["driver-version"], "driver_version"),
+    "driver-module-version": (set_at(f"{SY}/modules/nvidia/version", "535.183.01"), ["driver-module-version"],
+                              "driver_version"),
+    "cuda-driver-version": (set_at(f"{P}/gpu/data/cuda_driver_version", "12.4"), ["cuda-driver-version"],
+                            "cuda_version"),
+    "torch-cuda-version": (set_at(f"{P}/torch/data/cuda_version", "12.6"), ["torch-cuda-version"], "cuda_version"),
+    "torch-nccl-version": (set_at(f"{P}/torch/data/nccl_version", "2.21.5"), ["torch-nccl-version"], "nccl_env"),
+    "kernel-rebuilt-same-version": (_kernel_rebuilt, ["kernel-rebuilt-same-version"], "package_binary"),
+    "kernel-file-added": (set_at(f"{KF}/torch:torch~2Flib~2Flibextra_kernels.so",
+                                 {"path": "torch/lib/libextra_kernels.so", "size_bytes": 1024, "sha256": "ab" * 32,
+                                  "record_match": None}), ["kernel-file-added"], "package_binary"),
+    "system-library-changed": (set_at(f"{KF}/system:~2Fusr~2Flib~2Fx86_64-linux-gnu~2Flibcuda.so.1/sha256", "cd" * 32),
+                               ["system-library-changed"], "package_binary"),
+    "modified-in-place": (set_at(f"{P}/kernels/data/modified_in_place/torch", ["torch/_C.cpython-311-x86_64-linux-gnu.so"]),
+                          ["modified-in-place"], "package_binary"),
+    "package-build-changed": (set_at(f"{PK}/pyyaml/wheel_tags", ["cp311-cp311-linux_x86_64"]),
+                              ["package-build-changed"], "package_binary"),
+    "jit-cache-changed": (set_at(f"{P}/kernels/data/jit_caches/triton/listing_digest", "ef" * 32),
+                          ["jit-cache-changed"], "package_binary"),
+    "package-downgraded": (set_at(f"{PK}/deepdiff/version", "8.6.1"), ["package-downgraded"], "package_version"),
+    "package-upgraded": (set_at(f"{PK}/deepdiff/version", "9.2.0"), ["package-upgraded"], "package_version"),
+    "package-local-build": (set_at(f"{PK}/torch/version", "2.13.0+cu128"), ["package-local-build"], "package_binary"),
+    "package-version-changed": (prepared(lambda d: pkgs(d)["deepdiff"].update(version="main-a491d6f"),
+                                         set_at(f"{PK}/deepdiff/version", "main-b1c1fe3")),
+                                ["package-version-changed"], "package_version"),
+    "package-added": (set_at(f"{PK}/flashinfer-python", {"name": "flashinfer-python", "version": "0.6.4",
+                                                         "location": "/opt/venv/lib/python3.11/site-packages",
+                                                         "installer": "pip", "editable": False, "direct_url": None,
+                                                         "wheel_tags": ["py3-none-any"], "build_id": None,
+                                                         "compiled_files": 0}),
+                      ["package-added"], "package_version"),
+    "package-removed": (delete_at(f"{PK}/deepdiff"), ["package-removed"], "package_version"),
+    "package-duplicates": (set_at(f"{P}/packages/data/duplicates/torch",
+                                  [{"version": "2.13.0+cpu", "location": "/opt/venv/lib/python3.11/site-packages"},
+                                   {"version": "2.7.0", "location": "/usr/local/lib/python3.11/dist-packages"}]),
+                           ["package-duplicates"], "package_version"),
+    "torch-version": (set_at(f"{P}/torch/data/version", "2.13.1+cpu"), ["torch-version"], "package_version"),
+    "torch-build-config": (set_at(f"{P}/torch/data/arch_list", ["sm_90"]), ["torch-build-config"], "package_version"),
+    "python-version": (set_at(f"{P}/python/data/version", "3.11.9"), ["python-version"], "package_version"),
+    "python-interpreter": (set_at(f"{P}/python/data/executable", "/usr/bin/python3"), ["python-interpreter"], "other"),
+    "nccl-env-added": (set_at(f"{EV}/NCCL_P2P_DISABLE", "1"), ["nccl-env-added"], "nccl_env"),
+    "nccl-env-removed": (delete_at(f"{EV}/NCCL_CUMEM_ENABLE"), ["nccl-env-removed"], "nccl_env"),
+    "nccl-env-changed": (set_at(f"{EV}/NCCL_CUMEM_ENABLE", "1"), ["nccl-env-changed"], "nccl_env"),
+    "nccl-conf-file": (set_at(f"{P}/nccl/data/conf_files/~2Fetc~2Fnccl.conf", {"NCCL_IB_DISABLE": "1"}),
+                       ["nccl-conf-file"], "nccl_env"),
+    "infiniband-port": (set_at(f"{P}/nccl/data/infiniband/mlx5_0/ports/1/state", "DOWN"), ["infiniband-port"],
+                        "hardware_change"),
+    "network-interface": (set_at(f"{P}/nccl/data/net/eth0/mtu", 1500), ["network-interface"], "other"),
+    "env-visible-devices": (set_at(f"{EV}/CUDA_VISIBLE_DEVICES", "1"), ["env-visible-devices"], "env_var_other"),
+    "env-thread-count": (set_at(f"{EV}/OMP_NUM_THREADS", "1"), ["env-thread-count"], "env_var_other"),
+    "env-loader": (set_at(f"{EV}/LD_LIBRARY_PATH", "/usr/local/cuda-12.4/lib64"), ["env-loader"], "env_var_other"),
+    "env-performance-family": (set_at(f"{EV}/CUDA_MODULE_LOADING", "EAGER"), ["env-performance-family"],
+                               "env_var_other"),
+    "env-other": (set_at(f"{EV}/LANG", "en_US.UTF-8"), ["env-other"], "env_var_other"),
+    "rebooted": (_reboot, ["rebooted"], "kernel_os"),
+    "kernel-release": (set_at(f"{SY}/kernel/release", "6.8.0-45-generic"), ["kernel-release"], "kernel_os"),
+    "os-release": (set_at(f"{SY}/os/version_id", "24.04"), ["os-release"], "kernel_os"),
+    "iommu": (set_at(f"{SY}/iommu/mode", "translated"), ["iommu"], "kernel_os"),
+    "kernel-module": (set_at(f"{SY}/modules/mlx5_core/version", "24.10-1.1.4"), ["kernel-module"], "kernel_os"),
+    "platform-libc": (set_at(f"{P}/python/data/platform/libc", "glibc 2.39"), ["platform-libc"], "kernel_os"),
+    "gpu-added-or-removed": (_gpu_removed, ["gpu-added-or-removed"], "hardware_change"),
+    "gpu-count": (set_at(f"{P}/gpu/data/gpu_count", 1), ["gpu-count"], "hardware_change"),
+    "gpu-identity": (set_at(f"{GP}/vbios_version", "96.00.89.00.01"), ["gpu-identity"], "hardware_change"),
+    "gpu-memory-errors": (set_at(f"{GP}/remapped_rows/pending", True), ["gpu-memory-errors"], "hardware_change"),
+    "gpu-memory-total": (set_at(f"{GP}/memory/total_mib", 40960), ["gpu-memory-total"], "hardware_change"),
+    "cpu-model": (set_at(f"{SY}/cpu/model", "INTEL(R) XEON(R) PLATINUM 8480+"), ["cpu-model"], "hardware_change"),
+    "other-change": (set_at(f"{P}/gpu/data/gpus/{G0}/compute_capability_note", "x"), ["other-change"], "other"),
+    "ignored-instant-readings": (set_at(f"{GP}/power/draw_w", 412.3), [], "gpu_clock_power"),
+}
+
+# conda's probe data is null on a pip venv, so a conda mapping appearing is a whole-value change
+# that only the catch-all claims; the conda-package rule fires on changes inside an existing mapping.
+CASES["conda-package-changed"] = (
+    prepared(lambda d: data(d, "packages").update(conda={"mkl": {"version": "2023.1", "build": "h213fc3f_46",
+                                                                 "channel": "defaults"}}),
+             set_at(f"{P}/packages/data/conda/mkl/version", "2024.0")),
+    ["conda-package"], "package_version")
+
+
+def _unescape(doc: Any) -> Any:
+    """Keys written with ~2F in CASES stand for '/' (set_at splits its path on '/')."""
+    if isinstance(doc, dict):
+        return {k.replace("~2F", "/"): _unescape(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_unescape(v) for v in doc]
+    return doc
+
+
+def main() -> None:
+    base = json.loads((HERE / "base.json").read_text("utf-8"))
+    for old in HERE.iterdir():
+        if old.is_dir() and (old / "expected.json").exists():
+            shutil.rmtree(old)
+    for name, (edit, top, category) in sorted(CASES.items()):
+        a, b = copy.deepcopy(base), copy.deepcopy(base)
+        a["label"], b["label"] = f"{name}: before", f"{name}: after"
+        edit(a, b)
+        a, b = _unescape(a), _unescape(b)
+        folder = HERE / name
+        folder.mkdir()
+        for fname, doc in (("a.json", a), ("b.json", b)):
+            # One line each: 100+ pairs stay small; `python -m json.tool` reads them.
+            (folder / fname).write_text(json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n", "utf-8")
+        expected = {"top": [t for t in top if not t.startswith("note:")],
+                    "notes": [t[5:] for t in top if t.startswith("note:")], "category": category}
+        (folder / "expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n", "utf-8")
+    print(f"{len(CASES)} cases written")
+
+
+if __name__ == "__main__":
+    main()
