@@ -22,6 +22,7 @@ from driftcheck.host import Host, LocalHost
 from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, probe_names, select_probes
 from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.kernels import attach_hash_progress, hash_cache_note
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.redact import Redactor
 from driftcheck.render import diff_text, log_text, snapshot_text
@@ -66,6 +67,15 @@ def _progress_printer(enabled: bool) -> Callable[[str, ProbeOutcome, int, int], 
     return report
 
 
+def _hash_progress_printer() -> Callable[[int, int, int, int], None]:
+    def report(done: int, total: int, done_bytes: int, total_bytes: int) -> None:
+        sys.stderr.write(f"\r\033[Khashing compiled files [{done}/{total}] "
+                         f"{done_bytes / 2**20:.0f}/{total_bytes / 2**20:.0f} MiB")
+        sys.stderr.flush()
+
+    return report
+
+
 # --- snapshot ---------------------------------------------------------------------------------------
 
 def _add_snapshot(sub: Any) -> None:
@@ -81,6 +91,8 @@ def _add_snapshot(sub: Any) -> None:
     p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
     p.add_argument("--python", metavar="PATH",
                    help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours")
+    p.add_argument("--deep", action="store_true",
+                   help="also import torch in the target interpreter for its runtime facts (about a second)")
     p.add_argument("--no-sign", action="store_true", help="do not sign the snapshot")
     p.add_argument("--no-store", action="store_true", help="do not keep it in the local store (needs -o)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -103,7 +115,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     probes = select_probes(builtin_probes(redactor), args.probe, args.skip)
     key = None if args.no_sign else load_signing_key()
     show_progress = not args.quiet and sys.stderr.isatty()
-    snapshot = take_snapshot(host, probes, ProbeOptions(), label=args.label, key=key,
+    attach_hash_progress(probes, _hash_progress_printer() if show_progress else None)
+    snapshot = take_snapshot(host, probes, ProbeOptions(deep=args.deep), label=args.label, key=key,
                              progress=_progress_printer(show_progress))
     if args.output:
         _write_new_file(args.output, pretty_json(snapshot.document), args.force)
@@ -111,6 +124,9 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         Store().add(snapshot)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
     where = " and ".join(filter(None, [None if args.no_store else "store", str(args.output or "") or None]))
+    note = hash_cache_note(snapshot.probe_data("kernels"))
+    if note and not args.quiet:
+        sys.stderr.write(note + "\n")
     if not args.quiet:
         sys.stderr.write(f"snapshot {snapshot.short_id} of {snapshot.host_name} saved to {where} "
                          f"({len(probes)} probes: {counts})\n")

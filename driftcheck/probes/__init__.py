@@ -5,12 +5,18 @@ from __future__ import annotations
 from driftcheck.errors import UsageError
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.env import EnvProbe
+from driftcheck.probes.kernels import KernelsProbe
+from driftcheck.probes.packages import PackagesProbe
 from driftcheck.probes.python import PythonProbe
+from driftcheck.probes.torch import TorchProbe
 from driftcheck.redact import Redactor
 
 PROBE_CLASSES: tuple[type[Probe], ...] = (
     PythonProbe,
     EnvProbe,
+    PackagesProbe,
+    KernelsProbe,
+    TorchProbe,
 )
 
 

@@ -1,0 +1,157 @@
+"""The kernels probe: real files hashed, RECORD compared, a binary changed in place caught, the cache used."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from driftcheck.host import LocalHost
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.kernels import (
+    HASH_BATCH_FILES,
+    KernelsProbe,
+    hash_batches,
+    hash_cache_note,
+    is_kernel_package,
+    ldconfig_libraries,
+    library_dirs,
+    record_sha256_hex,
+)
+from driftcheck.probes.runner import run_one
+from driftcheck.recording import RecordingHost, ReplayHost
+from driftcheck.snapshot.hashcache import HashCache
+from tests.conftest import DATA
+from tests.probes.conftest import WheelVenv
+
+
+def _kernels(python: Path | str, cache: HashCache, progress=None) -> dict:  # type: ignore[no-untyped-def]
+    outcome = run_one(KernelsProbe(cache, progress), LocalHost(str(python)), ProbeOptions())
+    assert outcome.status == "ok", outcome.error
+    assert outcome.data is not None
+    return outcome.data
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> HashCache:
+    return HashCache(tmp_path / "cache.db")
+
+
+def test_ldconfig_output_yields_only_the_gpu_libraries() -> None:
+    stdout = (DATA / "ldconfig" / "cuda-13.0-toolkit-no-driver.txt").read_text()
+    assert ldconfig_libraries(stdout) == ["/usr/local/cuda-13.0/lib/libcudart.so.13",
+                                          "/usr/local/cuda-13.0/lib/libcudart.so"]
+
+
+def test_library_dirs_take_ld_library_path_then_each_cuda_toolkit() -> None:
+    dirs = library_dirs("/opt/nccl/lib::/opt/nccl/lib", ["bin", "cuda", "cuda-12.4", "cudaq", "lib"])
+    assert dirs[0] == "/opt/nccl/lib" and dirs.count("/opt/nccl/lib") == 1
+    assert "/usr/local/cuda/lib64" in dirs and "/usr/local/cuda-12.4/lib64" in dirs
+    assert not any("cudaq" in d or "/usr/local/bin" in d for d in dirs)
+
+
+def test_record_hash_is_decoded_to_hex() -> None:
+    content = b"\x7fELF not really a library"
+    encoded = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+    assert record_sha256_hex(f"sha256={encoded}") == hashlib.sha256(content).hexdigest()
+    assert record_sha256_hex("md5=abc") is None and record_sha256_hex(None) is None
+
+
+def test_kernel_packages_include_every_nvidia_wheel() -> None:
+    assert is_kernel_package("flashinfer_python") and is_kernel_package("sgl-kernel")
+    assert is_kernel_package("nvidia-cudnn-cu12") and is_kernel_package("Deep_GEMM")
+    assert not is_kernel_package("markupsafe")
+
+
+def test_batches_bound_bytes_and_count() -> None:
+    sizes = {f"/f{i}": 1 for i in range(HASH_BATCH_FILES + 5)}
+    sizes["/big"] = 600 * 1024 * 1024
+    batches = hash_batches(sizes)
+    assert batches[0] == ["/big"]
+    assert sorted(p for b in batches for p in b) == sorted(sizes)
+    assert all(len(b) <= HASH_BATCH_FILES for b in batches)
+
+
+def test_untouched_wheel_is_checked_by_size_and_reported_clean(pristine_venv: WheelVenv, cache: HashCache) -> None:
+    data = _kernels(pristine_venv.python, cache)
+    assert data["modified_in_place"] == {}
+    assert not any(key.startswith("markupsafe:") for key in data["files"])
+    assert data["hash_cache"]["stat_checked"] >= 1
+    assert set(data["jit_caches"]) >= {"triton", "torch_inductor", "flashinfer", "cuda_compute_cache"}
+
+
+def test_a_rebuilt_extension_is_flagged_against_its_record(wheel_venv: WheelVenv, cache: HashCache) -> None:
+    _kernels(wheel_venv.python, cache)
+    with wheel_venv.extension.open("ab") as handle:
+        handle.write(b"\0rebuilt")  # a rebuilt binary nearly always differs in size
+    data = _kernels(wheel_venv.python, cache)
+    relative = wheel_venv.extension_relative
+    assert data["modified_in_place"] == {"markupsafe": [relative]}
+    entry = data["files"][f"markupsafe:{relative}"]
+    assert entry["record_match"] is False
+    assert entry["sha256"] == hashlib.sha256(wheel_venv.extension.read_bytes()).hexdigest()
+    assert entry["size_bytes"] == wheel_venv.extension.stat().st_size
+
+
+def test_a_same_size_change_is_caught_once_the_file_was_seen(wheel_venv: WheelVenv, cache: HashCache) -> None:
+    _kernels(wheel_venv.python, cache)  # the first snapshot remembers the file's identity
+    so = wheel_venv.extension
+    content = bytearray(so.read_bytes())
+    content[-1] ^= 0xFF
+    so.write_bytes(bytes(content))
+    stat = so.stat()
+    os.utime(so, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    data = _kernels(wheel_venv.python, cache)
+    assert data["modified_in_place"] == {"markupsafe": [wheel_venv.extension_relative]}
+
+
+def test_touching_a_file_without_changing_it_reports_nothing(wheel_venv: WheelVenv, cache: HashCache) -> None:
+    _kernels(wheel_venv.python, cache)
+    stat = wheel_venv.extension.stat()
+    os.utime(wheel_venv.extension, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    data = _kernels(wheel_venv.python, cache)
+    assert data["modified_in_place"] == {}
+    assert data["hash_cache"]["hashed"] == 1  # looked inside once, found it equal to RECORD
+
+
+def test_torch_binaries_are_hashed_once_then_served_from_the_cache(cache: HashCache) -> None:
+    progress: list[tuple[int, int, int, int]] = []
+    first = _kernels(sys.executable, cache, lambda *a: progress.append(a))
+    torch_files = {k: v for k, v in first["files"].items() if k.startswith("torch:")}
+    assert torch_files and all(v["record_match"] is True for v in torch_files.values())
+    assert first["hash_cache"]["hashed"] >= len(torch_files)
+    second = _kernels(sys.executable, cache)
+    assert second["hash_cache"]["hashed"] == 0
+    assert second["hash_cache"]["hits"] == first["hash_cache"]["hashed"]
+    assert second["files"] == first["files"]
+    note = hash_cache_note(second)
+    assert note is not None and f"{second['hash_cache']['hits']} hashes from cache, 0 hashed" in note
+    # Progress comes only when hashing takes longer than a second, and then ends at the total.
+    if progress:
+        done, total, done_bytes, total_bytes = progress[-1]
+        assert done == total and done_bytes == total_bytes
+
+
+def test_a_recording_replays_to_the_same_data(wheel_venv: WheelVenv, tmp_path: Path, cache: HashCache) -> None:
+    with wheel_venv.extension.open("ab") as handle:
+        handle.write(b"\0rebuilt")
+    recording = RecordingHost(LocalHost(str(wheel_venv.python)))
+    live = run_one(KernelsProbe(cache), recording, ProbeOptions())
+    recording.save(tmp_path / "rec")
+    replayed = run_one(KernelsProbe(cache), ReplayHost(tmp_path / "rec"), ProbeOptions())
+    assert replayed.status == "ok", replayed.error
+    assert replayed.data is not None and live.data is not None
+    assert replayed.data["modified_in_place"] == live.data["modified_in_place"] == {
+        "markupsafe": [wheel_venv.extension_relative]}
+    assert replayed.data["files"] == live.data["files"]
+
+
+def test_categories_are_package_binary_and_cache_stats_volatile() -> None:
+    assert KernelsProbe.category_of('modified_in_place.markupsafe') == "package_binary"
+    assert KernelsProbe.category_of('files["torch:torch/lib/libc10.so"].sha256') == "package_binary"
+    assert KernelsProbe.is_volatile("hash_cache.hits")
+    assert not KernelsProbe.is_volatile("files")

@@ -1,0 +1,118 @@
+"""The packages probe against real venvs: a wheel installed by pip, a .pth path, a broken interpreter."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+from driftcheck.host import LocalHost
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.packages import PackagesProbe, build_id, normalize_name, package_entry
+from driftcheck.probes.runner import run_one
+from tests.probes.conftest import WheelVenv
+
+
+def _probe(python: Path | str) -> dict:
+    outcome = run_one(PackagesProbe(), LocalHost(str(python)), ProbeOptions())
+    assert outcome.status == "ok", outcome.error
+    assert outcome.data is not None
+    return outcome.data
+
+
+def _record_rows(site_packages: Path, dist_info_glob: str) -> list[list[str]]:
+    record = next(site_packages.glob(dist_info_glob)) / "RECORD"
+    with record.open(newline="") as handle:
+        return list(csv.reader(handle))
+
+
+def test_installed_wheel_is_described_from_its_metadata(pristine_venv: WheelVenv) -> None:
+    data = _probe(pristine_venv.python)
+    package = data["packages"]["markupsafe"]
+    assert package["name"] == "MarkupSafe"
+    assert package["version"] == "3.0.2"
+    assert package["installer"] == "pip"
+    assert package["editable"] is False
+    assert Path(package["location"]).resolve() == pristine_venv.site_packages.resolve()
+    assert package["wheel_tags"] and all(tag.startswith("cp3") for tag in package["wheel_tags"])
+    assert package["compiled_files"] == 1
+    # The build id is a digest over the RECORD hash of the one compiled file, computed here independently.
+    rows = [row for row in _record_rows(pristine_venv.site_packages, "[Mm]arkup[Ss]afe-*.dist-info")
+            if row[0].endswith(".so")]
+    assert [row[0] for row in rows] == [pristine_venv.extension_relative]
+    expected = hashlib.sha256(f"{rows[0][0]}\t{rows[0][1]}".encode()).hexdigest()
+    assert package["build_id"] == f"sha256:{expected}"
+    assert data["duplicates"] == {}
+    assert data["conda"] is None
+    assert "torch" not in data["packages"]  # a venv without system site-packages sees only its own
+
+
+def test_a_distribution_reached_through_a_pth_file_is_seen_and_reported_as_duplicate(
+        wheel_venv: WheelVenv, tmp_path: Path) -> None:
+    extra = tmp_path / "extra-site"
+    # A second real install of the same wheel, outside the venv, put on sys.path by a .pth file.
+    wheel = next(Path(__file__).resolve().parent.parent.joinpath("data", "wheels").glob("MarkupSafe-*.whl"))
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
+                           "--target", str(extra), str(wheel)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:  # the kept wheel does not fit this interpreter: copy the venv's install instead
+        import shutil
+        shutil.copytree(wheel_venv.site_packages / "markupsafe", extra / "markupsafe")
+        shutil.copytree(next(wheel_venv.site_packages.glob("[Mm]arkup[Ss]afe-*.dist-info")),
+                        extra / "markupsafe-3.0.2.dist-info")
+    (wheel_venv.site_packages / "zz-extra.pth").write_text(f"{extra}\n")
+    data = _probe(wheel_venv.python)
+    locations = [Path(d["location"]).resolve() for d in data["duplicates"]["markupsafe"]]
+    assert locations == [wheel_venv.site_packages.resolve(), extra.resolve()]
+    # The first on sys.path is the one `import markupsafe` loads, and the one described.
+    assert Path(data["packages"]["markupsafe"]["location"]).resolve() == wheel_venv.site_packages.resolve()
+
+
+def test_our_own_interpreter_lists_torch_with_its_compiled_files() -> None:
+    data = _probe(sys.executable)
+    torch = data["packages"]["torch"]
+    assert torch["compiled_files"] and torch["compiled_files"] > 1
+    assert torch["build_id"].startswith("sha256:")
+    assert data["interpreter"] == sys.executable
+
+
+def test_an_interpreter_that_cannot_run_the_script_is_unavailable_not_an_error() -> None:
+    outcome = run_one(PackagesProbe(), LocalHost("/bin/false"), ProbeOptions())
+    assert outcome.status == "unavailable"
+    assert "dist_facts" in outcome.error["message"]
+
+
+def test_build_id_follows_the_record_hashes_not_the_file_order() -> None:
+    first = [["pkg/_a.so", "sha256=AAAA", 10], ["pkg/_b.so", "sha256=BBBB", 20]]
+    assert build_id(first) == build_id(list(reversed(first)))
+    rebuilt = [["pkg/_a.so", "sha256=CCCC", 10], ["pkg/_b.so", "sha256=BBBB", 20]]
+    assert build_id(first) != build_id(rebuilt)
+    assert build_id([]) is None and build_id(None) is None
+
+
+def test_editable_install_is_read_from_direct_url() -> None:
+    # direct_url.json as pip writes it for `pip install -e /src/proj` (PEP 610).
+    dist = {"name": "proj", "version": "0.1", "location": "/venv/lib/python3.11/site-packages",
+            "format": "dist-info", "direct_url": {"url": "file:///src/proj", "dir_info": {"editable": True}},
+            "compiled": []}
+    entry = package_entry(dist)
+    assert entry["editable"] is True
+    assert entry["build_id"] is None and entry["compiled_files"] == 0
+    legacy = {"name": "old", "version": "1", "location": "/src/old", "format": "egg-info", "compiled": None}
+    assert package_entry(legacy)["editable"] is True
+    assert package_entry(legacy)["compiled_files"] is None
+
+
+def test_names_are_normalized_as_pip_compares_them() -> None:
+    assert normalize_name("Flash_Attn") == "flash-attn"
+    assert normalize_name("zope.interface") == "zope-interface"
+    assert normalize_name("sgl--kernel") == "sgl-kernel"
+
+
+def test_categories_split_versions_from_binaries() -> None:
+    assert PackagesProbe.category_of("packages.markupsafe.version") == "package_version"
+    assert PackagesProbe.category_of("packages.markupsafe") == "package_version"
+    assert PackagesProbe.category_of("packages.markupsafe.build_id") == "package_binary"
+    assert PackagesProbe.category_of("packages.flash-attn.compiled_files") == "package_binary"
+    assert PackagesProbe.category_of('conda["ca-certificates"].build') == "package_binary"
