@@ -155,3 +155,26 @@ def test_categories_are_package_binary_and_cache_stats_volatile() -> None:
     assert KernelsProbe.category_of('files["torch:torch/lib/libc10.so"].sha256') == "package_binary"
     assert KernelsProbe.is_volatile("hash_cache.hits")
     assert not KernelsProbe.is_volatile("files")
+
+
+RECORDED = DATA / "hosts" / "cpu-venv-patched-markupsafe"
+
+
+def test_recorded_machine_with_a_patched_extension_and_a_cuda_toolkit(tmp_path: Path) -> None:
+    cache = HashCache(tmp_path / "unused.db")
+    outcome = run_one(KernelsProbe(cache), ReplayHost(RECORDED), ProbeOptions())
+    assert outcome.status == "ok", outcome.error
+    data = outcome.data
+    assert data is not None
+    relative = "markupsafe/_speedups.cpython-311-x86_64-linux-gnu.so"
+    assert data["modified_in_place"] == {"markupsafe": [relative]}
+    patched = data["files"][f"markupsafe:{relative}"]
+    assert patched["record_match"] is False and patched["path"].startswith("/opt/venvs/bench/")
+    # ldconfig, LD_LIBRARY_PATH and /usr/local/cuda* all lead to one file: one entry, by its real path.
+    system = {k: v for k, v in data["files"].items() if k.startswith("system:")}
+    assert list(system) == ["system:/usr/local/cuda-13.0/lib/libcudart.so.13"]
+    assert system["system:/usr/local/cuda-13.0/lib/libcudart.so.13"]["record_match"] is None
+    assert len(system["system:/usr/local/cuda-13.0/lib/libcudart.so.13"]["sha256"]) == 64
+    assert all(summary is None for summary in data["jit_caches"].values())
+    # A replay answers from the recording alone: this machine's hash cache is neither read nor written.
+    assert data["hash_cache"]["hits"] == 0 and not cache.path.exists()

@@ -12,6 +12,8 @@ from driftcheck.host import LocalHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.packages import PackagesProbe, build_id, normalize_name, package_entry
 from driftcheck.probes.runner import run_one
+from driftcheck.recording import ReplayHost
+from tests.conftest import DATA
 from tests.probes.conftest import WheelVenv
 
 
@@ -116,3 +118,21 @@ def test_categories_split_versions_from_binaries() -> None:
     assert PackagesProbe.category_of("packages.markupsafe.build_id") == "package_binary"
     assert PackagesProbe.category_of("packages.flash-attn.compiled_files") == "package_binary"
     assert PackagesProbe.category_of('conda["ca-certificates"].build') == "package_binary"
+
+
+def test_recorded_venv_without_conda() -> None:
+    host = ReplayHost(DATA / "hosts" / "cpu-venv-patched-markupsafe")
+    outcome = run_one(PackagesProbe(), host, ProbeOptions())
+    assert outcome.status == "ok", outcome.error
+    data = outcome.data
+    assert data is not None
+    assert list(data["packages"]) == ["markupsafe"]
+    package = data["packages"]["markupsafe"]
+    assert package["version"] == "3.0.2" and package["installer"] == "pip"
+    # pip installed it from a wheel file, and says so (PEP 610), with the wheel's hash.
+    assert package["direct_url"]["url"].startswith("file:///srv/wheels/MarkupSafe-3.0.2-cp311")
+    assert package["direct_url"]["archive_info"]["hashes"]["sha256"] == (
+        "a123e330ef0853c6e822384873bef7507557d8e4a082961e1defa947aa59ba84")
+    # RECORD still holds the hash of the extension as the wheel shipped it: the build id is unchanged.
+    assert package["build_id"].startswith("sha256:") and package["compiled_files"] == 1
+    assert data["conda"] is None and data["duplicates"] == {}

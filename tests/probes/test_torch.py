@@ -14,6 +14,7 @@ from driftcheck.host import LocalHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.torch import TorchProbe, cudnn_version_string, nccl_version_string, parse_config_show
+from driftcheck.recording import ReplayHost
 from tests.conftest import DATA
 from tests.probes.conftest import WheelVenv
 
@@ -93,3 +94,10 @@ def test_categories() -> None:
     assert TorchProbe.category_of('cuda_wheels["nvidia-nccl-cu12"]') == "cuda_version"
     assert TorchProbe.category_of("version") == "package_version"
     assert TorchProbe.category_of("devices.0.name") == "hardware_change"
+
+
+def test_recorded_machine_without_torch_is_unavailable() -> None:
+    outcome = run_one(TorchProbe(), ReplayHost(DATA / "hosts" / "cpu-venv-patched-markupsafe"),
+                      ProbeOptions(deep=True))
+    assert outcome.status == "unavailable"
+    assert outcome.error["message"] == "torch is not installed for /opt/venvs/bench/bin/python"
