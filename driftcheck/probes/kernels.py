@@ -197,6 +197,8 @@ class KernelsProbe(Probe):
     timeout_s = 180.0
     default_category = "package_binary"
     volatile = (r"^hash_cache\b",)
+    # Hashing quicker than this goes unreported: progress lines for a blink are noise.
+    progress_after_s: float = PROGRESS_AFTER_S
 
     def __init__(self, cache: HashCache | None = None, progress: HashProgress | None = None) -> None:
         self.cache = cache
@@ -253,7 +255,7 @@ class KernelsProbe(Probe):
                 hashes[path] = outcome.get("sha256")
                 done_bytes += sizes[path]
             done_files += len(batch)
-            if self.progress and time.monotonic() - started > PROGRESS_AFTER_S:
+            if self.progress and time.monotonic() - started >= self.progress_after_s:
                 self.progress(done_files, total_files, done_bytes, total_bytes)
         return total_bytes
 

@@ -119,8 +119,7 @@ def test_touching_a_file_without_changing_it_reports_nothing(wheel_venv: WheelVe
 
 
 def test_torch_binaries_are_hashed_once_then_served_from_the_cache(cache: HashCache) -> None:
-    progress: list[tuple[int, int, int, int]] = []
-    first = _kernels(sys.executable, cache, lambda *a: progress.append(a))
+    first = _kernels(sys.executable, cache)
     torch_files = {k: v for k, v in first["files"].items() if k.startswith("torch:")}
     assert torch_files and all(v["record_match"] is True for v in torch_files.values())
     assert first["hash_cache"]["hashed"] >= len(torch_files)
@@ -130,10 +129,23 @@ def test_torch_binaries_are_hashed_once_then_served_from_the_cache(cache: HashCa
     assert second["files"] == first["files"]
     note = hash_cache_note(second)
     assert note is not None and f"{second['hash_cache']['hits']} hashes from cache, 0 hashed" in note
-    # Progress comes only when hashing takes longer than a second, and then ends at the total.
-    if progress:
-        done, total, done_bytes, total_bytes = progress[-1]
-        assert done == total and done_bytes == total_bytes
+
+
+def test_progress_is_reported_batch_by_batch_up_to_the_total(cache: HashCache) -> None:
+    progress: list[tuple[int, int, int, int]] = []
+    probe = KernelsProbe(cache, lambda *report: progress.append(report))
+    probe.progress_after_s = 0.0  # report from the first batch on, however fast this machine hashes
+    outcome = run_one(probe, LocalHost(sys.executable), ProbeOptions())
+    assert outcome.status == "ok", outcome.error
+    assert outcome.data is not None
+    stats = outcome.data["hash_cache"]
+    assert progress, "no progress reported"
+    assert [p[0] for p in progress] == sorted(p[0] for p in progress)  # files done only grows
+    assert progress[-1] == (stats["hashed"], stats["hashed"], stats["hashed_bytes"], stats["hashed_bytes"])
+    # Nothing left to hash: nothing to report.
+    progress.clear()
+    assert run_one(probe, LocalHost(sys.executable), ProbeOptions()).status == "ok"
+    assert progress == []
 
 
 def test_a_recording_replays_to_the_same_data(wheel_venv: WheelVenv, tmp_path: Path, cache: HashCache) -> None:

@@ -136,3 +136,17 @@ def test_recorded_venv_without_conda() -> None:
     # RECORD still holds the hash of the extension as the wheel shipped it: the build id is unchanged.
     assert package["build_id"].startswith("sha256:") and package["compiled_files"] == 1
     assert data["conda"] is None and data["duplicates"] == {}
+
+
+def test_conda_meta_of_the_prefix_is_read(wheel_venv: WheelVenv) -> None:
+    meta = wheel_venv.root / "conda-meta"
+    meta.mkdir()
+    for record in (DATA / "conda-meta" / "miniforge3-osx-arm64").glob("*.json"):
+        (meta / record.name).write_bytes(record.read_bytes())
+    (meta / "history").write_text("==> 2022-06-01 12:00:00 <==\n")  # not a package record: ignored
+    data = _probe(wheel_venv.python)
+    assert data["conda"] == {
+        "ca-certificates": {"version": "2022.5.18.1", "build": "h4653dfc_0", "channel": "conda-forge/osx-arm64"},
+        "libzlib": {"version": "1.2.12", "build": "h90dfc92_0", "channel": "conda-forge/osx-arm64"},
+    }
+    assert "markupsafe" in data["packages"]  # pip's view of the same prefix goes on as before
