@@ -25,6 +25,7 @@ from typing import Any
 from driftcheck.host import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.packages import normalize_name
+from driftcheck.recording import RecordingHost
 from driftcheck.snapshot.hashcache import CachedFile, FileIdentity, HashCache
 
 # Distributions whose compiled files are always hashed (normalized names); plus every `nvidia-*` wheel.
@@ -232,24 +233,33 @@ class KernelsProbe(Probe):
             args.extend(["--lib", path])
         files = host.python("dist_facts", args)
         found = candidates(files)
-        # A replay answers only the calls it recorded, so it must not depend on this machine's cache.
-        cache = None if host.kind == "replay" else (self.cache or HashCache())
+        # A replay answers only the calls that were recorded. So neither a recording nor a replay uses the
+        # hash cache (whose content differs between the two machines), and both hash in one sorted call.
+        replayable = host.kind == "replay" or isinstance(host, RecordingHost)
+        cache = None if replayable else (self.cache or HashCache())
         cached = cache.lookup(host.name) if cache else {}
         plan = plan_hashing(found, cached)
         hashes: dict[str, Any] = dict(plan.known)
-        hashed_bytes = self._hash(host, plan.to_hash, hashes)
+        batches = [sorted(plan.to_hash)] if replayable and plan.to_hash else hash_batches(plan.to_hash)
+        hashed_bytes = self._hash(host, batches, plan.to_hash, hashes)
         if cache:
             cache.remember(host.name, self._learned(found, hashes, cached))
         return {"files": files, "hashes": hashes,
                 "cache": {"hits": len(plan.known), "hashed": len(plan.to_hash), "hashed_bytes": hashed_bytes,
                           "stat_checked": plan.stat_checked, "files_checked": len(found)}}
 
-    def _hash(self, host: Host, sizes: dict[str, int], hashes: dict[str, Any]) -> int:
+    def _hash(self, host: Host, batches: list[list[str]], sizes: dict[str, int], hashes: dict[str, Any]) -> int:
         total_files, total_bytes = len(sizes), sum(sizes.values())
         done_files = done_bytes = 0
         started = time.monotonic()
-        for batch in hash_batches(sizes):
-            results = host.python("dist_facts", ["hash", "--jobs", "0", *batch], timeout_s=self.timeout_s)
+        for batch in batches:
+            try:
+                results = host.python("dist_facts", ["hash", "--jobs", "0", *batch], timeout_s=self.timeout_s)
+            except FileNotFoundError:
+                if host.kind != "replay":
+                    raise
+                # A recording made by another driftcheck may hash another set of files: those stay unknown.
+                results = {}
             for path in batch:
                 outcome = results.get(path) or {}
                 hashes[path] = outcome.get("sha256")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -151,6 +152,7 @@ def test_progress_is_reported_batch_by_batch_up_to_the_total(cache: HashCache) -
 def test_a_recording_replays_to_the_same_data(wheel_venv: WheelVenv, tmp_path: Path, cache: HashCache) -> None:
     with wheel_venv.extension.open("ab") as handle:
         handle.write(b"\0rebuilt")
+    _kernels(wheel_venv.python, cache)  # a warm cache must not leave hashes out of the recording
     recording = RecordingHost(LocalHost(str(wheel_venv.python)))
     live = run_one(KernelsProbe(cache), recording, ProbeOptions())
     recording.save(tmp_path / "rec")
@@ -190,3 +192,17 @@ def test_recorded_machine_with_a_patched_extension_and_a_cuda_toolkit(tmp_path: 
     assert all(summary is None for summary in data["jit_caches"].values())
     # A replay answers from the recording alone: this machine's hash cache is neither read nor written.
     assert data["hash_cache"]["hits"] == 0 and not cache.path.exists()
+
+
+def test_a_recording_without_the_hashes_asked_for_still_replays(tmp_path: Path) -> None:
+    # As a recording made by a driftcheck that hashed another set of files would.
+    document = json.loads((RECORDED / "host.json").read_text())
+    document["scripts"] = {k: v for k, v in document["scripts"].items() if '"hash"' not in k}
+    (tmp_path / "rec").mkdir()
+    (tmp_path / "rec" / "host.json").write_text(json.dumps(document))
+    outcome = run_one(KernelsProbe(HashCache(tmp_path / "unused.db")), ReplayHost(tmp_path / "rec"), ProbeOptions())
+    assert outcome.status == "ok", outcome.error
+    assert outcome.data is not None
+    assert outcome.data["files"]["system:/usr/local/cuda-13.0/lib/libcudart.so.13"]["sha256"] is None
+    # The size alone still shows the extension no longer matches its RECORD.
+    assert outcome.data["modified_in_place"] == {"markupsafe": ["markupsafe/_speedups.cpython-311-x86_64-linux-gnu.so"]}
