@@ -320,6 +320,6 @@ def hash_cache_note(kernels_data: dict[str, Any] | None) -> str | None:
     if not stats:
         return None
     mib = int(stats.get("hashed_bytes", 0)) / (1024 * 1024)
-    return (f"kernels: {stats.get('files_checked', 0)} compiled files checked: {stats.get('hits', 0)} hashes "
-            f"from cache, {stats.get('hashed', 0)} hashed ({mib:.1f} MiB), "
-            f"{stats.get('stat_checked', 0)} by size against RECORD")
+    return (f"kernels: {stats.get('files_checked', 0)} compiled files; hash cache hits {stats.get('hits', 0)}, "
+            f"hashed now {stats.get('hashed', 0)} ({mib:.1f} MiB), "
+            f"checked by size against RECORD {stats.get('stat_checked', 0)}")

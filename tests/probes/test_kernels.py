@@ -129,7 +129,7 @@ def test_torch_binaries_are_hashed_once_then_served_from_the_cache(cache: HashCa
     assert second["hash_cache"]["hits"] == first["hash_cache"]["hashed"]
     assert second["files"] == first["files"]
     note = hash_cache_note(second)
-    assert note is not None and f"{second['hash_cache']['hits']} hashes from cache, 0 hashed" in note
+    assert note is not None and f"hash cache hits {second['hash_cache']['hits']}, hashed now 0 " in note
 
 
 def test_progress_is_reported_batch_by_batch_up_to_the_total(cache: HashCache) -> None:

@@ -44,4 +44,4 @@ def test_a_second_snapshot_rehashes_nothing_and_says_so(
     assert cli_process(*args).returncode == 0
     again = cli_process(*args)
     assert again.returncode == 0, again.stderr
-    assert ", 0 hashed (0.0 MiB)," in again.stderr
+    assert "hashed now 0 (0.0 MiB)" in again.stderr

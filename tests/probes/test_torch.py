@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import sys
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.torch import TorchProbe, cudnn_version_string, nccl_version_string, parse_config_show
 from driftcheck.recording import ReplayHost
-from tests.conftest import DATA
+from tests.conftest import DATA, CliResult
 from tests.probes.conftest import WheelVenv
 
 
@@ -101,3 +103,13 @@ def test_recorded_machine_without_torch_is_unavailable() -> None:
                       ProbeOptions(deep=True))
     assert outcome.status == "unavailable"
     assert outcome.error["message"] == "torch is not installed for /opt/venvs/bench/bin/python"
+
+
+def test_snapshot_deep_flag_reaches_the_torch_probe(tmp_path: Path, cli_process: Callable[..., CliResult]) -> None:
+    _torch_version_py()
+    out = tmp_path / "deep.json"
+    done = cli_process("snapshot", "--probe", "torch", "--deep", "--no-sign", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    torch = json.loads(out.read_text())["probes"]["torch"]
+    assert torch["status"] == "ok", torch["error"]
+    assert torch["data"]["deep"] is True and isinstance(torch["data"]["backends"], dict)
