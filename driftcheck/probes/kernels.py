@@ -118,12 +118,20 @@ class HashPlan:
 
 
 def candidates(files: dict[str, Any]) -> list[_Candidate]:
-    """Every compiled file of every distribution, then every system library not already among them."""
+    """Every compiled file of every distribution, then every system library not already among them.
+
+    Of a distribution found twice on the path only the first counts: it is the one that imports (the
+    packages probe reports the duplicate).
+    """
     found: list[_Candidate] = []
     package_paths: set[str] = set()
+    seen_dists: set[str] = set()
     for dist in files.get("distributions") or []:
         always = is_kernel_package(str(dist.get("name") or ""))
         dist_key = normalize_name(str(dist.get("name") or "?"))
+        if dist_key in seen_dists:
+            continue
+        seen_dists.add(dist_key)
         for entry in dist.get("files") or []:
             candidate = _Candidate(f"{dist_key}:{entry['relative']}", entry["stat"], always,
                                    entry.get("record_hash"), entry.get("record_size"))

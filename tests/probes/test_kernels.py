@@ -16,6 +16,7 @@ from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.kernels import (
     HASH_BATCH_FILES,
     KernelsProbe,
+    candidates,
     hash_batches,
     hash_cache_note,
     is_kernel_package,
@@ -206,3 +207,15 @@ def test_a_recording_without_the_hashes_asked_for_still_replays(tmp_path: Path) 
     assert outcome.data["files"]["system:/usr/local/cuda-13.0/lib/libcudart.so.13"]["sha256"] is None
     # The size alone still shows the extension no longer matches its RECORD.
     assert outcome.data["modified_in_place"] == {"markupsafe": ["markupsafe/_speedups.cpython-311-x86_64-linux-gnu.so"]}
+
+
+def test_of_a_distribution_found_twice_only_the_first_on_the_path_is_checked() -> None:
+    def dist(location: str, size: int) -> dict:
+        stat = {"path": f"{location}/torch/lib/libc10.so", "real_path": f"{location}/torch/lib/libc10.so",
+                "size": size, "mtime_ns": 1, "inode": size}
+        return {"name": "torch", "version": "2.13.0", "location": location,
+                "files": [{"relative": "torch/lib/libc10.so", "record_hash": None, "record_size": size,
+                           "stat": stat}]}
+
+    found = candidates({"distributions": [dist("/first", 10), dist("/second", 20)], "libraries": []})
+    assert [(c.key, c.real_path) for c in found] == [("torch:torch/lib/libc10.so", "/first/torch/lib/libc10.so")]
