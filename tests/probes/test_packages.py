@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from driftcheck.host import LocalHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.packages import PackagesProbe, build_id, normalize_name, package_entry
@@ -150,3 +152,21 @@ def test_conda_meta_of_the_prefix_is_read(wheel_venv: WheelVenv) -> None:
         "libzlib": {"version": "1.2.12", "build": "h90dfc92_0", "channel": "conda-forge/osx-arm64"},
     }
     assert "markupsafe" in data["packages"]  # pip's view of the same prefix goes on as before
+
+
+def test_an_editable_install_is_seen_through_its_pth_and_marked_editable(
+        wheel_venv: WheelVenv, tmp_path: Path) -> None:
+    project = tmp_path / "tiny-proj"
+    (project / "src" / "tinyproj").mkdir(parents=True)
+    (project / "src" / "tinyproj" / "__init__.py").write_text("")
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "tiny_proj"\nversion = "0.1.0"\n')
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(wheel_venv.python), "install", "-q",
+                           "-e", str(project)], capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0:  # the build backend comes from the package index
+        pytest.skip(f"cannot build an editable install here: {done.stderr.strip()[-300:]}")
+    package = _probe(wheel_venv.python)["packages"]["tiny-proj"]
+    assert package["editable"] is True
+    assert package["direct_url"] == {"dir_info": {"editable": True}, "url": project.as_uri()}
+    assert package["version"] == "0.1.0" and package["build_id"] is None
