@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import re
 import sys
 from collections.abc import Callable
 from importlib import metadata
@@ -46,6 +47,13 @@ def test_default_reads_files_and_does_not_import_torch() -> None:
     assert data["cuda_version"] == expected.get("cuda")
     assert data["deep"] is False
     assert data["cuda_available"] is None and data["backends"] is None and data["config"] is None
+    # The CUDA wheels beside torch, as importlib.metadata (which the probe does not load) lists them.
+    expected_wheels = {}
+    for dist in metadata.distributions():
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"]).lower()
+        if name.startswith("nvidia-") or name in ("triton", "pytorch-triton"):
+            expected_wheels.setdefault(name, dist.version)
+    assert data["cuda_wheels"] == expected_wheels
 
 
 def test_deep_imports_torch_in_the_target_interpreter() -> None:

@@ -5,9 +5,9 @@
 import ast
 import importlib.util
 import json
+import os
 import re
 import sys
-from importlib import metadata
 
 
 def normalize(name):
@@ -39,20 +39,45 @@ def version_py(path):
 
 
 def cuda_wheels():
-    """Versions of the wheels torch loads its CUDA libraries and compiler from."""
+    """Versions of the wheels torch loads its CUDA libraries and compiler from.
+
+    Read from the *.dist-info directory names (`nvidia_cudnn_cu12-9.1.0.70.dist-info`), as the wheel
+    spec writes them: no metadata file is opened and importlib.metadata is not loaded.
+    """
     found = {}  # type: dict[str, str]
-    for dist in metadata.distributions():
-        name = normalize(dist.metadata["Name"] or "")
-        if name.startswith("nvidia-") or name in ("triton", "pytorch-triton", "pytorch-triton-rocm"):
-            found.setdefault(name, dist.version)
+    seen = set()
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry) or os.path.realpath(entry) in seen:
+            continue
+        seen.add(os.path.realpath(entry))
+        try:
+            names = sorted(os.listdir(entry))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith(".dist-info"):
+                continue
+            parts = name[: -len(".dist-info")].split("-")
+            if len(parts) < 2:
+                continue
+            dist = normalize(parts[0])
+            if dist.startswith("nvidia-") or dist in ("triton", "pytorch-triton", "pytorch-triton-rocm"):
+                found.setdefault(dist, parts[1])
     return dict(sorted(found.items()))
 
 
 def torch_dist_version():
-    try:
-        return metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        return None
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        try:
+            names = os.listdir(entry)
+        except OSError:
+            continue
+        for name in sorted(names):
+            if name.startswith("torch-") and name.endswith(".dist-info"):
+                return name[len("torch-"): -len(".dist-info")]
+    return None
 
 
 def attempt(function, default=None):
