@@ -7,6 +7,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 from importlib import resources
 
 import pytest
@@ -41,7 +42,7 @@ def test_scripts_use_only_python_3_8_syntax_and_the_stdlib(script: str) -> None:
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported - {"torch"} <= {"ast", "csv", "hashlib", "importlib", "json", "os", "re", "sys", "threading"}
+    assert imported - {"torch"} <= set(sys.stdlib_module_names)
 
 
 def test_probes_run_in_a_python_3_8_interpreter(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@
 #                            libraries, and a summary of the JIT caches
 #   hash [--jobs N] PATH...  streaming sha256 of each PATH, N threads at once (0: up to 4, one per CPU)
 import csv
+import getpass
 import hashlib
 import json
 import os
@@ -189,7 +190,10 @@ def stat_of(path):
 def jit_cache_dirs():
     home = os.path.expanduser("~")
     env = os.environ
-    user = env.get("USER") or env.get("LOGNAME") or str(os.getuid() if hasattr(os, "getuid") else "")
+    try:
+        user = getpass.getuser()  # what torch names its inductor cache directory after
+    except (KeyError, OSError, ImportError):
+        user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
     return {
         "triton": env.get("TRITON_CACHE_DIR") or os.path.join(home, ".triton", "cache"),
         "torch_inductor": env.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join("/tmp", f"torchinductor_{user}"),
@@ -223,8 +227,13 @@ def files_mode(args):
     libs = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--lib"]
     dists = []
     for entry, name, meta_dir in distributions():
-        info = describe(entry, name, meta_dir)
-        compiled = info["compiled"] or []
+        # Only what a file check needs: no WHEEL, INSTALLER or direct_url.json to read here.
+        egg = name.endswith(".egg-info")
+        if egg and not os.path.isdir(meta_dir):
+            continue
+        headers = metadata_headers(os.path.join(meta_dir, "PKG-INFO" if egg else "METADATA"))
+        info = {"name": headers.get("Name") or name.split("-")[0], "version": headers.get("Version")}
+        compiled = record_compiled(meta_dir) or []
         files = []
         for relative, digest, size in compiled:
             full = os.path.normpath(os.path.join(entry, relative))
