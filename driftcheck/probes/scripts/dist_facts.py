@@ -19,11 +19,13 @@ _VERSIONED_SO = re.compile(r"\.so(\.\d+)+$")
 
 
 def is_compiled(path):
+    """Whether a file holds machine or GPU code (a shared object, a cubin, a fatbin, PTX)."""
     lower = path.lower()
     return lower.endswith(COMPILED_SUFFIXES) or bool(_VERSIONED_SO.search(lower))
 
 
 def read_text(path):
+    """The content of `path` as text, or None when it cannot be read."""
     try:
         with open(path, "rb") as handle:
             return handle.read().decode("utf-8", "replace")
@@ -64,6 +66,7 @@ def record_compiled(meta_dir):
 
 
 def wheel_info(meta_dir):
+    """The tags and Root-Is-Purelib of a WHEEL file; (None, None) without one."""
     text = read_text(os.path.join(meta_dir, "WHEEL"))
     if text is None:
         return None, None
@@ -79,6 +82,7 @@ def wheel_info(meta_dir):
 
 
 def read_json(path):
+    """The JSON at `path`; None when absent, a marker when it does not parse."""
     text = read_text(path)
     if text is None:
         return None
@@ -125,6 +129,7 @@ def distributions():
 
 
 def describe(entry, name, meta_dir):
+    """Everything the packages probe records about one distribution."""
     egg = name.endswith(".egg-info")
     if egg and not os.path.isdir(meta_dir):
         headers = metadata_headers(meta_dir)  # a single-file PKG-INFO named *.egg-info
@@ -153,6 +158,7 @@ def describe(entry, name, meta_dir):
 
 
 def conda_packages(prefix):
+    """The conda-meta records of a conda prefix; None when `prefix` is not a conda env."""
     meta = os.path.join(prefix, "conda-meta")
     if not os.path.isdir(meta):
         return None
@@ -169,6 +175,7 @@ def conda_packages(prefix):
 
 
 def packages_mode():
+    """The `packages` answer: every distribution on sys.path, and conda-meta when present."""
     return {
         "interpreter": sys.executable,
         "prefix": sys.prefix,
@@ -179,6 +186,7 @@ def packages_mode():
 
 
 def stat_of(path):
+    """Size, mtime, inode and real path of `path`, or the name of the error that stopped the stat."""
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -188,6 +196,7 @@ def stat_of(path):
 
 
 def jit_cache_dirs():
+    """Where the JIT compilers that matter keep their caches, honouring their variables."""
     home = os.path.expanduser("~")
     env = os.environ
     try:
@@ -205,6 +214,7 @@ def jit_cache_dirs():
 
 
 def summarize_dir(path):
+    """Files, bytes and a digest of the (path, size) listing of a directory; None when absent."""
     if not os.path.isdir(path):
         return None
     listing = []
@@ -224,6 +234,7 @@ def summarize_dir(path):
 
 
 def files_mode(args):
+    """The `files` answer: stat and RECORD facts of every compiled file, system libraries, JIT caches."""
     libs = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--lib"]
     dists = []
     for entry, name, meta_dir in distributions():
@@ -248,6 +259,7 @@ def files_mode(args):
 
 
 def sha256_of(path):
+    """The sha256 and byte count of a file, read in 1 MiB blocks, or the error that stopped it."""
     digest = hashlib.sha256()
     size = 0
     try:
@@ -264,6 +276,7 @@ def sha256_of(path):
 
 
 def hash_mode(args):
+    """The `hash` answer: sha256 of each path, hashed on several threads."""
     jobs = 1
     if args[:1] == ["--jobs"]:
         jobs = int(args[1]) or min(4, os.cpu_count() or 1)
@@ -292,6 +305,7 @@ def hash_mode(args):
 
 
 def main(argv):
+    """Run the mode named by the first argument and print its JSON; the exit code."""
     mode = argv[0] if argv else "packages"
     if mode == "packages":
         result = packages_mode()

@@ -11,6 +11,7 @@ import sys
 
 
 def normalize(name):
+    """A distribution name as PEP 503 compares them."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -67,6 +68,7 @@ def cuda_wheels():
 
 
 def torch_dist_version():
+    """torch's version from its dist-info directory name, when version.py does not say."""
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):
             continue
@@ -81,6 +83,7 @@ def torch_dist_version():
 
 
 def attempt(function, default=None):
+    """The value of `function()`, or `default` when it raises."""
     try:
         return function()
     except Exception:  # noqa: BLE001 - one fact that cannot be read must not lose the others
@@ -88,6 +91,7 @@ def attempt(function, default=None):
 
 
 def deep_facts():
+    """What an imported torch reports: build versions, devices, backend flags, build config."""
     import torch  # noqa: F401 - the point of --deep
 
     facts = {
@@ -139,6 +143,7 @@ def deep_facts():
 
 
 def main(argv):
+    """Print the torch facts of this interpreter (importing torch only with --deep); the exit code."""
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         sys.stdout.write(json.dumps({"installed": False, "interpreter": sys.executable}))
