@@ -25,6 +25,7 @@ from driftcheck.importer import import_snapshot
 from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, probe_names, select_probes
 from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.kernels import attach_hash_progress, hash_cache_note
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.record import ensure_empty_directory, record, replay_options
 from driftcheck.recording import ReplayHost
@@ -76,6 +77,15 @@ def _progress_printer(enabled: bool) -> Callable[[str, ProbeOutcome, int, int], 
     return report
 
 
+def _hash_progress_printer() -> Callable[[int, int, int, int], None]:
+    def report(done: int, total: int, done_bytes: int, total_bytes: int) -> None:
+        sys.stderr.write(f"\r\033[Khashing compiled files [{done}/{total}] "
+                         f"{done_bytes / 2**20:.0f}/{total_bytes / 2**20:.0f} MiB")
+        sys.stderr.flush()
+
+    return report
+
+
 # --- snapshot ---------------------------------------------------------------------------------------
 
 def _add_snapshot(sub: Any) -> None:
@@ -94,6 +104,8 @@ def _add_snapshot(sub: Any) -> None:
     _add_process_arguments(p)
     p.add_argument("--replay", metavar="DIR", type=Path,
                    help="build the snapshot from a recording (`driftcheck record`) instead of this machine")
+    p.add_argument("--deep", action="store_true",
+                   help="also import torch in the target interpreter for its runtime facts (about a second)")
     p.add_argument("--no-sign", action="store_true", help="do not sign the snapshot")
     p.add_argument("--no-store", action="store_true", help="do not keep it in the local store (needs -o)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -117,7 +129,8 @@ def _probe_options(args: argparse.Namespace) -> ProbeOptions:
             re.compile(pattern)
         except re.error as exc:
             raise UsageError(f"--process {pattern!r}: not a regular expression ({exc})") from exc
-    return ProbeOptions(pids=tuple(args.pid), process_patterns=tuple(args.process))
+    return ProbeOptions(deep=bool(getattr(args, "deep", False)), pids=tuple(args.pid),
+                        process_patterns=tuple(args.process))
 
 
 def _snapshot_host(args: argparse.Namespace) -> tuple[Host, ProbeOptions]:
@@ -152,6 +165,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
     key = None if args.no_sign else load_signing_key()
     show_progress = not args.quiet and sys.stderr.isatty()
+    attach_hash_progress(probes, _hash_progress_printer() if show_progress else None)
     snapshot = take_snapshot(host, probes, options, label=args.label, key=key,
                              progress=_progress_printer(show_progress))
     if args.output:
@@ -160,6 +174,9 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         Store().add(snapshot)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
     where = " and ".join(filter(None, [None if args.no_store else "store", str(args.output or "") or None]))
+    note = hash_cache_note(snapshot.probe_data("kernels"))
+    if note and not args.quiet:
+        sys.stderr.write(note + "\n")
     if not args.quiet:
         sys.stderr.write(f"snapshot {snapshot.short_id} of {snapshot.host_name} saved to {where} "
                          f"({len(probes)} probes: {counts})\n")

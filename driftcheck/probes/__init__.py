@@ -6,16 +6,22 @@ from driftcheck.errors import UsageError
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.env import EnvProbe
 from driftcheck.probes.gpu import GpuProbe
+from driftcheck.probes.kernels import KernelsProbe
 from driftcheck.probes.nccl import NcclProbe
+from driftcheck.probes.packages import PackagesProbe
 from driftcheck.probes.pcie import PcieProbe
 from driftcheck.probes.process import ProcessProbe
 from driftcheck.probes.python import PythonProbe
 from driftcheck.probes.system import SystemProbe
+from driftcheck.probes.torch import TorchProbe
 from driftcheck.redact import Redactor
 
 PROBE_CLASSES: tuple[type[Probe], ...] = (
     PythonProbe,
     EnvProbe,
+    PackagesProbe,
+    KernelsProbe,
+    TorchProbe,
     GpuProbe,
     PcieProbe,
     NcclProbe,

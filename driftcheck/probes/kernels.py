@@ -1,0 +1,333 @@
+"""`kernels` probe: content hashes of the compiled binaries that decide inference speed.
+
+Three circles, cheapest check first:
+- the packages whose kernels make or break a benchmark (torch, triton, flashinfer, sgl-kernel, vllm,
+  xformers, flash-attn, deep-gemm, cutlass, every nvidia-* CUDA wheel) and the system CUDA/NCCL/driver
+  libraries the loader finds: every compiled file hashed and compared with its RECORD hash;
+- every other distribution's compiled files: a stat against the size RECORD declares (nearly free),
+  hashed only where the size differs or the file changed since the last snapshot saw it;
+- JIT caches (triton, inductor, flashinfer, CUDA ComputeCache): a summary, not the files.
+
+Hashes are cached in the store by (path, size, mtime_ns, inode), so a repeat snapshot rehashes nothing
+unchanged. Hashing runs in the target host's interpreter (stdlib `dist_facts` script), streaming.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from driftcheck.host import Host
+from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.probes.packages import normalize_name
+from driftcheck.recording import RecordingHost
+from driftcheck.snapshot.hashcache import CachedFile, FileIdentity, HashCache
+
+# Distributions whose compiled files are always hashed (normalized names); plus every `nvidia-*` wheel.
+KERNEL_PACKAGES = frozenset({
+    "torch", "triton", "pytorch-triton", "pytorch-triton-rocm", "flashinfer-python", "flashinfer",
+    "flashinfer-cubin", "flashinfer-jit-cache", "sgl-kernel", "sglang-kernel", "vllm", "vllm-flash-attn",
+    "xformers", "flash-attn", "flash-attn-3", "deep-gemm", "deep-ep", "cutlass", "nvidia-cutlass",
+    "nvidia-cutlass-dsl",
+})
+
+# Loader names of the system libraries that decide GPU performance.
+SYSTEM_LIBRARY = re.compile(r"^lib(cuda|nvidia-ml|nccl|cudnn(_[a-z_]+)?|cublas(Lt)?|cudart)\.so(\.[0-9]+)*$")
+
+# Directories the CUDA toolkit installs its libraries in, below each /usr/local/cuda* directory.
+CUDA_LIBRARY_SUBDIRS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib")
+
+_LDCONFIG_LINE = re.compile(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S+)\s*$")
+
+HASH_BATCH_BYTES = 512 * 1024 * 1024
+HASH_BATCH_FILES = 64
+PROGRESS_AFTER_S = 1.0
+
+HashProgress = Callable[[int, int, int, int], None]
+
+
+def is_kernel_package(name: str) -> bool:
+    """Whether every compiled file of distribution `name` is hashed on each snapshot."""
+    normalized = normalize_name(name)
+    return normalized in KERNEL_PACKAGES or normalized.startswith("nvidia-")
+
+
+def ldconfig_libraries(stdout: str) -> list[str]:
+    """Paths of the performance-relevant libraries in `ldconfig -p` output, in its order."""
+    paths = []
+    for line in stdout.splitlines():
+        match = _LDCONFIG_LINE.match(line)
+        if match and SYSTEM_LIBRARY.match(match.group(1)):
+            paths.append(match.group(3))
+    return paths
+
+
+def library_dirs(ld_library_path: str | None, local_entries: Sequence[str]) -> list[str]:
+    """Directories to look for system libraries in: LD_LIBRARY_PATH, then each /usr/local/cuda* toolkit."""
+    dirs = [d for d in (ld_library_path or "").split(":") if d]
+    for name in sorted(local_entries):
+        if name == "cuda" or name.startswith("cuda-") or re.match(r"^cuda[0-9.]*$", name):
+            dirs.extend(f"/usr/local/{name}/{sub}" for sub in CUDA_LIBRARY_SUBDIRS)
+    return list(dict.fromkeys(dirs))
+
+
+def record_sha256_hex(record_hash: str | None) -> str | None:
+    """The hex sha256 of a RECORD hash field (`sha256=<urlsafe base64>`); None for other algorithms."""
+    if not record_hash or not record_hash.startswith("sha256="):
+        return None
+    encoded = record_hash.split("=", 1)[1]
+    try:
+        return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).hex()
+    except (binascii.Error, ValueError):
+        return None
+
+
+@dataclass
+class _Candidate:
+    """One file that a snapshot checks: where it is, what RECORD says of it, whether it is always hashed."""
+
+    key: str
+    stat: dict[str, Any]
+    always_hash: bool
+    record_hash: str | None = None
+    record_size: int | None = None
+
+    @property
+    def real_path(self) -> str:
+        return str(self.stat.get("real_path") or self.stat["path"])
+
+    @property
+    def identity(self) -> FileIdentity | None:
+        if "error" in self.stat:
+            return None
+        return FileIdentity(int(self.stat["size"]), int(self.stat["mtime_ns"]), int(self.stat["inode"]))
+
+
+@dataclass
+class HashPlan:
+    """Which files to hash now, which hashes come from the cache, and what the cache should learn."""
+
+    to_hash: dict[str, int] = field(default_factory=dict)  # real path -> size
+    known: dict[str, str] = field(default_factory=dict)  # real path -> sha256 (from the cache)
+    stat_checked: int = 0
+
+
+def candidates(files: dict[str, Any]) -> list[_Candidate]:
+    """Every compiled file of every distribution, then every system library not already among them.
+
+    Of a distribution found twice on the path only the first counts: it is the one that imports (the
+    packages probe reports the duplicate).
+    """
+    found: list[_Candidate] = []
+    package_paths: set[str] = set()
+    seen_dists: set[str] = set()
+    for dist in files.get("distributions") or []:
+        always = is_kernel_package(str(dist.get("name") or ""))
+        dist_key = normalize_name(str(dist.get("name") or "?"))
+        if dist_key in seen_dists:
+            continue
+        seen_dists.add(dist_key)
+        for entry in dist.get("files") or []:
+            candidate = _Candidate(f"{dist_key}:{entry['relative']}", entry["stat"], always,
+                                   entry.get("record_hash"), entry.get("record_size"))
+            found.append(candidate)
+            package_paths.add(candidate.real_path)
+    seen_system: set[str] = set()
+    for stat in files.get("libraries") or []:
+        candidate = _Candidate("", stat, True)
+        real = candidate.real_path
+        if real in package_paths or real in seen_system or "error" in stat:
+            continue
+        seen_system.add(real)
+        candidate.key = f"system:{real}"
+        found.append(candidate)
+    return found
+
+
+def plan_hashing(found: Iterable[_Candidate], cached: dict[str, CachedFile]) -> HashPlan:
+    """Decide, per file, between a cached hash, a fresh hash and a stat check against RECORD."""
+    plan = HashPlan()
+    for candidate in found:
+        identity = candidate.identity
+        if identity is None:
+            continue
+        real = candidate.real_path
+        previous = cached.get(real)
+        if previous is not None and previous.identity == identity and previous.sha256:
+            plan.known[real] = previous.sha256
+        elif (candidate.always_hash
+              or (candidate.record_size is not None and identity.size != candidate.record_size)
+              # Same size as RECORD says, yet rewritten since the last snapshot saw it: look inside.
+              or (previous is not None and previous.identity != identity)):
+            plan.to_hash[real] = identity.size
+        else:
+            plan.stat_checked += 1
+    return plan
+
+
+def hash_batches(sizes: dict[str, int]) -> list[list[str]]:
+    """Paths in batches of bounded bytes and count, so progress can be reported between batches."""
+    batches: list[list[str]] = []
+    current: list[str] = []
+    current_bytes = 0
+    for path, size in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
+        if current and (current_bytes + size > HASH_BATCH_BYTES or len(current) >= HASH_BATCH_FILES):
+            batches.append(current)
+            current, current_bytes = [], 0
+        current.append(path)
+        current_bytes += size
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _record_match(candidate: _Candidate, sha256: str | None) -> bool | None:
+    identity = candidate.identity
+    if identity is None:
+        return False if candidate.record_hash or candidate.record_size is not None else None
+    if candidate.record_size is not None and identity.size != candidate.record_size:
+        return False
+    expected = record_sha256_hex(candidate.record_hash)
+    if expected is None or sha256 is None:
+        return None
+    return sha256 == expected
+
+
+class KernelsProbe(Probe):
+    """Hash cache and progress reporter are injectable; by default the user's store and no progress."""
+
+    name = "kernels"
+    description = "hashes of the compiled kernels (torch, triton, flashinfer, nvidia-*, system CUDA libraries)"
+    timeout_s = 180.0
+    default_category = "package_binary"
+    volatile = (r"^hash_cache\b",)
+    # Hashing quicker than this goes unreported: progress lines for a blink are noise.
+    progress_after_s: float = PROGRESS_AFTER_S
+
+    def __init__(self, cache: HashCache | None = None, progress: HashProgress | None = None) -> None:
+        self.cache = cache
+        self.progress = progress
+
+    def _system_libraries(self, host: Host) -> list[str]:
+        paths: list[str] = []
+        for argv in (["ldconfig", "-p"], ["/sbin/ldconfig", "-p"]):
+            try:
+                result = host.run(argv, timeout_s=10.0)
+            except FileNotFoundError:
+                continue
+            paths.extend(ldconfig_libraries(result.stdout))
+            break
+        try:
+            local_entries = host.list_dir("/usr/local")
+        except OSError:
+            local_entries = []
+        for directory in library_dirs(host.environ().get("LD_LIBRARY_PATH"), local_entries):
+            try:
+                names = host.list_dir(directory)
+            except OSError:
+                continue
+            paths.extend(f"{directory.rstrip('/')}/{name}" for name in names if SYSTEM_LIBRARY.match(name))
+        return list(dict.fromkeys(paths))
+
+    def gather(self, host: Host, options: ProbeOptions) -> Any:
+        libraries = self._system_libraries(host)
+        args = ["files"]
+        for path in libraries:
+            args.extend(["--lib", path])
+        files = host.python("dist_facts", args)
+        found = candidates(files)
+        # A replay answers only the calls that were recorded. So neither a recording nor a replay uses the
+        # hash cache (whose content differs between the two machines), and both hash in one sorted call.
+        replayable = host.kind == "replay" or isinstance(host, RecordingHost)
+        cache = None if replayable else (self.cache or HashCache())
+        cached = cache.lookup(host.name) if cache else {}
+        plan = plan_hashing(found, cached)
+        hashes: dict[str, Any] = dict(plan.known)
+        batches = [sorted(plan.to_hash)] if replayable and plan.to_hash else hash_batches(plan.to_hash)
+        hashed_bytes = self._hash(host, batches, plan.to_hash, hashes)
+        if cache:
+            cache.remember(host.name, self._learned(found, hashes, cached))
+        return {"files": files, "hashes": hashes,
+                "cache": {"hits": len(plan.known), "hashed": len(plan.to_hash), "hashed_bytes": hashed_bytes,
+                          "stat_checked": plan.stat_checked, "files_checked": len(found)}}
+
+    def _hash(self, host: Host, batches: list[list[str]], sizes: dict[str, int], hashes: dict[str, Any]) -> int:
+        total_files, total_bytes = len(sizes), sum(sizes.values())
+        done_files = done_bytes = 0
+        started = time.monotonic()
+        for batch in batches:
+            try:
+                results = host.python("dist_facts", ["hash", "--jobs", "0", *batch], timeout_s=self.timeout_s)
+            except FileNotFoundError:
+                if host.kind != "replay":
+                    raise
+                # A recording made by another driftcheck may hash another set of files: those stay unknown.
+                results = {}
+            for path in batch:
+                outcome = results.get(path) or {}
+                hashes[path] = outcome.get("sha256")
+                done_bytes += sizes[path]
+            done_files += len(batch)
+            if self.progress and time.monotonic() - started >= self.progress_after_s:
+                self.progress(done_files, total_files, done_bytes, total_bytes)
+        return total_bytes
+
+    @staticmethod
+    def _learned(found: Iterable[_Candidate], hashes: dict[str, Any],
+                 cached: dict[str, CachedFile]) -> list[tuple[str, CachedFile]]:
+        learned: dict[str, CachedFile] = {}
+        for candidate in found:
+            identity = candidate.identity
+            if identity is None:
+                continue
+            entry = CachedFile(identity, hashes.get(candidate.real_path))
+            if cached.get(candidate.real_path) != entry:
+                learned[candidate.real_path] = entry
+        return list(learned.items())
+
+    def parse(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(raw, dict) or not isinstance(raw.get("files"), dict):
+            raise ValueError("kernels: no file listing gathered")
+        hashes: dict[str, Any] = raw.get("hashes") or {}
+        files: dict[str, dict[str, Any]] = {}
+        modified: dict[str, list[str]] = {}
+        for candidate in candidates(raw["files"]):
+            identity = candidate.identity
+            sha256 = hashes.get(candidate.real_path) if identity else None
+            match = _record_match(candidate, sha256)
+            if match is False and not candidate.key.startswith("system:"):
+                dist, _, relative = candidate.key.partition(":")
+                modified.setdefault(dist, []).append(relative)
+            if candidate.always_hash or match is False:
+                files[candidate.key] = {"path": candidate.real_path if identity else candidate.stat.get("path"),
+                                        "size_bytes": identity.size if identity else None,
+                                        "sha256": sha256, "record_match": match}
+        return {
+            "files": dict(sorted(files.items())),
+            "modified_in_place": {dist: sorted(paths) for dist, paths in sorted(modified.items())},
+            "jit_caches": dict(sorted((raw["files"].get("jit_caches") or {}).items())),
+            "hash_cache": dict(raw.get("cache") or {}),
+        }
+
+
+def attach_hash_progress(probes: Iterable[Probe], progress: HashProgress | None) -> None:
+    """Give every kernels probe in `probes` a reporter for hashing that takes longer than a second."""
+    for probe in probes:
+        if isinstance(probe, KernelsProbe):
+            probe.progress = progress
+
+
+def hash_cache_note(kernels_data: dict[str, Any] | None) -> str | None:
+    """One line on what the hash cache saved in a snapshot's kernels probe, or None if it did not run."""
+    stats = (kernels_data or {}).get("hash_cache")
+    if not stats:
+        return None
+    mib = int(stats.get("hashed_bytes", 0)) / (1024 * 1024)
+    return (f"kernels: {stats.get('files_checked', 0)} compiled files; hash cache hits {stats.get('hits', 0)}, "
+            f"hashed now {stats.get('hashed', 0)} ({mib:.1f} MiB), "
+            f"checked by size against RECORD {stats.get('stat_checked', 0)}")

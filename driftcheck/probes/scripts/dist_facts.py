@@ -1,0 +1,323 @@
+# Distributions the interpreter running this script can see, and the files their binaries live in.
+# Stdlib only, Python 3.8+: it runs in the *target* interpreter (a benchmark venv, possibly on another
+# host) where driftcheck is not installed. Prints one JSON object. Modes (first argument):
+#   packages                 every distribution on sys.path, with its compiled files from RECORD
+#   files [--lib PATH]...    stat of every compiled file of every distribution, of the given system
+#                            libraries, and a summary of the JIT caches
+#   hash [--jobs N] PATH...  streaming sha256 of each PATH, N threads at once (0: up to 4, one per CPU)
+import csv
+import getpass
+import hashlib
+import json
+import os
+import re
+import sys
+import threading
+
+COMPILED_SUFFIXES = (".so", ".pyd", ".cubin", ".fatbin", ".ptx", ".dll")
+_VERSIONED_SO = re.compile(r"\.so(\.\d+)+$")
+
+
+def is_compiled(path):
+    """Whether a file holds machine or GPU code (a shared object, a cubin, a fatbin, PTX)."""
+    lower = path.lower()
+    return lower.endswith(COMPILED_SUFFIXES) or bool(_VERSIONED_SO.search(lower))
+
+
+def read_text(path):
+    """The content of `path` as text, or None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def metadata_headers(path):
+    """Name and Version from a METADATA/PKG-INFO file: the headers end at the first blank line."""
+    found = {}
+    try:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                if not line:
+                    break
+                key, sep, value = line.partition(":")
+                if sep and key in ("Name", "Version") and key not in found:
+                    found[key] = value.strip()
+    except OSError:
+        pass
+    return found
+
+
+def record_compiled(meta_dir):
+    """[relative path, hash, size] of each compiled file a RECORD lists; None when there is no RECORD."""
+    text = read_text(os.path.join(meta_dir, "RECORD"))
+    if text is None:
+        return None
+    rows = []
+    for row in csv.reader(text.splitlines()):
+        if not row or not is_compiled(row[0]):
+            continue
+        digest = row[1] if len(row) > 1 and row[1] else None
+        size = int(row[2]) if len(row) > 2 and row[2].isdigit() else None
+        rows.append([row[0], digest, size])
+    return rows
+
+
+def wheel_info(meta_dir):
+    """The tags and Root-Is-Purelib of a WHEEL file; (None, None) without one."""
+    text = read_text(os.path.join(meta_dir, "WHEEL"))
+    if text is None:
+        return None, None
+    tags = []
+    purelib = None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "Tag":
+            tags.append(value.strip())
+        elif key.strip() == "Root-Is-Purelib":
+            purelib = value.strip().lower() == "true"
+    return tags, purelib
+
+
+def read_json(path):
+    """The JSON at `path`; None when absent, a marker when it does not parse."""
+    text = read_text(path)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"unparsable": text[:200]}
+
+
+def search_path():
+    """sys.path entries that are directories, in order, each real directory once."""
+    seen = set()
+    entries = []
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        if real in seen:
+            continue
+        seen.add(real)
+        entries.append(entry)
+    return entries
+
+
+def distributions():
+    """Every *.dist-info / *.egg-info directory on sys.path, in import order."""
+    found = []
+    seen = set()
+    for entry in search_path():
+        try:
+            names = sorted(os.listdir(entry))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            meta_dir = os.path.join(entry, name)
+            real = os.path.realpath(meta_dir)
+            if real in seen:
+                continue
+            seen.add(real)
+            found.append((entry, name, meta_dir))
+    return found
+
+
+def describe(entry, name, meta_dir):
+    """Everything the packages probe records about one distribution."""
+    egg = name.endswith(".egg-info")
+    if egg and not os.path.isdir(meta_dir):
+        headers = metadata_headers(meta_dir)  # a single-file PKG-INFO named *.egg-info
+        compiled = None
+        tags, purelib, installer, direct_url = None, None, None, None
+    else:
+        headers = metadata_headers(os.path.join(meta_dir, "PKG-INFO" if egg else "METADATA"))
+        compiled = record_compiled(meta_dir)
+        tags, purelib = wheel_info(meta_dir)
+        installer_text = read_text(os.path.join(meta_dir, "INSTALLER"))
+        installer = installer_text.strip() if installer_text else None
+        direct_url = read_json(os.path.join(meta_dir, "direct_url.json"))
+    stem = name.rsplit(".", 1)[0]
+    return {
+        "name": headers.get("Name") or stem.split("-")[0],
+        "version": headers.get("Version") or (stem.split("-")[1] if "-" in stem else None),
+        "location": entry,
+        "metadata_dir": name,
+        "format": "egg-info" if egg else "dist-info",
+        "installer": installer,
+        "direct_url": direct_url,
+        "wheel_tags": tags,
+        "root_is_purelib": purelib,
+        "compiled": compiled,
+    }
+
+
+def conda_packages(prefix):
+    """The conda-meta records of a conda prefix; None when `prefix` is not a conda env."""
+    meta = os.path.join(prefix, "conda-meta")
+    if not os.path.isdir(meta):
+        return None
+    packages = []
+    for name in sorted(os.listdir(meta)):
+        if not name.endswith(".json"):
+            continue
+        doc = read_json(os.path.join(meta, name))
+        if not isinstance(doc, dict) or "name" not in doc:
+            continue
+        packages.append({"name": doc.get("name"), "version": doc.get("version"), "build": doc.get("build"),
+                         "channel": doc.get("channel"), "file": name})
+    return {"prefix": prefix, "packages": packages}
+
+
+def packages_mode():
+    """The `packages` answer: every distribution on sys.path, and conda-meta when present."""
+    return {
+        "interpreter": sys.executable,
+        "prefix": sys.prefix,
+        "sys_path": [p for p in sys.path if p],
+        "distributions": [describe(*found) for found in distributions()],
+        "conda": conda_packages(sys.prefix),
+    }
+
+
+def stat_of(path):
+    """Size, mtime, inode and real path of `path`, or the name of the error that stopped the stat."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return {"path": path, "error": type(exc).__name__}
+    return {"path": path, "real_path": os.path.realpath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "inode": st.st_ino, "device": st.st_dev}
+
+
+def jit_cache_dirs():
+    """Where the JIT compilers that matter keep their caches, honouring their variables."""
+    home = os.path.expanduser("~")
+    env = os.environ
+    try:
+        user = getpass.getuser()  # what torch names its inductor cache directory after
+    except (KeyError, OSError, ImportError):
+        user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+    return {
+        "triton": env.get("TRITON_CACHE_DIR") or os.path.join(home, ".triton", "cache"),
+        "torch_inductor": env.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join("/tmp", f"torchinductor_{user}"),
+        "flashinfer": os.path.join(env.get("FLASHINFER_WORKSPACE_BASE") or home, ".cache", "flashinfer"),
+        "cuda_compute_cache": env.get("CUDA_CACHE_PATH") or os.path.join(home, ".nv", "ComputeCache"),
+        "vllm": env.get("VLLM_CACHE_ROOT") or os.path.join(home, ".cache", "vllm"),
+        "deep_gemm": env.get("DG_JIT_CACHE_DIR") or os.path.join(home, ".deep_gemm"),
+    }
+
+
+def summarize_dir(path):
+    """Files, bytes and a digest of the (path, size) listing of a directory; None when absent."""
+    if not os.path.isdir(path):
+        return None
+    listing = []
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            full = os.path.join(root, name)
+            try:
+                size = os.lstat(full).st_size
+            except OSError:
+                continue
+            total += size
+            listing.append(f"{os.path.relpath(full, path)}\0{size}")
+    listing.sort()
+    digest = hashlib.sha256("\n".join(listing).encode("utf-8", "surrogateescape")).hexdigest()
+    return {"path": path, "files": len(listing), "bytes": total, "listing_digest": digest}
+
+
+def files_mode(args):
+    """The `files` answer: stat and RECORD facts of every compiled file, system libraries, JIT caches."""
+    libs = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--lib"]
+    dists = []
+    for entry, name, meta_dir in distributions():
+        # Only what a file check needs: no WHEEL, INSTALLER or direct_url.json to read here.
+        egg = name.endswith(".egg-info")
+        if egg and not os.path.isdir(meta_dir):
+            continue
+        headers = metadata_headers(os.path.join(meta_dir, "PKG-INFO" if egg else "METADATA"))
+        info = {"name": headers.get("Name") or name.split("-")[0], "version": headers.get("Version")}
+        compiled = record_compiled(meta_dir) or []
+        files = []
+        for relative, digest, size in compiled:
+            full = os.path.normpath(os.path.join(entry, relative))
+            files.append({"relative": relative, "record_hash": digest, "record_size": size, "stat": stat_of(full)})
+        dists.append({"name": info["name"], "version": info["version"], "location": entry, "files": files})
+    return {
+        "interpreter": sys.executable,
+        "distributions": dists,
+        "libraries": [stat_of(path) for path in libs],
+        "jit_caches": {name: summarize_dir(path) for name, path in sorted(jit_cache_dirs().items())},
+    }
+
+
+def sha256_of(path):
+    """The sha256 and byte count of a file, read in 1 MiB blocks, or the error that stopped it."""
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open(path, "rb") as handle:
+            while True:
+                block = handle.read(1 << 20)
+                if not block:
+                    break
+                digest.update(block)
+                size += len(block)
+    except OSError as exc:
+        return {"error": type(exc).__name__}
+    return {"sha256": digest.hexdigest(), "size": size}
+
+
+def hash_mode(args):
+    """The `hash` answer: sha256 of each path, hashed on several threads."""
+    jobs = 1
+    if args[:1] == ["--jobs"]:
+        jobs = int(args[1]) or min(4, os.cpu_count() or 1)
+        args = args[2:]
+    results = {}
+    pending = list(args)
+    lock = threading.Lock()
+
+    def work():
+        # hashlib releases the GIL on large blocks, so threads hash on several cores at once.
+        while True:
+            with lock:
+                if not pending:
+                    return
+                path = pending.pop()
+            outcome = sha256_of(path)
+            with lock:
+                results[path] = outcome
+
+    threads = [threading.Thread(target=work) for _ in range(min(jobs, len(args)) or 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def main(argv):
+    """Run the mode named by the first argument and print its JSON; the exit code."""
+    mode = argv[0] if argv else "packages"
+    if mode == "packages":
+        result = packages_mode()
+    elif mode == "files":
+        result = files_mode(argv[1:])
+    elif mode == "hash":
+        result = hash_mode(argv[1:])
+    else:
+        sys.stderr.write(f"unknown mode {mode!r}\n")
+        return 2
+    sys.stdout.write(json.dumps(result))
+    return 0
+
+
+sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,96 @@
+"""File hashes remembered between snapshots, so a repeat snapshot rehashes nothing unchanged.
+
+Kept in the snapshot store's SQLite file, in its own table. One row per (host, path): the identity the
+file had when last seen (size, mtime_ns, inode) and its sha256 if it was hashed. A hash is reused only
+while all of size, mtime_ns and inode are unchanged; a file rewritten in place, even at the same size,
+gets a new mtime and is hashed again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from driftcheck.errors import DriftcheckError
+from driftcheck.paths import data_dir, ensure_private_dir
+from driftcheck.snapshot.model import utc_now
+from driftcheck.snapshot.store import STORE_FILE
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS file_hashes (
+    host TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    sha256 TEXT,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (host, path)
+);
+"""
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What a stat says about a file: if all three are unchanged, so is its content (for our purposes)."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+@dataclass(frozen=True)
+class CachedFile:
+    """A file as last seen: its identity then, and its sha256 when it was hashed (None: only stat-checked)."""
+
+    identity: FileIdentity
+    sha256: str | None
+
+
+class HashCache:
+    """The `file_hashes` table of the store at `path` (default: the user's store)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / STORE_FILE
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        ensure_private_dir(self.path.parent)
+        try:
+            connection = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise DriftcheckError(f"cannot open the hash cache in {self.path}: {exc}") from None
+        try:
+            connection.execute("PRAGMA busy_timeout = 60000")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.executescript(_SCHEMA)
+            yield connection
+        except sqlite3.DatabaseError as exc:
+            raise DriftcheckError(f"hash cache in {self.path}: {exc}") from None
+        finally:
+            connection.close()
+
+    def lookup(self, host: str) -> dict[str, CachedFile]:
+        """Every file remembered for `host`, by path."""
+        with self._connect() as db:
+            rows = db.execute("SELECT path, size, mtime_ns, inode, sha256 FROM file_hashes WHERE host = ?",
+                              (host,)).fetchall()
+        return {path: CachedFile(FileIdentity(size, mtime_ns, inode), sha256)
+                for path, size, mtime_ns, inode, sha256 in rows}
+
+    def remember(self, host: str, files: Iterable[tuple[str, CachedFile]]) -> int:
+        """Store (path, file) pairs for `host`, replacing what was known of those paths; returns how many."""
+        now = utc_now()
+        rows = [(host, path, f.identity.size, f.identity.mtime_ns, f.identity.inode, f.sha256, now)
+                for path, f in files]
+        if not rows:
+            return 0
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("INSERT OR REPLACE INTO file_hashes (host, path, size, mtime_ns, inode, sha256, seen_at) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            db.execute("COMMIT")
+        return len(rows)
