@@ -3,11 +3,28 @@
 The library's face: `take_snapshot`, `load`, `diff`, `explain`. The CLI (`driftcheck.cli`) is a thin layer on it.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
 
-from driftcheck.snapshot.diff import diff_snapshots as diff  # noqa: E402
-from driftcheck.snapshot.explain import explain  # noqa: E402
-from driftcheck.snapshot.resolve import resolve_snapshot as load  # noqa: E402
-from driftcheck.take import take_snapshot  # noqa: E402
+# Resolved on first use: an isolated probe's child process imports `driftcheck.*` and should not pay
+# for deepdiff, cryptography and the rule catalog it never touches.
+_FACE = {
+    "diff": ("driftcheck.snapshot.diff", "diff_snapshots"),
+    "explain": ("driftcheck.snapshot.explain", "explain"),
+    "load": ("driftcheck.snapshot.resolve", "resolve_snapshot"),
+    "take_snapshot": ("driftcheck.take", "take_snapshot"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FACE:
+        module, attribute = _FACE[name]
+        return getattr(importlib.import_module(module), attribute)
+    raise AttributeError(f"module 'driftcheck' has no attribute {name!r}")
+
 
 __all__ = ["__version__", "diff", "explain", "load", "take_snapshot"]
