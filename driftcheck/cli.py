@@ -37,6 +37,7 @@ from driftcheck.snapshot.confirm import bench_runner, confirm
 from driftcheck.snapshot.diff import diff_report, diff_snapshots
 from driftcheck.snapshot.explain import explain, explain_report
 from driftcheck.snapshot.explain_render import explain_markdown, explain_text
+from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.store import Store
@@ -155,6 +156,18 @@ def _local_host(args: argparse.Namespace) -> Host:
     return _target_host(args.python)
 
 
+def _keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
+    """Write the snapshot to `-o` and the store as asked; returns where it went, for the message."""
+    places = []
+    if args.output:
+        _write_new_file(args.output, pretty_json(snapshot.document), args.force)
+        places.append(str(args.output))
+    if not args.no_store:
+        Store().add(snapshot)
+        places.insert(0, "store")
+    return " and ".join(places)
+
+
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     if args.no_store and not args.output:
         raise UsageError("--no-store keeps the snapshot nowhere; add -o FILE")
@@ -168,12 +181,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     attach_hash_progress(probes, _hash_progress_printer() if show_progress else None)
     snapshot = take_snapshot(host, probes, options, label=args.label, key=key,
                              progress=_progress_printer(show_progress))
-    if args.output:
-        _write_new_file(args.output, pretty_json(snapshot.document), args.force)
-    if not args.no_store:
-        Store().add(snapshot)
+    where = _keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
-    where = " and ".join(filter(None, [None if args.no_store else "store", str(args.output or "") or None]))
     note = hash_cache_note(snapshot.probe_data("kernels"))
     if note and not args.quiet:
         sys.stderr.write(note + "\n")
@@ -360,12 +369,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     if args.output and args.output.exists() and not args.force:
         raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
     snapshot = import_snapshot(args.files, label=args.label, key=load_signing_key() if args.sign else None)
-    if args.output:
-        _write_new_file(args.output, pretty_json(snapshot.document), args.force)
-    if not args.no_store:
-        Store().add(snapshot)
+    where = _keep(snapshot, args)
     kinds = ", ".join(f"{s['file']} ({s['format']})" for s in snapshot.document["host"]["sources"])
-    where = " and ".join(filter(None, [None if args.no_store else "store", str(args.output or "") or None]))
     sys.stderr.write(f"imported {kinds} as snapshot {snapshot.short_id}, saved to {where}\n")
     print(snapshot.short_id)
     return EXIT_OK

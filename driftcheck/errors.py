@@ -41,3 +41,14 @@ class UsageError(DriftcheckError):
 
 class HostError(DriftcheckError):
     """A host that cannot be reached or is missing what the command needs."""
+
+
+# Probe outcomes, raised inside `gather` and turned into a status by the runner (never shown as errors).
+# They live here, a leaf module, so code outside the probes package can raise them without importing it.
+
+class ProbeUnavailable(Exception):
+    """What the probe reads is not on this host (no driver, no library, no file): not an error."""
+
+
+class ProbeDenied(Exception):
+    """The probe lacks the permission to read what it needs."""

@@ -29,3 +29,20 @@ def test_rule_catalog_is_package_data() -> None:
     setup = (PACKAGE.parent / "setup.cfg").read_text("utf-8")
     assert "snapshot/*.yaml" in setup
     assert (PACKAGE / "snapshot" / "rules.yaml").is_file()
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+    """An import cycle shows only when its module is imported first; try each one first, in its own process."""
+    import subprocess
+    import sys
+
+    modules = sorted(".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts) for p in PACKAGE.rglob("*.py")
+                     if "__pycache__" not in p.parts and p.name != "__main__.py" and "scripts" not in p.parts)
+    script = ("import importlib, subprocess, sys\n"
+              "bad = [m for m in sys.argv[1:] if subprocess.run([sys.executable, '-c', 'import ' + m],"
+              " capture_output=True).returncode]\n"
+              "print(' '.join(bad))")
+    done = subprocess.run([sys.executable, "-c", script, *modules], capture_output=True, text=True,
+                          cwd=PACKAGE.parent, check=True)
+    assert done.stdout.strip() == ""
+    assert len(modules) > 40

@@ -10,9 +10,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from driftcheck.errors import ProbeUnavailable
 from driftcheck.host import Host, LocalHost
 from driftcheck.nvidia.nvml import read_nvml
-from driftcheck.probes.base import ProbeUnavailable
 
 SMI_XML_ARGV = ("nvidia-smi", "-q", "-x")
 SMI_TOPO_ARGV = ("nvidia-smi", "topo", "-m")

@@ -12,23 +12,13 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from driftcheck.errors import ProbeDenied, ProbeUnavailable
 from driftcheck.host import Host
+from driftcheck.vocabulary import CATEGORIES, STATUSES
 
-CATEGORIES = (
-    "gpu_clock_power", "thermal", "pcie_link", "p2p_topology", "nccl_env", "driver_version", "cuda_version",
-    "package_version", "package_binary", "env_var_other", "cpu_governor", "numa", "thp_memory",
-    "container_limits", "gpu_contention", "mig_ecc_persistence", "kernel_os", "hardware_change", "other",
-)
-
-STATUSES = ("ok", "unavailable", "denied", "timeout", "error", "skipped")
+__all__ = ["CATEGORIES", "STATUSES", "Probe", "ProbeDenied", "ProbeOptions", "ProbeUnavailable"]
 
 
-class ProbeUnavailable(Exception):
-    """What the probe reads is not on this host (no driver, no library, no file): not an error."""
-
-
-class ProbeDenied(Exception):
-    """The probe lacks the permission to read what it needs."""
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,14 @@ gets a new mtime and is hashed again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from driftcheck.errors import DriftcheckError
-from driftcheck.paths import data_dir, ensure_private_dir
+from driftcheck.paths import data_dir
 from driftcheck.snapshot.model import utc_now
-from driftcheck.snapshot.store import STORE_FILE
+from driftcheck.snapshot.store import STORE_FILE, open_database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS file_hashes (
@@ -56,22 +55,8 @@ class HashCache:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or data_dir() / STORE_FILE
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        ensure_private_dir(self.path.parent)
-        try:
-            connection = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise DriftcheckError(f"cannot open the hash cache in {self.path}: {exc}") from None
-        try:
-            connection.execute("PRAGMA busy_timeout = 60000")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.executescript(_SCHEMA)
-            yield connection
-        except sqlite3.DatabaseError as exc:
-            raise DriftcheckError(f"hash cache in {self.path}: {exc}") from None
-        finally:
-            connection.close()
+    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        return open_database(self.path, _SCHEMA, "hash cache in")
 
     def lookup(self, host: str) -> dict[str, CachedFile]:
         """Every file remembered for `host`, by path."""

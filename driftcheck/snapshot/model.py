@@ -10,8 +10,8 @@ from typing import Any
 
 from driftcheck import __version__
 from driftcheck.errors import SnapshotError
-from driftcheck.probes.base import STATUSES
 from driftcheck.snapshot.canonical import snapshot_id
+from driftcheck.vocabulary import STATUSES
 
 SCHEMA_VERSION = 1
 REQUIRED_KEYS = ("schema", "created_at", "host", "probes")

@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 
 from driftcheck.errors import DriftcheckError
-from driftcheck.probes.base import CATEGORIES
 from driftcheck.snapshot.paths import PathPart
+from driftcheck.vocabulary import CATEGORIES
 
 KINDS = ("added", "removed", "changed")
 DIRECTIONS = ("slower", "faster", "either")

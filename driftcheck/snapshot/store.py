@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,29 +41,36 @@ class StoredSnapshot:
     status_counts: dict[str, int]
 
 
+@contextmanager
+def open_database(path: Path, schema: str, what: str) -> Iterator[sqlite3.Connection]:
+    """A connection to the store's SQLite file with `schema` ensured; errors become one-line DriftcheckErrors.
+
+    A generous busy timeout plus WAL: concurrent driftcheck processes queue, never corrupt the file.
+    """
+    ensure_private_dir(path.parent)
+    try:
+        connection = sqlite3.connect(path, timeout=60.0, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise DriftcheckError(f"cannot open the {what} {path}: {exc}") from None
+    try:
+        connection.execute("PRAGMA busy_timeout = 60000")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.executescript(schema)
+        yield connection
+    except sqlite3.DatabaseError as exc:
+        raise DriftcheckError(f"{what} {path}: {exc}") from None
+    finally:
+        connection.close()
+
+
 class Store:
     """Snapshots kept by `driftcheck snapshot`, addressable by id prefix and by position (@latest...)."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or data_dir() / STORE_FILE
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        ensure_private_dir(self.path.parent)
-        try:
-            # A generous busy timeout plus WAL: concurrent `driftcheck snapshot` runs queue, never corrupt.
-            connection = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise DriftcheckError(f"cannot open the snapshot store {self.path}: {exc}") from None
-        try:
-            connection.execute("PRAGMA busy_timeout = 60000")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.executescript(_SCHEMA)
-            yield connection
-        except sqlite3.DatabaseError as exc:
-            raise DriftcheckError(f"snapshot store {self.path}: {exc}") from None
-        finally:
-            connection.close()
+    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        return open_database(self.path, _SCHEMA, "snapshot store")
 
     def add(self, snapshot: Snapshot) -> str:
         """Keep `snapshot`; returns its id. Adding the same snapshot twice keeps one copy."""

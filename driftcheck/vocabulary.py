@@ -1,0 +1,13 @@
+"""The fixed vocabularies of DESIGN.md: change categories and probe outcome statuses.
+
+A leaf module (it imports nothing of driftcheck), so the document model and the probes can both use
+it without importing each other.
+"""
+
+CATEGORIES = (
+    "gpu_clock_power", "thermal", "pcie_link", "p2p_topology", "nccl_env", "driver_version", "cuda_version",
+    "package_version", "package_binary", "env_var_other", "cpu_governor", "numa", "thp_memory",
+    "container_limits", "gpu_contention", "mig_ecc_persistence", "kernel_os", "hardware_change", "other",
+)
+
+STATUSES = ("ok", "unavailable", "denied", "timeout", "error", "skipped")
