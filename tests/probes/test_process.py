@@ -32,6 +32,9 @@ print("ready", flush=True)
 sys.stdin.readline()
 """
 
+# A process is keyed by its program name: `python`, or `python3` in a venv made by `python3 -m venv`.
+PYTHON_KEY = f"{Path(sys.executable).name} -c"
+
 
 def a_real_shared_object() -> Path:
     """A shared object of this interpreter's standard library (a real ELF file to map)."""
@@ -68,8 +71,8 @@ def test_live_child_process(server: tuple[subprocess.Popen[str], Path]) -> None:
     outcome = run_one(probe(), LocalHost(), ProbeOptions(pids=(child.pid,)))
     assert outcome.status == "ok", outcome.error
     processes = (outcome.data or {})["processes"]
-    assert list(processes) == ["python -c"]
-    entry = processes["python -c"]
+    assert list(processes) == [PYTHON_KEY]
+    entry = processes[PYTHON_KEY]
     assert entry["pid"] == child.pid
     assert entry["cmdline"][-4:-1] == ["--port", "30000", "--api-key"]
     assert REDACTED_PATTERN.fullmatch(entry["cmdline"][-1])
@@ -88,7 +91,7 @@ def test_library_replaced_after_load_is_flagged(server: tuple[subprocess.Popen[s
     library.unlink()  # what reinstalling a wheel under a running server does
     library.write_bytes(b"rebuilt")
     outcome = run_one(probe(), LocalHost(), ProbeOptions(pids=(child.pid,)))
-    entry = (outcome.data or {})["processes"]["python -c"]
+    entry = (outcome.data or {})["processes"][PYTHON_KEY]
     assert entry["mapped_libraries"][str(library)] == {"sha256": None, "deleted": True}
 
 
@@ -165,7 +168,7 @@ def test_two_workers_keyed_by_start_order_share_one_hash(server: tuple[subproces
         second.wait()
     processes = (outcome.data or {})["processes"]
     # Keys follow start time, not the order the pids were given.
-    assert {key: entry["pid"] for key, entry in processes.items()} == {"python -c": first.pid,
-                                                                       "python -c#2": second.pid}
+    assert {key: entry["pid"] for key, entry in processes.items()} == {PYTHON_KEY: first.pid,
+                                                                       f"{PYTHON_KEY}#2": second.pid}
     digests = {entry["mapped_libraries"][str(library)]["sha256"] for entry in processes.values()}
     assert digests == {hashlib.sha256(library.read_bytes()).hexdigest()}
