@@ -363,7 +363,7 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
             for index, case in enumerate(cases):
                 share = max(left, 0.0) / (remaining_groups + 1) / (len(cases) - index)
                 if share <= 0.0:
-                    skipped.append(case.name)
+                    skipped += [case.name, *(view.name for view in case.derived)]
                     continue
                 policy = CalibrationPolicy(budget_s=share)
                 before = device_state(resolved, case.gpu_index)

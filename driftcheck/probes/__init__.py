@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from driftcheck.errors import UsageError
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.probes.bench import BenchProbe
 from driftcheck.probes.env import EnvProbe
 from driftcheck.probes.python import PythonProbe
 from driftcheck.redact import Redactor
@@ -11,6 +12,7 @@ from driftcheck.redact import Redactor
 PROBE_CLASSES: tuple[type[Probe], ...] = (
     PythonProbe,
     EnvProbe,
+    BenchProbe,
 )
 
 
@@ -31,12 +33,15 @@ def builtin_probes(redactor: Redactor) -> list[Probe]:
 
 def select_probes(probes: list[Probe], only: list[str] | None = None, skip: list[str] | None = None,
                   cheap_only: bool = False) -> list[Probe]:
-    """The probes a run takes: `only` (if given) minus `skip`; unknown names are a UsageError."""
+    """The probes a run takes: `only` (if given) minus `skip`; unknown names are a UsageError.
+
+    Opt-in probes (`opt_in = True`, e.g. `bench`) are taken only when `only` names them."""
     known = {p.name for p in probes}
     unknown = sorted({*(only or []), *(skip or [])} - known)
     if unknown:
         raise UsageError(f"unknown probe {', '.join(unknown)}; known probes: {', '.join(sorted(known))}")
-    chosen = [p for p in probes if not only or p.name in only]
+    chosen = [p for p in probes if p.name in only] if only else \
+        [p for p in probes if not getattr(p, "opt_in", False)]
     if cheap_only and not only:
         chosen = [p for p in chosen if p.cheap]
     return [p for p in chosen if p.name not in (skip or [])]
