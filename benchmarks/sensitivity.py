@@ -1,0 +1,118 @@
+"""Sensitivity of the calibrated comparison: is a 5% slowdown caught, and is an unchanged run left alone?
+
+Over repeated trials on this machine:
+- a controlled 5% slowdown: the same GEMM / skinny GEMM with a 5% longer inner dimension, reported as
+  the nominal work (5% more arithmetic and weight traffic per operation, nothing else changed);
+  detection rate = share of trials where `compare_results` calls the shift significant and slower;
+- unchanged: two consecutive baseline runs; false-alarm rate = share called significant;
+- coarse injections (fewer threads, a competing busy process) for a few trials each.
+Each measurement gets the per-benchmark budget the quick CPU suite gives it. Targets: detection
+>= 95%, false alarms <= 5%.
+Run from the repository root: `python benchmarks/sensitivity.py [--trials 20]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from driftcheck.baselines.calibrate import CalibrationPolicy, wall_timer  # noqa: E402
+from driftcheck.baselines.compare import compare_results  # noqa: E402
+from driftcheck.baselines.suites import SUITE_BUDGET_S, Case, gemm_case, result_json, skinny_case  # noqa: E402
+
+QUICK_GROUPS = 5  # benchmarks groups in the quick CPU suite: each gets this share of its budget
+
+
+def build(torch: Any, work_factor: float) -> list[Case]:
+    return [gemm_case(torch, "cpu", None, wall_timer, 1024, "fp32", work_factor),
+            skinny_case(torch, "cpu", None, wall_timer, 4, 4096, "fp32", work_factor)]
+
+
+def run(torch: Any, cases: list[Case], budget_s: float) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with torch.inference_mode():
+        for case in cases:
+            results.update(result_json(case, case.run(CalibrationPolicy(budget_s=budget_s)), {}, {}, None))
+    return results
+
+
+def verdicts(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {entry["name"]: entry for entry in compare_results(before, after)}
+
+
+def rate(hits: list[bool]) -> str:
+    return f"{sum(hits)}/{len(hits)} = {100.0 * sum(hits) / max(len(hits), 1):.0f}%"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--coarse-trials", type=int, default=3)
+    parser.add_argument("--budget-s", type=float, default=SUITE_BUDGET_S["cpu"]["quick"] / QUICK_GROUPS)
+    args = parser.parse_args()
+    import torch
+
+    baseline_cases, slowed_cases = build(torch, 1.0), build(torch, 1.05)
+    names = [c.name for c in baseline_cases]
+    detected: dict[str, list[bool]] = {n: [] for n in names}
+    false_alarm: dict[str, list[bool]] = {n: [] for n in names}
+    ratios: dict[str, list[float]] = {n: [] for n in names}
+    started = time.monotonic()
+    previous = run(torch, baseline_cases, args.budget_s)
+    for trial in range(args.trials):
+        slowed = run(torch, slowed_cases, args.budget_s)
+        baseline = run(torch, baseline_cases, args.budget_s)
+        shift, same = verdicts(previous, slowed), verdicts(previous, baseline)
+        for name in names:
+            detected[name].append(shift[name]["significant"] and shift[name]["direction"] == "slower")
+            false_alarm[name].append(same[name]["significant"])
+            ratios[name].append(shift[name]["ratio"])
+        print(f"trial {trial + 1}: " + "; ".join(
+            f"{n}: 5% ratio {shift[n]['ratio']:.3f} p={shift[n]['p_value']:.3g} {shift[n]['direction']}, "
+            f"unchanged ratio {same[n]['ratio']:.3f} {'SIGNIFICANT' if same[n]['significant'] else 'ok'}"
+            for n in names), flush=True)
+        previous = baseline
+    print(f"\nper-benchmark budget {args.budget_s:.1f} s, {args.trials} trials, "
+          f"{time.monotonic() - started:.0f} s")
+    for name in names:
+        mean_ratio = sum(ratios[name]) / len(ratios[name])
+        print(f"{name}: 5% slowdown detected {rate(detected[name])} (target >= 95%), mean measured ratio "
+              f"{mean_ratio:.3f}; unchanged runs called different {rate(false_alarm[name])} (target <= 5%)")
+    coarse(torch, baseline_cases, args)
+    return 0
+
+
+def coarse(torch: Any, cases: list[Case], args: argparse.Namespace) -> None:
+    """Fewer threads and a competing process: large slowdowns, a few trials each."""
+    threads = torch.get_num_threads()
+    for label in (f"1 thread instead of {threads}", "a competing busy process"):
+        hits = []
+        for _ in range(args.coarse_trials):
+            before = run(torch, cases, args.budget_s)
+            competitor = None
+            if label.startswith("1 thread"):
+                torch.set_num_threads(1)
+            else:
+                competitor = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            try:
+                after = run(torch, cases, args.budget_s)
+            finally:
+                torch.set_num_threads(threads)
+                if competitor is not None:
+                    competitor.kill()
+                    competitor.wait()
+            result = verdicts(before, after)
+            hits += [e["significant"] and e["direction"] == "slower" for e in result.values()]
+            print(f"{label}: " + "; ".join(f"{n} ratio {e['ratio']:.3f} {e['direction']}" for n, e in result.items()),
+                  flush=True)
+        print(f"{label}: detected as slower {rate(hits)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
