@@ -104,3 +104,9 @@ def test_snapshot_with_bench_verifies_and_diff_hides_bench(cli_process: Callable
     everything = json.loads(cli_process("diff", str(snaps[0]), str(snaps[1]), "--format", "json",  # type: ignore
                                         "--all").stdout)
     assert [c for c in everything["changes"] if c["path"].startswith("probes.bench.data.results")]
+
+
+def test_cuda_requested_without_a_gpu_is_one_line(cli: Callable[..., object]) -> None:
+    done = cli("bench", "--device", "cuda")
+    assert done.returncode == 2  # type: ignore[attr-defined]
+    assert "no CUDA device" in done.stderr and done.stderr.count("\n") == 1  # type: ignore[attr-defined]
