@@ -85,21 +85,22 @@ def test_measures_ttft_itl_and_throughput_at_two_concurrencies(server: tuple[str
     assert data["server_info"]["get_server_info"] == SERVER_INFO
     assert data["server_info"]["version"] is None  # not a vLLM server: endpoint absent, not an error
     ttft = results["serving_c1_ttft_ms"]
-    assert ttft["n"] == 4 and TTFT_S * 1000 <= ttft["median"] < TTFT_S * 1000 + 40
+    assert ttft["n"] == 4 and TTFT_S * 1000 <= ttft["median"] < TTFT_S * 1000 + 100  # slack: a busy CI box
     itl = results["serving_c1_itl_ms"]
-    assert itl["n"] == 16 and GAP_S * 1000 * 0.9 <= itl["median"] < GAP_S * 1000 + 15
+    assert itl["n"] == 16 and GAP_S * 1000 * 0.9 <= itl["median"] < GAP_S * 1000 + 30
     assert results["serving_c1_itl_p99_ms"]["median"] >= itl["median"]
-    # 5 tokens take ~0.12 s: one at a time ~40 tok/s, four at once about four times that
+    # 5 tokens take at least 0.12 s: one at a time at most ~42 tok/s, four at once about four times that
     c1 = results["serving_c1_output_tok_per_s"]["median"]
     c4 = results["serving_c4_output_tok_per_s"]["median"]
     assert results["serving_c4_output_tok_per_s"]["output_tokens"] == 20
-    assert 20 < c1 < 45 and c4 > 2.5 * c1
+    assert 10 < c1 < 42 and c4 > 2 * c1
     # warm-up + 4 at concurrency 1 + 4 at concurrency 4, all the same deterministic requests
     assert len(httpd.bodies) == 9
     first = httpd.bodies[1]
     assert first["stream"] is True and first["temperature"] == 0.0 and first["ignore_eos"] is True
     assert first["max_tokens"] == 5 and len(first["prompt"].split()) == 16
-    assert [b["prompt"] for b in httpd.bodies[1:5]] == [b["prompt"] for b in httpd.bodies[5:9]]
+    # concurrency 4 sends the same four requests, in whatever order the server receives them
+    assert sorted(b["prompt"] for b in httpd.bodies[1:5]) == sorted(b["prompt"] for b in httpd.bodies[5:9])
     assert len({b["prompt"] for b in httpd.bodies[1:5]}) == 4
 
 
