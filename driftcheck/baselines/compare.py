@@ -18,7 +18,7 @@ from typing import Any
 
 ALPHA = 0.01
 MIN_EFFECT = 0.02
-BOOTSTRAP_ROUNDS = 2000
+BOOTSTRAP_ROUNDS = 1000
 
 
 def _higher_is_better(result: Mapping[str, Any]) -> bool:

@@ -48,6 +48,12 @@ class ServingPlan:
     timeout_s: float = 300.0
     model: str | None = None
 
+    def check(self) -> None:
+        """UsageError unless every count is at least 1."""
+        for name in ("requests", "prompt_words", "output_tokens", "concurrency"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+
     def prompts(self) -> list[str]:
         """The deterministic prompts, one per request."""
         prompts = []
@@ -201,6 +207,8 @@ def run_level(url: str, payloads: Sequence[dict[str, Any]], concurrency: int,
 def measure_server(url: str, plan: ServingPlan | None = None) -> dict[str, Any]:
     """Measure the server at `url`: server info, then the request set at concurrency 1 and the plan's."""
     plan = plan or ServingPlan()
+    plan.check()
+    _split_url(url)
     info = server_info(url)
     model = plan.model or _first_model(info)
     if model is None:
@@ -231,6 +239,7 @@ def _first_model(info: dict[str, Any]) -> str | None:
 def measure_sglang_engine(model_path: str, plan: ServingPlan | None = None) -> dict[str, Any]:
     """Measure sglang's offline engine on `model_path` with the same request set (needs sglang)."""
     plan = plan or ServingPlan()
+    plan.check()
     sglang = import_sglang()
     engine = sglang.Engine(model_path=model_path)
     try:

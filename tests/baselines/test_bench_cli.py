@@ -110,3 +110,13 @@ def test_cuda_requested_without_a_gpu_is_one_line(cli: Callable[..., object]) ->
     done = cli("bench", "--device", "cuda")
     assert done.returncode == 2  # type: ignore[attr-defined]
     assert "no CUDA device" in done.stderr and done.stderr.count("\n") == 1  # type: ignore[attr-defined]
+
+
+def test_bad_server_arguments_are_one_line(cli: Callable[..., object]) -> None:
+    for args, message in ((("--server", "127.0.0.1:30000"), "expected an http(s)://HOST[:PORT] URL"),
+                          (("--server", "http://127.0.0.1:9", "--concurrency", "0"),
+                           "--concurrency must be at least 1"),
+                          (("--server", "http://127.0.0.1:9"), "cannot reach http://127.0.0.1:9")):
+        done = cli("bench", *args)
+        assert done.returncode == 2, args  # type: ignore[attr-defined]
+        assert message in done.stderr and done.stderr.count("\n") == 1  # type: ignore[attr-defined]
