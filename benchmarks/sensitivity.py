@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from driftcheck.baselines.calibrate import CalibrationPolicy, wall_timer  # noqa: E402
 from driftcheck.baselines.compare import compare_results  # noqa: E402
+from driftcheck.baselines.load import BUSY_THRESHOLD_CORES, OtherLoad  # noqa: E402
 from driftcheck.baselines.suites import SUITE_BUDGET_S, Case, gemm_case, result_json, skinny_case  # noqa: E402
 
 QUICK_GROUPS = 5  # benchmarks groups in the quick CPU suite: each gets this share of its budget
@@ -39,11 +40,16 @@ def build(torch: Any, work_factor: float) -> list[Case]:
             skinny_case(torch, "cpu", None, wall_timer, 4, 4096, "fp32", work_factor)]
 
 
+LOADS: list[float] = []  # other work's CPU cores during each run, in run order
+
+
 def run(torch: Any, cases: list[Case], budget_s: float) -> dict[str, Any]:
     results: dict[str, Any] = {}
+    meter = OtherLoad()
     with torch.inference_mode():
         for case in cases:
             results.update(result_json(case, case.run(CalibrationPolicy(budget_s=budget_s)), {}, {}, None))
+    LOADS.append(meter.cores())
     return results
 
 
@@ -73,12 +79,17 @@ def main() -> int:
     names = [c.name for c in baseline_cases]
     detected: dict[str, list[bool]] = {n: [] for n in names}
     false_alarm: dict[str, list[bool]] = {n: [] for n in names}
+    quiet_shift: list[bool] = []  # per trial: other work stayed under the threshold in both runs compared
+    quiet_same: list[bool] = []
     ratios: dict[str, list[float]] = {n: [] for n in names}
     started = time.monotonic()
     previous = run(torch, baseline_cases, args.budget_s)
     for trial in range(args.trials):
         slowed = run(torch, slowed_cases, args.budget_s)
         baseline = run(torch, baseline_cases, args.budget_s)
+        load_before, load_slowed, load_after = LOADS[-3:]
+        quiet_shift.append(max(load_before, load_slowed) <= BUSY_THRESHOLD_CORES)
+        quiet_same.append(max(load_before, load_after) <= BUSY_THRESHOLD_CORES)
         shift, same = verdicts(previous, slowed), verdicts(previous, baseline)
         for name in names:
             detected[name].append(shift[name]["significant"] and shift[name]["direction"] == "slower")
@@ -87,7 +98,7 @@ def main() -> int:
         print(f"trial {trial + 1}: " + "; ".join(
             f"{n}: 5% ratio {shift[n]['ratio']:.3f} p={shift[n]['p_value']:.3g} {shift[n]['direction']}, "
             f"unchanged ratio {same[n]['ratio']:.3f} {'SIGNIFICANT' if same[n]['significant'] else 'ok'}"
-            for n in names), flush=True)
+            for n in names) + f"; other work {load_before:.2f}/{load_slowed:.2f}/{load_after:.2f} CPUs", flush=True)
         previous = baseline
     print(f"\nper-benchmark budget {args.budget_s:.1f} s, {args.trials} trials, "
           f"{time.monotonic() - started:.0f} s")
@@ -95,6 +106,11 @@ def main() -> int:
         mean_ratio = sum(ratios[name]) / len(ratios[name])
         print(f"{name}: 5% slowdown detected {rate(detected[name])} (target >= 95%), mean measured ratio "
               f"{mean_ratio:.3f}; unchanged runs called different {rate(false_alarm[name])} (target <= 5%)")
+        quiet_hits = [hit for hit, quiet in zip(detected[name], quiet_shift, strict=True) if quiet]
+        quiet_alarms = [hit for hit, quiet in zip(false_alarm[name], quiet_same, strict=True) if quiet]
+        print(f"  of those, pairs where other work stayed under {BUSY_THRESHOLD_CORES} CPUs: detected "
+              f"{rate(quiet_hits)}; unchanged called different {rate(quiet_alarms)}")
+    print(f"other work during runs: median {sorted(LOADS)[len(LOADS) // 2]:.2f} CPUs, max {max(LOADS):.2f}")
     coarse(torch, baseline_cases, args)
     if args.resampled:
         resampled(previous, args.resampled)

@@ -31,6 +31,7 @@ def results_text(data: dict[str, Any]) -> str:
         lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
     if data.get("skipped"):
         lines.append(f"not run (suite budget spent): {', '.join(data['skipped'])}")
+    lines += [f"warning: {w}" for w in data.get("warnings") or []]
     if data.get("errors"):
         lines.append(f"failed requests: {len(data['errors'])}; first: {data['errors'][0]}")
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ from driftcheck.baselines.clocks import device_state
 from driftcheck.baselines.decode import DecoderShape, SyntheticDecoder
 from driftcheck.baselines.deps import import_torch
 from driftcheck.baselines.distributed import allreduce_measurements, bus_bandwidth_gbps
+from driftcheck.baselines.load import OtherLoad, load_report, load_warning
 from driftcheck.baselines.references import efficiency, reference_for
 from driftcheck.errors import UsageError
 
@@ -348,6 +349,7 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
     torch = import_torch()
     resolved = resolve_device(torch, device)
     started = time.monotonic()
+    meter = OtherLoad()
     plan = gpu_plan(torch, suite) if resolved == "cuda" else cpu_plan(torch, suite)
     total_budget = budget_s if budget_s is not None else SUITE_BUDGET_S[resolved][suite]
     device_name = torch.cuda.get_device_name(0) if resolved == "cuda" else "cpu"
@@ -376,7 +378,10 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
                 if progress:
                     for name, entry in entries.items():
                         progress(name, entry)
+    machine_load = load_report(meter)
+    warning = load_warning(machine_load)
     return {"suite": suite, "device": resolved, "device_name": device_name,
             "torch_version": str(torch.__version__), "threads": int(torch.get_num_threads()),
             "budget_s": total_budget, "elapsed_s": round(time.monotonic() - started, 3),
-            "reference": reference, "skipped": skipped, "results": results}
+            "reference": reference, "skipped": skipped, "machine_load": machine_load,
+            "warnings": [warning] if warning else [], "results": results}
