@@ -248,7 +248,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 def _add_bench(sub: Any) -> None:
     p = sub.add_parser("bench", help="run the calibrated baseline benchmarks, or measure a serving stack",
                        description="Run a calibrated benchmark suite (warm-up until settled, repeat until the "
-                                   "95%% CI of each median is within ±1%% or the budget is spent) and print "
+                                   "95% CI of each median is within ±1% or the budget is spent) and print "
                                    "median, n, CV and CI per benchmark. With --server, measure a running "
                                    "OpenAI-compatible server (SGLang, vLLM) instead. Needs torch (suites) "
                                    "or sglang (--sglang-model).")

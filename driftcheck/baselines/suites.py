@@ -21,6 +21,7 @@ from driftcheck.baselines.deps import import_torch
 from driftcheck.baselines.distributed import allreduce_measurements, bus_bandwidth_gbps
 from driftcheck.baselines.load import OtherLoad, load_report, load_warning
 from driftcheck.baselines.references import efficiency, reference_for
+from driftcheck.baselines.stats import summarize
 from driftcheck.errors import UsageError
 
 SUITES = ("quick", "standard", "full")
@@ -183,8 +184,8 @@ def allreduce_cases(torch: Any, world: int, sizes: Sequence[int], backend: str) 
         def run(policy: CalibrationPolicy) -> Measurement:
             # One set of processes measures every size: starting them costs more than a small all-reduce.
             if size not in cache:
-                per_size = CalibrationPolicy(**{**policy.__dict__, "budget_s": policy.budget_s})
-                cache.update(allreduce_measurements(torch, pending, world, backend, per_size))
+                # Each size gets the budget of one benchmark; the later sizes then cost nothing.
+                cache.update(allreduce_measurements(torch, pending, world, backend, policy))
             return cache[size]
         return run
 
@@ -315,8 +316,6 @@ def resolve_device(torch: Any, device: str) -> str:
 def result_json(case: Case, measurement: Measurement, before: dict[str, Any], after: dict[str, Any],
                 reference: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     """The entries (the case and its derived views) of `probes.bench.data.results` for one measurement."""
-    from driftcheck.baselines.stats import summarize
-
     values = [case.value_of(s) for s in measurement.samples_s]
     summary = summarize(values)
     common = {"params": case.params, "calibration": measurement.report, "clocks_before": before,
