@@ -18,6 +18,9 @@ from typing import Any
 import yaml
 
 from driftcheck import __version__
+from driftcheck.baselines.render import results_text
+from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
+from driftcheck.baselines.suites import DEVICES, SUITES, run_suite
 from driftcheck.check import DEFAULT_MIN_CONFIDENCE, check_against, load_policy, probes_to_check
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.host import Host, LocalHost
@@ -25,6 +28,7 @@ from driftcheck.importer import import_snapshot
 from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, probe_names, select_probes
 from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.bench import bench_options
 from driftcheck.probes.kernels import attach_hash_progress, hash_cache_note
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.record import ensure_empty_directory, record, replay_options
@@ -110,6 +114,10 @@ def _add_snapshot(sub: Any) -> None:
     p.add_argument("--no-sign", action="store_true", help="do not sign the snapshot")
     p.add_argument("--no-store", action="store_true", help="do not keep it in the local store (needs -o)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument("--bench", choices=("quick", "standard", "full"),
+                   help="also run this calibrated benchmark suite (after the other probes) and embed it as "
+                        "probe `bench`; needs torch")
+    p.add_argument("--bench-budget-s", type=float, metavar="S", help=argparse.SUPPRESS)
     p.set_defaults(handler=_cmd_snapshot)
 
 
@@ -131,7 +139,8 @@ def _probe_options(args: argparse.Namespace) -> ProbeOptions:
         except re.error as exc:
             raise UsageError(f"--process {pattern!r}: not a regular expression ({exc})") from exc
     return ProbeOptions(deep=bool(getattr(args, "deep", False)), pids=tuple(args.pid),
-                        process_patterns=tuple(args.process))
+                        process_patterns=tuple(args.process),
+                        extra=bench_options(getattr(args, "bench", None), getattr(args, "bench_budget_s", None)))
 
 
 def _snapshot_host(args: argparse.Namespace) -> tuple[Host, ProbeOptions]:
@@ -546,10 +555,60 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_DIFFERENT if result.drift else EXIT_OK
 
 
+# --- bench ------------------------------------------------------------------------------------------
+
+def _add_bench(sub: Any) -> None:
+    p = sub.add_parser("bench", help="run the calibrated baseline benchmarks, or measure a serving stack",
+                       description="Run a calibrated benchmark suite (warm-up until settled, repeat until the "
+                                   "95% CI of each median is within ±1% or the budget is spent) and print "
+                                   "median, n, CV and CI per benchmark. With --server, measure a running "
+                                   "OpenAI-compatible server (SGLang, vLLM) instead. Needs torch (suites) "
+                                   "or sglang (--sglang-model).")
+    p.add_argument("--suite", choices=SUITES, default="quick", help="which suite (default quick)")
+    p.add_argument("--device", choices=DEVICES, default="auto", help="where to run (default auto)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    p.add_argument("--budget-s", type=float, metavar="S",
+                   help="total time budget of the suite instead of its default (small: a fast smoke run)")
+    p.add_argument("--only", action="append", metavar="TEXT",
+                   help="run only benchmarks whose name contains TEXT (repeatable)")
+    p.add_argument("--server", metavar="URL", help="measure the OpenAI-compatible server at URL")
+    p.add_argument("--sglang-model", metavar="PATH", help="measure sglang's offline engine on this model")
+    p.add_argument("--model", help="model name to request from --server (default: its first listed model)")
+    p.add_argument("--requests", type=int, default=ServingPlan.requests, help="requests per concurrency level")
+    p.add_argument("--concurrency", type=int, default=ServingPlan.concurrency,
+                   help="the fixed concurrency measured besides 1 (default %(default)s)")
+    p.add_argument("--prompt-words", type=int, default=ServingPlan.prompt_words, help=argparse.SUPPRESS)
+    p.add_argument("--output-tokens", type=int, default=ServingPlan.output_tokens,
+                   help="tokens generated per request (default %(default)s)")
+    p.add_argument("-o", "--output", type=Path, help="also write the JSON results to this file")
+    p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")
+    p.set_defaults(handler=_cmd_bench)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.output and args.output.exists() and not args.force:
+        raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
+    if args.server and args.sglang_model:
+        raise UsageError("--server and --sglang-model measure different things; give one")
+    plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
+                       concurrency=args.concurrency, model=args.model)
+    if args.server:
+        data = measure_server(args.server, plan)
+    elif args.sglang_model:
+        data = measure_sglang_engine(args.sglang_model, plan)
+    else:
+        data = run_suite(args.suite, args.device, args.budget_s, args.only)
+    text = json.dumps(data, indent=2, sort_keys=True, default=str)
+    if args.output:
+        _write_new_file(args.output, text + "\n", args.force)
+    sys.stdout.write(text + "\n" if args.format == "json" else results_text(data))
+    return EXIT_OK
+
+
 # --- main -------------------------------------------------------------------------------------------
 
 COMMANDS = (_add_snapshot, _add_show, _add_verify, _add_key, _add_log, _add_diff, _add_explain, _add_check,
-            _add_baseline, _add_import, _add_record)
+            _add_baseline, _add_bench, _add_import, _add_record)
 
 
 def build_parser() -> argparse.ArgumentParser:

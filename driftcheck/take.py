@@ -15,8 +15,15 @@ from driftcheck.snapshot.signing import sign_document
 def take_snapshot(host: Host, probes: Sequence[Probe], options: ProbeOptions | None = None,
                   label: str | None = None, key: KeyPair | None = None, origin: str | None = None,
                   progress: ProgressCallback | None = None) -> Snapshot:
-    """Probe `host` and return the snapshot, signed with `key` when one is given."""
-    outcomes = run_probes(host, probes, options, progress)
+    """Probe `host` and return the snapshot, signed with `key` when one is given.
+
+    Probes marked `runs_alone` (benchmarks) run after the others have finished: sharing the CPUs with
+    probes that hash files or start tools, they would measure that work too.
+    """
+    outcomes = run_probes(host, [p for p in probes if not p.runs_alone], options, progress)
+    alone = [p for p in probes if p.runs_alone]
+    if alone:
+        outcomes.update(run_probes(host, alone, options, progress))
     # Report order follows the probe list, not completion order, so two snapshots read alike.
     probes_json = {probe.name: outcomes[probe.name].to_json() for probe in probes}
     document = new_document(host.describe(), probes_json, label=label,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from driftcheck.errors import UsageError
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.probes.bench import BenchProbe
 from driftcheck.probes.env import EnvProbe
 from driftcheck.probes.gpu import GpuProbe
 from driftcheck.probes.kernels import KernelsProbe
@@ -27,6 +28,7 @@ PROBE_CLASSES: tuple[type[Probe], ...] = (
     NcclProbe,
     SystemProbe,
     ProcessProbe,
+    BenchProbe,
 )
 
 
@@ -47,22 +49,26 @@ def builtin_probes(redactor: Redactor) -> list[Probe]:
 
 def select_probes(probes: list[Probe], only: list[str] | None = None, skip: list[str] | None = None,
                   cheap_only: bool = False, options: ProbeOptions | None = None) -> list[Probe]:
-    """The probes a run takes: `only` (if given) minus `skip`; unknown names are a UsageError.
+    """The probes a run takes: `only` (if given, else the default set) minus `skip`.
 
-    Without `only`, an `on_request` probe is taken only when `options` ask for it.
+    An `on_request` probe (process, bench) is in the default set only when `options` ask for it, and is
+    added to `only` when they do. With `cheap_only` the default set keeps the cheap probes. Unknown names
+    are a UsageError.
     """
     known = {p.name for p in probes}
     unknown = sorted({*(only or []), *(skip or [])} - known)
     if unknown:
         raise UsageError(f"unknown probe {', '.join(unknown)}; known probes: {', '.join(sorted(known))}")
     options = options or ProbeOptions()
-    if only:
-        chosen = [p for p in probes if p.name in only]
-    else:
-        chosen = [p for p in probes if not p.on_request or p.requested(options)]
-    if cheap_only and not only:
-        chosen = [p for p in chosen if p.cheap]
-    return [p for p in chosen if p.name not in (skip or [])]
+
+    def taken(probe: Probe) -> bool:
+        if probe.on_request and probe.requested(options):
+            return True
+        if only:
+            return probe.name in only
+        return not probe.on_request and (probe.cheap or not cheap_only)
+
+    return [p for p in probes if taken(p) and p.name not in (skip or [])]
 
 
 __all__ = ["PROBE_CLASSES", "Probe", "ProbeOptions", "builtin_probes", "probe_class", "probe_names",

@@ -55,6 +55,8 @@ class Probe(ABC):
     cheap: ClassVar[bool] = True
     # Taken only when the user's options ask for it (e.g. `process` needs --pid or --process).
     on_request: ClassVar[bool] = False
+    # Runs after the other probes have finished, alone: a benchmark would otherwise measure their work.
+    runs_alone: ClassVar[bool] = False
     default_category: ClassVar[str] = "other"
     # (regex matched against the data path, category); the first match wins.
     categories: ClassVar[tuple[tuple[str, str], ...]] = ()

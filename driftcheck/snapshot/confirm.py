@@ -1,8 +1,8 @@
 """`explain --confirm`: rerun the calibrated benchmark with a suspect reverted, per process.
 
 Only what one process can undo for itself is confirmable (an environment variable); a driver, a
-clock or a cable is not, and says so. The benchmark runs here, in a child process, so this
-confirms a cause on *this* machine in its current state (B), with A's value put back.
+clock or a cable is not, and says so. The benchmark runs here, in child processes: once with the
+variable as B had it, once with A's value put back, so this confirms a cause on *this* machine.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from driftcheck.baselines.deps import TORCH_PIN
 from driftcheck.snapshot.explain import Explained, Explanation, bench_worse
 
 BenchRun = Callable[[dict[str, str | None]], Any]
@@ -23,18 +24,19 @@ _BENCH_TIMEOUT_S = 600.0
 
 
 def _compare(before: Any, after: Any) -> list[dict[str, Any]]:
+    """Compare two `driftcheck bench --format json` outputs through their `results` maps."""
     compare = importlib.import_module("driftcheck.baselines.compare").compare_results
-    try:
-        return list(compare(before, after))
-    except (KeyError, TypeError, ValueError):
-        return list(compare(before["results"], after["results"]))
+    return list(compare(before["results"], after["results"]))
 
 
-def bench_runner(suite: str = "quick") -> tuple[BenchRun | None, str]:
+def bench_runner(suite: str = "quick", budget_s: float | None = None) -> tuple[BenchRun | None, str]:
     """A function that runs `driftcheck bench` in a child process with env overrides, or None and why not."""
-    if importlib.util.find_spec("driftcheck.baselines") is None or \
-            importlib.util.find_spec("driftcheck.baselines.compare") is None:
-        return None, "the calibrated benchmark (driftcheck.baselines) is not part of this driftcheck"
+    if importlib.util.find_spec("torch") is None:
+        return None, (f"the calibrated benchmark needs torch: pip install torch=={TORCH_PIN} (or your build) "
+                      "first, then pip install 'driftcheck[bench]'")
+    argv = [sys.executable, "-m", "driftcheck", "bench", "--suite", suite, "--format", "json"]
+    if budget_s is not None:
+        argv += ["--budget-s", str(budget_s)]
 
     def run(overrides: dict[str, str | None]) -> Any:
         env = dict(os.environ)
@@ -43,8 +45,7 @@ def bench_runner(suite: str = "quick") -> tuple[BenchRun | None, str]:
                 env.pop(name, None)
             else:
                 env[name] = value
-        done = subprocess.run([sys.executable, "-m", "driftcheck", "bench", "--suite", suite, "--format", "json"],
-                              capture_output=True, text=True, env=env, timeout=_BENCH_TIMEOUT_S, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=_BENCH_TIMEOUT_S, check=False)
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else
                                f"driftcheck bench exited {done.returncode}")
@@ -55,10 +56,11 @@ def bench_runner(suite: str = "quick") -> tuple[BenchRun | None, str]:
 
 def _verdict(explanation: Explanation, run: BenchRun, regressed: set[str]) -> str:
     revert = explanation.revert or {}
-    name, value = str(revert.get("name")), revert.get("value")
+    name, value, current = str(revert.get("name")), revert.get("value"), revert.get("current")
     undo = f"unset {name}" if value is None else f"{name}={value}"
     try:
-        as_is = run({})
+        # Both runs set the variable explicitly (B's value, then A's), whatever this shell has.
+        as_is = run({name: None if current is None else str(current)})
         reverted = run({name: None if value is None else str(value)})
         rows = _compare(as_is, reverted)
     except (RuntimeError, OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired) as exc:

@@ -356,12 +356,9 @@ def bench_evidence(a: Snapshot, b: Snapshot) -> tuple[list[dict[str, Any]], str 
     except (ImportError, AttributeError):
         return [], "benchmark results present, but this driftcheck has no benchmark comparison module"
     try:
-        entries = compare(before, after)
-    except (KeyError, TypeError, ValueError):
-        try:
-            entries = compare(before["results"], after["results"])
-        except (KeyError, TypeError, ValueError) as exc:
-            return [], f"benchmark results could not be compared: {exc}"
+        entries = compare(before["results"], after["results"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return [], f"benchmark results could not be compared: {exc}"
     rows = [{key: entry.get(key) for key in ("name", "unit", "before", "after", "ratio", "significant", "p_value",
                                               "direction")} for entry in entries if isinstance(entry, dict)]
     return sorted(rows, key=lambda row: str(row["name"])), None
@@ -386,7 +383,9 @@ def _boot_changed(diff: SnapshotDiff) -> bool:
 
 def _revert(rule: Rule, change: Change, captures: dict[str, str]) -> dict[str, Any] | None:
     if rule.revert == "env" and "var" in captures:
-        return {"kind": "env", "name": captures["var"], "value": None if change.kind == "added" else change.before}
+        # `value` is A's (None: unset on A), `current` B's: --confirm measures one against the other.
+        return {"kind": "env", "name": captures["var"], "value": None if change.kind == "added" else change.before,
+                "current": None if change.kind == "removed" else change.after}
     return None
 
 

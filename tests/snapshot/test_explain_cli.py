@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CliResult
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
@@ -100,9 +102,33 @@ def test_confirm_says_not_confirmable_and_why(cli: Callable[..., CliResult]) -> 
     verdicts = [row["confirm"] for row in report["explanations"]]
     assert verdicts and all(v.startswith("not confirmable: ") for v in verdicts)
     assert "cannot be reverted inside one process" in verdicts[0]
+
+
+
+def test_confirm_without_torch_says_how_to_get_it(cli: Callable[..., CliResult],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else
+                        real_find_spec(name, *a))
     a, b = _pair("env-thread-count")
     report = json.loads(cli("explain", a, b, "--format", "json", "--confirm").stdout)
-    assert report["explanations"][0]["confirm"].startswith("not confirmable: the calibrated benchmark")
+    assert report["explanations"][0]["confirm"].startswith("not confirmable: the calibrated benchmark needs torch")
+
+
+def test_confirm_reruns_the_real_benchmark_for_an_env_suspect(cli: Callable[..., CliResult],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import driftcheck.cli as cli_module
+    from driftcheck.snapshot.confirm import bench_runner
+
+    # The real `driftcheck bench` in child processes, on a small budget so the test stays short.
+    monkeypatch.setattr(cli_module, "bench_runner", lambda: bench_runner(budget_s=1.0))
+    a, b = _pair("env-thread-count")
+    report = json.loads(cli("explain", a, b, "--format", "json", "--confirm").stdout)
+    verdict = report["explanations"][0]["confirm"]
+    assert verdict.startswith(("confirmed: with ", "not confirmed: with ")), verdict
+    assert "OMP_NUM_THREADS" in verdict
 
 
 def test_explain_bad_input_is_one_line_exit_2(cli_process: Callable[..., CliResult], tmp_path: Path) -> None:

@@ -1,0 +1,63 @@
+"""`bench` probe: the calibrated baseline benchmarks, embedded in a snapshot (`snapshot --bench SUITE`).
+
+Opt-in: it takes tens of seconds and loads torch, so it runs only when asked for. It runs isolated in
+a child interpreter (CUDA initialisation can hang or crash) and only on the local machine. Every
+number differs run to run, so the whole probe is volatile in a plain diff; `compare_results` judges
+the shift statistically instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from driftcheck.host import Host, LocalHost
+from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
+
+BENCH_OPTION = "bench_suite"
+BENCH_BUDGET_OPTION = "bench_budget_s"
+
+
+class BenchProbe(Probe):
+    name = "bench"
+    description = "calibrated baseline benchmarks (opt-in: snapshot --bench quick|standard|full)"
+    # The full GPU suite's budget plus building its workloads; each suite enforces its own budget.
+    timeout_s = 900.0
+    isolated = True
+    cheap = False
+    on_request = True
+    runs_alone = True
+    default_category = "other"
+    volatile = (r"",)
+
+    @classmethod
+    def requested(cls, options: ProbeOptions) -> bool:
+        return BENCH_OPTION in options.extra
+
+    def gather(self, host: Host, options: ProbeOptions) -> Any:
+        if not isinstance(host, LocalHost):
+            raise ProbeUnavailable("benchmarks run only on the local machine")
+        # Imported here: the suites pull in torch-facing code that a plain snapshot never needs.
+        from driftcheck.baselines.deps import BenchDependencyError
+        from driftcheck.baselines.suites import run_suite
+
+        budget = options.extra.get(BENCH_BUDGET_OPTION)
+        try:
+            return run_suite(str(options.extra.get(BENCH_OPTION, "quick")),
+                             budget_s=float(budget) if budget is not None else None)
+        except BenchDependencyError as exc:
+            raise ProbeUnavailable(str(exc)) from None
+
+    def parse(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(raw, dict) or not isinstance(raw.get("results"), dict):
+            raise ValueError("benchmark output has no results")
+        return dict(raw)
+
+
+def bench_options(suite: str | None, budget_s: float | None) -> dict[str, object]:
+    """The ProbeOptions.extra entries that ask for the bench probe, its suite and its budget."""
+    extra: dict[str, object] = {}
+    if suite:
+        extra[BENCH_OPTION] = suite
+    if budget_s is not None:
+        extra[BENCH_BUDGET_OPTION] = budget_s
+    return extra

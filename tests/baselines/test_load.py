@@ -1,0 +1,35 @@
+"""Other work's CPU use during a run, measured on the live machine with a real busy process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from driftcheck.baselines.load import OtherLoad, load_report, load_warning
+
+BUSY = "import time\nend = time.time() + 2.0\nwhile time.time() < end: pass"
+
+
+def test_a_busy_neighbour_shows_in_other_cpu_cores() -> None:
+    busy = subprocess.Popen([sys.executable, "-c", BUSY])
+    try:
+        time.sleep(0.2)
+        meter = OtherLoad()
+        time.sleep(0.8)  # the neighbour is not reaped yet: its CPU time is not ours
+        report = load_report(meter)
+    finally:
+        busy.kill()
+        busy.wait()
+    assert float(report["other_cpu_cores"]) > 0.3
+    assert "busy during the benchmarks" in str(load_warning(report))
+
+
+def test_our_own_work_is_not_other_load() -> None:
+    meter = OtherLoad()
+    before = meter.own_s
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:
+        sum(range(1000))
+    assert OtherLoad().own_s - before > 0.2
+    assert load_warning({"cpus": 2, "other_cpu_cores": 0.1}) is None
