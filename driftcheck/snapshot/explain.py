@@ -259,7 +259,11 @@ class _Vars(dict[str, str]):
 def _template_vars(diff: SnapshotDiff, changes: list[tuple[Change, dict[str, str]]]) -> _Vars:
     first, captures = changes[0]
     values = _Vars(captures)
-    values.update(path=first.path, kind=first.kind, before=show_value(first.before), after=show_value(first.after),
+    # A variable that is absent is "unset", not "none" (which could be its value).
+    absent = "unset" if "var" in captures else show_value(None)
+    before = absent if first.kind == "added" else show_value(first.before)
+    after = absent if first.kind == "removed" else show_value(first.after)
+    values.update(path=first.path, kind=first.kind, before=before, after=after,
                   before_sh=shlex.quote(show_value(first.before)), after_sh=shlex.quote(show_value(first.after)),
                   n=str(len(changes)))
     values["field"] = _field(first, captures)

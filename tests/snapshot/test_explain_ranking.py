@@ -141,3 +141,10 @@ def test_unchanged_lists_watched_packages_with_binaries() -> None:
                                      read_snapshot_file(PAIRS / "kernel-rebuilt-same-version" / "b.json")))
     assert not any(row["title"].startswith("torch 2.13.0+cpu") for row in rebuilt.unchanged)
     assert json.dumps(rebuilt.explanations[0].to_json())
+
+
+def test_an_absent_variable_reads_unset() -> None:
+    a = read_snapshot_file(PAIRS / "env-thread-count" / "a.json")
+    b = read_snapshot_file(PAIRS / "env-thread-count" / "b.json")
+    assert [e.title for e in explain(diff_snapshots(a, b)).explanations] == ["OMP_NUM_THREADS unset -> 1"]
+    assert [e.title for e in explain(diff_snapshots(b, a)).explanations] == ["OMP_NUM_THREADS 1 -> unset"]
