@@ -25,7 +25,7 @@ def test_check_passes_right_after_baseline_save_and_fails_after_a_change(
     assert "check: ok" in clean.stdout
     drift = cli_process("check", env={"OMP_NUM_THREADS": "1"})
     assert drift.returncode == 1
-    assert "OMP_NUM_THREADS none -> 1" in drift.stdout
+    assert "OMP_NUM_THREADS unset -> 1" in drift.stdout
     assert "unset OMP_NUM_THREADS" in drift.stdout
     assert "check: DRIFT" in drift.stdout
 
@@ -34,7 +34,7 @@ def test_low_confidence_difference_is_shown_but_not_drift(cli_process: Callable[
     assert cli_process("baseline", "save", "default").returncode == 0
     result = cli_process("check", "--no-store", env={"SOME_UNRELATED_SETTING": "x"})
     assert result.returncode == 0
-    assert "SOME_UNRELATED_SETTING none -> x" in result.stdout
+    assert "SOME_UNRELATED_SETTING unset -> x" in result.stdout
     strict = cli_process("check", "--no-store", "--min-confidence", "0", env={"SOME_UNRELATED_SETTING": "x"})
     assert strict.returncode == 1
 
