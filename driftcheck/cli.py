@@ -165,6 +165,14 @@ def _local_host(args: argparse.Namespace) -> Host:
     return _target_host(args.python)
 
 
+def _check_keep(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a `-o`/`--no-store` combination `_keep` could not honour."""
+    if args.no_store and not args.output:
+        raise UsageError("--no-store keeps the snapshot nowhere; add -o FILE")
+    if args.output and args.output.exists() and not args.force:
+        raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
+
+
 def _keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
     """Write the snapshot to `-o` and the store as asked; returns where it went, for the message."""
     places = []
@@ -178,10 +186,7 @@ def _keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    if args.no_store and not args.output:
-        raise UsageError("--no-store keeps the snapshot nowhere; add -o FILE")
-    if args.output and args.output.exists() and not args.force:
-        raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
+    _check_keep(args)
     host, options = _snapshot_host(args)
     redactor = Redactor(load_redaction_secret())
     probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
@@ -373,10 +378,7 @@ def _add_import(sub: Any) -> None:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    if args.no_store and not args.output:
-        raise UsageError("--no-store keeps the snapshot nowhere; add -o FILE")
-    if args.output and args.output.exists() and not args.force:
-        raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
+    _check_keep(args)
     snapshot = import_snapshot(args.files, label=args.label, key=load_signing_key() if args.sign else None)
     where = _keep(snapshot, args)
     kinds = ", ".join(f"{s['file']} ({s['format']})" for s in snapshot.document["host"]["sources"])
