@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from driftcheck.probes import probe_names
 from driftcheck.snapshot.diff import SnapshotDiff
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
@@ -38,7 +39,10 @@ def snapshot_text(snapshot: Snapshot, signer: str | None) -> str:
              + (f"  label {snapshot.label!r}" if snapshot.label else ""),
              f"origin {doc.get('origin', '?')}, driftcheck {doc.get('tool', {}).get('version', '?')}, "
              + (f"signed by {signer}" if signer else "unsigned")]
-    for name, outcome in doc["probes"].items():
+    # A stored document's keys come back sorted; show the probes in their report order instead.
+    order = {name: i for i, name in enumerate(probe_names())}
+    for name in sorted(doc["probes"], key=lambda n: (order.get(n, len(order)), n)):
+        outcome = doc["probes"][name]
         status = outcome["status"]
         duration = outcome.get("duration_s")
         head = f"\n[{name}] {status}" + (f" ({duration:.2f} s)" if isinstance(duration, (int, float)) else "")

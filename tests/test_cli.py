@@ -160,3 +160,9 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
             parser.parse_args([name, "--help"])
         assert exited.value.code == 0
         assert "usage: driftcheck " + name in capsys.readouterr().out
+
+
+def test_show_lists_probes_in_report_order(cli, tmp_path: Path) -> None:
+    cli("snapshot", "--probe", "env", "--probe", "python", "--probe", "system")
+    headers = [line.split("]")[0] + "]" for line in cli("show", "@latest").stdout.splitlines() if line.startswith("[")]
+    assert headers == ["[python]", "[env]", "[system]"]
