@@ -42,7 +42,11 @@ class CommandTimeout(Exception):
 
 
 class TargetPythonError(Exception):
-    """The target interpreter could not run a facts script, or printed something that is not JSON."""
+    """The target interpreter could not run a facts script (not a Python, too old), or printed no JSON."""
+
+
+class FactsScriptError(Exception):
+    """A facts script ran in the target interpreter and raised: a bug or a broken install, not an absence."""
 
 
 def facts_script(script_name: str) -> str:
@@ -138,7 +142,7 @@ class LocalHost(Host):
         argv = [self.target_python, "-c", facts_script(script_name), *args]
         try:
             completed = subprocess.run(argv, capture_output=True, timeout=timeout_s, cwd="/",
-                                       stdin=subprocess.DEVNULL, check=False)
+                                       env=_absolute_pythonpath(), stdin=subprocess.DEVNULL, check=False)
         except subprocess.TimeoutExpired as exc:
             raise CommandTimeout(f"{script_name} in {self.target_python} ran past {timeout_s:g} s") from exc
         return parse_script_output(script_name, self.target_python, completed.returncode,
@@ -152,11 +156,23 @@ class LocalHost(Host):
         return {"name": self.name, "kind": self.kind, "python": self.target_python}
 
 
+def _absolute_pythonpath() -> dict[str, str]:
+    """This environment with relative PYTHONPATH entries made absolute, as the target would see them from here."""
+    environ = dict(os.environ)
+    entries = environ.get("PYTHONPATH")
+    if entries:
+        environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(e) if e else os.getcwd()
+                                                for e in entries.split(os.pathsep))
+    return environ
+
+
 def parse_script_output(script_name: str, interpreter: str, returncode: int, stdout: str, stderr: str) -> Any:
-    """The JSON a facts script printed, or TargetPythonError naming what went wrong."""
+    """The JSON a facts script printed; FactsScriptError when it raised, TargetPythonError when it could not run."""
     if returncode != 0:
         last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {returncode}"
-        raise TargetPythonError(f"{script_name} failed in {interpreter}: {last}")
+        if "Traceback (most recent call last)" in stderr:
+            raise FactsScriptError(f"{script_name} raised in {interpreter}: {last}")
+        raise TargetPythonError(f"{script_name} could not run in {interpreter}: {last}")
     try:
         return json.loads(stdout)
     except json.JSONDecodeError as exc:

@@ -18,11 +18,13 @@ from driftcheck.errors import UsageError
 from driftcheck.host import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.runner import ProbeOutcome, ProgressCallback, run_probes
+from driftcheck.probes.system import parse_cmdline
 from driftcheck.recording import RecordingHost, ReplayHost
 from driftcheck.redact import Redactor
 
 _PROC_ENVIRON = re.compile(r"^/proc/[^/]+/environ$")
 _PROC_CMDLINE = re.compile(r"^/proc/[^/]+/cmdline$")
+_PROC_PID_FILE = re.compile(r"^/proc/(\d+)/")
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,18 @@ class RecordResult:
     commands: int
 
 
+def kernel_cmdline_as_recorded(content: bytes) -> bytes:
+    """/proc/cmdline reduced to the flags the system probe keeps; the rest describes how the host boots."""
+    flags = parse_cmdline(content.decode("utf-8", errors="replace")) or {}
+    tokens = [name if value is None else " ".join(f"{name}={part}" for part in value.split(" "))
+              for name, value in flags.items()]
+    return (" ".join(tokens) + "\n").encode("utf-8")
+
+
 def redact_file(redactor: Redactor, path: str, content: bytes) -> bytes:
     """A file's content as it may be stored: environ and cmdline redacted, other text scrubbed."""
+    if path == "/proc/cmdline":
+        return kernel_cmdline_as_recorded(content)
     if _PROC_ENVIRON.match(path):
         items = [item.decode("utf-8", errors="surrogateescape") for item in content.split(b"\0") if item]
         pairs = dict(item.partition("=")[::2] for item in items if "=" in item)
@@ -60,6 +72,20 @@ def recording_host(inner: Host, redactor: Redactor) -> RecordingHost:
                          redact_text=redactor.scrub_value)
 
 
+def _forget_other_processes(recorder: RecordingHost, outcomes: dict[str, ProbeOutcome], options: ProbeOptions) -> None:
+    """Drop what `--process` read of processes it did not describe: other users' command lines stay private.
+
+    A replay then finds no command line for them, so the same pattern matches the same processes.
+    """
+    described = {int(entry["pid"]) for entry in ((outcomes.get("process") and outcomes["process"].data) or {})
+                 .get("processes", {}).values() if isinstance(entry.get("pid"), int)}
+    described.update(options.pids)
+    for path in list(recorder.files):
+        pid = _PROC_PID_FILE.match(path)
+        if pid and int(pid.group(1)) not in described:
+            del recorder.files[path]
+
+
 def ensure_empty_directory(directory: Path) -> None:
     """Refuse a directory that exists and holds anything (a recording never overwrites the user's files)."""
     if directory.exists() and not directory.is_dir():
@@ -75,6 +101,7 @@ def record(directory: Path, host: Host, probes: Sequence[Probe], redactor: Redac
     options = options or ProbeOptions()
     recorder = recording_host(host, redactor)
     outcomes = run_probes(recorder, probes, options, progress)
+    _forget_other_processes(recorder, outcomes, options)
     recorder.save(directory, options=options.to_json())
     return RecordResult(directory, outcomes, len(recorder.files), len(recorder.commands))
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from driftcheck.errors import HostError
-from driftcheck.host import CommandResult, CommandTimeout, Host, TargetPythonError
+from driftcheck.host import CommandResult, CommandTimeout, FactsScriptError, Host, TargetPythonError
 
 RECORDING_FORMAT = 1
 
@@ -43,6 +43,7 @@ _FAILURES: dict[str, type[Exception]] = {
     "IsADirectoryError": IsADirectoryError,
     "CommandTimeout": CommandTimeout,
     "TargetPythonError": TargetPythonError,
+    "FactsScriptError": FactsScriptError,
 }
 
 
@@ -118,7 +119,7 @@ class RecordingHost(Host):
     def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
         try:
             result = self.inner.python(script_name, args, timeout_s)
-        except (OSError, CommandTimeout, TargetPythonError) as exc:
+        except (OSError, CommandTimeout, TargetPythonError, FactsScriptError) as exc:
             with self._lock:
                 self.scripts[_python_key(script_name, args)] = _failure(exc)
             raise

@@ -105,3 +105,30 @@ def test_replay_errors_are_one_line(tmp_path: Path, cli: Callable[..., CliResult
     assert both.returncode == 2 and "--replay" in both.stderr
     bad = cli("snapshot", "--process", "(unclosed", "--no-store", "-o", str(tmp_path / "t.json"))
     assert bad.returncode == 2 and "regular expression" in bad.stderr
+
+
+def test_recording_keeps_only_the_processes_it_describes_and_the_kept_boot_flags(
+        tmp_path: Path, cli_process: Callable[..., CliResult]) -> None:
+    # A server-like process that is not driftcheck's descendant (its parent shell exits at once).
+    started = subprocess.run(["sh", "-c", '"$@" </dev/null >/dev/null 2>&1 & echo $!', "sh", sys.executable, "-c",
+                              "import time; time.sleep(120)", "--served-model-name", "record-scope-test"],
+                             capture_output=True, text=True, check=True, timeout=30)
+    server = int(started.stdout.strip())
+    try:
+        recording = tmp_path / "rec"
+        done = cli_process("record", str(recording), "--probe", "system", "--process", "record-scope-test", "-q")
+        assert done.returncode == 0, done.stderr
+    finally:
+        os.kill(server, 15)
+    proc = recording / "files" / "proc"
+    recorded_pids = sorted(int(p.name) for p in proc.iterdir() if p.name.isdigit())
+    assert recorded_pids == [server]
+    kept = (proc / "cmdline").read_text().split()
+    live = Path("/proc/cmdline").read_text().split()
+    assert all(token in live for token in kept)
+    assert "--" not in kept and len(kept) <= len(live)
+    replayed = cli_process("snapshot", "--replay", str(recording), "--probe", "system", "--no-store",
+                           "-o", str(tmp_path / "r.json"), "-q")
+    assert replayed.returncode == 0, replayed.stderr
+    data = json.loads((tmp_path / "r.json").read_text())["probes"]
+    assert [p["pid"] for p in data["process"]["data"]["processes"].values()] == [server]

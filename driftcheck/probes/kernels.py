@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.host import CommandTimeout, Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.packages import normalize_name
 from driftcheck.recording import RecordingHost
@@ -218,7 +218,8 @@ class KernelsProbe(Probe):
         for argv in (["ldconfig", "-p"], ["/sbin/ldconfig", "-p"]):
             try:
                 result = host.run(argv, timeout_s=10.0)
-            except FileNotFoundError:
+            except (OSError, CommandTimeout):
+                # No usable ldconfig: the loader's view is lost, the packages' binaries are still hashed.
                 continue
             paths.extend(ldconfig_libraries(result.stdout))
             break

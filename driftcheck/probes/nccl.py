@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from driftcheck.host import CommandTimeout, Host, TargetPythonError
+from driftcheck.host import CommandTimeout, FactsScriptError, Host, TargetPythonError
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.sysread import RawView, SysReader, to_int
 from driftcheck.redact import Redactor
@@ -136,7 +136,7 @@ def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> d
                                      "source": "ldconfig"}
     try:
         sys_path = host.python("python_facts", timeout_s=10.0).get("sys_path") or []
-    except (OSError, CommandTimeout, TargetPythonError, AttributeError):
+    except (OSError, CommandTimeout, TargetPythonError, FactsScriptError, AttributeError):
         sys_path = []
     for entry in sys_path:
         names = reader.listing(entry) or []

@@ -47,8 +47,10 @@ class ProcessProbe(Probe):
         (r"\.mapped_libraries\b", "package_binary"),
         (r"\.gpus\b", "gpu_contention"),
     )
-    # A server grows and shrinks thread pools as it works; the count is not a setting.
-    volatile = (r"\.pid$", r"\.started_ticks$", r"\.threads$", *(rf"\.environ\.{re.escape(n)}$" for n in SHELL_NOISE))
+    # A server grows and shrinks thread pools as it works; the count is not a setting. A cgroup path names
+    # the container instance, new at every restart (its limits are the system probe's facts).
+    volatile = (r"\.pid$", r"\.started_ticks$", r"\.threads$", r"\.cgroup\b",
+                *(rf"\.environ\.{re.escape(n)}$" for n in SHELL_NOISE))
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
@@ -63,10 +65,10 @@ class ProcessProbe(Probe):
         pids = list(dict.fromkeys(options.pids))
         not_found: list[str] = []
         if options.process_patterns:
-            own = _own_lineage(host)
+            own, me = _own_lineage(host)
             candidates = [name for name in _list_or_empty(host, "/proc") if name.isdigit()]
             for pattern in options.process_patterns:
-                matched = _matching_pids(host, candidates, pattern, own)
+                matched = _matching_pids(host, candidates, pattern, own, me)
                 if not matched:
                     not_found.append(f"pattern {pattern}")
                 pids.extend(p for p in matched if p not in pids)
@@ -175,24 +177,43 @@ def parse_stat(text: str) -> dict[str, Any]:
             "started_ticks": to_int(fields[19]) if len(fields) > 19 else None}
 
 
-def _own_lineage(host: Host) -> set[int]:
-    """The pid of whatever reads /proc/self on `host` and its ancestors: never a server being probed."""
+def _own_lineage(host: Host) -> tuple[set[int], int | None]:
+    """The pid of whatever reads /proc/self on `host` with its ancestors, and that pid itself."""
     lineage: set[int] = set()
     try:
-        pid = to_int(host.read_text("/proc/self/stat").split()[0])
+        me = pid = to_int(host.read_text("/proc/self/stat").split()[0])
     except (OSError, IndexError):
-        return lineage
+        return lineage, None
     while pid and pid not in lineage and len(lineage) < 64:
         lineage.add(pid)
         try:
             pid = parse_stat(host.read_text(f"/proc/{pid}/stat")).get("ppid")
         except OSError:
             break
-    return lineage
+    return lineage, me
 
 
-def _matching_pids(host: Host, candidates: list[str], pattern: str, own: set[int]) -> list[int]:
-    """Pids whose command line matches the regular expression `pattern`, ours excluded."""
+def _descends_from(host: Host, pid: int, ancestor: int) -> bool:
+    """Whether `ancestor` is on the parent chain of `pid` (a process we started, such as a facts script)."""
+    seen: set[int] = set()
+    current: int | None = pid
+    while current and current not in seen and len(seen) < 64:
+        if current == ancestor:
+            return True
+        seen.add(current)
+        try:
+            current = parse_stat(host.read_text(f"/proc/{current}/stat")).get("ppid")
+        except OSError:
+            return False
+    return False
+
+
+def _matching_pids(host: Host, candidates: list[str], pattern: str, own: set[int], me: int | None) -> list[int]:
+    """Pids whose command line matches the regular expression `pattern`, ours excluded.
+
+    Ours: driftcheck, its ancestors, and its children (the facts scripts other probes run at the same
+    moment carry package names such as "vllm" in their source on the command line).
+    """
     regex = re.compile(pattern)
     matched = []
     for name in candidates:
@@ -203,7 +224,7 @@ def _matching_pids(host: Host, candidates: list[str], pattern: str, own: set[int
             argv = _nul_split(host.read_bytes(f"/proc/{pid}/cmdline"))
         except OSError:
             continue
-        if argv and regex.search(" ".join(argv)):
+        if argv and regex.search(" ".join(argv)) and not (me and _descends_from(host, pid, me)):
             matched.append(pid)
     return sorted(matched)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -95,13 +97,29 @@ def test_library_replaced_after_load_is_flagged(server: tuple[subprocess.Popen[s
     assert entry["mapped_libraries"][str(library)] == {"sha256": None, "deleted": True}
 
 
-def test_pattern_finds_the_child_but_never_ourselves(server: tuple[subprocess.Popen[str], Path]) -> None:
-    child, _ = server
+@pytest.fixture
+def detached_server() -> Iterator[int]:
+    """A server-like process that is not our descendant (its parent shell exits), as a real server is not."""
+    started = subprocess.run(["sh", "-c", '"$@" </dev/null >/dev/null 2>&1 & echo $!', "sh", sys.executable, "-c",
+                              "import time; time.sleep(120)", "--api-key", "s3cret-value"],
+                             capture_output=True, text=True, check=True, timeout=30)
+    pid = int(started.stdout.strip())
+    try:
+        yield pid
+    finally:
+        os.kill(pid, signal.SIGTERM)
+
+
+def test_pattern_finds_the_server_but_never_ourselves(detached_server: int,
+                                                      server: tuple[subprocess.Popen[str], Path]) -> None:
+    child, _ = server  # our own child also carries --api-key: like a facts script, it must not match
     outcome = run_one(probe(), LocalHost(), ProbeOptions(process_patterns=(r"--api-key", "no-such-process-xyz")))
     assert outcome.status == "ok", outcome.error
     data = outcome.data or {}
-    assert [entry["pid"] for entry in data["processes"].values()] == [child.pid]
+    assert [entry["pid"] for entry in data["processes"].values()] == [detached_server]
+    assert child.pid != detached_server
     assert data["not_found"] == ["pattern no-such-process-xyz"]
+    assert "s3cret-value" not in json.dumps(data)
 
 
 def test_missing_pid_is_unavailable() -> None:

@@ -67,3 +67,23 @@ def test_progress_reports_each_probe_once() -> None:
     run_probes(LocalHost(), [sp.FastProbe(), sp.HangingProbe()],
                progress=lambda name, outcome, done, total: seen.append((name, outcome.status, done, total)))
     assert sorted(seen) == [("fast", "ok", 1, 2), ("hangs", "timeout", 2, 2)]
+
+
+def test_a_facts_script_that_raises_is_an_error_not_an_absence(tmp_path) -> None:
+    from driftcheck.probes.python import PythonProbe
+
+    # A real interpreter whose startup makes every script raise: a broken install, not a missing one.
+    broken = tmp_path / "site"
+    broken.mkdir()
+    (broken / "platform.py").write_text("raise RuntimeError('broken platform module')\n")
+    import os
+    import sys as _sys
+
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={broken} exec {_sys.executable} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    outcome = run_probes(LocalHost(str(wrapper)), [PythonProbe()])["python"]
+    assert outcome.status == "error", outcome
+    assert "raised" in outcome.error["message"] and "broken platform module" in outcome.error["message"]
+    missing = run_probes(LocalHost(str(tmp_path / "nope")), [PythonProbe()])["python"]
+    assert missing.status == "unavailable"

@@ -51,17 +51,24 @@ def metadata_headers(path):
 
 
 def record_compiled(meta_dir):
-    """[relative path, hash, size] of each compiled file a RECORD lists; None when there is no RECORD."""
+    """[relative path, hash, size] of each compiled file a RECORD lists; None when there is no readable RECORD.
+
+    A damaged RECORD (a NUL byte, a broken quote) costs that one distribution its file list, not the
+    whole answer: the other packages are still described.
+    """
     text = read_text(os.path.join(meta_dir, "RECORD"))
     if text is None:
         return None
     rows = []
-    for row in csv.reader(text.splitlines()):
-        if not row or not is_compiled(row[0]):
-            continue
-        digest = row[1] if len(row) > 1 and row[1] else None
-        size = int(row[2]) if len(row) > 2 and row[2].isdigit() else None
-        rows.append([row[0], digest, size])
+    try:
+        for row in csv.reader(text.splitlines()):
+            if not row or not is_compiled(row[0]):
+                continue
+            digest = row[1] if len(row) > 1 and row[1] else None
+            size = int(row[2]) if len(row) > 2 and row[2].isdigit() else None
+            rows.append([row[0], digest, size])
+    except csv.Error:
+        return None
     return rows
 
 
@@ -163,7 +170,11 @@ def conda_packages(prefix):
     if not os.path.isdir(meta):
         return None
     packages = []
-    for name in sorted(os.listdir(meta)):
+    try:
+        names = sorted(os.listdir(meta))
+    except OSError:
+        return None
+    for name in names:
         if not name.endswith(".json"):
             continue
         doc = read_json(os.path.join(meta, name))

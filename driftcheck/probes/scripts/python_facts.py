@@ -18,7 +18,8 @@ facts = {
     "base_prefix": base_prefix,
     "virtualenv": prefix != base_prefix,
     "conda_env": conda_meta,
-    "conda_prefix": os.environ.get("CONDA_PREFIX") or (prefix if conda_meta else None),
+    # From the interpreter's own prefix, not $CONDA_PREFIX: that names whatever env the caller's shell activated.
+    "conda_prefix": prefix if conda_meta else None,
     "platform": {
         "system": platform.system(),
         "release": platform.release(),
