@@ -28,13 +28,16 @@ from typing import Any
 
 import yaml
 
-from driftcheck.errors import DriftcheckError
+from driftcheck.errors import DriftcheckError, UnknownSnapshotError, UsageError
 from driftcheck.probes import probe_class
+from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.diff import Change, diff_snapshots
 from driftcheck.snapshot.explain import Explained, explain, show_value
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
+from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.rules import PathPattern, RuleCatalogError, compile_pattern
+from driftcheck.snapshot.store import Store
 
 _CHECKS = ("equals", "in", "min", "max", "absent", "exactly")
 
@@ -95,26 +98,43 @@ def _pattern(value: Any, where: str) -> PathPattern:
         raise PolicyError(f"{where}: {exc}") from None
 
 
+def _list_of(document: dict[str, Any], key: str, source: str, kind: type) -> list[Any]:
+    """`document[key]` as a list of `kind` items (absent: empty); PolicyError naming the key otherwise."""
+    value = document.get(key)
+    if value is None:
+        return []
+    noun = "path patterns" if kind is str else "mappings"
+    if not isinstance(value, list) or not all(isinstance(item, kind) for item in value):
+        raise PolicyError(f"{source}: `{key}` takes a list of {noun}")
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PolicyError(f"{where} must be a number, not {value!r}")
+    return float(value)
+
+
 def parse_policy(document: Any, source: str) -> Policy:
     """A Policy from the parsed YAML document."""
     if document is None:
         return Policy()
     if not isinstance(document, dict) or set(document) - {"ignore", "tolerances", "must"}:
         raise PolicyError(f"{source}: a policy is a mapping of ignore, tolerances and must")
-    ignore = tuple(_pattern(p, f"{source}: ignore") for p in document.get("ignore") or [])
+    ignore = tuple(_pattern(p, f"{source}: ignore") for p in _list_of(document, "ignore", source, str))
     tolerances = []
-    for i, entry in enumerate(document.get("tolerances") or []):
+    for i, entry in enumerate(_list_of(document, "tolerances", source, dict)):
         where = f"{source}: tolerances[{i}]"
-        if not isinstance(entry, dict) or "match" not in entry or not ({"abs", "rel"} & set(entry)):
+        if "match" not in entry or not ({"abs", "rel"} & set(entry)):
             raise PolicyError(f"{where}: needs `match` and `abs` or `rel`")
-        try:
-            tolerances.append(Tolerance(_pattern(entry["match"], where),
-                                        float(entry["abs"]) if "abs" in entry else None,
-                                        float(entry["rel"]) if "rel" in entry else None))
-        except (TypeError, ValueError):
-            raise PolicyError(f"{where}: `abs` and `rel` are numbers") from None
+        bounds = [_number(entry[key], f"{where}: `{key}`") for key in ("abs", "rel") if key in entry]
+        if any(bound < 0 for bound in bounds):
+            raise PolicyError(f"{where}: `abs` and `rel` cannot be negative")
+        tolerances.append(Tolerance(_pattern(entry["match"], where),
+                                    float(entry["abs"]) if "abs" in entry else None,
+                                    float(entry["rel"]) if "rel" in entry else None))
     must = []
-    for i, entry in enumerate(document.get("must") or []):
+    for i, entry in enumerate(_list_of(document, "must", source, dict)):
         where = f"{source}: must[{i}]"
         checks = [key for key in _CHECKS if isinstance(entry, dict) and key in entry]
         if not isinstance(entry, dict) or "match" not in entry or len(checks) != 1:
@@ -124,6 +144,8 @@ def parse_policy(document: Any, source: str) -> Policy:
             raise PolicyError(f"{where}: `in` takes a list")
         if check == "exactly" and not isinstance(entry["exactly"], dict):
             raise PolicyError(f"{where}: `exactly` takes a mapping of NAME: value")
+        if check in ("min", "max"):
+            _number(entry[check], f"{where}: `{check}`")
         must.append(Must(_pattern(entry["match"], where), check, entry[check], str(entry.get("why", ""))))
     return Policy(ignore, tuple(tolerances), tuple(must))
 
@@ -134,6 +156,8 @@ def load_policy(path: Path) -> Policy:
         document = yaml.safe_load(path.read_text("utf-8"))
     except OSError as exc:
         raise PolicyError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise PolicyError(f"{path}: not a YAML text file (not UTF-8)") from None
     except yaml.YAMLError as exc:
         raise PolicyError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     return parse_policy(document, str(path))
@@ -209,6 +233,31 @@ def _must_problem(must: Must, value: Any) -> str | None:
     if must.check == "min":
         return None if number >= float(must.value) else f"must be >= {must.value}"
     return None if number <= float(must.value) else f"must be <= {must.value}"
+
+
+def check_reference(against: str | None, store: Store, host_name: str) -> Snapshot:
+    """What `driftcheck check` compares with: `against` (a baseline name or any snapshot reference), else
+    baseline `default`, else the newest snapshot probed on this host (never an import or a replay)."""
+    baselines = Baselines(store)
+    names = [b.name for b in baselines.entries()]
+    if against:
+        if against in names:
+            return baselines.snapshot(against)
+        try:
+            return resolve_snapshot(against, store)
+        except UnknownSnapshotError as exc:
+            known = f"baselines: {', '.join(names)}" if names else "no baselines saved yet"
+            raise UnknownSnapshotError(against, f"no such baseline, and {exc.reason} ({known})") from None
+    if "default" in names:
+        return baselines.snapshot("default")
+    for entry in store.entries():
+        if entry.host != host_name:
+            continue
+        snapshot = resolve_snapshot(entry.id, store)
+        if snapshot.document.get("origin") == "probed":
+            return snapshot
+    raise UsageError(f"nothing to check against: no baseline `default` and no snapshot probed on {host_name}; "
+                     "run `driftcheck baseline save default` first")
 
 
 def probes_to_check(reference: Snapshot) -> list[str]:

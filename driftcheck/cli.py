@@ -21,7 +21,7 @@ from driftcheck import __version__
 from driftcheck.baselines.render import results_text
 from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
 from driftcheck.baselines.suites import DEVICES, SUITES, run_suite
-from driftcheck.check import DEFAULT_MIN_CONFIDENCE, check_against, load_policy, probes_to_check
+from driftcheck.check import DEFAULT_MIN_CONFIDENCE, check_against, check_reference, load_policy, probes_to_check
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.host import Host, LocalHost
 from driftcheck.importer import import_snapshot
@@ -38,7 +38,7 @@ from driftcheck.render import diff_text, log_text, snapshot_text
 from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.canonical import pretty_json
 from driftcheck.snapshot.confirm import bench_runner, confirm
-from driftcheck.snapshot.diff import diff_report, diff_snapshots
+from driftcheck.snapshot.diff import diff_snapshots
 from driftcheck.snapshot.explain import explain, explain_report
 from driftcheck.snapshot.explain_render import explain_markdown, explain_text
 from driftcheck.snapshot.model import Snapshot
@@ -60,13 +60,37 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_TROUBLE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _write_new_file(path: Path, text: str, force: bool) -> None:
-    """Write `text` to `path`, refusing to replace an existing file unless `force`."""
+def _check_output_path(path: Path, force: bool) -> None:
+    """Refuse, before any work, an output path that cannot be written or would replace a file unasked."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory; give a file name")
     if path.exists() and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
+    if not path.parent.is_dir():
+        raise UsageError(f"{path}: directory {path.parent} does not exist")
+
+
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
+def _write_new_file(path: Path, text: str, force: bool) -> None:
+    """Write `text` to `path` through a temporary file, refusing to replace an existing file unless `force`."""
+    _check_output_path(path, force)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, "utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(text, "utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _progress_printer(enabled: bool) -> Callable[[str, ProbeOutcome, int, int], None] | None:
@@ -169,8 +193,8 @@ def _check_keep(args: argparse.Namespace) -> None:
     """Refuse, before any work, a `-o`/`--no-store` combination `_keep` could not honour."""
     if args.no_store and not args.output:
         raise UsageError("--no-store keeps the snapshot nowhere; add -o FILE")
-    if args.output and args.output.exists() and not args.force:
-        raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
+    if args.output:
+        _check_output_path(args.output, args.force)
 
 
 def _keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
@@ -316,7 +340,7 @@ def _add_log(sub: Any) -> None:
     p = sub.add_parser("log", help="list stored snapshots, newest first",
                        description="List the snapshots in the local store, newest first; the first column "
                                    "is the N of @N.")
-    p.add_argument("-n", "--limit", type=int, default=None, help="show at most N snapshots")
+    p.add_argument("-n", "--limit", type=_positive_int, default=None, help="show at most N snapshots (N >= 1)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.set_defaults(handler=_cmd_log)
 
@@ -351,11 +375,14 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     a = resolve_snapshot(args.a, store)
     b = resolve_snapshot(args.b, store)
     diff = diff_snapshots(a, b)
+    explained = explain(diff, include_volatile=args.all)
     if args.format == "json":
-        print(json.dumps(diff_report(diff, args.all), indent=2, sort_keys=True, ensure_ascii=False))
+        print(json.dumps(explain_report(explained, args.all), indent=2, sort_keys=True, ensure_ascii=False))
     else:
-        sys.stdout.write(diff_text(diff, args.all))
-    return EXIT_DIFFERENT if diff.changes else EXIT_OK
+        # A reading a plain diff hides (a clock under load, the boot id) is shown when a cause rests on it.
+        evidence = {path for e in explained.explanations + explained.notes for path in e.evidence}
+        sys.stdout.write(diff_text(diff, args.all, also=[c for c in diff.volatile if c.path in evidence]))
+    return EXIT_DIFFERENT if diff.changes or explained.explanations else EXIT_OK
 
 
 # --- import -----------------------------------------------------------------------------------------
@@ -518,24 +545,10 @@ def _add_check(sub: Any) -> None:
     p.set_defaults(handler=_cmd_check)
 
 
-def _check_reference(against: str | None, store: Store) -> Any:
-    baselines = Baselines(store)
-    if against:
-        if any(b.name == against for b in baselines.entries()):
-            return baselines.snapshot(against)
-        return resolve_snapshot(against, store)
-    if any(b.name == "default" for b in baselines.entries()):
-        return baselines.snapshot("default")
-    if not store.entries(1):
-        raise UsageError("nothing to check against: no baseline `default` and no stored snapshot; "
-                         "run `driftcheck baseline save default` first")
-    return resolve_snapshot("@latest", store)
-
-
 def _cmd_check(args: argparse.Namespace) -> int:
     store = Store()
     policy = load_policy(args.policy) if args.policy else None
-    reference = _check_reference(args.against, store)
+    reference = check_reference(args.against, store, _target_host(args.python).name)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
     fresh = _fresh_snapshot(args.python, "driftcheck check", args.probe or probes_to_check(reference) or None,
                             cheap_only=True)
@@ -588,8 +601,8 @@ def _add_bench(sub: Any) -> None:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    if args.output and args.output.exists() and not args.force:
-        raise UsageError(f"{args.output} already exists; pass --force to overwrite it")
+    if args.output:
+        _check_output_path(args.output, args.force)
     if args.server and args.sglang_model:
         raise UsageError("--server and --sglang-model measure different things; give one")
     plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
@@ -600,6 +613,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         data = measure_sglang_engine(args.sglang_model, plan)
     else:
         data = run_suite(args.suite, args.device, args.budget_s, args.only)
+        if args.only and not data.get("results"):
+            raise UsageError(f"--only {' '.join(args.only)}: no benchmark of the {args.suite} suite matches")
     text = json.dumps(data, indent=2, sort_keys=True, default=str)
     if args.output:
         _write_new_file(args.output, text + "\n", args.force)

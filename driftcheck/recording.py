@@ -187,8 +187,10 @@ class ReplayHost(Host):
         manifest = self.directory / "host.json"
         try:
             self._doc: dict[str, Any] = json.loads(manifest.read_text("utf-8"))
-        except FileNotFoundError as exc:
-            raise HostError(f"{self.directory} is not a recording (no host.json)") from exc
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise HostError(f"{self.directory} is not a recording (a directory with host.json)") from exc
+        except OSError as exc:
+            raise HostError(f"{manifest}: cannot read: {exc.strerror or exc}") from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise HostError(f"{manifest} is not valid JSON: {exc}") from exc
         if not isinstance(self._doc, dict) or self._doc.get("format") != RECORDING_FORMAT:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from driftcheck.probes import probe_names
-from driftcheck.snapshot.diff import SnapshotDiff
+from driftcheck.snapshot.diff import Change, SnapshotDiff
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
 from driftcheck.snapshot.store import StoredSnapshot
@@ -72,13 +73,15 @@ def _describe_change_value(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def diff_text(diff: SnapshotDiff, include_volatile: bool) -> str:
-    """`driftcheck diff` in text: changes grouped by category."""
+def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change] = ()) -> str:
+    """`driftcheck diff` in text: changes grouped by category; `also`: hidden changes to show anyway."""
     a, b = diff.a, diff.b
     lines = [f"A {a.short_id}  {a.created_at}  {a.host_name}" + (f"  {a.label!r}" if a.label else ""),
              f"B {b.short_id}  {b.created_at}  {b.host_name}" + (f"  {b.label!r}" if b.label else "")]
     changes = diff.shown(include_volatile)
-    hidden = 0 if include_volatile else len(diff.volatile)
+    if not include_volatile:
+        changes = sorted(changes + [c for c in also if c not in changes], key=lambda c: c.path)
+    hidden = 0 if include_volatile else len(diff.volatile) - len([c for c in also if c in diff.volatile])
     if not changes:
         lines.append("no relevant differences" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
         return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.check import Policy, load_policy, parse_policy, violations
+from driftcheck.check import Policy, PolicyError, load_policy, parse_policy, violations
 from driftcheck.errors import DriftcheckError
 from driftcheck.snapshot.model import read_snapshot_file
 from tests.conftest import CliResult
@@ -117,3 +117,26 @@ def test_malformed_policies(text: str) -> None:
 
     with pytest.raises(DriftcheckError):
         parse_policy(yaml.safe_load(text), "p.yaml")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("ignore: probes.env.data.vars.HOSTNAME\n", "`ignore` takes a list of path patterns"),
+    ("ignore: {a: 1}\n", "`ignore` takes a list of path patterns"),
+    ("tolerances: {match: x, abs: 1}\n", "`tolerances` takes a list of mappings"),
+    ("tolerances: [{match: x, rel: -1}]\n", "cannot be negative"),
+    ("tolerances: [{match: x, abs: fast}]\n", "must be a number"),
+    ("must: [{match: probes.x, min: abc}]\n", "must be a number"),
+    ("must: [{match: probes.x, max: [1]}]\n", "must be a number"),
+])
+def test_policy_shape_errors_name_the_key(tmp_path: Path, text: str, message: str) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(text, "utf-8")
+    with pytest.raises(PolicyError, match=message):
+        load_policy(policy)
+
+
+def test_policy_that_is_not_text(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_bytes(b"\xff\xfe\x00\x01garbage")
+    with pytest.raises(PolicyError, match="not UTF-8"):
+        load_policy(policy)

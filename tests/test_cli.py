@@ -166,3 +166,25 @@ def test_show_lists_probes_in_report_order(cli, tmp_path: Path) -> None:
     cli("snapshot", "--probe", "env", "--probe", "python", "--probe", "system")
     headers = [line.split("]")[0] + "]" for line in cli("show", "@latest").stdout.splitlines() if line.startswith("[")]
     assert headers == ["[python]", "[env]", "[system]"]
+
+
+@pytest.mark.parametrize("args", [["snapshot", "-o", "{tmp}/no/such/dir/s.json"], ["snapshot", "-o", "{tmp}", "--force"],
+                                  ["snapshot", "--replay", "{tmp}/file.json"], ["log", "-n", "0"],
+                                  ["log", "-n", "-1"], ["check", "--against", "golden"]])
+def test_more_bad_input_is_one_line_exit_2(cli_process, tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "file.json").write_text("{}")
+    result = cli_process(*[a.replace("{tmp}", str(tmp_path)) for a in args],
+                         env={"DRIFTCHECK_HOME": str(tmp_path / "h")})
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert not list(tmp_path.glob(".*.tmp*"))
+
+
+def test_check_never_compares_with_an_import(cli, tmp_path: Path) -> None:
+    xml = Path(__file__).parent / "data" / "nvidia" / "xml" / "rtx-3090_590.44.01_v13.xml"
+    assert cli("snapshot", "--probe", "env", "--probe", "python").returncode == 0
+    assert cli("import", str(xml)).returncode == 0
+    result = cli("check", "--no-store")
+    assert result.returncode == 0, result.stdout
+    assert "GPU" not in result.stdout.split("Checked and unchanged")[0]

@@ -80,10 +80,14 @@ class RequestTiming:
 
 
 def _split_url(url: str) -> tuple[str, str, int, str]:
-    parsed = urllib.parse.urlsplit(url)
+    try:
+        parsed = urllib.parse.urlsplit(url)
+        port = parsed.port  # raises on a port that is not a number
+    except ValueError:
+        raise UsageError(f"--server {url!r}: expected an http(s)://HOST[:PORT] URL") from None
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise UsageError(f"--server {url!r}: expected an http(s)://HOST[:PORT] URL")
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    port = port or (443 if parsed.scheme == "https" else 80)
     return parsed.scheme, parsed.hostname, port, parsed.path.rstrip("/")
 
 
@@ -102,6 +106,8 @@ def get_json(url: str, path: str, timeout_s: float = 10.0) -> Any:
         body = response.read()
     except OSError as exc:
         raise ServerError(f"cannot reach {url}: {exc}") from None
+    except http.client.HTTPException as exc:
+        raise ServerError(f"{url} does not answer HTTP: {type(exc).__name__}") from None
     finally:
         conn.close()
     if response.status != 200:
@@ -150,17 +156,24 @@ def stream_completion(url: str, payload: dict[str, Any], timeout_s: float,
                      headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
         response = conn.getresponse()
         if response.status != 200:
-            timing.error = f"HTTP {response.status}: {response.read(300).decode('utf-8', 'replace').strip()}"
+            # One line: an error page's HTML would otherwise flood the report.
+            body = " ".join(response.read(300).decode("utf-8", "replace").split())
+            timing.error = f"HTTP {response.status}: {body[:160]}"
             return timing
         chunks = 0
         usage_tokens = None
         for data in _sse_events(response):
             now = clock() - started
             event = json.loads(data)
-            usage = event.get("usage") or {}
+            if not isinstance(event, dict):
+                raise ValueError(f"stream event is not an object: {data[:80]!r}")
+            usage: dict[str, Any] = event["usage"] if isinstance(event.get("usage"), dict) else {}
             if usage.get("completion_tokens") is not None:
                 usage_tokens = int(usage["completion_tokens"])
-            if any(choice.get("text") for choice in event.get("choices") or []):
+            choices = event.get("choices")
+            if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+                raise ValueError(f"stream event has no list of choices: {data[:80]!r}")
+            if any(choice.get("text") for choice in choices):
                 chunks += 1
                 timing.chunk_times_s.append(now)
         timing.ttft_s = timing.chunk_times_s[0] if timing.chunk_times_s else None

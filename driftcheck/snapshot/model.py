@@ -116,6 +116,10 @@ def validate_document(document: Any, source: str) -> dict[str, Any]:
     return document
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
     """Read a snapshot from its JSON text; SnapshotError for truncated, non-JSON or foreign content."""
     if isinstance(text, bytes):
@@ -124,12 +128,16 @@ def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
         except UnicodeDecodeError:
             raise _fail(source, "not a driftcheck snapshot (not UTF-8 text)") from None
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         # An error at the very end, or a string that runs to the end, means the file was cut short.
         at_end = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
         hint = "truncated file" if at_end else "not valid JSON"
         raise _fail(source, f"{hint} (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise _fail(source, "not a driftcheck snapshot (nested too deeply)") from None
+    except ValueError as exc:  # NaN/Infinity (not JSON, and unsignable), an integer of thousands of digits
+        raise _fail(source, f"not a driftcheck snapshot ({exc})") from None
     return Snapshot(validate_document(document, source), source)
 
 

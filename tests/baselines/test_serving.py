@@ -112,3 +112,36 @@ def test_request_set_is_the_same_every_run() -> None:
 def test_unreachable_server_is_a_one_line_error() -> None:
     with pytest.raises(ServerError, match="cannot reach"):
         server_info("http://127.0.0.1:9")
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:abc", "ftp://127.0.0.1/", "127.0.0.1:30000"])
+def test_malformed_server_urls_are_usage_errors(url: str) -> None:
+    from driftcheck.errors import UsageError
+
+    with pytest.raises(UsageError, match="expected an http"):
+        measure_server(url, ServingPlan(requests=1))
+
+
+def test_a_port_that_speaks_no_http_is_a_server_error() -> None:
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+
+    def answer() -> None:
+        for _ in range(3):  # bounded: /get_server_info, /version, /v1/models at most
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+            conn.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(ServerError, match="does not answer HTTP"):
+            server_info(f"http://127.0.0.1:{listener.getsockname()[1]}")
+    finally:
+        listener.close()

@@ -53,3 +53,14 @@ def test_files_that_are_not_snapshots(tmp_path: Path) -> None:
         read_snapshot_file(tmp_path)
     with pytest.raises(SnapshotError, match="cannot read"):
         read_snapshot_file(tmp_path / "absent.json")
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ('{"schema": 1, "created_at": "x", "host": {}, "probes": {}, "label": NaN}', "NaN is not a JSON value"),
+    ('{"schema": 1, "created_at": "x", "host": {}, "probes": {}, "label": -Infinity}', "Infinity"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"schema": ' + "9" * 5000 + "}", "not a driftcheck snapshot"),
+])
+def test_json_that_python_reads_but_a_snapshot_cannot_hold(text: str, reason: str) -> None:
+    with pytest.raises(SnapshotError, match=reason):
+        parse_snapshot(text, "input")
