@@ -61,6 +61,17 @@ def _outcome(data: dict[str, Any]) -> dict[str, Any]:
     return {"status": "ok", "data": data, "error": None, "duration_s": 0.0}
 
 
+def _check_same_machine(gpu: dict[str, Any], topology: dict[str, Any]) -> None:
+    """Refuse a GPU description and a topology matrix whose GPU counts show two different machines."""
+    topo_gpus = [d for d in topology.get("devices") or [] if str(d).startswith("GPU")]
+    # A description may be trimmed (attached 8, one <gpu> kept): either count may match the matrix.
+    counts = {len(gpu.get("gpus") or {}), gpu.get("gpu_count")}
+    if topo_gpus and len(topo_gpus) not in counts:
+        described = max(c for c in counts if isinstance(c, int))
+        raise UsageError(f"the topology matrix shows {len(topo_gpus)} GPUs, the GPU description {described}: "
+                         "import files of one machine together")
+
+
 def parse_files(paths: Sequence[Path]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """The probes (name → outcome) the files describe, and what each file was; typed errors for bad input."""
     if not paths:
@@ -95,6 +106,8 @@ def parse_files(paths: Sequence[Path]) -> tuple[dict[str, Any], list[dict[str, s
     else:
         pcie = {"source": "nvidia-smi", "gpus": {}, "topology": None, "p2p": None, "sysfs": None}
     if topology is not None:
+        if described is not None:
+            _check_same_machine(described["gpu"], topology)
         pcie = merge_topology(pcie, topology)
     probes["pcie"] = _outcome(pcie)
     return probes, sources

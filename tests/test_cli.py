@@ -168,7 +168,8 @@ def test_show_lists_probes_in_report_order(cli, tmp_path: Path) -> None:
     assert headers == ["[python]", "[env]", "[system]"]
 
 
-@pytest.mark.parametrize("args", [["snapshot", "-o", "{tmp}/no/such/dir/s.json"], ["snapshot", "-o", "{tmp}", "--force"],
+@pytest.mark.parametrize("args", [["snapshot", "-o", "{tmp}/no/such/dir/s.json"],
+                                  ["snapshot", "-o", "{tmp}", "--force"],
                                   ["snapshot", "--replay", "{tmp}/file.json"], ["log", "-n", "0"],
                                   ["log", "-n", "-1"], ["check", "--against", "golden"]])
 def test_more_bad_input_is_one_line_exit_2(cli_process, tmp_path: Path, args: list[str]) -> None:
@@ -188,3 +189,11 @@ def test_check_never_compares_with_an_import(cli, tmp_path: Path) -> None:
     result = cli("check", "--no-store")
     assert result.returncode == 0, result.stdout
     assert "GPU" not in result.stdout.split("Checked and unchanged")[0]
+
+
+def test_import_refuses_files_of_two_machines(cli, tmp_path: Path) -> None:
+    data = Path(__file__).parent / "data" / "nvidia"
+    result = cli("import", str(data / "xml" / "rtx-3090_590.44.01_v13.xml"),
+                 str(data / "topo" / "h200-x8_570.124.06_nv18_no-nic_tabs_sglang-6921.txt"))
+    assert result.returncode == 2
+    assert "shows 8 GPUs, the GPU description 1" in result.stderr
