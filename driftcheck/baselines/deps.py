@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any
 
 from driftcheck.errors import DriftcheckError
@@ -18,7 +19,10 @@ class BenchDependencyError(DriftcheckError):
 def import_torch() -> Any:
     """The torch module, or BenchDependencyError saying how to install it."""
     try:
-        return importlib.import_module("torch")
+        with warnings.catch_warnings():
+            # torch warns at import when numpy is absent; no benchmark here converts to numpy.
+            warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+            return importlib.import_module("torch")
     except ImportError as exc:
         raise BenchDependencyError(
             f"benchmarks need torch ({exc}): pip install torch=={TORCH_PIN} (or the torch build you "
