@@ -61,6 +61,16 @@ class Explained:
     rebooted: bool = False
     bench_note: str | None = None
 
+    @property
+    def drifted(self) -> bool:
+        """Whether anything relevant differs: at least one ranked cause (notes and unchanged suspects are
+        not drift). `diff` and `explain` exit 1 on this, volatile readings included when a rule weighs them."""
+        return bool(self.explanations)
+
+    def evidence_paths(self) -> set[str]:
+        """Every change path that an explanation or a note cites as evidence."""
+        return {path for e in [*self.explanations, *self.notes] for path in e.evidence}
+
 
 # --- looking things up in the two documents ---------------------------------------------------------
 
@@ -247,8 +257,53 @@ def show_value(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(show_value(v) for v in value) if value else "none"
     if isinstance(value, dict):
-        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+        return _show_dict(value)
     return str(value)
+
+
+def _show_dict(value: dict[str, Any]) -> str:
+    """A mapping as people read it: a package copy, a GPU process, or `key=value` pairs (not JSON)."""
+    if not value:
+        return "none"
+    if "version" in value and "location" in value:
+        return f"{show_value(value.get('version'))} in {show_value(value.get('location'))}"
+    if "pid" in value and ("name" in value or "used_memory_mib" in value):
+        memory = value.get("used_memory_mib")
+        extra = f", {show_value(memory)} MiB" if memory is not None else ""
+        return f"{show_value(value.get('name'))} (pid {show_value(value.get('pid'))}{extra})"
+    return ", ".join(f"{key}={show_value(item)}" for key, item in sorted(value.items()))
+
+
+def show_locked_clocks(value: Any) -> str:
+    """`locked_clocks` of a GPU: "1410-1410 MHz", with the memory range when it is locked too; "none"."""
+    if not isinstance(value, dict):
+        return show_value(value)
+    parts = []
+    for prefix, label in (("gpu", ""), ("memory", "memory ")):
+        low, high = value.get(f"{prefix}_min_mhz"), value.get(f"{prefix}_max_mhz")
+        if low is not None or high is not None:
+            parts.append(f"{label}{show_value(low)}-{show_value(high)} MHz")
+    return ", ".join(parts) if parts else "none"
+
+
+def show_governors(value: Any) -> str:
+    """`cpufreq.governors` ({governor: CPU count}): "performance on 224 CPUs"."""
+    if not isinstance(value, dict):
+        return show_value(value)
+    if not value:
+        return "none"
+    return ", ".join(f"{name} on {show_value(count)} CPU{'' if count == 1 else 's'}"
+                     for name, count in sorted(value.items()))
+
+
+def _show_at(parts: tuple[PathPart, ...], value: Any) -> str:
+    """A value rendered for the fact it is at `parts` (locked clocks, governors), else `show_value`."""
+    tail = [str(part) for part in parts]
+    if "locked_clocks" in tail and tail[-1] == "locked_clocks":
+        return show_locked_clocks(value)
+    if tail[-2:] == ["cpufreq", "governors"]:
+        return show_governors(value)
+    return show_value(value)
 
 
 class _Vars(dict[str, str]):
@@ -261,8 +316,8 @@ def _template_vars(diff: SnapshotDiff, changes: list[tuple[Change, dict[str, str
     values = _Vars(captures)
     # A variable that is absent is "unset", not "none" (which could be its value).
     absent = "unset" if "var" in captures else show_value(None)
-    before = absent if first.kind == "added" else show_value(first.before)
-    after = absent if first.kind == "removed" else show_value(first.after)
+    before = absent if first.kind == "added" else _show_at(first.parts, first.before)
+    after = absent if first.kind == "removed" else _show_at(first.parts, first.after)
     values.update(path=first.path, kind=first.kind, before=before, after=after,
                   before_sh=shlex.quote(show_value(first.before)), after_sh=shlex.quote(show_value(first.after)),
                   n=str(len(changes)))
@@ -281,6 +336,13 @@ def _template_vars(diff: SnapshotDiff, changes: list[tuple[Change, dict[str, str
         values["name"] = str(record.get("name") or captures["pkg"]) if isinstance(record, dict) else captures["pkg"]
         values["version"] = show_value(record.get("version") if isinstance(record, dict) else None)
     gpu_keys = sorted({c.get("gpu", "") for _, c in changes if c.get("gpu")})
+    devs = sorted({c.get("dev", "") for _, c in changes if re.fullmatch(r"GPU\d+", c.get("dev", ""))})
+    if devs and not gpu_keys:
+        # The topology matrix names GPUs GPU0, GPU1, ...: label them as the other rules do.
+        indexes = sorted((dev[3:] for dev in devs), key=lambda index: (len(index), index))
+        values["gpu"] = f"GPU {indexes[0]}"
+        values["gpu_indexes"] = ",".join(indexes)
+        values["gpus"] = ", ".join(f"GPU {index}" for index in indexes)
     if gpu_keys:
         labels = sorted((_gpu_label(diff, key) for key in gpu_keys), key=lambda lab: (len(lab[1]), lab[1]))
         total = len(_probe_data(diff.b, "gpu").get("gpus") or _probe_data(diff.b, "pcie").get("gpus") or {})
@@ -291,7 +353,126 @@ def _template_vars(diff: SnapshotDiff, changes: list[tuple[Change, dict[str, str
         link = lookup(_gpu_record(diff.b, gpu_keys[0], "pcie"), ("link",)) or {}
         values["width_max"] = show_value(link.get("width_max"))
         values["gen_max"] = show_value(link.get("gen_max"))
+        values.update(_gpu_fix_vars(diff, gpu_keys[0], values["gpu_indexes"]))
+    values.update(_state_of_a(diff, first, captures, values))
     return values
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _gpu_fix_vars(diff: SnapshotDiff, key: str, indexes: str) -> dict[str, str]:
+    """Commands that put a GPU back as A had it, computed from A's record (no blank left to fill in)."""
+    a_record, b_record = _gpu_record(diff.a, key), _gpu_record(diff.b, key)
+    smi = f"sudo nvidia-smi -i {indexes}"
+    out: dict[str, str] = {}
+    locked = a_record.get("locked_clocks")
+    locked = locked if isinstance(locked, dict) else {}
+    commands = []
+    gpu_low, gpu_high = locked.get("gpu_min_mhz"), locked.get("gpu_max_mhz")
+    commands.append(f"{smi} -lgc {show_value(gpu_low)},{show_value(gpu_high)}"
+                    if gpu_low is not None and gpu_high is not None else f"{smi} -rgc")
+    mem_low, mem_high = locked.get("memory_min_mhz"), locked.get("memory_max_mhz")
+    b_locked = _mapping(b_record.get("locked_clocks"))
+    if mem_low is not None and mem_high is not None:
+        commands.append(f"{smi} -lmc {show_value(mem_low)},{show_value(mem_high)}")
+    elif b_locked.get("memory_min_mhz") is not None or b_locked.get("memory_max_mhz") is not None:
+        commands.append(f"{smi} -rmc")
+    out["locked_fix"] = "; ".join(commands)
+    out["locked_a"] = show_locked_clocks(a_record.get("locked_clocks")) if a_record else show_value(None)
+    out["locked_b"] = show_locked_clocks(b_record.get("locked_clocks")) if b_record else show_value(None)
+    app = a_record.get("application_clocks")
+    app = app if isinstance(app, dict) else {}
+    memory, graphics = app.get("memory_mhz"), app.get("graphics_mhz")
+    out["ac_fix"] = (f"{smi} -ac {show_value(memory)},{show_value(graphics)}"
+                     if memory is not None and graphics is not None else f"{smi} -rac")
+    power = _mapping(a_record.get("power"))
+    limit = power.get("limit_w") if power.get("limit_w") is not None else power.get("enforced_limit_w")
+    default = power.get("default_limit_w")
+    if default is None:
+        default = _mapping(b_record.get("power")).get("default_limit_w")
+    out["pl_fix"] = (f"{smi} -pl {show_value(limit)}, as on A" if _number(limit) is not None else
+                     f"{smi} -pl {show_value(default)}, the board default" if _number(default) is not None else
+                     f"{smi} -pl with the board default of nvidia-smi -q -d POWER")
+    instances = lookup(a_record, ("mig", "instances"))
+    profiles = [str(item.get("profile")).removeprefix("MIG ") for _, item in sorted(instances.items())
+                if isinstance(item, dict) and item.get("profile")] if isinstance(instances, dict) else []
+    clear = f"sudo nvidia-smi mig -i {indexes} -dci; sudo nvidia-smi mig -i {indexes} -dgi"
+    out["mig_fix"] = (f"{clear}; sudo nvidia-smi mig -i {indexes} -cgi {','.join(profiles)} -C" if profiles
+                      else f"{clear} (A had no MIG instances)")
+    numa = _gpu_record(diff.b, key, "pcie").get("numa_node")
+    out["numa_node"] = show_value(numa)
+    return out
+
+
+def _state_of_a(diff: SnapshotDiff, change: Change, captures: dict[str, str], values: _Vars) -> dict[str, str]:
+    """Template variables read from A (what to restore) for the rules whose fix needs A's value."""
+    out: dict[str, str] = {}
+    parts = change.parts
+    if "pkg" in captures:
+        pkg = captures["pkg"]
+        if parts[:4] == ("probes", "packages", "data", "conda"):
+            version = lookup(_probe_data(diff.a, "packages"), ("conda", pkg, "version"))
+            out["conda_pin_a"] = f"{pkg}={version}" if version is not None else pkg
+        else:
+            record = lookup(_probe_data(diff.a, "packages"), ("packages", pkg))
+            version = record.get("version") if isinstance(record, dict) else None
+            name = str(values.get("name", pkg))
+            out["pin_a"] = f"{name}=={version}" if version is not None else name
+    if "dev" in captures and "numa_node" not in values:
+        numa = lookup(_probe_data(diff.b, "pcie"), ("topology", "numa_affinity", captures["dev"]))
+        out["numa_node"] = show_value(numa)
+    node = out.get("numa_node", values.get("numa_node", "none"))
+    out["numactl"] = (f"numactl --cpunodebind={node} --membind={node}" if node not in ("none", "?", "")
+                      else "numactl --cpunodebind=N --membind=N, N from nvidia-smi topo -m")
+    hugepages = _probe_data(diff.a, "system").get("hugepages")
+    total = hugepages.get("total") if isinstance(hugepages, dict) else None
+    out["hugepages_fix"] = (f"sudo sysctl vm.nr_hugepages={show_value(total)}" if total is not None
+                            else "restore the huge page settings of A (/proc/sys/vm/nr_hugepages)")
+    if "iface" in captures:
+        iface = captures["iface"]
+        record = lookup(_probe_data(diff.a, "nccl"), ("net", iface))
+        record = record if isinstance(record, dict) else {}
+        now = lookup(_probe_data(diff.b, "nccl"), ("net", iface))
+        now = now if isinstance(now, dict) else {}
+        commands = []
+        if record.get("mtu") is not None and record.get("mtu") != now.get("mtu"):
+            commands.append(f"sudo ip link set {iface} mtu {show_value(record['mtu'])}")
+        if record.get("operstate") in ("up", "down") and record.get("operstate") != now.get("operstate"):
+            commands.append(f"sudo ip link set {iface} {record['operstate']}")
+        out["iface_fix"] = ("; ".join(commands) if record and commands else f"{iface} was absent on A" if not record
+                            else f"check {iface} against A (ip link show {iface}; ethtool {iface})")
+    python = _probe_data(diff.a, "python").get("executable")
+    out["python_a"] = show_value(python) if python else "the interpreter of A"
+    nccl = lookup(_probe_data(diff.a, "packages"), ("packages", "nvidia-nccl-cu12", "version"))
+    if nccl is None and parts[-1:] in (("nccl_version",), ("version",)) and isinstance(change.before, str):
+        nccl = change.before
+    out["nccl_fix"] = (f"pip install nvidia-nccl-cu12=={nccl}" if nccl is not None
+                       else "reinstall the NCCL library of A")
+    if "conf" in captures:
+        out.update(_conf_vars(change, captures["conf"]))
+    return out
+
+
+def _conf_vars(change: Change, conf: str) -> dict[str, str]:
+    """Title and fix of an NCCL configuration file change (the file's content is {NCCL_X: value})."""
+    inner = [str(part) for part in change.parts[5:]]
+    if not inner:
+        if change.kind == "added":
+            return {"conf_change": f"added {conf} with {show_value(change.after)}",
+                    "conf_fix": f"remove {conf} (A had none)"}
+        if change.kind == "removed":
+            return {"conf_change": f"removed {conf} (it had {show_value(change.before)})",
+                    "conf_fix": f"restore {conf} of A: {show_value(change.before)}"}
+        return {"conf_change": f"{conf}: {show_value(change.before)} -> {show_value(change.after)}",
+                "conf_fix": f"restore {conf} of A: {show_value(change.before)}"}
+    var = ".".join(inner)
+    before = "unset" if change.kind == "added" else show_value(change.before)
+    after = "unset" if change.kind == "removed" else show_value(change.after)
+    fix = (f"remove {var} from {conf}" if change.kind == "added"
+           else f"set {var}={show_value(change.before)} in {conf}, as on A")
+    return {"conf_change": f"{conf}: {var} {before} -> {after}", "conf_fix": fix}
 
 
 def _field(change: Change, captures: dict[str, str]) -> str:
@@ -412,7 +593,6 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     groups: dict[str, tuple[Rule, list[tuple[Change, dict[str, str]]]]] = {}
     considered = diff.shown(include_volatile=True)
     hidden = set() if include_volatile else {id(change) for change in diff.volatile}
-    claimed: list[Change] = []
     for change in considered:
         if ignore is not None and ignore(change):
             continue
@@ -422,7 +602,6 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
         if id(change) in hidden and not found[0].reads_volatile:
             continue
         rule, captures = found
-        claimed.append(change)
         key = _group_key(rule, change, captures)
         groups.setdefault(key, (rule, []))[1].append((change, captures))
     for rule, members in groups.values():
@@ -441,7 +620,9 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     order = lambda e: (-e.confidence, e.category, e.title)  # noqa: E731
     result.explanations = [_with_rank(e, i + 1) for i, e in enumerate(sorted(result.explanations, key=order))]
     result.notes = sorted(result.notes, key=order)
-    result.unchanged = unchanged_suspects(diff, catalog, claimed)
+    # Every difference voids the suspects it touches, volatile and policy-ignored ones included: "checked
+    # and unchanged" must never claim identical what changed.
+    result.unchanged = unchanged_suspects(diff, catalog, diff.shown(include_volatile=True))
     return result
 
 
@@ -470,6 +651,17 @@ def _count_nodes(data: Any, pattern: PathPattern, prefix: tuple[PathPart, ...]) 
     return count
 
 
+def _touches_binaries(change: Change, dist: str) -> bool:
+    """Whether a change of the kernels probe may concern the compiled files of `dist`: one of its files,
+    its JIT cache, or a whole `files` / `modified_in_place` table (not the probe's hash cache)."""
+    if change.probe != "kernels":
+        return False
+    if len(change.parts) <= 4:
+        return any(_overlaps(change.parts, ("probes", "kernels", "data", table))
+                   for table in ("files", "modified_in_place"))
+    return change.parts[3] != "hash_cache" and _dist_of(str(change.parts[4]))[0] == dist
+
+
 def _packages_unchanged(diff: SnapshotDiff, catalog: Catalog, changed: list[Change]) -> list[dict[str, str]]:
     before = _probe_data(diff.a, "packages").get("packages") or {}
     after = _probe_data(diff.b, "packages").get("packages") or {}
@@ -481,30 +673,42 @@ def _packages_unchanged(diff: SnapshotDiff, catalog: Catalog, changed: list[Chan
         old, new = before.get(name), after.get(name)
         if not isinstance(old, dict) or not isinstance(new, dict) or old.get("version") != new.get("version"):
             continue
-        if any(c.parts[:5] == ("probes", "packages", "data", "packages", name) for c in changed):
+        if any(_overlaps(c.parts, ("probes", "packages", "data", "packages", name)) for c in changed):
+            continue
+        if any(name in (_probe_data(s, "packages").get("duplicates") or {}) for s in (diff.a, diff.b)):
+            # Two copies installed: which one runs is not a fact the snapshot pins down.
             continue
         label = f"{new.get('name') or name} {new.get('version')}: same version"
         binaries = [key for key in files if _dist_of(key)[0] == name]
         if not kernels_ok or not binaries:
             out.append({"category": "package_version", "title": f"{label}, compiled files not recorded"})
             continue
-        touched = any(c.probe == "kernels" and len(c.parts) > 4 and _dist_of(str(c.parts[4]))[0] == name
-                      for c in changed) or bool(modified.get(name))
+        touched = any(_touches_binaries(c, name) for c in changed) or bool(modified.get(name))
         if not touched:
             out.append({"category": "package_binary",
                         "title": f"{label}, same binary ({len(binaries)} compiled file(s) identical)"})
     return out
 
 
+def _overlaps(parts: tuple[PathPart, ...], target: tuple[PathPart, ...]) -> bool:
+    """Whether a change at `parts` touches `target`: the same path, an ancestor or a descendant of it."""
+    common = min(len(parts), len(target))
+    return parts[:common] == target[:common]
+
+
 def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Change]) -> list[dict[str, str]]:
-    """The usual suspects that both snapshots recorded and that did not change."""
+    """The usual suspects that both snapshots recorded and that did not change.
+
+    `changed` should be every change of the diff (volatile and policy-ignored ones too): a change at a
+    suspect's path or at an ancestor of it (a whole GPU added or removed) voids the suspect.
+    """
     out = _packages_unchanged(diff, catalog, changed)
     for suspect in catalog.suspects:
         if not suspect.probes:
             continue
         if any(diff.a.probe_data(p) is None or diff.b.probe_data(p) is None for p in suspect.probes):
             continue
-        if any(pattern.match(c.parts) is not None for c in changed for pattern in suspect.patterns):
+        if any(pattern.covers(c.parts) for c in changed for pattern in suspect.patterns):
             continue
         title = suspect.title
         if suspect.count is not None:
@@ -525,7 +729,12 @@ def explain_report(result: Explained, include_volatile: bool = False) -> dict[st
         for path in explanation.evidence:
             catalog_category[path] = explanation.category
     changes = []
-    for change in diff.shown(include_volatile):
+    # Evidence is change paths: a volatile reading a rule weighed (a current clock, the boot id) is listed
+    # even without --all, so every evidence path is in `changes`.
+    evidenced = result.evidence_paths()
+    for change in diff.shown(include_volatile=True):
+        if change.volatile and not include_volatile and change.path not in evidenced:
+            continue
         row = change.to_json()
         if row["category"] == "other" and change.path in catalog_category:
             row["category"] = catalog_category[change.path]

@@ -6,6 +6,7 @@ Deterministic: the same two snapshots give byte-identical output (no clock, no l
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from driftcheck.snapshot.explain import Explained, Explanation
@@ -33,8 +34,10 @@ def _bench_line(row: dict[str, Any]) -> str:
     ratio = row.get("ratio")
     ratio_text = f"x{ratio:.3f}" if isinstance(ratio, (int, float)) else "x?"
     flag = "significant" if row.get("significant") else "within noise"
+    direction = f", {row['direction']}" if row.get("direction") else ""
     unit = f" {row['unit']}" if row.get("unit") else ""
-    return f"{row.get('name')}: {_value(row.get('before'))} -> {_value(row.get('after'))}{unit} ({ratio_text}, {flag})"
+    return (f"{row.get('name')}: {_value(row.get('before'))} -> {_value(row.get('after'))}{unit} "
+            f"({ratio_text}{direction}, {flag})")
 
 
 def _confidence_colour(explanation: Explanation) -> str:
@@ -82,6 +85,16 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _md_code(text: str) -> str:
+    """`text` as inline code in a table cell: a fence longer than any backtick run inside it."""
+    cell = _md_cell(text)
+    longest = max((len(run) for run in re.findall(r"`+", cell)), default=0)
+    if not longest:
+        return f"`{cell}`"
+    fence = "`" * (longest + 1)
+    return f"{fence} {cell} {fence}"
+
+
 def explain_markdown(result: Explained, confirmations: dict[int, str] | None = None) -> str:
     """`driftcheck explain --format markdown`: a section to paste into an issue."""
     diff = result.diff
@@ -96,7 +109,7 @@ def explain_markdown(result: Explained, confirmations: dict[int, str] | None = N
     if result.explanations:
         lines += ["| # | confidence | category | cause | fix |", "|---|---|---|---|---|"]
         for e in result.explanations:
-            fix = f"`{_md_cell(e.fix)}`"
+            fix = _md_code(e.fix)
             if confirmations and e.rank in confirmations:
                 fix += f" — {_md_cell(confirmations[e.rank])}"
             lines.append(f"| {e.rank} | {e.confidence:.2f} | {e.category} | {_md_cell(e.title)} | {fix} |")

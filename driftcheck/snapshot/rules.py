@@ -58,6 +58,22 @@ class PathPattern:
     def match(self, parts: Sequence[PathPart]) -> dict[str, str] | None:
         return _match(self.segments, tuple(parts), {})
 
+    def covers(self, parts: Sequence[PathPart]) -> bool:
+        """Whether `parts` matches, or is an ancestor of a path that could match (a whole GPU removed
+        covers its clocks)."""
+        return _covers(self.segments, tuple(parts))
+
+
+def _covers(segments: tuple[Segment, ...], parts: tuple[PathPart, ...]) -> bool:
+    if not parts:
+        return True
+    if not segments:
+        return False
+    head, rest = segments[0], segments[1:]
+    if head.many:
+        return _covers(rest, parts) or _covers(segments, parts[1:])
+    return head.accepts(parts[0]) and _covers(rest, parts[1:])
+
 
 def _match(segments: tuple[Segment, ...], parts: tuple[PathPart, ...], captured: dict[str, str]) \
         -> dict[str, str] | None:

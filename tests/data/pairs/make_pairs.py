@@ -137,7 +137,7 @@ def _reboot(a: Doc, b: Doc) -> None:
 CASES: dict[str, tuple[Edit, list[str], str]] = {
     # name: (edit, expected top rule ids (all must be present in this order at the top), category)
     "probe-outcome-changed": (_failed("gpu"), ["probe-outcome-changed"], "other"),
-    "probe-missing": (delete_at(f"{P}/torch"), ["probe-missing"], "other"),
+    "probe-missing": (delete_at(f"{P}/torch"), ["note:probe-missing"], "other"),
     "gpu-persistence-off": (set_at(f"{GP}/persistence_mode", False), ["gpu-persistence-off"], "mig_ecc_persistence"),
     "gpu-persistence-off-after-reboot": (do(set_at(f"{GP}/persistence_mode", False), _reboot),
                                          ["gpu-persistence-off", "rebooted"], "mig_ecc_persistence"),
