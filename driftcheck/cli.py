@@ -656,9 +656,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("driftcheck: interrupted\n")
         return 130
     except BrokenPipeError:
-        # `driftcheck show ... | head`: the reader left; nothing is wrong with the snapshot.
-        sys.stderr.close()
-        return EXIT_OK
+        # `driftcheck check | head`: the reader left before the end. Exit as a process killed by SIGPIPE
+        # does (128 + 13), never 0: a gate's verdict must not turn into "all well" because of a pager.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

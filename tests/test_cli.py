@@ -197,3 +197,17 @@ def test_import_refuses_files_of_two_machines(cli, tmp_path: Path) -> None:
                  str(data / "topo" / "h200-x8_570.124.06_nv18_no-nic_tabs_sglang-6921.txt"))
     assert result.returncode == 2
     assert "shows 8 GPUs, the GPU description 1" in result.stderr
+
+
+def test_a_reader_that_leaves_early_never_turns_a_verdict_into_success(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DRIFTCHECK_HOME": str(tmp_path / "h"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    subprocess.run([sys.executable, "-m", "driftcheck", "snapshot", "-q"], env=env, check=True, capture_output=True)
+    shown = subprocess.run(f"set -o pipefail; {sys.executable} -m driftcheck show @latest | head -c 10 >/dev/null",
+                           shell=True, executable="/bin/bash", env=env, capture_output=True, text=True)
+    assert shown.returncode in (0, 141), shown.stderr  # 0 when all output fit in the pipe before head left
+    assert "Traceback" not in shown.stderr and "Exception ignored" not in shown.stderr
