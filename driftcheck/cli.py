@@ -171,7 +171,7 @@ def _snapshot_host(args: argparse.Namespace) -> tuple[Host, ProbeOptions]:
     """This machine, or the recording given with --replay, and the options to probe it with."""
     options = _probe_options(args)
     if args.replay is None:
-        return _local_host(args), options
+        return _target_host(args.python), options
     if args.python:
         raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
     host = ReplayHost(args.replay)
@@ -183,10 +183,6 @@ def _target_host(python: str | None) -> LocalHost:
     if python and not (Path(python).is_file() and os.access(python, os.X_OK)):
         raise UsageError(f"--python {python}: no executable interpreter there")
     return LocalHost(python)
-
-
-def _local_host(args: argparse.Namespace) -> Host:
-    return _target_host(args.python)
 
 
 def _check_keep(args: argparse.Namespace) -> None:
@@ -255,7 +251,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     redactor = Redactor(load_redaction_secret())
     probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
     show_progress = not args.quiet and sys.stderr.isatty()
-    result = record(args.directory, _local_host(args), probes, redactor, options,
+    result = record(args.directory, _target_host(args.python), probes, redactor, options,
                     progress=_progress_printer(show_progress))
     counts: dict[str, int] = {}
     for outcome in result.outcomes.values():
@@ -380,7 +376,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         print(json.dumps(explain_report(explained, args.all), indent=2, sort_keys=True, ensure_ascii=False))
     else:
         # A reading a plain diff hides (a clock under load, the boot id) is shown when a cause rests on it.
-        evidence = {path for e in explained.explanations + explained.notes for path in e.evidence}
+        evidence = explained.evidence_paths()
         sys.stdout.write(diff_text(diff, args.all, also=[c for c in diff.volatile if c.path in evidence]))
     return EXIT_DIFFERENT if diff.changes or explained.explanations else EXIT_OK
 
