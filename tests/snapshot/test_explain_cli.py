@@ -119,7 +119,7 @@ def test_confirm_without_torch_says_how_to_get_it(cli: Callable[..., CliResult],
 
 def test_confirm_reruns_the_real_benchmark_for_an_env_suspect(cli: Callable[..., CliResult],
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import driftcheck.cli as cli_module
+    import driftcheck.commands.explain as cli_module
     from driftcheck.snapshot.confirm import bench_runner
 
     # The real `driftcheck bench` in child processes, on a small budget so the test stays short.

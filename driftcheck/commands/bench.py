@@ -1,0 +1,66 @@
+"""`driftcheck bench`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from driftcheck.baselines.render import results_text
+from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
+from driftcheck.baselines.suites import DEVICES, SUITES, run_suite
+from driftcheck.commands.common import EXIT_OK, check_output_path, write_new_file
+from driftcheck.errors import UsageError
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck bench` and its handler."""
+    p = sub.add_parser("bench", help="run the calibrated baseline benchmarks, or measure a serving stack",
+                       description="Run a calibrated benchmark suite (warm-up until settled, repeat until the "
+                                   "95% CI of each median is within ±1% or the budget is spent) and print "
+                                   "median, n, CV and CI per benchmark. With --server, measure a running "
+                                   "OpenAI-compatible server (SGLang, vLLM) instead. Needs torch (suites) "
+                                   "or sglang (--sglang-model).")
+    p.add_argument("--suite", choices=SUITES, default="quick", help="which suite (default quick)")
+    p.add_argument("--device", choices=DEVICES, default="auto", help="where to run (default auto)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    p.add_argument("--budget-s", type=float, metavar="S",
+                   help="total time budget of the suite instead of its default (small: a fast smoke run)")
+    p.add_argument("--only", action="append", metavar="TEXT",
+                   help="run only benchmarks whose name contains TEXT (repeatable)")
+    p.add_argument("--server", metavar="URL", help="measure the OpenAI-compatible server at URL")
+    p.add_argument("--sglang-model", metavar="PATH", help="measure sglang's offline engine on this model")
+    p.add_argument("--model", help="model name to request from --server (default: its first listed model)")
+    p.add_argument("--requests", type=int, default=ServingPlan.requests, help="requests per concurrency level")
+    p.add_argument("--concurrency", type=int, default=ServingPlan.concurrency,
+                   help="the fixed concurrency measured besides 1 (default %(default)s)")
+    p.add_argument("--prompt-words", type=int, default=ServingPlan.prompt_words, help=argparse.SUPPRESS)
+    p.add_argument("--output-tokens", type=int, default=ServingPlan.output_tokens,
+                   help="tokens generated per request (default %(default)s)")
+    p.add_argument("-o", "--output", type=Path, help="also write the JSON results to this file")
+    p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")
+    p.set_defaults(handler=_cmd_bench)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_path(args.output, args.force)
+    if args.server and args.sglang_model:
+        raise UsageError("--server and --sglang-model measure different things; give one")
+    plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
+                       concurrency=args.concurrency, model=args.model)
+    if args.server:
+        data = measure_server(args.server, plan)
+    elif args.sglang_model:
+        data = measure_sglang_engine(args.sglang_model, plan)
+    else:
+        data = run_suite(args.suite, args.device, args.budget_s, args.only)
+        if args.only and not data.get("results"):
+            raise UsageError(f"--only {' '.join(args.only)}: no benchmark of the {args.suite} suite matches")
+    text = json.dumps(data, indent=2, sort_keys=True, default=str)
+    if args.output:
+        write_new_file(args.output, text + "\n", args.force)
+    sys.stdout.write(text + "\n" if args.format == "json" else results_text(data))
+    return EXIT_OK

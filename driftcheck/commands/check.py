@@ -1,0 +1,68 @@
+"""`driftcheck check`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from driftcheck.check import DEFAULT_MIN_CONFIDENCE, check_against, check_reference, load_policy, probes_to_check
+from driftcheck.commands.common import (
+    EXIT_DIFFERENT,
+    EXIT_OK,
+    SNAPSHOT_REF_HELP,
+    fresh_snapshot,
+    target_host,
+    use_colour,
+)
+from driftcheck.probes import probe_names
+from driftcheck.snapshot.explain import explain_report
+from driftcheck.snapshot.explain_render import explain_markdown, explain_text
+from driftcheck.snapshot.store import Store
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck check` and its handler."""
+    p = sub.add_parser("check", help="pre-benchmark gate: fresh snapshot vs baseline, exit 1 on drift",
+                       description="Take a fresh snapshot (cheap probes unless --probe), compare it with the "
+                                   "reference (default: baseline `default`, else the previous snapshot), print "
+                                   "the explanation and any policy violation. Exit 0 no relevant drift, 1 drift "
+                                   "or a policy violation, 2 trouble.")
+    p.add_argument("--against", metavar="NAME|SNAP",
+                   help=f"a baseline name or {SNAPSHOT_REF_HELP}")
+    p.add_argument("--policy", type=Path, metavar="FILE", help="YAML policy: ignore, tolerances, must")
+    p.add_argument("--probe", action="append", metavar="NAME",
+                   help=f"take this probe (repeatable); default: the cheap ones; known: {', '.join(probe_names())}")
+    p.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
+    p.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
+                   help=f"causes below this confidence are shown but are not drift (default {DEFAULT_MIN_CONFIDENCE})")
+    p.add_argument("--no-store", action="store_true", help="do not keep the fresh snapshot in the store")
+    p.set_defaults(handler=_cmd_check)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    store = Store()
+    policy = load_policy(args.policy) if args.policy else None
+    reference = check_reference(args.against, store, target_host(args.python).name)
+    # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
+    fresh = fresh_snapshot(args.python, "driftcheck check", args.probe or probes_to_check(reference) or None,
+                            cheap_only=True)
+    result = check_against(reference, fresh, policy, args.min_confidence)
+    if not args.no_store:
+        store.add(fresh)
+    if args.format == "json":
+        report = explain_report(result.explained)
+        report["violations"] = result.violations
+        report["drift"] = result.drift
+        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        render = explain_markdown(result.explained) if args.format == "markdown" else \
+            explain_text(result.explained, use_colour())
+        sys.stdout.write(render)
+        if result.violations:
+            sys.stdout.write("\nPolicy violations:\n" + "".join(f"  ! {v}\n" for v in result.violations))
+        sys.stdout.write(f"\ncheck: {'DRIFT' if result.drift else 'ok'} against {reference.short_id}\n")
+    return EXIT_DIFFERENT if result.drift else EXIT_OK

@@ -1,0 +1,153 @@
+"""What the commands share: the parser class, exit codes, output files, progress, fresh snapshots."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from driftcheck.errors import UsageError
+from driftcheck.host import LocalHost
+from driftcheck.keys import load_redaction_secret, load_signing_key
+from driftcheck.probes import builtin_probes, select_probes
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.bench import bench_options
+from driftcheck.probes.runner import ProbeOutcome
+from driftcheck.redact import Redactor
+from driftcheck.snapshot.canonical import pretty_json
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.store import Store
+from driftcheck.take import take_snapshot
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
+
+SNAPSHOT_REF_HELP = ("a snapshot file, a stored id (or unique prefix), @latest, @prev, @N (N-th newest, 0-based) "
+                     "or baseline:NAME")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line with exit code 2 (its default code, our message)."""
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_TROUBLE, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def check_output_path(path: Path, force: bool) -> None:
+    """Refuse, before any work, an output path that cannot be written or would replace a file unasked."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory; give a file name")
+    if path.exists() and not force:
+        raise UsageError(f"{path} already exists; pass --force to overwrite it")
+    if not path.parent.is_dir():
+        raise UsageError(f"{path}: directory {path.parent} does not exist")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
+def write_new_file(path: Path, text: str, force: bool) -> None:
+    """Write `text` to `path` through a temporary file, refusing to replace an existing file unless `force`."""
+    check_output_path(path, force)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text, "utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def progress_printer(enabled: bool) -> Callable[[str, ProbeOutcome, int, int], None] | None:
+    if not enabled:
+        return None
+
+    def report(name: str, outcome: ProbeOutcome, done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\r\033[Kprobing [{done}/{total}] {name}: {outcome.status} "
+                         f"({outcome.duration_s:.2f} s){end}")
+        sys.stderr.flush()
+
+    return report
+
+
+def hash_progress_printer() -> Callable[[int, int, int, int], None]:
+    def report(done: int, total: int, done_bytes: int, total_bytes: int) -> None:
+        sys.stderr.write(f"\r\033[Khashing compiled files [{done}/{total}] "
+                         f"{done_bytes / 2**20:.0f}/{total_bytes / 2**20:.0f} MiB")
+        sys.stderr.flush()
+
+    return report
+
+
+
+
+def use_colour() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def fresh_snapshot(python: str | None, label: str | None, only: list[str] | None = None,
+                    cheap_only: bool = False) -> Any:
+    host = target_host(python)
+    probes = select_probes(builtin_probes(Redactor(load_redaction_secret())), only, None, cheap_only=cheap_only)
+    return take_snapshot(host, probes, ProbeOptions(), label=label, key=load_signing_key())
+
+
+def add_process_arguments(p: Any) -> None:
+    p.add_argument("--pid", action="append", type=int, default=[], metavar="PID",
+                   help="also describe this running process (e.g. the SGLang/vLLM server); repeatable")
+    p.add_argument("--process", action="append", default=[], metavar="PATTERN",
+                   help="also describe running processes whose command line matches this regex; repeatable")
+
+
+def probe_options(args: argparse.Namespace) -> ProbeOptions:
+    """The probe options of --pid/--process, checked (a bad pid or regex is a usage error)."""
+    bad_pids = [pid for pid in args.pid if pid <= 0]
+    if bad_pids:
+        raise UsageError(f"--pid {bad_pids[0]}: a process id is a positive number")
+    for pattern in args.process:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(f"--process {pattern!r}: not a regular expression ({exc})") from exc
+    return ProbeOptions(deep=bool(getattr(args, "deep", False)), pids=tuple(args.pid),
+                        process_patterns=tuple(args.process),
+                        extra=bench_options(getattr(args, "bench", None), getattr(args, "bench_budget_s", None)))
+
+
+def target_host(python: str | None) -> LocalHost:
+    """This machine, with `python` (checked to be an executable) as the interpreter whose packages matter."""
+    if python and not (Path(python).is_file() and os.access(python, os.X_OK)):
+        raise UsageError(f"--python {python}: no executable interpreter there")
+    return LocalHost(python)
+
+
+def check_keep(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a `-o`/`--no-store` combination `keep` could not honour."""
+    if args.no_store and not args.output:
+        raise UsageError("--no-store keeps the snapshot nowhere; add -o FILE")
+    if args.output:
+        check_output_path(args.output, args.force)
+
+
+def keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
+    """Write the snapshot to `-o` and the store as asked; returns where it went, for the message."""
+    places = []
+    if args.output:
+        write_new_file(args.output, pretty_json(snapshot.document), args.force)
+        places.append(str(args.output))
+    if not args.no_store:
+        Store().add(snapshot)
+        places.insert(0, "store")
+    return " and ".join(places)

@@ -1,0 +1,57 @@
+"""`driftcheck explain`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
+from driftcheck.snapshot.confirm import bench_runner, confirm
+from driftcheck.snapshot.diff import diff_snapshots
+from driftcheck.snapshot.explain import explain, explain_report
+from driftcheck.snapshot.explain_render import explain_markdown, explain_text
+from driftcheck.snapshot.resolve import resolve_snapshot
+from driftcheck.snapshot.store import Store
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck explain` and its handler."""
+    p = sub.add_parser("explain", help="rank the differences most likely to explain a performance shift",
+                       description="Compare snapshot A (before) with B (after) and rank the differences by how "
+                                   "likely they are to explain a performance shift, each with its evidence and "
+                                   "the command that would undo it; list the usual suspects found unchanged. "
+                                   "Exit 0 when nothing relevant differs, 1 when something does, 2 on trouble.")
+    p.add_argument("a", help=SNAPSHOT_REF_HELP)
+    p.add_argument("b", help=SNAPSHOT_REF_HELP)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                   help="output format (default text; colour only on a terminal)")
+    p.add_argument("--all", action="store_true", help="also weigh volatile facts (timestamps, shell variables)")
+    p.add_argument("--confirm", action="store_true",
+                   help="for the top causes that one process can revert (env vars), rerun the calibrated "
+                        "benchmark here with A's value and report whether the number moves back")
+    p.set_defaults(handler=_cmd_explain)
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    store = Store()
+    a = resolve_snapshot(args.a, store)
+    b = resolve_snapshot(args.b, store)
+    result = explain(diff_snapshots(a, b), include_volatile=args.all)
+    confirmations = None
+    if args.confirm:
+        run, why_not = bench_runner()
+        confirmations = confirm(result, run, why_not)
+    if args.format == "json":
+        report = explain_report(result, args.all)
+        if confirmations is not None:
+            for row in report["explanations"]:
+                if row["rank"] in confirmations:
+                    row["confirm"] = confirmations[row["rank"]]
+        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+    elif args.format == "markdown":
+        sys.stdout.write(explain_markdown(result, confirmations))
+    else:
+        sys.stdout.write(explain_text(result, use_colour(), confirmations))
+    return EXIT_DIFFERENT if result.explanations else EXIT_OK

@@ -1,0 +1,40 @@
+"""`driftcheck import`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from driftcheck.commands.common import EXIT_OK, check_keep, keep
+from driftcheck.importer import import_snapshot
+from driftcheck.keys import load_signing_key
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck import` and its handler."""
+    p = sub.add_parser("import", help="build a snapshot from pasted nvidia-smi outputs",
+                       description="Build a partial snapshot (gpu and pcie probes, origin 'imported') from "
+                                   "`nvidia-smi -q -x`, `nvidia-smi -q`, `--query-gpu` CSV and "
+                                   "`nvidia-smi topo -m` outputs, the format detected from the content. Files "
+                                   "of one machine combine: one GPU description plus one topology matrix. Kept "
+                                   "in the store like a snapshot and unsigned unless --sign: a signature would "
+                                   "vouch for facts driftcheck did not observe.")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="an nvidia-smi output (repeatable)")
+    p.add_argument("-o", "--output", type=Path, help="also write the snapshot to this JSON file")
+    p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")
+    p.add_argument("--label", help="a note kept with the snapshot (e.g. 'from issue 1234')")
+    p.add_argument("--sign", action="store_true", help="sign it with your key (you vouch for the import)")
+    p.add_argument("--no-store", action="store_true", help="do not keep it in the local store (needs -o)")
+    p.set_defaults(handler=_cmd_import)
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    check_keep(args)
+    snapshot = import_snapshot(args.files, label=args.label, key=load_signing_key() if args.sign else None)
+    where = keep(snapshot, args)
+    kinds = ", ".join(f"{s['file']} ({s['format']})" for s in snapshot.document["host"]["sources"])
+    sys.stderr.write(f"imported {kinds} as snapshot {snapshot.short_id}, saved to {where}\n")
+    print(snapshot.short_id)
+    return EXIT_OK

@@ -1,0 +1,33 @@
+"""`driftcheck log`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from driftcheck.commands.common import EXIT_OK, positive_int
+from driftcheck.render import log_text
+from driftcheck.snapshot.store import Store
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck log` and its handler."""
+    p = sub.add_parser("log", help="list stored snapshots, newest first",
+                       description="List the snapshots in the local store, newest first; the first column "
+                                   "is the N of @N.")
+    p.add_argument("-n", "--limit", type=positive_int, default=None, help="show at most N snapshots (N >= 1)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    p.set_defaults(handler=_cmd_log)
+
+
+def _cmd_log(args: argparse.Namespace) -> int:
+    entries = Store().entries(args.limit)
+    if args.format == "json":
+        print(json.dumps([{"position": i, "id": e.id, "created_at": e.created_at, "host": e.host,
+                           "label": e.label, "status_counts": e.status_counts}
+                          for i, e in enumerate(entries)], indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(log_text(entries))
+    return EXIT_OK

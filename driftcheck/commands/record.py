@@ -1,0 +1,50 @@
+"""`driftcheck record`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from driftcheck.commands.common import EXIT_OK, add_process_arguments, probe_options, progress_printer, target_host
+from driftcheck.keys import load_redaction_secret
+from driftcheck.probes import builtin_probes, probe_names, select_probes
+from driftcheck.record import ensure_empty_directory, record
+from driftcheck.redact import Redactor
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck record` and its handler."""
+    p = sub.add_parser("record", help="save the probes' raw inputs on this machine, redacted, for replay",
+                       description="Run the probes and save everything they read (files, listings, command "
+                                   "output, interpreter facts) to DIR, with secrets redacted as in a snapshot. "
+                                   "`driftcheck snapshot --replay DIR` builds a snapshot from it, here or on "
+                                   "another machine, with this or a newer driftcheck. DIR must be new or empty.")
+    p.add_argument("directory", type=Path, metavar="DIR", help="a new or empty directory")
+    p.add_argument("--probe", action="append", metavar="NAME",
+                   help=f"record only this probe (repeatable); known: {', '.join(probe_names())}")
+    p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
+    p.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter; default: ours")
+    add_process_arguments(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(handler=_cmd_record)
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    ensure_empty_directory(args.directory)
+    options = probe_options(args)
+    redactor = Redactor(load_redaction_secret())
+    probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
+    show_progress = not args.quiet and sys.stderr.isatty()
+    result = record(args.directory, target_host(args.python), probes, redactor, options,
+                    progress=progress_printer(show_progress))
+    counts: dict[str, int] = {}
+    for outcome in result.outcomes.values():
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    summary = ", ".join(f"{status} {n}" for status, n in sorted(counts.items()))
+    if not args.quiet:
+        sys.stderr.write(f"recorded {result.files} files and {result.commands} commands from {len(probes)} "
+                         f"probes ({summary}); replay with: driftcheck snapshot --replay {result.directory}\n")
+    print(result.directory)
+    return EXIT_OK

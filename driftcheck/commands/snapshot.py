@@ -1,0 +1,91 @@
+"""`driftcheck snapshot`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from driftcheck.commands.common import (
+    EXIT_OK,
+    add_process_arguments,
+    check_keep,
+    hash_progress_printer,
+    keep,
+    probe_options,
+    progress_printer,
+    target_host,
+)
+from driftcheck.errors import UsageError
+from driftcheck.host import Host
+from driftcheck.keys import load_redaction_secret, load_signing_key
+from driftcheck.probes import builtin_probes, probe_names, select_probes
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.kernels import attach_hash_progress, hash_cache_note
+from driftcheck.record import replay_options
+from driftcheck.recording import ReplayHost
+from driftcheck.redact import Redactor
+from driftcheck.take import take_snapshot
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck snapshot` and its handler."""
+    p = sub.add_parser("snapshot", help="probe this machine and keep a signed snapshot",
+                       description="Probe this machine, sign the result, keep it in the local store and "
+                                   "print its id. Probes run concurrently, each under its own time limit; a "
+                                   "probe that fails is recorded with its outcome and the rest goes on.")
+    p.add_argument("-o", "--output", type=Path, help="also write the snapshot to this JSON file")
+    p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")
+    p.add_argument("--label", help="a note kept with the snapshot (e.g. 'before reboot')")
+    p.add_argument("--probe", action="append", metavar="NAME",
+                   help=f"take only this probe (repeatable); known: {', '.join(probe_names())}")
+    p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours")
+    add_process_arguments(p)
+    p.add_argument("--replay", metavar="DIR", type=Path,
+                   help="build the snapshot from a recording (`driftcheck record`) instead of this machine")
+    p.add_argument("--deep", action="store_true",
+                   help="also import torch in the target interpreter for its runtime facts (about a second)")
+    p.add_argument("--no-sign", action="store_true", help="do not sign the snapshot")
+    p.add_argument("--no-store", action="store_true", help="do not keep it in the local store (needs -o)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument("--bench", choices=("quick", "standard", "full"),
+                   help="also run this calibrated benchmark suite (after the other probes) and embed it as "
+                        "probe `bench`; needs torch")
+    p.add_argument("--bench-budget-s", type=float, metavar="S", help=argparse.SUPPRESS)
+    p.set_defaults(handler=_cmd_snapshot)
+
+
+def _snapshot_host(args: argparse.Namespace) -> tuple[Host, ProbeOptions]:
+    """This machine, or the recording given with --replay, and the options to probe it with."""
+    options = probe_options(args)
+    if args.replay is None:
+        return target_host(args.python), options
+    if args.python:
+        raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
+    host = ReplayHost(args.replay)
+    return host, replay_options(host, options.pids, options.process_patterns)
+
+
+def _cmd_snapshot(args: argparse.Namespace) -> int:
+    check_keep(args)
+    host, options = _snapshot_host(args)
+    redactor = Redactor(load_redaction_secret())
+    probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
+    key = None if args.no_sign else load_signing_key()
+    show_progress = not args.quiet and sys.stderr.isatty()
+    attach_hash_progress(probes, hash_progress_printer() if show_progress else None)
+    snapshot = take_snapshot(host, probes, options, label=args.label, key=key,
+                             progress=progress_printer(show_progress))
+    where = keep(snapshot, args)
+    counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
+    note = hash_cache_note(snapshot.probe_data("kernels"))
+    if note and not args.quiet:
+        sys.stderr.write(note + "\n")
+    if not args.quiet:
+        sys.stderr.write(f"snapshot {snapshot.short_id} of {snapshot.host_name} saved to {where} "
+                         f"({len(probes)} probes: {counts})\n")
+    print(snapshot.short_id)
+    return EXIT_OK
