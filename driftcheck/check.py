@@ -30,10 +30,10 @@ import yaml
 
 from driftcheck.errors import DriftcheckError, UnknownSnapshotError, UsageError
 from driftcheck.probes import probe_class
-from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.diff import Change, diff_snapshots
 from driftcheck.snapshot.explain import Explained, explain, show_value
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.named import NamedSnapshots
 from driftcheck.snapshot.paths import PathPart, format_path
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.rules import PathPattern, RuleCatalogError, compile_pattern
@@ -238,18 +238,18 @@ def _must_problem(must: Must, value: Any) -> str | None:
 def check_reference(against: str | None, store: Store, host_name: str) -> Snapshot:
     """What `driftcheck check` compares with: `against` (a baseline name or any snapshot reference), else
     baseline `default`, else the newest snapshot probed on this host (never an import or a replay)."""
-    baselines = Baselines(store)
-    names = [b.name for b in baselines.entries()]
+    named = NamedSnapshots(store)
+    names = [b.name for b in named.entries()]
     if against:
         if against in names:
-            return baselines.snapshot(against)
+            return named.snapshot(against)
         try:
             return resolve_snapshot(against, store)
         except UnknownSnapshotError as exc:
             known = f"baselines: {', '.join(names)}" if names else "no baselines saved yet"
             raise UnknownSnapshotError(against, f"no such baseline, and {exc.reason} ({known})") from None
     if "default" in names:
-        return baselines.snapshot("default")
+        return named.snapshot("default")
     for entry in store.entries():
         if entry.host != host_name:
             continue

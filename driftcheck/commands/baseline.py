@@ -9,7 +9,7 @@ from typing import Any
 
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, Parser, fresh_snapshot
 from driftcheck.render import snapshot_text
-from driftcheck.snapshot.baselines import Baselines
+from driftcheck.snapshot.named import NamedSnapshots
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.store import Store
@@ -40,14 +40,14 @@ def add(sub: Any) -> None:
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
     store = Store()
-    baselines = Baselines(store)
+    named = NamedSnapshots(store)
     if args.action == "save":
         snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else \
             fresh_snapshot(args.python, args.label or f"baseline {args.name}")
-        saved = baselines.save(args.name, snapshot, args.force)
+        saved = named.save(args.name, snapshot, args.force)
         print(f"baseline {saved.name} -> {saved.snapshot_id[:12]} ({saved.host})")
     elif args.action == "list":
-        entries = baselines.entries()
+        entries = named.entries()
         if args.format == "json":
             print(json.dumps([e.to_json() for e in entries], indent=2, sort_keys=True))
         elif not entries:
@@ -57,8 +57,8 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
                 print(f"{e.name}  {e.snapshot_id[:12]}  {e.saved_at[:19].replace('T', ' ')}  {e.host}"
                       + (f"  {e.label!r}" if e.label else ""))
     elif args.action == "show":
-        entry = baselines.get(args.name)
-        snapshot = baselines.snapshot(args.name)
+        entry = named.get(args.name)
+        snapshot = named.snapshot(args.name)
         if args.format == "json":
             print(json.dumps({**entry.to_json(), "snapshot": snapshot.document}, indent=2, sort_keys=True))
         else:
@@ -66,6 +66,6 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
             verdict = verify_document(snapshot.document)
             sys.stdout.write(snapshot_text(snapshot, verdict.fingerprint if verdict.intact else None))
     else:
-        removed = baselines.remove(args.name)
+        removed = named.remove(args.name)
         print(f"baseline {removed.name} removed (snapshot {removed.snapshot_id[:12]} stays in the store)")
     return EXIT_OK

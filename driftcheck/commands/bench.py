@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from driftcheck.baselines.plans import DEVICES, SUITES
 from driftcheck.baselines.render import results_text
+from driftcheck.baselines.runner import run_suite
 from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
-from driftcheck.baselines.suites import DEVICES, SUITES, run_suite
 from driftcheck.commands.common import EXIT_OK, check_output_path, write_new_file
 from driftcheck.errors import UsageError
 

@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
+from driftcheck.baselines.confirm import bench_runner, confirm
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
-from driftcheck.snapshot.confirm import bench_runner, confirm
 from driftcheck.snapshot.diff import diff_snapshots
 from driftcheck.snapshot.explain import explain, explain_report
 from driftcheck.snapshot.explain_render import explain_markdown, explain_text

@@ -38,7 +38,7 @@ class BenchProbe(Probe):
             raise ProbeUnavailable("benchmarks run only on the local machine")
         # Imported here: the suites pull in torch-facing code that a plain snapshot never needs.
         from driftcheck.baselines.deps import BenchDependencyError
-        from driftcheck.baselines.suites import run_suite
+        from driftcheck.baselines.runner import run_suite
 
         budget = options.extra.get(BENCH_BUDGET_OPTION)
         try:

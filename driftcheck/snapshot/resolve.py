@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
-from driftcheck.snapshot.baselines import PREFIX as BASELINE_PREFIX
-from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
+from driftcheck.snapshot.named import PREFIX as BASELINE_PREFIX
+from driftcheck.snapshot.named import NamedSnapshots
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.store import Store
 
@@ -32,7 +32,7 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
     store = store or Store()
     position = _POSITION.match(reference)
     if reference.startswith(BASELINE_PREFIX):
-        snapshot = Baselines(store).snapshot(reference[len(BASELINE_PREFIX):])
+        snapshot = NamedSnapshots(store).snapshot(reference[len(BASELINE_PREFIX):])
     elif position:
         which = position.group(1)
         n = 0 if which == "latest" else 1 if which == "prev" else int(which)

@@ -8,7 +8,7 @@ import torch
 
 from driftcheck.baselines.calibrate import CalibrationPolicy
 from driftcheck.baselines.distributed import allreduce_measurements, bus_bandwidth_gbps
-from driftcheck.baselines.suites import allreduce_cases
+from driftcheck.baselines.workloads import allreduce_cases
 
 
 def test_bus_bandwidth_follows_nccl_tests() -> None:

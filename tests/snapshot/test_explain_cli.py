@@ -120,7 +120,7 @@ def test_confirm_without_torch_says_how_to_get_it(cli: Callable[..., CliResult],
 def test_confirm_reruns_the_real_benchmark_for_an_env_suspect(cli: Callable[..., CliResult],
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import driftcheck.commands.explain as cli_module
-    from driftcheck.snapshot.confirm import bench_runner
+    from driftcheck.baselines.confirm import bench_runner
 
     # The real `driftcheck bench` in child processes, on a small budget so the test stays short.
     monkeypatch.setattr(cli_module, "bench_runner", lambda: bench_runner(budget_s=1.0))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from driftcheck.snapshot.confirm import confirm
+from driftcheck.baselines.confirm import confirm
 from driftcheck.snapshot.diff import diff_snapshots
 from driftcheck.snapshot.explain import explain, explain_report, version_order
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file

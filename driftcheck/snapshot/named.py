@@ -1,7 +1,9 @@
-"""Named baselines: a name (`default`, `h100-node-golden`) pointing at a snapshot kept in the store.
+"""Named snapshots: a name (`default`, `h100-node-golden`) pointing at a snapshot kept in the store.
 
-Usable anywhere a snapshot is as `baseline:NAME`. The names live in `baselines.json` beside the
-store, the snapshots themselves in the store.
+The command line calls them baselines (`driftcheck baseline save NAME`, `baseline:NAME`); a named
+snapshot may carry calibrated benchmark results (`driftcheck.baselines`), but the name itself is
+only a pointer. The names live in `baselines.json` beside the store (the file name is kept so that
+existing stores keep their names), the snapshots themselves in the store.
 A name is never re-pointed without `force`.
 """
 
@@ -28,8 +30,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @dataclass(frozen=True)
-class Baseline:
-    """One named baseline."""
+class NamedSnapshot:
+    """One name and the snapshot it points at."""
 
     name: str
     snapshot_id: str
@@ -49,8 +51,8 @@ def check_name(name: str) -> str:
     return name
 
 
-class Baselines:
-    """The named baselines of one store."""
+class NamedSnapshots:
+    """The named snapshots (baselines) of one store."""
 
     def __init__(self, store: Store | None = None, path: Path | None = None) -> None:
         self.store = store or Store()
@@ -83,7 +85,7 @@ class Baselines:
                        "utf-8")
         tmp.replace(self.path)
 
-    def save(self, name: str, snapshot: Snapshot, force: bool = False) -> Baseline:
+    def save(self, name: str, snapshot: Snapshot, force: bool = False) -> NamedSnapshot:
         """Name `snapshot` (kept in the store) as baseline `name`; refuses to re-point a name without `force`."""
         check_name(name)
         with self._locked():
@@ -92,17 +94,17 @@ class Baselines:
                 raise UsageError(f"baseline {name!r} already exists (snapshot {str(entries[name].get('id'))[:12]}); "
                                  f"pass --force to point it at {snapshot.short_id}")
             self.store.add(snapshot)
-            baseline = Baseline(name, snapshot.id, utc_now(), snapshot.host_name, snapshot.label)
+            baseline = NamedSnapshot(name, snapshot.id, utc_now(), snapshot.host_name, snapshot.label)
             entries[name] = {k: v for k, v in baseline.to_json().items() if k != "name"}
             self._write(entries)
         return baseline
 
-    def entries(self) -> list[Baseline]:
+    def entries(self) -> list[NamedSnapshot]:
         """Every baseline, by name."""
-        return [Baseline(name, str(e.get("id")), str(e.get("saved_at")), str(e.get("host")), e.get("label"))
+        return [NamedSnapshot(name, str(e.get("id")), str(e.get("saved_at")), str(e.get("host")), e.get("label"))
                 for name, e in sorted(self._read().items())]
 
-    def get(self, name: str) -> Baseline:
+    def get(self, name: str) -> NamedSnapshot:
         """The baseline called `name`; UnknownSnapshotError naming the known ones if none."""
         found = next((b for b in self.entries() if b.name == name), None)
         if found is None:
@@ -114,7 +116,7 @@ class Baselines:
         """The snapshot baseline `name` points at."""
         return self.store.by_prefix(self.get(name).snapshot_id)
 
-    def remove(self, name: str) -> Baseline:
+    def remove(self, name: str) -> NamedSnapshot:
         """Forget baseline `name` (its snapshot stays in the store)."""
         with self._locked():
             entries = self._read()

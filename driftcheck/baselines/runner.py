@@ -1,0 +1,105 @@
+"""Running a suite: build each planned workload in turn, measure it under its share of the budget,
+read the device state around it, and collect the `bench` probe's data.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from driftcheck.baselines.calibrate import CalibrationPolicy, Measurement
+from driftcheck.baselines.clocks import device_state
+from driftcheck.baselines.deps import import_torch
+from driftcheck.baselines.load import OtherLoad, load_report, load_warning
+from driftcheck.baselines.plans import DEVICES, SUITE_BUDGET_S, SUITES, cpu_plan, gpu_plan
+from driftcheck.baselines.references import efficiency, reference_for
+from driftcheck.baselines.stats import summarize
+from driftcheck.baselines.workloads import Case
+from driftcheck.errors import UsageError
+
+
+def resolve_device(torch: Any, device: str) -> str:
+    """`auto` → cuda when torch sees a GPU, else cpu; `cuda` without one is a UsageError."""
+    if device not in DEVICES:
+        raise UsageError(f"unknown device {device!r}; choose from {', '.join(DEVICES)}")
+    has_cuda = bool(torch.cuda.is_available())
+    if device == "auto":
+        return "cuda" if has_cuda else "cpu"
+    if device == "cuda" and not has_cuda:
+        raise UsageError("--device cuda: torch sees no CUDA device here (torch "
+                         f"{torch.__version__}); use --device cpu")
+    return device
+
+
+def result_json(case: Case, measurement: Measurement, before: dict[str, Any], after: dict[str, Any],
+                reference: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The entries (the case and its derived views) of `probes.bench.data.results` for one measurement."""
+    values = [case.value_of(s) for s in measurement.samples_s]
+    summary = summarize(values)
+    common = {"params": case.params, "calibration": measurement.report, "clocks_before": before,
+              "clocks_after": after, "gpu_index": case.gpu_index}
+    entries = {case.name: {"unit": case.unit, "higher_is_better": case.higher_is_better, **summary.to_json(),
+                           "samples": values, **common,
+                           "efficiency": efficiency(reference, case.peak_kind, summary.median, case.peak_scale)}}
+    for view in case.derived:
+        derived_values = [view.convert(v) for v in values]
+        entries[view.name] = {"unit": view.unit, "higher_is_better": view.higher_is_better,
+                              **summarize(derived_values).to_json(), "samples": derived_values, **common,
+                              "efficiency": None}
+    return entries
+
+
+ProgressFn = Callable[[str, dict[str, Any]], None]
+
+
+def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None = None,
+              only: Sequence[str] | None = None, progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Run a suite; returns the `bench` probe's data (see docs/data-shapes.md).
+
+    `budget_s` replaces the suite's total time budget (small values make a fast smoke run); `only`
+    keeps the benchmarks whose name contains one of its strings.
+    """
+    if suite not in SUITES:
+        raise UsageError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
+    if budget_s is not None and budget_s <= 0:
+        raise UsageError("--budget-s must be positive")
+    torch = import_torch()
+    resolved = resolve_device(torch, device)
+    started = time.monotonic()
+    meter = OtherLoad()
+    plan = gpu_plan(torch, suite) if resolved == "cuda" else cpu_plan(torch, suite)
+    total_budget = budget_s if budget_s is not None else SUITE_BUDGET_S[resolved][suite]
+    device_name = torch.cuda.get_device_name(0) if resolved == "cuda" else "cpu"
+    reference = reference_for(device_name) if resolved == "cuda" else None
+    results: dict[str, Any] = {}
+    skipped: list[str] = []
+    remaining_groups = len(plan)
+    with torch.inference_mode():
+        for build in plan:
+            cases = [c for c in build() if not only or any(s in c.name for s in only)]
+            remaining_groups -= 1
+            left = total_budget - (time.monotonic() - started)
+            for index, case in enumerate(cases):
+                share = max(left, 0.0) / (remaining_groups + 1) / (len(cases) - index)
+                if share <= 0.0:
+                    skipped += [case.name, *(view.name for view in case.derived)]
+                    continue
+                policy = CalibrationPolicy(budget_s=share)
+                before = device_state(resolved, case.gpu_index)
+                case_started = time.monotonic()
+                measurement = case.run(policy)
+                after = device_state(resolved, case.gpu_index)
+                entries = result_json(case, measurement, before, after, reference)
+                results.update(entries)
+                left -= time.monotonic() - case_started
+                if progress:
+                    for name, entry in entries.items():
+                        progress(name, entry)
+    machine_load = load_report(meter)
+    warning = load_warning(machine_load)
+    return {"suite": suite, "device": resolved, "device_name": device_name,
+            "torch_version": str(torch.__version__), "threads": int(torch.get_num_threads()),
+            "budget_s": total_budget, "elapsed_s": round(time.monotonic() - started, 3),
+            "reference": reference, "skipped": skipped, "machine_load": machine_load,
+            "warnings": [warning] if warning else [], "results": results}
