@@ -27,13 +27,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from driftcheck.baselines.plans import SUITE_BUDGET_S  # noqa: E402
-from driftcheck.baselines.runner import result_json  # noqa: E402
-from driftcheck.baselines.workloads import Case, gemm_case, skinny_case  # noqa: E402
-
 from driftcheck.baselines.calibrate import CalibrationPolicy, wall_timer  # noqa: E402
 from driftcheck.baselines.compare import compare_results  # noqa: E402
 from driftcheck.baselines.load import BUSY_THRESHOLD_CORES, OtherLoad  # noqa: E402
+from driftcheck.baselines.plans import SUITE_BUDGET_S  # noqa: E402
+from driftcheck.baselines.runner import result_json  # noqa: E402
+from driftcheck.baselines.workloads import Case, gemm_case, skinny_case  # noqa: E402
 
 QUICK_GROUPS = 5  # benchmarks groups in the quick CPU suite: each gets this share of its budget
 

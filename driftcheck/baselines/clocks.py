@@ -11,17 +11,7 @@ from typing import Any
 
 import psutil
 
-# NVML clock-event (throttle) reason bits, named as in the gpu probe's data shape.
-CLOCK_EVENT_BITS = {
-    0x1: "idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
-    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
-    0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting",
-}
-
-
-def clock_event_names(mask: int) -> list[str]:
-    """Names of the reasons set in an NVML clock-event bitmask, in bit order."""
-    return [name for bit, name in sorted(CLOCK_EVENT_BITS.items()) if mask & bit]
+from driftcheck.nvidia.values import clock_event_names
 
 
 def _nvml() -> Any | None:

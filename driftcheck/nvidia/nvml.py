@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from driftcheck.nvidia.values import (
+    clock_event_names,
     cpu_list,
     cuda_version_text,
     empty_gpu,
@@ -21,10 +22,6 @@ from driftcheck.nvidia.values import (
     normalize_bus_id,
 )
 
-# NVML's clock event reason bits (nvmlClocksEventReason*), in the names of docs/data-shapes.md.
-_REASON_BITS = ((0x1, "idle"), (0x2, "applications_clocks_setting"), (0x4, "sw_power_cap"), (0x8, "hw_slowdown"),
-                (0x10, "sync_boost"), (0x20, "sw_thermal_slowdown"), (0x40, "hw_thermal_slowdown"),
-                (0x80, "hw_power_brake_slowdown"), (0x100, "display_clock_setting"))
 _COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
 _FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}
 # nvmlDeviceGetTopologyCommonAncestor levels, as `nvidia-smi topo -m` names them.
@@ -68,7 +65,7 @@ class _Reader:
             mask = self.call("nvmlDeviceGetCurrentClocksThrottleReasons", handle)
         if mask is None:
             return None
-        return sorted(name for bit, name in _REASON_BITS if int(mask) & bit)
+        return clock_event_names(int(mask))
 
     def ecc(self, handle: Any) -> dict[str, Any]:
         modes = self.call("nvmlDeviceGetEccMode", handle)

@@ -26,6 +26,21 @@ class NvidiaFormatError(ValueError):
     """Text that is not (or not a readable) output of the NVIDIA tool it was taken for."""
 
 
+# NVML's clock event (throttle) reason bits (nvmlClocksEventReason*), in the names of docs/data-shapes.md.
+CLOCK_EVENT_BITS = ((0x1, "idle"), (0x2, "applications_clocks_setting"), (0x4, "sw_power_cap"),
+                    (0x8, "hw_slowdown"), (0x10, "sync_boost"), (0x20, "sw_thermal_slowdown"),
+                    (0x40, "hw_thermal_slowdown"), (0x80, "hw_power_brake_slowdown"),
+                    (0x100, "display_clock_setting"))
+# The reasons that take speed away under load (idle, sync boost and settings are not a slowdown).
+SLOWDOWN_REASONS = frozenset({"sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                              "hw_power_brake_slowdown"})
+
+
+def clock_event_names(mask: int) -> list[str]:
+    """Names of the reasons set in an NVML clock-event bitmask, sorted by name (as the gpu probe keeps them)."""
+    return sorted(name for bit, name in CLOCK_EVENT_BITS if mask & bit)
+
+
 def text_value(raw: str | None) -> str | None:
     """`raw` stripped, or None when nvidia-smi says there is no value."""
     if raw is None:
