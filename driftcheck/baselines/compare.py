@@ -1,88 +1,30 @@
-"""Comparing two benchmark runs: ratio of medians and whether the shift is more than noise.
+"""Comparing two benchmark records: one verdict per benchmark (`driftcheck.baselines.verdict`).
 
-The test is a bootstrap of the ratio of medians on the samples each run kept, so each side's own
-measured noise decides: a 3% shift between two quiet runs is significant, the same shift inside
-noisy runs is not. The resampling is seeded from the benchmark name, so the answer is a function of
-the inputs alone. A shift must also exceed `MIN_EFFECT`: repeated runs on one machine differ by a
-fraction of a percent that no single run's samples can see (scheduling, frequency, memory placement),
-and calling that a change would cry wolf.
+This is the face `diff`, `explain`, `check` and `explain --confirm` call. Each entry keeps the keys
+earlier consumers read (name, unit, before, after, ratio, significant, direction) and adds the
+verdict (slower / faster / unchanged / inconclusive) with the minimum detectable shift of these two
+records. `significant` is true only for `slower` and `faster`.
 """
 
 from __future__ import annotations
 
-import random
-import statistics
-import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-ALPHA = 0.01
-MIN_EFFECT = 0.02
-BOOTSTRAP_ROUNDS = 1000
+from driftcheck.baselines.verdict import compare_verdicts
 
 
-def _higher_is_better(result: Mapping[str, Any]) -> bool:
-    if "higher_is_better" in result:
-        return bool(result["higher_is_better"])
-    unit = str(result.get("unit", ""))
-    return "/s" in unit or unit.endswith("_per_s")
-
-
-def bootstrap_p_value(before: Sequence[float], after: Sequence[float], seed: int,
-                      rounds: int = BOOTSTRAP_ROUNDS) -> float:
-    """Two-sided p-value that the medians differ: how often a resampled ratio falls across 1."""
-    rng = random.Random(seed)
-    below = above = 0
-    for _ in range(rounds):
-        b = statistics.median(rng.choices(before, k=len(before)))
-        a = statistics.median(rng.choices(after, k=len(after)))
-        if b == 0:
-            continue
-        ratio = a / b
-        if ratio <= 1.0:
-            below += 1
-        if ratio >= 1.0:
-            above += 1
-    return min(1.0, 2.0 * (min(below, above) + 1) / (rounds + 1))
-
-
-def _samples(result: Mapping[str, Any]) -> list[float]:
-    samples = result.get("samples") or []
-    return [float(x) for x in samples if isinstance(x, (int, float))]
-
-
-def _entry(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> dict[str, Any]:
-    unit = str((after or before or {}).get("unit", ""))
-    median_before = before.get("median") if before else None
-    median_after = after.get("median") if after else None
-    entry: dict[str, Any] = {"name": name, "unit": unit, "before": median_before, "after": median_after,
-                             "ratio": None, "significant": False, "p_value": None, "direction": "missing"}
-    if before is None or after is None or not median_before or median_after is None:
-        return entry
-    ratio = float(median_after) / float(median_before)
-    entry["ratio"] = ratio
-    samples_before, samples_after = _samples(before), _samples(after)
-    if len(samples_before) < 3 or len(samples_after) < 3:
-        entry["direction"] = "unchanged"
-        return entry
-    p_value = bootstrap_p_value(samples_before, samples_after, seed=zlib.crc32(name.encode("utf-8")))
-    significant = p_value < ALPHA and abs(ratio - 1.0) >= MIN_EFFECT
-    entry["p_value"] = p_value
-    entry["significant"] = significant
-    if significant:
-        better = (ratio > 1.0) == _higher_is_better(after)
-        entry["direction"] = "faster" if better else "slower"
-    else:
-        entry["direction"] = "unchanged"
-    return entry
-
-
-def compare_results(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+def compare_results(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[dict[str, Any]]:
     """Compare two `probes.bench.data.results` maps, one entry per benchmark name (sorted).
 
-    Each entry: name, unit, before/after (medians), ratio (after/before), significant, p_value, and
-    direction: `faster`/`slower` when significant (in performance terms, whichever way the unit
-    points), `unchanged` when not, `missing` when a side lacks the benchmark.
+    Each entry: name, unit, before/after (medians), ratio (after/before, of the geometric means of
+    the run medians), change_pct, verdict, direction (= verdict; `missing` when a side lacks the
+    benchmark), significant, mds_pct, spread_pct, spread_measured, runs [A, B], disturbance, reason.
     """
-    names = sorted(set(before) | set(after))
-    return [_entry(name, before.get(name), after.get(name)) for name in names]
+    return compare_verdicts(before, after, device)
+
+
+def compare_records(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Compare two whole `bench` probe data records (their `results`, on the device B ran on)."""
+    device = str(after.get("device") or before.get("device") or "cpu")
+    return compare_results(before.get("results") or {}, after.get("results") or {}, device)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 import warnings
 from typing import Any
 
@@ -27,6 +29,21 @@ def import_torch() -> Any:
         raise BenchDependencyError(
             f"benchmarks need torch ({exc}): pip install torch=={TORCH_PIN} (or the torch build you "
             "benchmark with) first, then pip install 'driftcheck[bench]'") from None
+
+
+def require_torch() -> None:
+    """BenchDependencyError (as `import_torch` words it) unless torch is importable, without importing it.
+
+    The runs happen in child interpreters; the parent only checks, so a missing torch is one line here.
+    """
+    try:
+        missing = "torch" in sys.modules and sys.modules["torch"] is None or importlib.util.find_spec("torch") is None
+    except (ImportError, ValueError):
+        missing = True
+    if missing:
+        raise BenchDependencyError(
+            f"benchmarks need torch (No module named 'torch'): pip install torch=={TORCH_PIN} (or the torch build "
+            "you benchmark with) first, then pip install 'driftcheck[bench]'")
 
 
 def import_sglang() -> Any:

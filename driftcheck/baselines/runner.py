@@ -11,6 +11,7 @@ from typing import Any
 from driftcheck.baselines.calibrate import CalibrationPolicy, Measurement
 from driftcheck.baselines.clocks import device_state
 from driftcheck.baselines.deps import import_torch
+from driftcheck.baselines.disturbance import DisturbanceMeter, throttle_reasons
 from driftcheck.baselines.load import OtherLoad, load_report, load_warning
 from driftcheck.baselines.plans import DEVICES, SUITE_BUDGET_S, SUITES, cpu_plan, gpu_plan
 from driftcheck.baselines.references import efficiency, reference_for
@@ -68,6 +69,8 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
     resolved = resolve_device(torch, device)
     started = time.monotonic()
     meter = OtherLoad()
+    gpus = list(range(torch.cuda.device_count())) if resolved == "cuda" else []
+    disturbance = DisturbanceMeter(gpus=gpus)
     plan = gpu_plan(torch, suite) if resolved == "cuda" else cpu_plan(torch, suite)
     total_budget = budget_s if budget_s is not None else SUITE_BUDGET_S[resolved][suite]
     device_name = torch.cuda.get_device_name(0) if resolved == "cuda" else "cpu"
@@ -98,8 +101,9 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
                         progress(name, entry)
     machine_load = load_report(meter)
     warning = load_warning(machine_load)
+    disturbed = disturbance.report(throttle_reasons(results))
     return {"suite": suite, "device": resolved, "device_name": device_name,
             "torch_version": str(torch.__version__), "threads": int(torch.get_num_threads()),
             "budget_s": total_budget, "elapsed_s": round(time.monotonic() - started, 3),
             "reference": reference, "skipped": skipped, "machine_load": machine_load,
-            "warnings": [warning] if warning else [], "results": results}
+            "warnings": [warning] if warning else [], "disturbance": disturbed, "results": results}

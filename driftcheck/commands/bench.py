@@ -10,9 +10,9 @@ from typing import Any
 
 from driftcheck.baselines.plans import DEVICES, SUITES
 from driftcheck.baselines.render import results_text
-from driftcheck.baselines.runner import run_suite
+from driftcheck.baselines.repeated import run_repeated
 from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
-from driftcheck.commands.common import EXIT_OK, check_output_path, write_new_file
+from driftcheck.commands.common import EXIT_OK, check_output_path, positive_int, run_progress, write_new_file
 from driftcheck.errors import UsageError
 
 
@@ -21,7 +21,9 @@ def add(sub: Any) -> None:
     p = sub.add_parser("bench", help="run the calibrated baseline benchmarks, or measure a serving stack",
                        description="Run a calibrated benchmark suite (warm-up until settled, repeat until the "
                                    "95% CI of each median is within ±1% or the budget is spent) and print "
-                                   "median, n, CV and CI per benchmark. With --server, measure a running "
+                                   "median, n, CV and CI per benchmark. With --runs N, N independent runs (each "
+                                   "in its own process) measure the spread between runs too; a run disturbed by "
+                                   "other work is flagged and repeated once. With --server, measure a running "
                                    "OpenAI-compatible server (SGLang, vLLM) instead. Needs torch (suites) "
                                    "or sglang (--sglang-model).")
     p.add_argument("--suite", choices=SUITES, default="quick", help="which suite (default quick)")
@@ -29,6 +31,9 @@ def add(sub: Any) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument("--budget-s", type=float, metavar="S",
                    help="total time budget of the suite instead of its default (small: a fast smoke run)")
+    p.add_argument("--runs", type=positive_int, default=1, metavar="N",
+                   help="independent runs, each in its own process (default 1; 3 or more measure the "
+                        "between-run spread that verdicts need)")
     p.add_argument("--only", action="append", metavar="TEXT",
                    help="run only benchmarks whose name contains TEXT (repeatable)")
     p.add_argument("--server", metavar="URL", help="measure the OpenAI-compatible server at URL")
@@ -57,7 +62,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     elif args.sglang_model:
         data = measure_sglang_engine(args.sglang_model, plan)
     else:
-        data = run_suite(args.suite, args.device, args.budget_s, args.only)
+        data = run_repeated(args.suite, args.device, args.runs, args.budget_s, args.only, run_progress())
         if args.only and not data.get("results"):
             raise UsageError(f"--only {' '.join(args.only)}: no benchmark of the {args.suite} suite matches")
     text = json.dumps(data, indent=2, sort_keys=True, default=str)

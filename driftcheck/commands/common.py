@@ -82,6 +82,18 @@ def progress_printer(enabled: bool) -> Callable[[str, ProbeOutcome, int, int], N
     return report
 
 
+def run_progress() -> Callable[[str], None] | None:
+    """A line printer for benchmark runs on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def report(line: str) -> None:
+        sys.stderr.write(f"bench: {line}\n")
+        sys.stderr.flush()
+
+    return report
+
+
 def hash_progress_printer() -> Callable[[int, int, int, int], None]:
     def report(done: int, total: int, done_bytes: int, total_bytes: int) -> None:
         sys.stderr.write(f"\r\033[Khashing compiled files [{done}/{total}] "

@@ -1,0 +1,180 @@
+"""N independent runs of a suite, combined into one record that knows its between-run spread.
+
+Each run is its own child interpreter (`python -m driftcheck.baselines.one_run`): its own torch
+import, thread pool, allocations, warm-up and calibration, as a later run of the user's would have.
+Runs inside one process share all of that and agree with each other more than two days do.
+The record keeps every run's median of every benchmark (`runs`), the spread between them
+(`between_runs`), and the within-run figures of the median run (n, CI, samples) beside them.
+
+A disturbed run (`driftcheck.baselines.disturbance`) is repeated once, for at most half as many
+extra runs as asked for; an undisturbed repeat replaces it, else the less disturbed of the two stays,
+flagged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from driftcheck.baselines.deps import BenchDependencyError, require_torch
+from driftcheck.errors import DriftcheckError, UsageError
+
+# The exit status of a child whose run lacked a library (torch), so the parent raises the same error.
+DEPENDENCY_EXIT = 3
+RunFn = Callable[[], dict[str, Any]]
+RunProgress = Callable[[str], None]
+# A child that takes longer than its suite budget by this much has hung (a wedged driver).
+_CHILD_SLACK_S = 300.0
+
+
+def child_argv(suite: str, device: str, budget_s: float | None, only: Sequence[str] | None) -> list[str]:
+    """The command line of one run in a child interpreter."""
+    spec = {"suite": suite, "device": device, "budget_s": budget_s, "only": list(only or [])}
+    return [sys.executable, "-m", "driftcheck.baselines.one_run", json.dumps(spec)]
+
+
+def child_run(suite: str, device: str, budget_s: float | None, only: Sequence[str] | None,
+              timeout_s: float) -> RunFn:
+    """A function that performs one run in a fresh child interpreter and returns its data."""
+    argv = child_argv(suite, device, budget_s, only)
+
+    def run() -> dict[str, Any]:
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False,
+                                  env=dict(os.environ))
+        except subprocess.TimeoutExpired:
+            raise DriftcheckError(f"a benchmark run did not finish within {timeout_s:.0f} s") from None
+        if done.returncode != 0:
+            lines = done.stderr.strip().splitlines()
+            message = lines[-1] if lines else f"exited with status {done.returncode}"
+            if done.returncode == DEPENDENCY_EXIT:
+                raise BenchDependencyError(message)
+            raise (UsageError if done.returncode == 2 else DriftcheckError)(f"benchmark run: {message}")
+        try:
+            data = json.loads(done.stdout)
+        except ValueError:
+            raise DriftcheckError("a benchmark run printed no result") from None
+        if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+            raise DriftcheckError("a benchmark run printed no result")
+        return data
+
+    return run
+
+
+def _disturbed(run: dict[str, Any]) -> str | None:
+    report = run.get("disturbance")
+    return report.get("disturbed") if isinstance(report, dict) else None
+
+
+def _taken(run: dict[str, Any]) -> float:
+    report = run.get("disturbance") or {}
+    taken = report.get("taken")
+    return float(taken) if isinstance(taken, (int, float)) else math.inf
+
+
+def repeated_runs(run: RunFn, runs: int, progress: RunProgress | None = None) -> list[dict[str, Any]]:
+    """`runs` runs of `run`, each disturbed one repeated once (at most runs // 2 repeats, at least 1)."""
+    if runs < 1:
+        raise UsageError("--runs must be at least 1")
+    done: list[dict[str, Any]] = []
+    for index in range(runs):
+        started = time.monotonic()
+        data = run()
+        data["run_wall_s"] = round(time.monotonic() - started, 3)
+        done.append(data)
+        if progress:
+            progress(_progress_line(index + 1, runs, data))
+    repeats_left = max(1, runs // 2)
+    for index, data in enumerate(done):
+        reason = _disturbed(data)
+        if reason is None or repeats_left == 0:
+            continue
+        repeats_left -= 1
+        if progress:
+            progress(f"run {index + 1} was disturbed ({reason}); repeating it once")
+        started = time.monotonic()
+        again = run()
+        again["run_wall_s"] = round(time.monotonic() - started, 3)
+        keep = again if _disturbed(again) is None or _taken(again) < _taken(data) else data
+        keep = dict(keep)
+        keep["repeat"] = {"of_run": index + 1, "first_disturbance": reason,
+                          "kept": "repeat" if keep is not data else "first"}
+        done[index] = keep
+    return done
+
+
+def _progress_line(index: int, runs: int, data: dict[str, Any]) -> str:
+    line = f"run {index}/{runs}: {len(data.get('results') or {})} benchmarks in {data.get('run_wall_s', 0):.1f} s"
+    reason = _disturbed(data)
+    return line + (f" (disturbed: {reason})" if reason else "")
+
+
+def _run_figure(entry: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    median = float(entry["median"])
+    ci_rel = max(median - float(entry["ci_low"]), float(entry["ci_high"]) - median) / abs(median) if median else 0.0
+    report = data.get("disturbance") or {}
+    return {"median": median, "n": entry.get("n"), "ci_rel": round(ci_rel, 5),
+            "disturbed": report.get("disturbed"), "taken": report.get("taken")}
+
+
+def between_runs(medians: Sequence[float]) -> dict[str, Any]:
+    """The spread of run medians: count, standard deviation of their logs (as ±%), min and max."""
+    positive = [m for m in medians if m > 0]
+    spread = statistics.stdev(math.log(m) for m in positive) if len(positive) > 1 else None
+    return {"n_runs": len(medians), "spread_pct": None if spread is None else round((math.exp(spread) - 1) * 100, 3),
+            "min": min(medians) if medians else None, "max": max(medians) if medians else None}
+
+
+def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One record from several runs' data (see the module docstring); one run gives it back, annotated."""
+    if not runs:
+        raise ValueError("no runs to combine")
+    first = runs[0]
+    combined = {key: value for key, value in first.items() if key not in ("results", "run_wall_s", "repeat")}
+    names = sorted({name for data in runs for name in data["results"]})
+    results: dict[str, Any] = {}
+    for name in names:
+        present = [(data["results"][name], data) for data in runs if name in data["results"]]
+        ordered = sorted(present, key=lambda pair: float(pair[0]["median"]))
+        # The within-run figures (n, CI, samples) of the run whose median is the median run's.
+        middle = dict(ordered[(len(ordered) - 1) // 2][0])
+        medians = [float(entry["median"]) for entry, _ in present]
+        middle["median"] = statistics.median(medians)
+        middle["runs"] = [_run_figure(entry, data) for entry, data in present]
+        middle["between_runs"] = between_runs(medians)
+        results[name] = middle
+    combined["results"] = results
+    combined["runs"] = len(runs)
+    combined["elapsed_s"] = round(sum(float(d.get("elapsed_s") or 0.0) for d in runs), 3)
+    combined["skipped"] = sorted({name for d in runs for name in d.get("skipped") or []} - set(names))
+    combined["warnings"] = sorted({w for d in runs for w in d.get("warnings") or []})
+    combined["run_reports"] = [{"elapsed_s": d.get("elapsed_s"), "wall_s": d.get("run_wall_s"),
+                                "machine_load": d.get("machine_load"), "disturbance": d.get("disturbance"),
+                                "repeat": d.get("repeat")} for d in runs]
+    combined["disturbed_runs"] = [i + 1 for i, d in enumerate(runs) if _disturbed(d)]
+    return combined
+
+
+def run_repeated(suite: str, device: str, runs: int, budget_s: float | None = None,
+                 only: Sequence[str] | None = None, progress: RunProgress | None = None) -> dict[str, Any]:
+    """`runs` independent runs of `suite` (each in a child interpreter), combined into one record."""
+    if runs < 1:
+        raise UsageError("--runs must be at least 1")
+    if budget_s is not None and budget_s <= 0:
+        raise UsageError("--budget-s must be positive")
+    from driftcheck.baselines.plans import DEVICES, SUITE_BUDGET_S, SUITES
+
+    require_torch()
+    if suite not in SUITES:
+        raise UsageError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
+    if device not in DEVICES:
+        raise UsageError(f"unknown device {device!r}; choose from {', '.join(DEVICES)}")
+    longest = budget_s if budget_s is not None else max(b[suite] for b in SUITE_BUDGET_S.values())
+    return combine(repeated_runs(child_run(suite, device, budget_s, only, longest + _CHILD_SLACK_S), runs, progress))

@@ -1,0 +1,235 @@
+"""Verdicts on a benchmark between two records: slower, faster, unchanged or inconclusive, with the
+minimum detectable shift (MDS) those two records allow.
+
+A run's own samples only say how steady the machine was *during* that run. Between two runs (a
+reboot, another process start, a VM neighbour, a GPU whose clocks wander) the speed moves by more,
+and a test built on one run's samples calls that movement a change. So each record keeps the
+median of every independent run (`driftcheck bench --runs N`), and the comparison works on those:
+
+- the shift is the ratio of the geometric means of the run medians (a difference of mean logs);
+- its noise is the between-run spread, pooled over both sides' runs (a t-test on log medians,
+  two-sided, ALPHA = 1%), never less than what one run's own CI says;
+- with a single run on both sides the spread is unknown: a conservative default spread is assumed
+  (`DEFAULT_SPREAD`, measured; see README) and the verdict says so;
+- MDS = the t critical value times the standard error of the shift: a shift at least that large
+  would be called `slower`/`faster`; no verdict is called for a shift under `MIN_EFFECT`;
+- `unchanged`: the shift is under half the MDS (closer to no change than to the smallest change
+  these records could see); `inconclusive`: between half and the whole MDS, or not comparable.
+
+A run flagged as disturbed (other processes, CPU steal, other GPU work, throttling) cannot carry a
+verdict in the direction its disturbance pushes when that disturbance could explain the shift:
+the verdict becomes `inconclusive` and names the disturbance. `inconclusive` never fails a gate and
+is never evidence for or against a cause.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+ALPHA = 0.01
+MIN_EFFECT = 0.02
+# Spread (standard deviation of log run medians) assumed when neither side measured one: the CPU
+# figure covers the between-process spread measured on a shared 2-core VM (see README, "resolution").
+DEFAULT_SPREAD = {"cpu": 0.10, "cuda": 0.03}
+# Degrees of freedom treated as known when the default spread is used (a normal critical value).
+_KNOWN_DF = 1_000_000
+# Floor of the spread: even identical run medians carry timer and scheduling noise.
+MIN_SPREAD = 0.002
+VERDICTS = ("slower", "faster", "unchanged", "inconclusive")
+
+# Two-sided 99% critical values of Student's t (t_{0.995, df}) for df = 1..30.
+_T_995 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977,
+          2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763,
+          2.756, 2.750)
+_Z_995 = 2.5758
+
+
+def t_critical(df: int) -> float:
+    """t_{0.995, df}: the two-sided 1% critical value of Student's t (normal beyond the table)."""
+    if df < 1:
+        raise ValueError("degrees of freedom must be at least 1")
+    if df <= len(_T_995):
+        return _T_995[df - 1]
+    # Beyond 30 the value approaches the normal one roughly as 1/df.
+    return _Z_995 + (_T_995[-1] - _Z_995) * len(_T_995) / df
+
+
+@dataclass(frozen=True)
+class RunFigure:
+    """One run's median of one benchmark, with its own relative CI and disturbance, if any."""
+
+    median: float
+    ci_rel: float = 0.0
+    disturbed: str | None = None
+    taken: float | None = None  # share of the machine the disturbance took (None: cannot be quantified)
+
+
+def run_figures(entry: Mapping[str, Any]) -> list[RunFigure]:
+    """The per-run medians of a stored result (`runs`), or its one median for a single-run record."""
+    runs = entry.get("runs")
+    if isinstance(runs, list) and runs:
+        out = []
+        for run in runs:
+            if isinstance(run, Mapping) and _positive(run.get("median")):
+                out.append(RunFigure(float(run["median"]), float(run.get("ci_rel") or 0.0),
+                                     run.get("disturbed") or None, _fraction(run.get("taken"))))
+        return out
+    median: Any = entry.get("median")
+    if not _positive(median):
+        return []
+    return [RunFigure(float(median), _relative_ci(entry))]
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and math.isfinite(value)
+
+
+def _fraction(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _relative_ci(entry: Mapping[str, Any]) -> float:
+    values = [entry.get(key) for key in ("median", "ci_low", "ci_high")]
+    if not all(isinstance(v, (int, float)) for v in values) or not values[0]:
+        return 0.0
+    median, low, high = (float(v) for v in values)  # type: ignore[arg-type]
+    return max(median - low, high - median) / abs(median)
+
+
+def higher_is_better(entry: Mapping[str, Any]) -> bool:
+    """Whether a larger figure is faster: the stored flag, else guessed from the unit (x/s is a rate)."""
+    if "higher_is_better" in entry:
+        return bool(entry["higher_is_better"])
+    unit = str(entry.get("unit", ""))
+    return "/s" in unit or unit.endswith("_per_s")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The noise model of one comparison: spread of a log run median, its degrees of freedom, MDS."""
+
+    spread: float
+    df: int
+    measured: bool
+    mds_log: float
+
+    @property
+    def mds(self) -> float:
+        """The minimum detectable shift as a fraction (0.08: a shift of 8% would be called)."""
+        return max(math.exp(self.mds_log) - 1.0, MIN_EFFECT)
+
+
+def _logs(figures: Sequence[RunFigure]) -> list[float]:
+    return [math.log(f.median) for f in figures]
+
+
+def resolution(before: Sequence[RunFigure], after: Sequence[RunFigure], device: str = "cpu") -> Resolution:
+    """How finely these two sets of run medians can tell a shift (see the module docstring)."""
+    sides = [_logs(before), _logs(after)]
+    squares = sum(sum((x - statistics.fmean(side)) ** 2 for x in side) for side in sides if len(side) > 1)
+    df = sum(len(side) - 1 for side in sides)
+    # One run's own CI (a 95% half-width) is a floor on how well its median is known.
+    within = max((f.ci_rel for f in (*before, *after)), default=0.0) / 1.96
+    if df > 0:
+        spread, measured = max(math.sqrt(squares / df), within, MIN_SPREAD), True
+    else:
+        spread, measured, df = max(DEFAULT_SPREAD.get(device, DEFAULT_SPREAD["cpu"]), within), False, _KNOWN_DF
+    standard_error = spread * math.sqrt(1.0 / len(before) + 1.0 / len(after))
+    return Resolution(spread, df, measured, t_critical(df) * standard_error)
+
+
+def mds_with_runs(spread: float, runs: int) -> float:
+    """The MDS (fraction) two records of `runs` (at least 2) runs each would have at this spread."""
+    return max(math.exp(t_critical(2 * runs - 2) * spread * math.sqrt(2.0 / runs)) - 1.0, MIN_EFFECT)
+
+
+def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | None:
+    """The disturbance of `figures` that could account for a loss of `shift` (a fraction), if any."""
+    disturbed = [f for f in figures if f.disturbed]
+    if not disturbed:
+        return None
+    taken = [f.taken for f in disturbed]
+    # A disturbance that took a known share of the machine cannot explain a much larger loss. "Much":
+    # a busy core stalls a whole OpenMP team at each barrier, so a share can cost more than itself.
+    if all(t is not None for t in taken) and shift > max(t for t in taken if t is not None) * 1.5:
+        return None
+    return "; ".join(sorted({str(f.disturbed) for f in disturbed}))
+
+
+def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
+            device: str = "cpu") -> dict[str, Any]:
+    """The verdict entry of one benchmark between two stored results (see `compare_results`)."""
+    unit = str((after or before or {}).get("unit", ""))
+    entry: dict[str, Any] = {"name": name, "unit": unit, "before": (before or {}).get("median"),
+                             "after": (after or {}).get("median"), "ratio": None, "change_pct": None,
+                             "verdict": "inconclusive", "direction": "missing", "significant": False,
+                             "mds_pct": None, "spread_pct": None, "spread_measured": False, "runs": [0, 0],
+                             "disturbance": None, "reason": None}
+    if before is None or after is None:
+        entry["reason"] = f"measured only {'after' if before is None else 'before'}"
+        return entry
+    figures_before, figures_after = run_figures(before), run_figures(after)
+    entry["runs"] = [len(figures_before), len(figures_after)]
+    if not figures_before or not figures_after:
+        entry["reason"] = "no usable median on one side"
+        return entry
+    shift_log = statistics.fmean(_logs(figures_after)) - statistics.fmean(_logs(figures_before))
+    ratio = math.exp(shift_log)
+    res = resolution(figures_before, figures_after, device)
+    # The figures for the entry itself: ratio of the geometric means, MDS and spread in percent.
+    entry.update(ratio=ratio, change_pct=round((ratio - 1.0) * 100.0, 2), mds_pct=round(res.mds * 100.0, 2),
+                 spread_pct=round((math.exp(res.spread) - 1.0) * 100.0, 2), spread_measured=res.measured)
+    better = (ratio > 1.0) == higher_is_better(after)
+    called = abs(shift_log) >= res.mds_log and abs(ratio - 1.0) >= MIN_EFFECT
+    if called:
+        # The side whose disturbance pushes the way the shift went: B's for a loss, A's for a gain.
+        pushed_by = figures_before if better else figures_after
+        explained = _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)), pushed_by)
+        if explained:
+            entry.update(verdict="inconclusive", direction="inconclusive", disturbance=explained,
+                         reason=f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it")
+            return entry
+        direction = "faster" if better else "slower"
+        entry.update(verdict=direction, direction=direction, significant=True)
+    elif abs(shift_log) < res.mds_log / 2.0:
+        entry.update(verdict="unchanged", direction="unchanged")
+    else:
+        entry.update(verdict="inconclusive", direction="inconclusive",
+                     reason=f"inside the run-to-run spread; with --runs 5 on both sides MDS would be "
+                            f"±{mds_with_runs(res.spread, 5) * 100.0:.0f}%" if res.measured else
+                     "inside the assumed spread of a single run; take both records with --runs 3 or more")
+    disturbed = sorted({str(f.disturbed) for f in (*figures_before, *figures_after) if f.disturbed})
+    if disturbed and entry["disturbance"] is None:
+        entry["disturbance"] = "; ".join(disturbed)
+    if not res.measured and entry["reason"] is None:
+        entry["reason"] = (f"one run per side: between-run spread unknown, assumed ±{entry['spread_pct']:.0f}% "
+                           f"(default for {device})")
+    return entry
+
+
+def compare_verdicts(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[dict[str, Any]]:
+    """One verdict entry per benchmark name of two `results` maps, sorted by name."""
+    return [verdict(name, before.get(name), after.get(name), device) for name in sorted(set(before) | set(after))]
+
+
+def verdict_line(entry: Mapping[str, Any]) -> str:
+    """One line for people: `gemm_fp32: -4.1% (MDS ±9%, spread ±3% over 3+3 runs): inconclusive`."""
+    change = entry.get("change_pct")
+    mds = entry.get("mds_pct")
+    runs = entry.get("runs") or [0, 0]
+    parts = [f"{change:+.1f}%" if isinstance(change, (int, float)) else "n/a"]
+    if isinstance(mds, (int, float)):
+        spread = entry.get("spread_pct")
+        source = f"over {runs[0]}+{runs[1]} runs" if entry.get("spread_measured") else "assumed, one run per side"
+        parts.append(f"MDS ±{mds:.1f}%, spread ±{spread:.1f}% {source}")
+    text = f"{entry.get('name')}: {parts[0]}" + (f" ({parts[1]})" if len(parts) > 1 else "")
+    text += f": {entry.get('verdict')}"
+    if entry.get("reason"):
+        text += f" - {entry['reason']}"
+    elif entry.get("disturbance"):
+        text += f" - disturbed: {entry['disturbance']}"
+    return text
