@@ -21,7 +21,7 @@ def results_text(data: dict[str, Any]) -> str:
                                                  "threads", "torch_version") if data.get(key) is not None]
     lines = ["  ".join(header)] if header else []
     multi = any(len(r.get("runs") or []) > 1 for r in data.get("results", {}).values())
-    rows = [("benchmark", "median", "unit", "n", "cv", "ci95", "between-run", "efficiency")]
+    rows: list[tuple[str, ...]] = [("benchmark", "median", "unit", "n", "cv", "ci95", "between-run", "efficiency")]
     for name, result in sorted(data.get("results", {}).items()):
         median = float(result["median"])
         half = max(median - result["ci_low"], result["ci_high"] - median) / abs(median) * 100 if median else 0.0

@@ -7,12 +7,19 @@ import json
 import sys
 from typing import Any
 
-from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, Parser, fresh_snapshot
+from driftcheck.baselines.plans import SUITES
+from driftcheck.baselines.render import results_text
+from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, Parser, fresh_snapshot, positive_int
+from driftcheck.errors import DriftcheckError, UsageError
+from driftcheck.probes.bench import bench_options
 from driftcheck.render import snapshot_text
 from driftcheck.snapshot.named import NamedSnapshots
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.store import Store
+
+# Three runs are the fewest whose spread means something; each more narrows the MDS further.
+DEFAULT_BASELINE_RUNS = 3
 
 
 def add(sub: Any) -> None:
@@ -28,6 +35,13 @@ def add(sub: Any) -> None:
     save.add_argument("--force", action="store_true", help="re-point an existing name")
     save.add_argument("--label", help="label of the fresh snapshot (when SNAP is not given)")
     save.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter (fresh snapshot)")
+    save.add_argument("--bench", choices=SUITES, metavar="SUITE",
+                      help=f"also run this benchmark suite ({', '.join(SUITES)}) into the fresh snapshot, so that "
+                           "`check --against NAME` reruns it and gives each benchmark a verdict; needs torch")
+    save.add_argument("--runs", type=positive_int, default=DEFAULT_BASELINE_RUNS, metavar="N",
+                      help="independent runs of --bench, each in its own process (default %(default)s): their "
+                           "spread is what tells a change from this machine's run-to-run noise")
+    save.add_argument("--budget-s", type=float, metavar="S", help=argparse.SUPPRESS)
     lst = actions.add_parser("list", help="list baselines")
     lst.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     show = actions.add_parser("show", help="print a baseline's snapshot")
@@ -42,10 +56,25 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     store = Store()
     named = NamedSnapshots(store)
     if args.action == "save":
+        if args.snapshot and args.bench:
+            raise UsageError("--bench measures now, into a fresh snapshot; it cannot be added to SNAP")
+        if args.budget_s is not None and args.budget_s <= 0:
+            raise UsageError("--budget-s must be positive")
+        if not args.snapshot and not args.force:
+            named.check_free(args.name)
+        bench = bench_options(args.bench, args.budget_s, args.runs) if args.bench else None
         snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else \
-            fresh_snapshot(args.python, args.label or f"baseline {args.name}")
+            fresh_snapshot(args.python, args.label or f"baseline {args.name}", bench=bench)
+        bench_data = snapshot.probe_data("bench")
+        if args.bench and not bench_data:
+            # A baseline saved without the benchmarks it was asked for would make `check` skip them silently.
+            outcome = snapshot.document["probes"].get("bench") or {}
+            raise DriftcheckError(f"baseline {args.name} not saved: the benchmarks did not run "
+                                  f"({outcome.get('status')}: {outcome.get('error')})")
         saved = named.save(args.name, snapshot, args.force)
         print(f"baseline {saved.name} -> {saved.snapshot_id[:12]} ({saved.host})")
+        if bench_data:
+            sys.stdout.write(results_text(bench_data))
     elif args.action == "list":
         entries = named.entries()
         if args.format == "json":

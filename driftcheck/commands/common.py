@@ -110,10 +110,14 @@ def use_colour() -> bool:
 
 
 def fresh_snapshot(python: str | None, label: str | None, only: list[str] | None = None,
-                    cheap_only: bool = False) -> Any:
+                    cheap_only: bool = False, bench: dict[str, object] | None = None) -> Any:
+    """A snapshot of this machine now; `bench` (from `bench_options`) adds the benchmark probe."""
     host = target_host(python)
-    probes = select_probes(builtin_probes(Redactor(load_redaction_secret())), only, None, cheap_only=cheap_only)
-    return take_snapshot(host, probes, ProbeOptions(), label=label, key=load_signing_key())
+    options = ProbeOptions(extra=dict(bench or {}))
+    probes = select_probes(builtin_probes(Redactor(load_redaction_secret())), only, None, cheap_only=cheap_only,
+                           options=options)
+    return take_snapshot(host, probes, options, label=label, key=load_signing_key(),
+                         progress=progress_printer(sys.stderr.isatty()) if bench else None)
 
 
 def add_process_arguments(p: Any) -> None:

@@ -2,8 +2,8 @@
 
 Opt-in: it takes tens of seconds and loads torch, so it runs only when asked for. It runs isolated in
 a child interpreter (CUDA initialisation can hang or crash) and only on the local machine. Every
-number differs run to run, so the whole probe is volatile in a plain diff; `compare_results` judges
-the shift statistically instead.
+number differs run to run, so the whole probe is volatile in a plain diff; `compare_results` gives
+each benchmark a verdict with its resolution instead. With several runs, each is its own process.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 
 BENCH_OPTION = "bench_suite"
 BENCH_BUDGET_OPTION = "bench_budget_s"
+BENCH_RUNS_OPTION = "bench_runs"
 
 
 class BenchProbe(Probe):
     name = "bench"
     description = "calibrated baseline benchmarks (opt-in: snapshot --bench quick|standard|full)"
-    # The full GPU suite's budget plus building its workloads; each suite enforces its own budget.
-    timeout_s = 900.0
+    # Five runs of the full GPU suite (plus repeats of disturbed runs); each run enforces its own budget.
+    timeout_s = 3600.0
     isolated = True
     cheap = False
     on_request = True
@@ -38,12 +39,14 @@ class BenchProbe(Probe):
             raise ProbeUnavailable("benchmarks run only on the local machine")
         # Imported here: the suites pull in torch-facing code that a plain snapshot never needs.
         from driftcheck.baselines.deps import BenchDependencyError
-        from driftcheck.baselines.runner import run_suite
+        from driftcheck.baselines.repeated import run_repeated
 
         budget = options.extra.get(BENCH_BUDGET_OPTION)
+        runs = options.extra.get(BENCH_RUNS_OPTION)
         try:
-            return run_suite(str(options.extra.get(BENCH_OPTION, "quick")),
-                             budget_s=float(budget) if budget is not None else None)
+            return run_repeated(str(options.extra.get(BENCH_OPTION, "quick")), "auto",
+                                int(runs) if isinstance(runs, int) else 1,
+                                budget_s=float(budget) if budget is not None else None)
         except BenchDependencyError as exc:
             raise ProbeUnavailable(str(exc)) from None
 
@@ -53,11 +56,13 @@ class BenchProbe(Probe):
         return dict(raw)
 
 
-def bench_options(suite: str | None, budget_s: float | None) -> dict[str, object]:
-    """The ProbeOptions.extra entries that ask for the bench probe, its suite and its budget."""
+def bench_options(suite: str | None, budget_s: float | None, runs: int | None = None) -> dict[str, object]:
+    """The ProbeOptions.extra entries that ask for the bench probe, its suite, budget and number of runs."""
     extra: dict[str, object] = {}
     if suite:
         extra[BENCH_OPTION] = suite
     if budget_s is not None:
         extra[BENCH_BUDGET_OPTION] = budget_s
+    if runs is not None:
+        extra[BENCH_RUNS_OPTION] = runs
     return extra

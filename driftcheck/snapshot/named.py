@@ -99,6 +99,14 @@ class NamedSnapshots:
             self._write(entries)
         return baseline
 
+    def check_free(self, name: str) -> None:
+        """UsageError when `name` is taken: said before a long measurement, not after it."""
+        check_name(name)
+        taken = self._read().get(name)
+        if taken is not None:
+            raise UsageError(f"baseline {name!r} already exists (snapshot {str(taken.get('id'))[:12]}); "
+                             "pass --force to re-point it")
+
     def entries(self) -> list[NamedSnapshot]:
         """Every baseline, by name."""
         return [NamedSnapshot(name, str(e.get("id")), str(e.get("saved_at")), str(e.get("host")), e.get("label"))
