@@ -7,11 +7,11 @@ import json
 import sys
 from typing import Any
 
+from driftcheck import api
 from driftcheck.baselines.plans import SUITES
 from driftcheck.baselines.render import results_text
-from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, Parser, fresh_snapshot, positive_int
+from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, Parser, positive_int, progress_printer
 from driftcheck.errors import DriftcheckError, UsageError
-from driftcheck.probes.bench import bench_options
 from driftcheck.render import snapshot_text
 from driftcheck.snapshot.named import NamedSnapshots
 from driftcheck.snapshot.resolve import resolve_snapshot
@@ -62,9 +62,10 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
             raise UsageError("--budget-s must be positive")
         if not args.snapshot and not args.force:
             named.check_free(args.name)
-        bench = bench_options(args.bench, args.budget_s, args.runs) if args.bench else None
         snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else \
-            fresh_snapshot(args.python, args.label or f"baseline {args.name}", bench=bench)
+            api.snapshot(label=args.label or f"baseline {args.name}", python=args.python, keep=False,
+                         bench=args.bench, bench_budget_s=args.budget_s, bench_runs=args.runs,
+                         progress=progress_printer(sys.stderr.isatty()) if args.bench else None)
         bench_data = snapshot.probe_data("bench")
         if args.bench and not bench_data:
             # A baseline saved without the benchmarks it was asked for would make `check` skip them silently.
