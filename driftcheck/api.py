@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from driftcheck.check import (
     DEFAULT_MIN_CONFIDENCE,
@@ -43,7 +44,7 @@ from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.store import Store
 from driftcheck.take import take_snapshot
 
-__all__ = ["CheckResult", "Snapshot", "check", "make_probe_options", "snapshot", "target_host"]
+__all__ = ["CheckResult", "Snapshot", "bench_rerun", "check", "make_probe_options", "snapshot", "target_host"]
 
 
 def target_host(python: str | None = None) -> LocalHost:
@@ -109,24 +110,47 @@ def snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, s
     return taken
 
 
+def bench_rerun(reference: Snapshot, bench: bool | None, runs: int | None) -> dict[str, Any]:
+    """The `snapshot` arguments that rerun `reference`'s benchmarks as it ran them ({} for none)."""
+    if runs is not None and runs < 1:
+        raise UsageError("--runs must be at least 1")
+    recorded = reference.probe_data("bench")
+    if bench is False:
+        return {}
+    if not recorded or not recorded.get("results") or not recorded.get("suite"):
+        if bench:
+            raise UsageError(f"the reference {reference.short_id} holds no benchmark results to rerun; "
+                             "save one with `driftcheck baseline save NAME --bench quick`")
+        return {}
+    budget = recorded.get("budget_s")
+    return {"bench": str(recorded["suite"]), "bench_runs": runs or int(recorded.get("runs") or 1),
+            "bench_budget_s": float(budget) if isinstance(budget, (int, float)) else None}
+
+
 def check(against: str | Snapshot | None = None, *, policy: Policy | str | Path | None = None,
           probes: Sequence[str] | None = None, python: str | None = None,
           min_confidence: float = DEFAULT_MIN_CONFIDENCE, label: str = "driftcheck check", keep: bool = True,
-          store: Store | None = None, progress: ProgressCallback | None = None) -> CheckResult:
+          store: Store | None = None, progress: ProgressCallback | None = None, bench: bool | None = None,
+          bench_runs: int | None = None) -> CheckResult:
     """The pre-benchmark gate: a fresh snapshot (cheap probes) compared with `against`, under `policy`.
 
     `against` is a baseline name, any snapshot reference (`@before-boot`, a file, an id) or a Snapshot;
     default: baseline `default`, else the newest snapshot probed on this host. `policy` is a Policy or
     the path of a policy YAML file. The fresh snapshot takes `probes` (default: the cheap probes the
     reference holds) and is kept in `store` unless `keep=False`. `result.drift` is the verdict.
+
+    When the reference carries benchmark results, the fresh snapshot reruns the same suite with the
+    same number of runs and budget (`bench_runs` overrides the runs; `bench=False` skips it), and a
+    benchmark that is `slower` or `faster` beyond its minimum detectable shift is drift.
     """
     store = store or Store()
     rules = load_policy(Path(policy)) if isinstance(policy, (str, Path)) else policy
     host = target_host(python)
     reference = against if isinstance(against, Snapshot) else check_reference(against, store, host.name)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
+    rerun = bench_rerun(reference, bench, bench_runs)
     fresh = snapshot(label=label, probes=list(probes or probes_to_check(reference)) or None, python=python,
-                     cheap_only=True, keep=False, progress=progress)
+                     cheap_only=True, keep=False, progress=progress, **rerun)
     result = check_against(reference, fresh, rules, min_confidence)
     if keep:
         store.add(fresh)

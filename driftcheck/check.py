@@ -278,6 +278,9 @@ def restricted_to(reference: Snapshot, probes: list[str]) -> Snapshot:
     return Snapshot(document, reference.source)
 
 
+# Benchmark verdicts that fail the gate (`driftcheck.baselines.verdict`): a shift either way.
+SHIFT_VERDICTS = ("slower", "faster")
+
 # Causes below this confidence (an unrelated variable such as LANG, a fact no rule knows) are shown
 # but do not fail the gate on their own.
 DEFAULT_MIN_CONFIDENCE = 0.1
@@ -299,15 +302,24 @@ class CheckResult:
         return [e for e in self.explained.explanations if e.confidence >= self.min_confidence]
 
     @property
+    def bench_shifts(self) -> list[dict[str, Any]]:
+        """Benchmarks that moved beyond their minimum detectable shift (`slower` or `faster`)."""
+        return [row for row in self.explained.bench if row.get("verdict") in SHIFT_VERDICTS]
+
+    @property
     def drift(self) -> bool:
-        """The verdict: a confident enough cause, or a policy violation."""
-        return bool(self.relevant or self.violations)
+        """The verdict: a confident enough cause, a policy violation, or a benchmark that moved.
+
+        An `inconclusive` benchmark never counts: the records could not tell a change from noise.
+        """
+        return bool(self.relevant or self.violations or self.bench_shifts)
 
     def to_json(self) -> dict[str, Any]:
         """What `driftcheck check --format json` prints: the explain report, the violations, the verdict."""
         report = explain_report(self.explained)
         report["violations"] = self.violations
         report["drift"] = self.drift
+        report["bench_shifts"] = [str(row.get("name")) for row in self.bench_shifts]
         return report
 
 

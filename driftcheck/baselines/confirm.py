@@ -25,8 +25,8 @@ _BENCH_TIMEOUT_S = 600.0
 
 def _compare(before: Any, after: Any) -> list[dict[str, Any]]:
     """Compare two `driftcheck bench --format json` outputs through their `results` maps."""
-    compare = importlib.import_module("driftcheck.baselines.compare").compare_results
-    return list(compare(before["results"], after["results"]))
+    compare = importlib.import_module("driftcheck.baselines.compare").compare_records
+    return list(compare(before, after))
 
 
 def bench_runner(suite: str = "quick", budget_s: float | None = None) -> tuple[BenchRun | None, str]:

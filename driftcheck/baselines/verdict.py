@@ -14,7 +14,9 @@ median of every independent run (`driftcheck bench --runs N`), and the compariso
 - MDS = the t critical value times the standard error of the shift: a shift at least that large
   would be called `slower`/`faster`; no verdict is called for a shift under `MIN_EFFECT`;
 - `unchanged`: the shift is under half the MDS (closer to no change than to the smallest change
-  these records could see); `inconclusive`: between half and the whole MDS, or not comparable.
+  these records could see) and the MDS is at most `RESOLVED_MDS`; `inconclusive`: anything else
+  that is not called (between half and the whole MDS, records too noisy to resolve 25%, or not
+  comparable).
 
 A run flagged as disturbed (other processes, CPU steal, other GPU work, throttling) cannot carry a
 verdict in the direction its disturbance pushes when that disturbance could explain the shift:
@@ -40,6 +42,8 @@ _KNOWN_DF = 1_000_000
 # Floor of the spread: even identical run medians carry timer and scheduling noise.
 MIN_SPREAD = 0.002
 VERDICTS = ("slower", "faster", "unchanged", "inconclusive")
+# Records whose MDS is wider than this cannot call a benchmark unchanged: a 25% change could hide.
+RESOLVED_MDS = 0.25
 
 # Two-sided 99% critical values of Student's t (t_{0.995, df}) for df = 1..30.
 _T_995 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977,
@@ -163,6 +167,13 @@ def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | N
 def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
             device: str = "cpu") -> dict[str, Any]:
     """The verdict entry of one benchmark between two stored results (see `compare_results`)."""
+    entry = _verdict(name, before, after, device)
+    entry["verdict_text"] = verdict_text(entry)
+    return entry
+
+
+def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
+            device: str = "cpu") -> dict[str, Any]:
     unit = str((after or before or {}).get("unit", ""))
     entry: dict[str, Any] = {"name": name, "unit": unit, "before": (before or {}).get("median"),
                              "after": (after or {}).get("median"), "ratio": None, "change_pct": None,
@@ -195,20 +206,43 @@ def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any
             return entry
         direction = "faster" if better else "slower"
         entry.update(verdict=direction, direction=direction, significant=True)
-    elif abs(shift_log) < res.mds_log / 2.0:
+    elif abs(shift_log) < res.mds_log / 2.0 and res.mds <= RESOLVED_MDS:
         entry.update(verdict="unchanged", direction="unchanged")
     else:
-        entry.update(verdict="inconclusive", direction="inconclusive",
-                     reason=f"inside the run-to-run spread; with --runs 5 on both sides MDS would be "
-                            f"±{mds_with_runs(res.spread, 5) * 100.0:.0f}%" if res.measured else
-                     "inside the assumed spread of a single run; take both records with --runs 3 or more")
-    disturbed = sorted({str(f.disturbed) for f in (*figures_before, *figures_after) if f.disturbed})
-    if disturbed and entry["disturbance"] is None:
-        entry["disturbance"] = "; ".join(disturbed)
+        entry.update(verdict="inconclusive", direction="inconclusive", reason=_inconclusive_reason(res, device))
+    summary = _disturbance_summary(figures_before, figures_after)
+    if summary and entry["disturbance"] is None:
+        entry["disturbance"] = summary
     if not res.measured and entry["reason"] is None:
         entry["reason"] = (f"one run per side: between-run spread unknown, assumed ±{entry['spread_pct']:.0f}% "
                            f"(default for {device})")
     return entry
+
+
+def _inconclusive_reason(res: Resolution, device: str) -> str:
+    if not res.measured:
+        return (f"one run per side: between-run spread unknown, assumed ±{(math.exp(res.spread) - 1) * 100:.0f}% "
+                f"(default for {device}); take both records with --runs 3 or more")
+    hint = f"; with --runs 5 on both sides MDS would be ±{mds_with_runs(res.spread, 5) * 100.0:.0f}%"
+    if res.mds > RESOLVED_MDS:
+        return f"these records cannot resolve shifts under ±{_percent(res.mds)}{hint}"
+    return f"inside this machine's run-to-run spread{hint}"
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100.0:.1f}%" if fraction < 10.0 else ">1000%"
+
+
+def _disturbance_summary(before: Sequence[RunFigure], after: Sequence[RunFigure]) -> str | None:
+    """`A 1/3, B 2/3 runs disturbed (worst: ...)`, or None when no run was."""
+    counts = [(side, sum(1 for f in figures if f.disturbed), len(figures))
+              for side, figures in (("A", before), ("B", after))]
+    flagged = [f for f in (*before, *after) if f.disturbed]
+    if not flagged:
+        return None
+    worst = max(flagged, key=lambda f: math.inf if f.taken is None else f.taken)
+    sides = ", ".join(f"{side} {n}/{total}" for side, n, total in counts if n)
+    return f"{sides} runs disturbed (worst: {worst.disturbed})"
 
 
 def compare_verdicts(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[dict[str, Any]]:
@@ -216,20 +250,24 @@ def compare_verdicts(before: Mapping[str, Any], after: Mapping[str, Any], device
     return [verdict(name, before.get(name), after.get(name), device) for name in sorted(set(before) | set(after))]
 
 
-def verdict_line(entry: Mapping[str, Any]) -> str:
-    """One line for people: `gemm_fp32: -4.1% (MDS ±9%, spread ±3% over 3+3 runs): inconclusive`."""
+def verdict_text(entry: Mapping[str, Any]) -> str:
+    """The verdict for people: `-4.1% (MDS ±9.0%, spread ±3.2% over 3+3 runs): inconclusive - why`."""
     change = entry.get("change_pct")
     mds = entry.get("mds_pct")
     runs = entry.get("runs") or [0, 0]
-    parts = [f"{change:+.1f}%" if isinstance(change, (int, float)) else "n/a"]
+    text = f"{change:+.1f}%" if isinstance(change, (int, float)) else "n/a"
     if isinstance(mds, (int, float)):
-        spread = entry.get("spread_pct")
-        source = f"over {runs[0]}+{runs[1]} runs" if entry.get("spread_measured") else "assumed, one run per side"
-        parts.append(f"MDS ±{mds:.1f}%, spread ±{spread:.1f}% {source}")
-    text = f"{entry.get('name')}: {parts[0]}" + (f" ({parts[1]})" if len(parts) > 1 else "")
+        spread = float(entry.get("spread_pct") or 0.0)
+        source = f"over {runs[0]}+{runs[1]} runs" if entry.get("spread_measured") else "assumed: one run per side"
+        text += f" (MDS ±{_percent(mds / 100.0)}, spread ±{_percent(spread / 100.0)} {source})"
     text += f": {entry.get('verdict')}"
     if entry.get("reason"):
         text += f" - {entry['reason']}"
     elif entry.get("disturbance"):
         text += f" - disturbed: {entry['disturbance']}"
     return text
+
+
+def verdict_line(entry: Mapping[str, Any]) -> str:
+    """`name: ` and the verdict text."""
+    return f"{entry.get('name')}: {verdict_text(entry)}"

@@ -9,8 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from driftcheck import api
+from driftcheck.baselines.verdict import verdict_line
 from driftcheck.check import DEFAULT_MIN_CONFIDENCE
-from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
+from driftcheck.commands.common import (
+    EXIT_DIFFERENT,
+    EXIT_OK,
+    SNAPSHOT_REF_HELP,
+    positive_int,
+    progress_printer,
+    use_colour,
+)
+from driftcheck.errors import UsageError
 from driftcheck.probes import probe_names
 from driftcheck.snapshot.explain_render import explain_markdown, explain_text
 
@@ -21,7 +30,10 @@ def add(sub: Any) -> None:
                        description="Take a fresh snapshot (cheap probes unless --probe), compare it with the "
                                    "reference (default: baseline `default`, else the previous snapshot), print "
                                    "the explanation and any policy violation. Exit 0 no relevant drift, 1 drift "
-                                   "or a policy violation, 2 trouble.")
+                                   "or a policy violation, 2 trouble. When the reference carries benchmark results "
+                                   "(baseline save --bench), the same suite reruns and each benchmark gets a "
+                                   "verdict: slower/faster beyond its minimum detectable shift is drift, "
+                                   "unchanged and inconclusive are not.")
     p.add_argument("--against", metavar="NAME|SNAP",
                    help=f"a baseline name or {SNAPSHOT_REF_HELP}")
     p.add_argument("--policy", type=Path, metavar="FILE", help="YAML policy: ignore, tolerances, must")
@@ -32,12 +44,21 @@ def add(sub: Any) -> None:
     p.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
                    help=f"causes below this confidence are shown but are not drift (default {DEFAULT_MIN_CONFIDENCE})")
     p.add_argument("--no-store", action="store_true", help="do not keep the fresh snapshot in the store")
+    p.add_argument("--no-bench", action="store_true",
+                   help="do not rerun the reference's benchmarks (by default, a reference with benchmark results "
+                        "has them rerun: same suite, runs and budget)")
+    p.add_argument("--runs", type=positive_int, metavar="N",
+                   help="independent benchmark runs instead of the reference's number")
     p.set_defaults(handler=_cmd_check)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    if args.no_bench and args.runs:
+        raise UsageError("--runs sets the benchmark reruns that --no-bench skips; give one")
     result = api.check(args.against, policy=args.policy, probes=args.probe, python=args.python,
-                       min_confidence=args.min_confidence, keep=not args.no_store)
+                       min_confidence=args.min_confidence, keep=not args.no_store,
+                       bench=False if args.no_bench else None, bench_runs=args.runs,
+                       progress=progress_printer(sys.stderr.isatty()))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:
@@ -46,5 +67,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.write(render)
         if result.violations:
             sys.stdout.write("\nPolicy violations:\n" + "".join(f"  ! {v}\n" for v in result.violations))
+        if result.bench_shifts:
+            sys.stdout.write("\nBenchmarks beyond their minimum detectable shift:\n"
+                             + "".join(f"  ! {verdict_line(row)}\n" for row in result.bench_shifts))
         sys.stdout.write(f"\ncheck: {'DRIFT' if result.drift else 'ok'} against {result.reference.short_id}\n")
     return EXIT_DIFFERENT if result.drift else EXIT_OK

@@ -537,16 +537,26 @@ def bench_evidence(a: Snapshot, b: Snapshot) -> tuple[list[dict[str, Any]], str 
     if not before or not after or not before.get("results") or not after.get("results"):
         return [], None
     try:
-        compare = importlib.import_module("driftcheck.baselines.compare").compare_results
+        compare = importlib.import_module("driftcheck.baselines.compare").compare_records
     except (ImportError, AttributeError):
         return [], "benchmark results present, but this driftcheck has no benchmark comparison module"
     try:
-        entries = compare(before["results"], after["results"])
+        entries = compare(before, after)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return [], f"benchmark results could not be compared: {exc}"
-    rows = [{key: entry.get(key) for key in ("name", "unit", "before", "after", "ratio", "significant", "p_value",
-                                              "direction")} for entry in entries if isinstance(entry, dict)]
+    rows = [dict(entry) for entry in entries if isinstance(entry, dict)]
     return sorted(rows, key=lambda row: str(row["name"])), None
+
+
+def bench_moved(rows: list[dict[str, Any]], bench_class: Callable[[str], str]) -> set[str] | None:
+    """The classes of benchmark that got worse, or None when no row is evidence either way.
+
+    An `inconclusive` (or missing) benchmark says nothing: it neither supports nor weighs against a cause.
+    """
+    conclusive = [row for row in rows if row.get("verdict", row.get("direction")) in ("slower", "faster", "unchanged")]
+    if not conclusive:
+        return None
+    return {bench_class(str(row["name"])) for row in conclusive if bench_worse(row)}
 
 
 def _consistency(rule: Rule, moved: set[str] | None) -> float:
@@ -588,8 +598,7 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     catalog = catalog or default_catalog()
     result = Explained(diff, rebooted=_boot_changed(diff))
     result.bench, result.bench_note = bench_evidence(diff.a, diff.b)
-    moved = {catalog.bench_class(str(row["name"])) for row in result.bench if bench_worse(row)} \
-        if result.bench else None
+    moved = bench_moved(result.bench, catalog.bench_class)
     groups: dict[str, tuple[Rule, list[tuple[Change, dict[str, str]]]]] = {}
     considered = diff.shown(include_volatile=True)
     hidden = set() if include_volatile else {id(change) for change in diff.volatile}

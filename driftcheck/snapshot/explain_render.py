@@ -31,6 +31,11 @@ def _value(value: Any) -> str:
 
 
 def _bench_line(row: dict[str, Any]) -> str:
+    if "verdict" in row:
+        # Rows with a verdict (driftcheck.baselines.verdict) carry their own wording, MDS included.
+        line = f"{row.get('name')}: {_value(row.get('before'))} -> {_value(row.get('after'))}"
+        line += f" {row['unit']}" if row.get("unit") else ""
+        return line + " " + str(row.get("verdict_text") or row["verdict"])
     ratio = row.get("ratio")
     ratio_text = f"x{ratio:.3f}" if isinstance(ratio, (int, float)) else "x?"
     flag = "significant" if row.get("significant") else "within noise"
