@@ -13,9 +13,9 @@ median of every independent run (`driftcheck bench --runs N`), and the compariso
   (`DEFAULT_SPREAD`, measured; see README) and the verdict says so;
 - MDS = the t critical value times the standard error of the shift: a shift at least that large
   would be called `slower`/`faster`; no verdict is called for a shift under `MIN_EFFECT`;
-- `unchanged`: the shift is under half the MDS (closer to no change than to the smallest change
-  these records could see) and the MDS is at most `RESOLVED_MDS`; `inconclusive`: anything else
-  that is not called (between half and the whole MDS, records too noisy to resolve 25%, or not
+- `unchanged`: the shift is no larger than one run typically differs from another (the spread,
+  at least `MIN_EFFECT`) and the MDS is at most `RESOLVED_MDS`; `inconclusive`: anything else that
+  is not called (a shift between the spread and the MDS, records too noisy to resolve 25%, or not
   comparable).
 
 A run flagged as disturbed (other processes, CPU steal, other GPU work, throttling) cannot carry a
@@ -206,7 +206,7 @@ def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, An
             return entry
         direction = "faster" if better else "slower"
         entry.update(verdict=direction, direction=direction, significant=True)
-    elif abs(shift_log) < res.mds_log / 2.0 and res.mds <= RESOLVED_MDS:
+    elif abs(shift_log) <= max(res.spread, math.log1p(MIN_EFFECT)) and res.mds <= RESOLVED_MDS:
         entry.update(verdict="unchanged", direction="unchanged")
     else:
         entry.update(verdict="inconclusive", direction="inconclusive", reason=_inconclusive_reason(res, device))
