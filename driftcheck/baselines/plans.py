@@ -33,11 +33,16 @@ SUITE_BUDGET_S = {"cpu": {"quick": 22.0, "standard": 120.0, "full": 480.0},
                   "cuda": {"quick": 12.0, "standard": 150.0, "full": 540.0}}
 
 
-CPU_DECODE = {"quick": DecoderShape(hidden=512, layers=4, heads=8, ffn=1408, vocab=4096, max_len=64, new_tokens=16),
-              "standard": DecoderShape(hidden=1024, layers=8, heads=16, ffn=2816, vocab=8192, max_len=128,
-                                       new_tokens=64),
-              "full": DecoderShape(hidden=2048, layers=8, heads=16, ffn=5632, vocab=16384, max_len=256,
-                                   new_tokens=64)}
+# Batch-1 decoding reads every weight once per token, so it is bound by memory bandwidth and speeds up
+# with threads. The CPU shapes hold more weights than a server's last-level cache (105 MiB on the
+# reference VM; the quick shape reads ~270 MB per token) in matrices large enough for the BLAS to
+# split across threads. The earlier quick shape (hidden 512, 59 MB) stayed in cache in matrices too
+# small to split, and got faster with OMP_NUM_THREADS=1 (see benchmarks/decode_threads.py).
+CPU_DECODE = {"quick": DecoderShape(hidden=1536, layers=2, heads=12, ffn=4096, vocab=8192, max_len=32, new_tokens=4),
+              "standard": DecoderShape(hidden=2048, layers=4, heads=16, ffn=5632, vocab=16384, max_len=64,
+                                       new_tokens=8),
+              "full": DecoderShape(hidden=2048, layers=6, heads=16, ffn=5632, vocab=16384, max_len=128,
+                                   new_tokens=16)}
 GPU_DECODE = {"quick": DecoderShape(hidden=4096, layers=4, heads=32, ffn=11008, vocab=32000, max_len=256,
                                     new_tokens=64),
               "standard": DecoderShape(hidden=4096, layers=16, heads=32, ffn=11008, vocab=32000, max_len=512,
