@@ -1,0 +1,72 @@
+"""The issue's "done when", run as a user runs it (small budgets; the default budgets take ~25 s a run):
+a 3-run benchmark baseline, `check` on the unchanged machine (exit 0, every verdict unchanged or
+inconclusive with its MDS), then `check` under OMP_NUM_THREADS=1 (exit 1, GEMM and decode slower
+beyond their MDS, OMP_NUM_THREADS ranked first by explain)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from tests.conftest import CliResult
+
+# Budget of each run's whole quick suite: long enough for every benchmark to take its samples.
+BUDGET_S = "5"
+RUN_TIMEOUT_S = 600
+
+
+@pytest.fixture
+def baseline(cli_process: Callable[..., CliResult]) -> CliResult:
+    saved = cli_process("baseline", "save", "b1", "--bench", "quick", "--runs", "3", "--budget-s", BUDGET_S,
+                        timeout=RUN_TIMEOUT_S)
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    return saved
+
+
+def test_benchmark_baseline_then_checks(cli_process: Callable[..., CliResult], baseline: CliResult) -> None:
+    assert "between-run" in baseline.stdout and "(3 runs)" in baseline.stdout
+    shown = json.loads(cli_process("baseline", "show", "b1", "--format", "json").stdout)
+    bench = shown["snapshot"]["probes"]["bench"]["data"]
+    assert bench["runs"] == 3 and len(bench["run_reports"]) == 3
+    gemm = bench["results"]["gemm_fp32_1024_gflops"]
+    assert len(gemm["runs"]) == 3 and gemm["between_runs"]["n_runs"] == 3
+    assert gemm["between_runs"]["spread_pct"] is not None and gemm["ci_low"] <= gemm["ci_high"]
+
+    same = cli_process("check", "--against", "b1", "--format", "json", timeout=RUN_TIMEOUT_S)
+    report = json.loads(same.stdout)
+    rows = {row["name"]: row for row in report["bench"]}
+    assert {"gemm_fp32_1024_gflops", "decode_eager_tok_per_s"} <= set(rows)
+    for name, row in rows.items():
+        assert row["verdict"] in ("unchanged", "inconclusive"), row["verdict_text"]
+        assert row["mds_pct"] is not None and row["runs"] == [3, 3], name
+    assert same.returncode == 0, same.stdout
+    assert report["drift"] is False and report["bench_shifts"] == []
+
+    slow = cli_process("check", "--against", "b1", env={"OMP_NUM_THREADS": "1"}, timeout=RUN_TIMEOUT_S)
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    shifted = {line.split(":")[0].strip(" !") for line in slow.stdout.splitlines() if line.startswith("  ! ")}
+    assert {"gemm_fp32_1024_gflops", "decode_eager_tok_per_s"} <= shifted, slow.stdout
+    for name in ("gemm_fp32_1024_gflops", "decode_eager_tok_per_s"):
+        line = next(line for line in slow.stdout.splitlines() if line.startswith(f"  ! {name}:"))
+        assert ": slower" in line and "MDS ±" in line, line
+
+    explained = json.loads(cli_process("explain", "baseline:b1", "@latest", "--format", "json").stdout)
+    assert "OMP_NUM_THREADS" in explained["explanations"][0]["title"]
+    # --no-bench: the same reference, no rerun, no benchmark rows.
+    quick = cli_process("check", "--against", "b1", "--no-bench", "--format", "json", "--no-store")
+    assert quick.returncode == 0 and json.loads(quick.stdout)["bench"] == []
+    rows = {row["name"]: row for row in explained["bench"]}
+    assert rows["gemm_fp32_1024_gflops"]["verdict"] == "slower"
+    assert abs(rows["gemm_fp32_1024_gflops"]["change_pct"]) > rows["gemm_fp32_1024_gflops"]["mds_pct"]
+
+
+def test_usage_errors_come_before_any_measurement(cli_process: Callable[..., CliResult]) -> None:
+    assert cli_process("baseline", "save", "b0").returncode == 0
+    taken = cli_process("baseline", "save", "b0", "--bench", "quick")
+    assert taken.returncode == 2 and "already exists" in taken.stderr
+    bad = cli_process("check", "--against", "b0", "--no-bench", "--runs", "2")
+    assert bad.returncode == 2 and "--no-bench" in bad.stderr and "Traceback" not in bad.stderr
+    assert cli_process("bench", "--runs", "0").returncode == 2
+    assert cli_process("baseline", "save", "b2", "@latest", "--bench", "quick").returncode == 2
