@@ -14,8 +14,10 @@ from driftcheck.commands.common import (
     check_keep,
     hash_progress_printer,
     keep,
+    positive_int,
     progress_printer,
 )
+from driftcheck.errors import UsageError
 from driftcheck.probes import probe_names
 from driftcheck.probes.kernels import hash_cache_note
 
@@ -45,17 +47,23 @@ def add(sub: Any) -> None:
     p.add_argument("--bench", choices=("quick", "standard", "full"),
                    help="also run this calibrated benchmark suite (after the other probes) and embed it as "
                         "probe `bench`; needs torch")
+    p.add_argument("--bench-runs", type=positive_int, metavar="N",
+                   help="independent runs of --bench, each in its own process (default 1; 3 or more measure the "
+                        "between-run spread verdicts need)")
     p.add_argument("--bench-budget-s", type=float, metavar="S", help=argparse.SUPPRESS)
     p.set_defaults(handler=_cmd_snapshot)
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     check_keep(args)
+    if args.bench_runs and not args.bench:
+        raise UsageError("--bench-runs sets the runs of --bench SUITE; give the suite too")
     show_progress = not args.quiet and sys.stderr.isatty()
     # Stored by `keep` below, after -o is written, as before the library call existed.
     snapshot = api.snapshot(label=args.label, probes=args.probe, skip=args.skip, python=args.python,
                             replay=args.replay, pids=args.pid, processes=args.process, deep=args.deep,
-                            bench=args.bench, bench_budget_s=args.bench_budget_s, sign=not args.no_sign,
+                            bench=args.bench, bench_budget_s=args.bench_budget_s,
+                            bench_runs=args.bench_runs, sign=not args.no_sign,
                             keep=False, progress=progress_printer(show_progress),
                             hash_progress=hash_progress_printer() if show_progress else None)
     where = keep(snapshot, args)
