@@ -64,15 +64,16 @@ def test_noisy_records_cannot_call_anything_unchanged() -> None:
 
 def test_one_run_per_side_uses_the_default_spread_and_says_so() -> None:
     spread = DEFAULT_SPREAD["cpu"]
-    mds = math.exp(2.5758 * spread * math.sqrt(2)) - 1
-    big = verdict("gemm", record([100.0]), record([100.0 * (1 - mds) * 0.9]))
+    mds_log = 2.5758 * spread * math.sqrt(2)
+    big = verdict("gemm", record([100.0]), record([100.0 * math.exp(-1.1 * mds_log)]))
     assert big["verdict"] == "slower" and big["spread_measured"] is False
-    small = verdict("gemm", record([100.0]), record([100.0 * (1 - mds / 1.5)]))
+    small = verdict("gemm", record([100.0]), record([100.0 * math.exp(-0.7 * mds_log)]))
     assert small["verdict"] == "inconclusive" and "one run per side" in small["reason"]
-    assert small["mds_pct"] == pytest.approx(mds * 100, abs=0.1)
+    assert small["mds_pct"] == pytest.approx((math.exp(mds_log) - 1) * 100, abs=0.1)
     # A plain single-run result (no `runs` list, as older snapshots hold) reads the same way.
     legacy = {"unit": "GFLOP/s", "median": 100.0, "ci_low": 99.0, "ci_high": 101.0}
-    assert verdict("gemm", legacy, {**legacy, "median": 40.0, "ci_low": 39.6, "ci_high": 40.4})["verdict"] == "slower"
+    halved = {**legacy, "median": 30.0, "ci_low": 29.7, "ci_high": 30.3}
+    assert verdict("gemm", legacy, halved)["verdict"] == "slower"
 
 
 def test_lower_is_better_units_turn_less_time_into_faster() -> None:
