@@ -32,7 +32,8 @@ from driftcheck.errors import DriftcheckError, UnknownSnapshotError, UsageError
 from driftcheck.probes import probe_class
 from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.diff import Change, diff_snapshots
-from driftcheck.snapshot.explain import Explained, explain, show_value
+from driftcheck.snapshot.explain import Explained, explain
+from driftcheck.snapshot.explain.values import show_value
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
 from driftcheck.snapshot.resolve import resolve_snapshot

@@ -18,8 +18,7 @@ from driftcheck.commands.common import (
     use_colour,
 )
 from driftcheck.probes import probe_names
-from driftcheck.snapshot.explain import explain_report
-from driftcheck.snapshot.explain_render import explain_markdown, explain_text
+from driftcheck.snapshot.explain.render import explain_markdown, explain_text
 from driftcheck.snapshot.store import Store
 
 
@@ -54,7 +53,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not args.no_store:
         store.add(fresh)
     if args.format == "json":
-        report = explain_report(result.explained)
+        report = result.explained.to_json()
         report["violations"] = result.violations
         report["drift"] = result.drift
         print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))

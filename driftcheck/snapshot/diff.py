@@ -136,12 +136,3 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
         (result.volatile if change.volatile else result.changes).append(change)
     return result
 
-
-
-def diff_report(diff: SnapshotDiff, include_volatile: bool = False) -> dict[str, Any]:
-    """The machine-readable diff of the DESIGN.md contract, with ranked explanations, unchanged
-    suspects and benchmark evidence filled in by `driftcheck.snapshot.explain`."""
-    # Imported here: explain builds on this module.
-    from driftcheck.snapshot.explain import explain, explain_report
-
-    return explain_report(explain(diff, include_volatile=include_volatile), include_volatile)
