@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from driftcheck.callable_module import make_callable
 from driftcheck.errors import DriftcheckError, UnknownSnapshotError, UsageError
 from driftcheck.probes import probe_class
 from driftcheck.snapshot.baselines import Baselines
@@ -300,7 +301,15 @@ class CheckResult:
 
     @property
     def drift(self) -> bool:
+        """The verdict: a confident enough cause, or a policy violation."""
         return bool(self.relevant or self.violations)
+
+    def to_json(self) -> dict[str, Any]:
+        """What `driftcheck check --format json` prints: the explain report, the violations, the verdict."""
+        report = self.explained.to_json()
+        report["violations"] = self.violations
+        report["drift"] = self.drift
+        return report
 
 
 def check_against(reference: Snapshot, fresh: Snapshot, policy: Policy | None = None,
@@ -310,3 +319,7 @@ def check_against(reference: Snapshot, fresh: Snapshot, policy: Policy | None = 
     base = restricted_to(reference, list(fresh.document["probes"]))
     explained = explain(diff_snapshots(base, fresh), ignore=policy.ignores)
     return CheckResult(reference, fresh, explained, violations(policy, fresh), min_confidence)
+
+
+# `driftcheck.check(...)` is the harness call of `driftcheck.api`; this module stays importable as itself.
+make_callable(__name__, "driftcheck.api", "check")
