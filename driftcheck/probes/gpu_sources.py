@@ -16,8 +16,7 @@ from driftcheck.nvidia.detect import merge_topology
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV, NvmlUnavailable, read_local_nvml
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.topo import parse_topo
-from driftcheck.probes.gpu import GpuProbe
-from driftcheck.probes.pcie import PcieProbe
+from driftcheck.snapshot.facts import is_volatile
 from driftcheck.snapshot.paths import format_path
 
 # Facts one source cannot read at all: a null there is "unread", not a disagreement.
@@ -38,8 +37,7 @@ def _leaves(data: Any, parts: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any
 
 
 def disagreements(probe: str, nvml: dict[str, Any], smi: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every leaf whose value differs between the two sources, with whether the probe calls it volatile."""
-    cls = GpuProbe if probe == "gpu" else PcieProbe
+    """Every leaf whose value differs between the two sources, with whether the facts table calls it volatile."""
     left, right = _leaves(nvml), _leaves(smi)
     rows = []
     for parts in sorted(set(left) | set(right)):
@@ -49,7 +47,8 @@ def disagreements(probe: str, nvml: dict[str, Any], smi: dict[str, Any]) -> list
             continue
         if isinstance(a, float) and isinstance(b, float) and abs(a - b) < 0.01:
             continue
-        rows.append({"probe": probe, "path": path, "nvml": a, "nvidia_smi": b, "volatile": cls.is_volatile(path)})
+        volatile = is_volatile(("probes", probe, "data", *parts))
+        rows.append({"probe": probe, "path": path, "nvml": a, "nvidia_smi": b, "volatile": volatile})
     return rows
 
 
