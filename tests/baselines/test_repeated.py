@@ -64,3 +64,23 @@ def test_inconclusive_rows_are_no_evidence_for_explain() -> None:
     rows.append({"name": "decode", "verdict": "slower", "direction": "slower", "significant": True})
     assert bench_moved(rows, lambda name: "memory") == {"memory"}
     assert bench_moved([{"name": "gemm", "verdict": "unchanged"}], lambda name: "compute") == set()
+
+
+def test_check_reruns_what_the_reference_ran() -> None:
+    from driftcheck.api import bench_rerun
+    from driftcheck.snapshot.model import Snapshot
+
+    def reference(bench: dict | None) -> Snapshot:
+        probes = {"env": {"status": "ok", "data": {}}}
+        if bench is not None:
+            probes["bench"] = {"status": "ok", "data": bench}
+        return Snapshot({"schema": 1, "created_at": "2026-12-01T00:00:00Z", "host": {"name": "h"}, "probes": probes},
+                        "test")
+
+    recorded = reference({"suite": "standard", "runs": 3, "budget_s": 40.0, "results": {"gemm": {"median": 1.0}}})
+    assert bench_rerun(recorded, None, None) == {"bench": "standard", "bench_runs": 3, "bench_budget_s": 40.0}
+    assert bench_rerun(recorded, None, 5)["bench_runs"] == 5
+    assert bench_rerun(recorded, False, None) == {}
+    assert bench_rerun(reference(None), None, None) == {}
+    with pytest.raises(UsageError, match="no benchmark results"):
+        bench_rerun(reference(None), True, None)
