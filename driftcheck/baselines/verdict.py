@@ -163,7 +163,8 @@ def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | N
     # a busy core stalls a whole OpenMP team at each barrier, so a share can cost more than itself.
     if all(t is not None for t in taken) and shift > max(t for t in taken if t is not None) * 1.5:
         return None
-    return "; ".join(sorted({str(f.disturbed) for f in disturbed}))
+    worst = max(disturbed, key=lambda f: math.inf if f.taken is None else f.taken)
+    return f"{len(disturbed)} of {len(figures)} runs; worst: {worst.disturbed}"
 
 
 def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
