@@ -20,9 +20,9 @@ from driftcheck.baselines.workloads import Case
 from driftcheck.errors import UsageError
 
 # Every benchmark gets at least this long to measure; the suite skips what is left only once it has run
-# past its budget by OVERRUN_FRACTION of it.
+# past its budget by OVERRUN_FRACTION of it (builds on a busy machine can take longer than the measuring).
 MIN_CASE_BUDGET_S = 0.5
-OVERRUN_FRACTION = 0.5
+OVERRUN_FRACTION = 2.0
 
 
 def resolve_device(torch: Any, device: str) -> str:
