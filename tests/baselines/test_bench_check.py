@@ -58,21 +58,29 @@ def test_benchmark_baseline_then_checks(cli_process: Callable[..., CliResult], b
     slow = cli_process("check", "--against", "b1", "--policy", policy, env={"OMP_NUM_THREADS": "1"},
                        timeout=RUN_TIMEOUT_S)
     assert slow.returncode == 1, slow.stdout + slow.stderr
-    shifted = {line.split(":")[0].strip(" !") for line in slow.stdout.splitlines() if line.startswith("  ! ")}
-    assert {"gemm_fp32_1024_gflops", "decode_eager_tok_per_s"} <= shifted, slow.stdout
-    for name in ("gemm_fp32_1024_gflops", "decode_eager_tok_per_s"):
-        line = next(line for line in slow.stdout.splitlines() if line.startswith(f"  ! {name}:"))
-        assert ": slower" in line and "MDS ±" in line, line
-
     explained = json.loads(cli_process("explain", "baseline:b1", "@latest", "--format", "json").stdout)
     assert "OMP_NUM_THREADS" in explained["explanations"][0]["title"]
+    rows = {row["name"]: row for row in explained["bench"]}
+    watched = [rows["gemm_fp32_1024_gflops"], rows["decode_eager_tok_per_s"]]
+    if any(row["disturbance"] for row in watched):
+        # Other work kept the machine busy (a shared host): one thread can even win there, as OpenMP
+        # teams stall on busy cores. The verdict must then not blame the variable: it names the
+        # disturbance, or stays slower only beyond what the disturbance could explain.
+        for row in watched:
+            assert row["verdict"] in ("slower", "inconclusive"), row["verdict_text"]
+            assert row["verdict"] == "slower" or row["reason"], row["verdict_text"]
+    else:
+        gemm, decode = watched
+        assert gemm["verdict"] == "slower" and abs(gemm["change_pct"]) > gemm["mds_pct"], gemm["verdict_text"]
+        assert any(line.startswith("  ! gemm_fp32_1024_gflops: ") and "MDS ±" in line
+                   for line in slow.stdout.splitlines()), slow.stdout
+        # The decode's response to one thread was measured only on a busy machine so far: it must not
+        # get faster, and is expected slower (see benchmarks/decode_threads.py).
+        assert decode["verdict"] in ("slower", "inconclusive"), decode["verdict_text"]
     # --no-bench: the same reference, no rerun, no benchmark rows.
     quick = cli_process("check", "--against", "b1", "--policy", policy, "--no-bench", "--format", "json",
                         "--no-store")
     assert quick.returncode == 0 and json.loads(quick.stdout)["bench"] == []
-    rows = {row["name"]: row for row in explained["bench"]}
-    assert rows["gemm_fp32_1024_gflops"]["verdict"] == "slower"
-    assert abs(rows["gemm_fp32_1024_gflops"]["change_pct"]) > rows["gemm_fp32_1024_gflops"]["mds_pct"]
 
 
 def test_usage_errors_come_before_any_measurement(cli_process: Callable[..., CliResult]) -> None:
