@@ -54,15 +54,15 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
 
 
 def boot_reference(reference: str, store: Store) -> str:
-    """The id `@boot` or `@before-boot` names; UnknownSnapshotError saying why when there is none."""
-    _newest, host, boot_id, first = store.boot_ids()
-    if boot_id is None:
-        raise UnknownSnapshotError(reference, f"no stored snapshot of {host} records a boot id "
+    """The id `@boot` or `@before-boot` names, for the host of the newest snapshot; UnknownSnapshotError
+    saying why when there is none."""
+    points = store.boot_points(store.newest_host(reference))
+    if points.boot_id is None:
+        raise UnknownSnapshotError(reference, f"no stored snapshot of {points.host} records a boot id "
                                               "(the system probe records it)")
     if reference == "@boot":
-        return str(first)
-    before = store.before_boot(host, boot_id)
-    if before is None:
-        raise UnknownSnapshotError(reference, f"every stored snapshot of {host} is from this boot "
-                                              f"({boot_id[:8]}); none was taken before it")
-    return before
+        return str(points.first_id)
+    if points.before_id is None:
+        raise UnknownSnapshotError(reference, f"every stored snapshot of {points.host} is from this boot "
+                                              f"({points.boot_id[:8]}); none was taken before it")
+    return points.before_id

@@ -96,6 +96,17 @@ class StoredSnapshot:
         return bool(self.boot_id and self.previous_boot_id and self.boot_id != self.previous_boot_id)
 
 
+@dataclass(frozen=True)
+class BootPoints:
+    """A host's current boot in the store: its id, its first snapshot (@boot), the newest before it
+    (@before-boot); None where the store holds no such snapshot."""
+
+    host: str
+    boot_id: str | None
+    first_id: str | None
+    before_id: str | None
+
+
 def boot_id_of(document: dict[str, Any]) -> str | None:
     """The kernel boot id a snapshot recorded (system probe), or None when it holds none."""
     outcome = document.get("probes", {}).get("system")
@@ -292,34 +303,36 @@ class Store:
                                        + ", ".join(r[0][:12] for r in rows) + "; give more characters")
         return self._load_row(rows[0][0])
 
-    def boot_ids(self) -> tuple[str, str, str | None, str | None]:
-        """(id of the newest snapshot, its host, the current boot id, the id of the first snapshot under it).
+    def newest_host(self, reference: str = "@latest") -> str:
+        """The host of the newest snapshot; UnknownSnapshotError (naming `reference`) when the store is empty."""
+        with self._connect() as db:
+            row = db.execute("SELECT host FROM snapshots ORDER BY seq DESC LIMIT 1").fetchone()
+        if row is None:
+            raise UnknownSnapshotError(reference, "the store holds no snapshots; take one with `driftcheck snapshot`")
+        return str(row[0])
 
-        The current boot id is the newest one recorded on that host (a snapshot without the system probe
-        records none and is passed over). UnknownSnapshotError when the store is empty.
+    def boot_points(self, host: str) -> BootPoints:
+        """Where `host`'s current boot begins in the store, and the newest snapshot from before it.
+
+        The current boot id is the newest one recorded on the host (a snapshot without the system probe
+        records none and is passed over).
         """
         with self._connect() as db:
-            newest = db.execute("SELECT id, host FROM snapshots ORDER BY seq DESC LIMIT 1").fetchone()
-            if newest is None:
-                raise UnknownSnapshotError("@boot", "the store holds no snapshots; take one with `driftcheck snapshot`")
             boot = db.execute("SELECT boot_id FROM snapshots WHERE host = ? AND boot_id IS NOT NULL "
-                              "ORDER BY seq DESC LIMIT 1", (newest[1],)).fetchone()
+                              "ORDER BY seq DESC LIMIT 1", (host,)).fetchone()
             if boot is None:
-                return newest[0], newest[1], None, None
-            # The first snapshot after the last one of another boot: this boot's first, even if it
-            # shares its boot id with some older boot's (a boot id is random, so only in tests).
-            last_other = db.execute("SELECT MAX(seq) FROM snapshots WHERE host = ? AND boot_id IS NOT NULL "
-                                    "AND boot_id != ?", (newest[1], boot[0])).fetchone()[0]
+                return BootPoints(host, None, None, None)
+            before = db.execute("SELECT seq, id FROM snapshots WHERE host = ? AND boot_id IS NOT NULL "
+                                "AND boot_id != ? ORDER BY seq DESC LIMIT 1", (host, boot[0])).fetchone()
+            # The first snapshot after the last one of another boot: this boot's first.
             first = db.execute("SELECT id FROM snapshots WHERE host = ? AND boot_id = ? AND seq > ? "
-                               "ORDER BY seq LIMIT 1", (newest[1], boot[0], last_other or 0)).fetchone()
-        return newest[0], newest[1], boot[0], first[0] if first else None
+                               "ORDER BY seq LIMIT 1", (host, boot[0], before[0] if before else 0)).fetchone()
+        return BootPoints(host, boot[0], first[0] if first else None, before[1] if before else None)
 
-    def before_boot(self, host: str, boot_id: str) -> str | None:
-        """The id of the newest snapshot of `host` recorded under a boot id other than `boot_id`."""
+    def hosts(self) -> list[str]:
+        """Every host with a stored snapshot."""
         with self._connect() as db:
-            row = db.execute("SELECT id FROM snapshots WHERE host = ? AND boot_id IS NOT NULL AND boot_id != ? "
-                             "ORDER BY seq DESC LIMIT 1", (host, boot_id)).fetchone()
-        return row[0] if row else None
+            return [row[0] for row in db.execute("SELECT DISTINCT host FROM snapshots ORDER BY host")]
 
     def remove(self, ids: Sequence[str]) -> int:
         """Delete the snapshots `ids`; a kept snapshot whose delta rested on one becomes whole. Returns how many."""
@@ -357,4 +370,4 @@ def _chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
         yield items[start:start + size]
 
 
-__all__ = ["RUN_LENGTH", "STORE_FILE", "Store", "StoredSnapshot", "boot_id_of", "open_database"]
+__all__ = ["RUN_LENGTH", "BootPoints", "STORE_FILE", "Store", "StoredSnapshot", "boot_id_of", "open_database"]
