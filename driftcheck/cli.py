@@ -25,6 +25,7 @@ from driftcheck.commands import (
     key,
     log,
     record,
+    schedule,
     show,
     snapshot,
     verify,
@@ -32,7 +33,8 @@ from driftcheck.commands import (
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
-COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc)
+COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc,
+            schedule)
 
 
 def build_parser() -> argparse.ArgumentParser:
