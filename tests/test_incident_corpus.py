@@ -26,9 +26,9 @@ from tests.conftest import REPO_ROOT, CliResult
 
 CORPUS = REPO_ROOT / "tests" / "data" / "incidents"
 INCIDENTS = sorted(p.parent.name for p in CORPUS.glob("*/incident.yaml"))
-# Where the corpus's reports come from: public issue trackers and the NVIDIA developer forums.
+# Where the corpus's reports come from: public issue trackers and forums (NVIDIA developer forums, Stack Overflow).
 SOURCE_URL = re.compile(r"^https://(github\.com/[\w.\-]+/[\w.\-]+/(issues|pull|discussions)/\d+"
-                        r"|forums\.developer\.nvidia\.com/t/\S+)$")
+                        r"|forums\.developer\.nvidia\.com/t/\S+|stackoverflow\.com/questions/\d+)$")
 
 
 def _benchmark() -> ModuleType:

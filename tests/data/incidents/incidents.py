@@ -23,6 +23,7 @@ from build import (
     herring_pkg,
     pkg_path,
     smi_header,
+    smi_processes,
     smi_set,
 )
 
@@ -450,7 +451,8 @@ INCIDENTS: list[Incident] = [
     Incident(
         slug="persistence-off-after-reboot",
         summary="Persistence mode off: every CUDA start re-initialises all GPUs, seconds per GPU",
-        sources=["https://github.com/arrayfire/arrayfire/issues/2467"],
+        sources=["https://github.com/arrayfire/arrayfire/issues/2467",
+                 "https://stackoverflow.com/questions/45360006"],
         symptom="the first execution takes time proportional to the number of GPUs; the driver documentation "
                 "quoted in the thread puts it at seconds per CUDA job without persistence",
         changed="persistence mode Enabled -> Disabled on all 8 GPUs after a reboot", category="mig_ecc_persistence",
@@ -542,5 +544,38 @@ INCIDENTS: list[Incident] = [
         evidence=env_paths("CUDA_VISIBLE_DEVICES"), a=Side(environ={"CUDA_VISIBLE_DEVICES": "0,1,2,3"}),
         b=Side(environ={"CUDA_VISIBLE_DEVICES": "0,4,1,5"}), herrings=[REQUESTS, HOSTNAME],
         platform="8x 1080 Ti PCIe box in the thread; H100 base here"),
+    # ---- other work on the GPUs, heat -----------------------------------------------------------------------
+    Incident(
+        slug="gpus-shared-with-another-job",
+        summary="Another job landed on the same GPUs of a cluster node: iterations 3x, then 30x slower",
+        sources=["https://github.com/cBio/cbio-cluster/issues/342"],
+        symptom="a 4-node job's iterations went from ~32 s to ~101 s, later to 1000+ s, while other work "
+                "used its GPUs",
+        changed="a foreign compute process on GPUs 0-3", category="gpu_contention",
+        evidence=[gpu_path("processes.48213", uuid) for uuid in GPUS[:4]],
+        b=Side(smi=[smi_processes([0, 1, 2, 3], "/usr/bin/python3", 30412, 48213)]), herrings=[CERTIFI, PATH]),
+    Incident(
+        slug="second-process-same-gpu",
+        summary="A second copy of the model started on the same GPU: both run at half speed",
+        sources=["https://github.com/tensorflow/tensorflow/issues/11022"],
+        symptom="one process finishes the data in 170-174 s; with a second identical process on the same GPU "
+                "both take 320-340 s, though one used under 50% of the GPU",
+        changed="another compute process on GPU 0", category="gpu_contention",
+        evidence=[gpu_path("processes.52117")],
+        b=Side(smi=[smi_processes([0], "python", 1043, 52117)]), herrings=[URLLIB3, HOSTNAME]),
+    Incident(
+        slug="gpu-overheating-thermal-slowdown",
+        summary="An overheated GPU throttles its clocks and training slows down over time",
+        sources=["https://github.com/tensorflow/tensorflow/issues/40042"],
+        symptom="training got slower and slower over time; the GPU had overheated, and with better cooling "
+                "there was no degradation over 100,000 steps",
+        changed="GPU 0 at 88 C under load with software and hardware thermal slowdown active", category="thermal",
+        evidence=[gpu_path("clock_event_reasons"), gpu_path("temperature.gpu_c")],
+        a=Side(smi=[*BUSY, smi_set("GPU Current Temp", "61 C")]),
+        b=Side(smi=[*BUSY, smi_set("GPU Current Temp", "88 C", gpus=[0]),
+                    smi_set("SW Thermal Slowdown", "Active", gpus=[0]),
+                    smi_set("HW Thermal Slowdown", "Active", gpus=[0]),
+                    smi_set("Graphics", "1365 MHz", gpus=[0], section="Clocks"),
+                    smi_set("SM", "1365 MHz", gpus=[0], section="Clocks")]),
+        herrings=[TYPING, PATH], platform="a desktop GPU in the thread; H100 base here"),
 ]
-
