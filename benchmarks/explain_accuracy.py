@@ -6,10 +6,10 @@ incident corpus (tests/data/incidents/<slug>/a.json, b.json, incident.yaml) and 
 - top-1 and top-3 accuracy: a hit is an explanation whose category is the expected one (or one the
   incident also accepts) and whose evidence holds one of the incident's expected change paths;
 - every miss, with what ranked above the expected cause;
-- presentation defects among the first three explanations: two explanations telling one change (sharing
-  an evidence root: one package or the library it ships, one variable, one driver, one GPU setting, one
-  module swap), pins that would not restore A (`pip install X==V` where V is not X's version on A, or is not
-  a version at all), and internal field paths in titles (`library.version`, `data.`, `version=1.3-0`).
+- presentation defects: two of the first three explanations telling one change (sharing an evidence root:
+  one package or the library it ships, one variable, one driver, one GPU setting, one module swap), and in
+  any explanation, pins that would not restore A (`pip install X==V` where V is not X's version on A, or is
+  not a version at all) and internal field paths in titles (`library.version`, `data.`, `version=1.3-0`).
 
     python benchmarks/explain_accuracy.py [--corpus DIR] [--format text|json]
 
@@ -186,17 +186,17 @@ class Defect:
 
 def presentation_defects(explanations: Sequence[dict[str, Any]], versions_a: dict[str, str],
                          top: int = 3) -> list[Defect]:
-    """Defects among the first `top` explanations (by rank)."""
-    first = sorted(explanations, key=lambda e: e.get("rank") or 0)[:top]
+    """Duplicate causes among the first `top` explanations; invalid pins and raw paths in any explanation."""
+    ranked = sorted(explanations, key=lambda e: e.get("rank") or 0)
     defects: list[Defect] = []
-    roots = [(e.get("rank"), {evidence_root(p) for p in e.get("evidence") or []}) for e in first]
+    roots = [(e.get("rank"), {evidence_root(p) for p in e.get("evidence") or []}) for e in ranked[:top]]
     for i, (rank_i, roots_i) in enumerate(roots):
         for rank_j, roots_j in roots[i + 1:]:
             shared = roots_i & roots_j
             if shared:
                 what = ", ".join(sorted(" ".join(root) for root in shared))
                 defects.append(Defect("duplicate", (int(rank_i or 0), int(rank_j or 0)), f"both tell {what}"))
-    for e in first:
+    for e in ranked:
         rank = int(e.get("rank") or 0)
         for pin in invalid_pins(str(e.get("fix") or ""), versions_a):
             defects.append(Defect("invalid_pin", (rank,), pin))
@@ -347,9 +347,9 @@ def render_text(summary: Summary, corpus: Path) -> str:
     lines = [f"explain on {summary.total} incidents of {shown}",
              f"  top-1: {summary.top1}/{summary.total} = {figures['top1_pct']}%",
              f"  top-3: {summary.top3}/{summary.total} = {figures['top3_pct']}%",
-             f"  presentation defects in the first three: {sum(counts.values())} "
-             f"(duplicate causes {counts['duplicate']}, invalid pins {counts['invalid_pin']}, "
-             f"raw field paths in titles {counts['raw_path']}) in {figures['incidents_with_defects']} incidents"]
+             f"  presentation defects: {sum(counts.values())} in {figures['incidents_with_defects']} incidents: "
+             f"duplicate causes in the first three {counts['duplicate']}, invalid pins {counts['invalid_pin']}, "
+             f"raw field paths in titles {counts['raw_path']}"]
     misses = [s for s in summary.scores if not s.top1]
     if misses:
         lines.append("")

@@ -183,12 +183,16 @@ def test_a_variable_seen_by_two_probes_is_one_cause() -> None:
     assert [d.kind for d in defects] == ["duplicate"]
 
 
-def test_a_duplicate_below_the_third_place_is_not_counted() -> None:
+def test_a_duplicate_below_the_third_place_is_not_counted_but_a_bad_pin_is() -> None:
     ranked = [_explanation(1, "numa", "NUMA balancing on", ["probes.system.data.numa.balancing"]),
               _explanation(2, "package_version", "certifi upgraded", [CERTIFI]),
               _explanation(3, "env_var_other", "HOSTNAME changed", ["probes.env.data.vars.HOSTNAME"]),
               _explanation(4, "package_version", "certifi files", ["probes.kernels.data.files[\"certifi:x.so\"]"])]
     assert BENCH.presentation_defects(ranked, VERSIONS_A) == []
+    ranked.append(_explanation(5, "package_version", "torch build.version changed", ["probes.torch.data.git_version"],
+                               "pip install torch==0982a4eee31c"))
+    assert [(d.kind, d.ranks) for d in BENCH.presentation_defects(ranked, VERSIONS_A)] == \
+        [("invalid_pin", (5,)), ("raw_path", (5,))]
 
 
 def test_pins_must_restore_a_real_version_of_a() -> None:

@@ -12,8 +12,8 @@ driftcheck importable (the pairs are built through its command line). Each side 
 - the interpreter (`packages`, `kernels`, `torch`): the package set of a real vLLM 0.9.1 environment (the pip
   list of the `collect_env` report in vllm-project/vllm#20862) with the incident's versions, written in the
   shapes of docs/data-shapes.md. Neither recording holds those wheels, so the digests of their compiled files
-  (`build_id`, `kernels.files.*.sha256`) are derived from name, version and path: a version change changes
-  them, as it does on a real machine, and nothing else does;
+  (`build_id`, `kernels.files.*.sha256`) and torch's `git_version` are derived from name, version and path: a
+  version change changes them, as it does on a real machine, and nothing else does;
 - where the incident needs it, facts no CLI input carries are set in the JSON: sysfs ACS control registers,
   and the embedded `bench` results (made with driftcheck's own summary statistics from seeded samples around
   the stated medians).
@@ -144,7 +144,9 @@ def packages_data(versions: dict[str, str | None]) -> tuple[Doc, Doc, Doc]:
                               "vllm": None, "deep_gemm": None}}
     wheels = {name: version for name, (version, _) in sorted(chosen.items()) if name.startswith("nvidia-")}
     torch_version = chosen.get("torch", (None, 0))[0]
-    torch = {"location": f"{SITE}/torch", "version": torch_version, "git_version": None, "debug": False,
+    # torch/version.py names the commit the wheel was built from; like the file digests, derived from the version.
+    git_version = _digest("git", torch_version)[:40] if torch_version else None
+    torch = {"location": f"{SITE}/torch", "version": torch_version, "git_version": git_version, "debug": False,
              "cuda_version": _torch_cuda(torch_version), "hip_version": None,
              "cudnn_version": _three(wheels.get("nvidia-cudnn-cu12")),
              "nccl_version": _three(wheels.get("nvidia-nccl-cu12")),
@@ -579,7 +581,8 @@ of compiled files are derived from name, version and path (no recording holds th
 files are committed; tests never rebuild.
 
 `benchmarks/explain_accuracy.py` runs `driftcheck diff A B --format json` on every pair and prints top-1 and
-top-3 accuracy, every miss, and the presentation defects of the first three causes. `tests/test_incident_corpus.py`
+top-3 accuracy, every miss, and the presentation defects (one change told twice among the first three causes,
+pins that would not restore A, field paths in titles). `tests/test_incident_corpus.py`
 checks the data (sources, the expected evidence and the red herrings are real changes of the pair), not the
 ranking.
 
