@@ -9,7 +9,7 @@ from typing import Any
 
 from driftcheck.api import target_host
 from driftcheck.commands.common import EXIT_OK
-from driftcheck.snapshot.gc import collect
+from driftcheck.gc import collect
 from driftcheck.snapshot.store import Store
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from driftcheck.gc import plan_gc
 from driftcheck.host import LocalHost
-from driftcheck.snapshot.gc import plan_gc
-from driftcheck.snapshot.hashcache import CachedFile, FileIdentity, HashCache
+from driftcheck.probes.hashcache import CachedFile, FileIdentity, HashCache
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.store import Store

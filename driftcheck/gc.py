@@ -16,8 +16,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from driftcheck.errors import UsageError
+from driftcheck.probes.hashcache import HashCache
 from driftcheck.snapshot.baselines import Baselines
-from driftcheck.snapshot.hashcache import HashCache
 from driftcheck.snapshot.store import Store, StoredSnapshot, open_database
 
 RUNS_TABLE = "runs"
