@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from driftcheck.errors import DriftcheckError, UnknownSnapshotError
+from driftcheck.errors import DriftcheckError, SnapshotError, UnknownSnapshotError
 from driftcheck.paths import data_dir, ensure_private_dir
 from driftcheck.snapshot.canonical import canonical_bytes
 from driftcheck.snapshot.delta import apply_delta, delta_tree, pack, unpack
@@ -178,23 +179,29 @@ class Store:
             seqs = [row[0] for row in db.execute("SELECT seq FROM snapshots ORDER BY seq")]
             for seq in seqs:
                 text = db.execute("SELECT document FROM snapshots WHERE seq = ?", (seq,)).fetchone()[0]
-                document = parse_snapshot(text, f"store row {seq}").document
+                try:
+                    document = parse_snapshot(text, f"store row {seq}").document
+                except SnapshotError:
+                    continue  # a damaged row stays as it was: reading it says so, the others convert
                 self._write_encoding(db, seq, document)
 
     def _decode(self, db: sqlite3.Connection, seq: int) -> dict[str, Any]:
-        """The document of row `seq`: its keyframe with every delta on the way applied."""
+        """The document of row `seq`: its whole snapshot with every delta on the way applied."""
         document: dict[str, Any] | None = None
-        for base_seq, payload, text in db.execute(_CHAIN, (seq,)).fetchall():
-            if payload is None:
-                document = json.loads(text)
-            elif base_seq is None:
-                document = json.loads(unpack(payload))
-            elif document is None:
-                raise DriftcheckError(f"snapshot store {self.path}: row {seq} lost the snapshot its delta rests on")
-            else:
-                document = apply_delta(document, json.loads(unpack(payload)))
-        if document is None:
-            raise DriftcheckError(f"snapshot store {self.path}: row {seq} is missing")
+        try:
+            for base_seq, payload, text in db.execute(_CHAIN, (seq,)).fetchall():
+                if payload is None:  # a row an older driftcheck wrote and the conversion could not read
+                    document = parse_snapshot(text, f"store row {seq}").document
+                elif base_seq is None:
+                    document = json.loads(unpack(payload))
+                elif document is None:
+                    raise ValueError("the snapshot its delta rests on is gone")
+                else:
+                    document = apply_delta(document, json.loads(unpack(payload)))
+        except (ValueError, zlib.error) as exc:
+            raise SnapshotError(f"{self.path} row {seq}", f"damaged in the store ({exc})") from None
+        if not isinstance(document, dict):
+            raise SnapshotError(f"{self.path} row {seq}", "missing or damaged in the store")
         return document
 
     def _encode(self, db: sqlite3.Connection, document: dict[str, Any], host: str,

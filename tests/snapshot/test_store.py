@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
+from driftcheck.errors import SnapshotError, TamperedSnapshotError, UnknownSnapshotError
 from driftcheck.keys import load_signing_key
 from driftcheck.snapshot.canonical import canonical_bytes, pretty_json
 from driftcheck.snapshot.model import Snapshot, new_document
@@ -177,3 +177,21 @@ def test_removing_snapshots_keeps_every_other_readable(tmp_path: Path) -> None:
     store.add(_signed_day(base, 12))  # the chain goes on from what is left
     assert verify_document(store.nth_newest(0).document).intact
     assert store.remove([]) == 0
+
+
+def test_an_old_store_with_a_damaged_row_still_opens(tmp_path: Path) -> None:
+    base = json.loads((PAIRS / "base.json").read_text("utf-8"))
+    good = _signed_day(base, 0)
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(_OLD_SCHEMA)
+        db.execute("INSERT INTO snapshots (id, created_at, host, label, status_counts, document) "
+                   "VALUES ('ab' || substr(hex(randomblob(31)), 1, 62), 'then', 'node', NULL, '{}', '{\"trunc')")
+        db.execute("INSERT INTO snapshots (id, created_at, host, label, status_counts, document) "
+                   "VALUES (?, ?, ?, ?, '{}', ?)", (good.id, good.created_at, good.host_name, good.label,
+                                                    pretty_json(good.document)))
+    store = Store(path)
+    assert len(store.entries()) == 2
+    assert verify_document(store.nth_newest(0).document).intact
+    with pytest.raises(SnapshotError, match="truncated"):
+        store.nth_newest(1)
