@@ -55,6 +55,13 @@ def snapshot_text(snapshot: Snapshot, signer: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def human_size(size_bytes: int) -> str:
+    """`812 KiB`, `1.4 MiB`: a size as people read it."""
+    if size_bytes < 2**20:
+        return f"{size_bytes / 2**10:.0f} KiB"
+    return f"{size_bytes / 2**20:.1f} MiB" if size_bytes < 2**30 else f"{size_bytes / 2**30:.2f} GiB"
+
+
 def log_text(entries: list[StoredSnapshot], size_bytes: int | None = None) -> str:
     """`driftcheck log` as a table, newest first; @N counts down this list from 0. A line marks each
     reboot (a new boot id on a host) between the snapshots on either side of it."""
@@ -77,7 +84,7 @@ def log_text(entries: list[StoredSnapshot], size_bytes: int | None = None) -> st
             out.append(f"{'':{widths[0]}}  -- {entry.host} rebooted: boot {str(entry.previous_boot_id)[:8]} below, "
                        f"{str(entry.boot_id)[:8]} above --\n")
     if size_bytes is not None:
-        out.append(f"store: {size_bytes / 2**20:.2f} MiB on disk\n")
+        out.append(f"store: {human_size(size_bytes)} on disk\n")
     return "".join(out)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from driftcheck.api import target_host
 from driftcheck.commands.common import EXIT_OK
 from driftcheck.gc import collect
+from driftcheck.render import human_size
 from driftcheck.snapshot.store import Store
 
 
@@ -64,6 +65,6 @@ def _cmd_gc(args: argparse.Namespace) -> int:
         sys.stdout.write(f"kept {entry.id[:12]}  {entry.host}: {', '.join(why)}\n")
     sys.stdout.write(f"gc: {verb} {len(result.plan.remove)} snapshot(s), kept {len(result.plan.keep)}"
                      + ("" if result.dry_run else f"; hash cache: dropped {result.hash_rows_dropped} row(s) of files "
-                        f"gone; store {result.bytes_before / 2**20:.2f} -> {result.bytes_after / 2**20:.2f} MiB")
+                        f"gone; store {human_size(result.bytes_before)} -> {human_size(result.bytes_after)}")
                      + "\n")
     return EXIT_OK

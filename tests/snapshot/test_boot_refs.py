@@ -4,6 +4,7 @@ recording with its boot id edited (the same machine after a reboot)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -51,7 +52,7 @@ def test_explain_before_boot_against_latest_compares_the_two_boots(cli: Callable
     marker = [n for n, line in enumerate(log.splitlines()) if "rebooted: boot 5d0c6a1e below, 0b7e9c52 above" in line]
     assert len(marker) == 1
     assert "before" in log.splitlines()[marker[0] + 1]  # the line sits between the two boots
-    assert "store: " in log.splitlines()[-1] and "MiB on disk" in log
+    assert re.fullmatch(r"store: \d+ KiB on disk", log.splitlines()[-1])
     rows = json.loads(cli("log", "--format", "json").stdout)
     assert [row["new_boot"] for row in rows] == [False, True, False]
 
