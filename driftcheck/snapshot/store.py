@@ -23,7 +23,7 @@ from driftcheck.errors import DriftcheckError, SnapshotError, UnknownSnapshotErr
 from driftcheck.paths import data_dir, ensure_private_dir
 from driftcheck.snapshot.canonical import canonical_bytes
 from driftcheck.snapshot.delta import apply_delta, delta_tree, pack, unpack
-from driftcheck.snapshot.model import Snapshot, parse_snapshot
+from driftcheck.snapshot.model import Snapshot, parse_snapshot, validate_document
 
 STORE_FILE = "snapshots.db"
 # Deltas from the previous snapshot in one run, before the next delta goes back to the run's start.
@@ -279,8 +279,9 @@ class Store:
             if row is None:
                 raise UnknownSnapshotError(snapshot_id, "no such snapshot in the store")
             document = self._decode(db, row[0])
-        # Through the validating reader, as a file would be: a damaged row is a one-line error.
-        return parse_snapshot(canonical_bytes(document), f"store:{snapshot_id[:12]}")
+        # Validated as a file would be: a damaged row is a one-line error.
+        source = f"store:{snapshot_id[:12]}"
+        return Snapshot(validate_document(document, source), source)
 
     def load(self, snapshot_id: str) -> Snapshot:
         """The stored snapshot with exactly this id."""
