@@ -13,6 +13,9 @@ from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sg
 from driftcheck.baselines.suites import DEVICES, SUITES, run_suite
 from driftcheck.commands.common import EXIT_OK, check_output_path, write_new_file
 from driftcheck.errors import UsageError
+from driftcheck.keys import load_redaction_secret
+from driftcheck.probes.server import redacting_scrub
+from driftcheck.redact import Redactor
 
 
 def add(sub: Any) -> None:
@@ -21,7 +24,9 @@ def add(sub: Any) -> None:
                        description="Run a calibrated benchmark suite (warm-up until settled, repeat until the "
                                    "95% CI of each median is within ±1% or the budget is spent) and print "
                                    "median, n, CV and CI per benchmark. With --server, measure a running "
-                                   "OpenAI-compatible server (SGLang, vLLM) instead. Needs torch (suites) "
+                                   "OpenAI-compatible server (SGLang, vLLM, transformers serve) instead: TTFT, "
+                                   "inter-token latency per token and per streamed chunk, output tokens/s, each "
+                                   "request's output length checked. Needs torch (suites) "
                                    "or sglang (--sglang-model).")
     p.add_argument("--suite", choices=SUITES, default="quick", help="which suite (default quick)")
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to run (default auto)")
@@ -52,7 +57,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
                        concurrency=args.concurrency, model=args.model)
     if args.server:
-        data = measure_server(args.server, plan)
+        data = measure_server(args.server, plan, redacting_scrub(Redactor(load_redaction_secret())))
     elif args.sglang_model:
         data = measure_sglang_engine(args.sglang_model, plan)
     else:

@@ -17,6 +17,7 @@ from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import bench_options
 from driftcheck.probes.runner import ProbeOutcome
+from driftcheck.probes.server import server_options
 from driftcheck.redact import Redactor
 from driftcheck.snapshot.canonical import pretty_json
 from driftcheck.snapshot.model import Snapshot
@@ -111,8 +112,15 @@ def add_process_arguments(p: Any) -> None:
                    help="also describe running processes whose command line matches this regex; repeatable")
 
 
+def add_server_argument(p: Any) -> None:
+    """`--server URL`: also take the `server` probe, the running engine's own report of its settings."""
+    p.add_argument("--server", metavar="URL",
+                   help="also record what the SGLang / vLLM / OpenAI-compatible server at URL reports about "
+                        "itself (version, every server argument, served models)")
+
+
 def probe_options(args: argparse.Namespace) -> ProbeOptions:
-    """The probe options of --pid/--process, checked (a bad pid or regex is a usage error)."""
+    """The probe options of --pid/--process/--server/--bench, checked (a bad pid, regex or URL is a usage error)."""
     bad_pids = [pid for pid in args.pid if pid <= 0]
     if bad_pids:
         raise UsageError(f"--pid {bad_pids[0]}: a process id is a positive number")
@@ -123,7 +131,8 @@ def probe_options(args: argparse.Namespace) -> ProbeOptions:
             raise UsageError(f"--process {pattern!r}: not a regular expression ({exc})") from exc
     return ProbeOptions(deep=bool(getattr(args, "deep", False)), pids=tuple(args.pid),
                         process_patterns=tuple(args.process),
-                        extra=bench_options(getattr(args, "bench", None), getattr(args, "bench_budget_s", None)))
+                        extra={**bench_options(getattr(args, "bench", None), getattr(args, "bench_budget_s", None)),
+                               **server_options(getattr(args, "server", None))})
 
 
 def target_host(python: str | None) -> LocalHost:

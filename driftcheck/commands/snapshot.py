@@ -10,6 +10,7 @@ from typing import Any
 from driftcheck.commands.common import (
     EXIT_OK,
     add_process_arguments,
+    add_server_argument,
     check_keep,
     hash_progress_printer,
     keep,
@@ -44,6 +45,7 @@ def add(sub: Any) -> None:
     p.add_argument("--python", metavar="PATH",
                    help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours")
     add_process_arguments(p)
+    add_server_argument(p)
     p.add_argument("--replay", metavar="DIR", type=Path,
                    help="build the snapshot from a recording (`driftcheck record`) instead of this machine")
     p.add_argument("--deep", action="store_true",
@@ -63,6 +65,8 @@ def _snapshot_host(args: argparse.Namespace) -> tuple[Host, ProbeOptions]:
     options = probe_options(args)
     if args.replay is None:
         return target_host(args.python), options
+    if getattr(args, "server", None):
+        raise UsageError("--server and --replay do not go together: a recording holds no server answers")
     if args.python:
         raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
     host = ReplayHost(args.replay)
