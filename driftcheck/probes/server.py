@@ -58,13 +58,6 @@ class ServerProbe(Probe):
     needs_redactor = True
     cheap = True
     on_request = True
-    default_category = "other"
-    categories = ((r"^version$", "package_version"),)
-    # Readings that differ at every start or every request, not settings: where it listens, the seed it
-    # drew, the throughput of its last batch, when a model entry was created.
-    volatile = (r"^url$", r"^server_args\.(port|host|nccl_port|random_seed|dist_init_addr)$",
-                r"^internal_states\.[^.]+\.(last_gen_throughput|memory_usage\.token_capacity)$")
-
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
 

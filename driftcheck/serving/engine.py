@@ -134,14 +134,21 @@ def _sglang(info: dict[str, Any], model_info: Any, scrub: Scrub) -> dict[str, An
     if isinstance(ranks, list):
         for rank, state in enumerate(ranks):
             if isinstance(state, dict):
-                # A rank repeats every argument; keep what it resolved differently and what it measured.
-                states[str(rank)] = {key: _scrubbed(key, value, scrub) for key, value in sorted(state.items())
-                                     if key not in args or args[key] != value}
+                states[str(rank)] = _rank_state(state, args, scrub)
     data: dict[str, Any] = {"server_args": args, "internal_states": states,
                             "scheduler": {key: info[key] for key in _SGLANG_NOT_ARGS[2:] if key in info}}
     if isinstance(model_info, dict):
         data["model_info"] = {key: _scrubbed(key, value, scrub) for key, value in sorted(model_info.items())}
     return data
+
+
+def _rank_state(state: dict[str, Any], args: dict[str, Any], scrub: Scrub) -> dict[str, Any]:
+    """One DP rank's report: what it measured (`state`) and the arguments it resolved to another value
+    (`resolved`: an attention backend left unset on the command line). It repeats every other argument."""
+    resolved = {key: _scrubbed(key, value, scrub) for key, value in sorted(state.items())
+                if key in args and args[key] != _scrubbed(key, value, scrub)}
+    measured = {key: _scrubbed(key, value, scrub) for key, value in sorted(state.items()) if key not in args}
+    return {"resolved": resolved, "state": measured}
 
 
 def _scrubbed(key: str, value: Any, scrub: Scrub) -> Any:

@@ -39,8 +39,9 @@ def test_sglang_every_server_argument_version_and_rank_state(replay_server: Repl
     assert data["scheduler"] == {"status": "ready", "max_total_num_tokens": 20480, "max_req_input_len": 20474}
     rank = data["internal_states"]["0"]
     # What the rank resolved (the decode backend left unset on the command line) and measured; not the repeats.
-    assert rank["decode_attention_backend"] == "fa3" and rank["pp_max_micro_batch_size"] == 128
-    assert rank["memory_usage"]["graph"] == 0.06 and "cuda_graph_max_bs" not in rank
+    assert rank["resolved"] == {"decode_attention_backend": "fa3", "pp_max_micro_batch_size": 128,
+                                "prefill_attention_backend": "fa3"}
+    assert rank["state"]["memory_usage"]["graph"] == 0.06 and rank["state"]["use_mla_backend"] is False
     assert data["model_info"]["architectures"] == ["Qwen2ForCausalLM"]
     assert data["endpoints"]["/get_server_info"] == 200 and "/metrics" not in data["endpoints"]
 
