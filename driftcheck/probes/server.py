@@ -11,9 +11,10 @@ as digests. An unreachable server is `unavailable` with the reason.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.host import Host, LocalHost
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.redact import Redactor
 from driftcheck.serving.engine import Scrub, describe, gather_replies
@@ -31,6 +32,16 @@ def server_options(url: str | None) -> dict[str, object]:
         return {}
     parse_url(url)
     return {SERVER_OPTION: url}
+
+
+def _is_loopback(url: str) -> bool:
+    hostname = parse_url(url).hostname.lower()
+    if hostname == "localhost" or hostname.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
 
 
 def is_secret_argument(name: str) -> bool:
@@ -71,6 +82,10 @@ class ServerProbe(Probe):
             raise ProbeUnavailable("no server asked for (snapshot --server URL)")
         if host.kind == "replay":
             raise ProbeUnavailable("a recording holds no server answers; ask the live server")
+        if not isinstance(host, LocalHost) and _is_loopback(str(url)):
+            # Asked from this machine, a loopback URL would describe a server here, not on that host.
+            raise ProbeUnavailable(f"{url} is this machine's loopback, not {host.name}'s; give a URL this machine "
+                                   "reaches, or run the snapshot on that host")
         try:
             return gather_replies(str(url), timeout_s=10.0)
         except ServerError as exc:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.host import Host, LocalHost
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import run_one
@@ -140,3 +140,38 @@ def test_snapshot_server_option(cli: Any, replay_server: Replay) -> None:
     assert server["status"] == "ok" and server["data"]["server_args"]["cuda_graph_max_bs"] == 4
     bad = cli("snapshot", "--server", "localhost:30000")
     assert bad.returncode == 2 and "expected an http(s)://HOST[:PORT] URL" in bad.stderr
+
+
+class _Remote(Host):
+    """Another machine (as an SSH host is): nothing of it is read here, only its name matters."""
+
+    kind = "ssh"
+
+    @property
+    def name(self) -> str:
+        return "node7"
+
+    def read_bytes(self, path: str) -> bytes:
+        raise FileNotFoundError(path)
+
+    def list_dir(self, path: str) -> list[str]:
+        raise FileNotFoundError(path)
+
+    def run(self, argv: Any, timeout_s: float = 30.0) -> Any:
+        raise FileNotFoundError(argv[0])
+
+    def python(self, script_name: str, args: Any = (), timeout_s: float = 60.0) -> Any:
+        raise FileNotFoundError(script_name)
+
+    def environ(self) -> dict[str, str]:
+        return {}
+
+
+def test_a_loopback_url_is_not_asked_for_another_host(replay_server: Replay) -> None:
+    probe = ServerProbe(Redactor(b"k" * 32))
+    for url in ("http://127.0.0.1:30000", "http://localhost:30000", "http://[::1]:30000"):
+        outcome = run_one(probe, _Remote(), ProbeOptions(extra=server_options(url)))
+        assert outcome.status == "unavailable" and "loopback, not node7's" in outcome.error["message"]
+    # A URL this machine reaches by name is asked from here.
+    url = replay_server(recorded_routes("sglang-docs-native-api")).replace("127.0.0.1", "ip6-localhost-not")
+    assert "loopback" not in str(run_one(probe, _Remote(), ProbeOptions(extra=server_options(url))).error)
