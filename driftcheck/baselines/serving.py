@@ -309,12 +309,24 @@ def level_results(prefix: str, timings: Sequence[RequestTiming], wall_s: float) 
     return results
 
 
+Progress = Callable[[str], None]
+
+
 def run_level(url: str, endpoint: str, payloads: Sequence[dict[str, Any]], concurrency: int,
-              timeout_s: float) -> tuple[list[RequestTiming], float]:
+              timeout_s: float, progress: Progress | None = None) -> tuple[list[RequestTiming], float]:
     """Send every payload with at most `concurrency` in flight; the timings and the wall time."""
     started = time.perf_counter()
+    done: list[RequestTiming] = []
+
+    def one(body: dict[str, Any]) -> RequestTiming:
+        timing = stream_request(url, endpoint, body, timeout_s)
+        done.append(timing)
+        if progress:
+            progress(f"concurrency {concurrency}: {len(done)}/{len(payloads)} requests")
+        return timing
+
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        timings = list(pool.map(lambda p: stream_request(url, endpoint, p, timeout_s), payloads))
+        timings = list(pool.map(one, payloads))
     return timings, time.perf_counter() - started
 
 
@@ -336,8 +348,11 @@ def length_warnings(level: str, timings: Sequence[RequestTiming], asked: int) ->
     return warnings
 
 
-def measure_server(url: str, plan: ServingPlan | None = None, scrub: Scrub = no_scrub) -> dict[str, Any]:
-    """Measure the server at `url`: what it reports, the warm-up, then the request set at concurrency 1 and N."""
+def measure_server(url: str, plan: ServingPlan | None = None, scrub: Scrub = no_scrub,
+                   progress: Progress | None = None) -> dict[str, Any]:
+    """Measure the server at `url`: what it reports, the warm-up, then the request set at concurrency 1 and N.
+
+    `progress` receives a short line as the work advances (the CLI shows it on a terminal)."""
     plan = plan or ServingPlan()
     plan.check()
     info = server_info(url, scrub)
@@ -345,6 +360,8 @@ def measure_server(url: str, plan: ServingPlan | None = None, scrub: Scrub = no_
     if model is None:
         raise ServerError(f"{url} lists no model at /v1/models; pass --model NAME")
     prompts = plan.prompts()
+    if progress:
+        progress(f"warm-up ({info.get('engine')}, {model})")
     dialect, notes = negotiate(url, plan, model, str(info.get("engine")), prompts[0])
     payloads = [payload(plan, model, prompt, dialect) for prompt in prompts]
     results: dict[str, dict[str, Any]] = {}
@@ -352,7 +369,7 @@ def measure_server(url: str, plan: ServingPlan | None = None, scrub: Scrub = no_
     errors: list[str] = []
     warnings: list[str] = []
     for concurrency in sorted({1, plan.concurrency}):
-        timings, wall_s = run_level(url, dialect.endpoint, payloads, concurrency, plan.timeout_s)
+        timings, wall_s = run_level(url, dialect.endpoint, payloads, concurrency, plan.timeout_s, progress)
         errors += [t.error for t in timings if t.error]
         results.update(level_results(f"serving_c{concurrency}", timings, wall_s))
         warnings += length_warnings(f"concurrency {concurrency}", timings, plan.output_tokens)

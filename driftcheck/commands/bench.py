@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,14 @@ def add(sub: Any) -> None:
     p.set_defaults(handler=_cmd_bench)
 
 
+def _progress() -> Callable[[str], None]:
+    def show(line: str) -> None:
+        sys.stderr.write(f"\r\033[K{line}")
+        sys.stderr.flush()
+
+    return show
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output, args.force)
@@ -57,13 +66,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
                        concurrency=args.concurrency, model=args.model)
     if args.server:
-        data = measure_server(args.server, plan, redacting_scrub(Redactor(load_redaction_secret())))
+        data = measure_server(args.server, plan, redacting_scrub(Redactor(load_redaction_secret())),
+                              _progress() if sys.stderr.isatty() else None)
     elif args.sglang_model:
         data = measure_sglang_engine(args.sglang_model, plan)
     else:
         data = run_suite(args.suite, args.device, args.budget_s, args.only)
         if args.only and not data.get("results"):
             raise UsageError(f"--only {' '.join(args.only)}: no benchmark of the {args.suite} suite matches")
+    if args.server and sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
     text = json.dumps(data, indent=2, sort_keys=True, default=str)
     if args.output:
         write_new_file(args.output, text + "\n", args.force)

@@ -249,3 +249,13 @@ def test_a_port_that_speaks_no_http_is_a_server_error() -> None:
             server_info(f"http://127.0.0.1:{listener.getsockname()[1]}")
     finally:
         listener.close()
+
+
+def test_progress_reports_the_warm_up_and_each_request(server: tuple[str, Any]) -> None:
+    url, _ = server
+    lines: list[str] = []
+    measure_server(url, ServingPlan(requests=2, prompt_words=8, output_tokens=2, concurrency=2, timeout_s=10),
+                   progress=lines.append)
+    assert lines[0] == "warm-up (sglang, llama-test)"
+    assert lines[1:] == ["concurrency 1: 1/2 requests", "concurrency 1: 2/2 requests",
+                         "concurrency 2: 1/2 requests", "concurrency 2: 2/2 requests"]
