@@ -39,8 +39,9 @@ def _serving_lines(data: dict[str, Any]) -> list[str]:
             reasons = sorted({str(r.get("finish_reason")) for r in requests})
             lengths = sorted({int(r["output_tokens"]) for r in requests})
             shown = ", ".join(map(str, lengths[:6])) + (", ..." if len(lengths) > 6 else "")
+            tokens, chunks = sum(int(r["output_tokens"]) for r in requests), sum(int(r["chunks"]) for r in requests)
             lines.append(f"{level}: {len(requests)} requests, output tokens {shown}, finish_reason "
-                         f"{', '.join(reasons)}")
+                         f"{', '.join(reasons)}; {tokens} tokens in {chunks} chunks")
     return lines
 
 

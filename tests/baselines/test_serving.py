@@ -193,7 +193,7 @@ def test_text_output_shows_no_spread_for_one_value(server: tuple[str, Any]) -> N
     assert tok_s[3:6] == ["1", "-", "-"]  # n, cv, ci95
     assert "0.000" not in " ".join(tok_s)
     assert "engine: sglang 0.4.6" in lines
-    assert any(line.startswith("c1: 2 requests, output tokens 3, finish_reason length") for line in lines)
+    assert "c1: 2 requests, output tokens 3, finish_reason length; 6 tokens in 6 chunks" in lines
 
 
 def test_recorded_transformers_stream_counts_tokens_not_chunks() -> None:
