@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ from driftcheck.baselines.repeated import run_repeated
 from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
 from driftcheck.commands.common import EXIT_OK, check_output_path, positive_int, run_progress, write_new_file
 from driftcheck.errors import UsageError
+from driftcheck.keys import load_redaction_secret
+from driftcheck.probes.server import redacting_scrub
+from driftcheck.redact import Redactor
 
 
 def add(sub: Any) -> None:
@@ -24,7 +28,9 @@ def add(sub: Any) -> None:
                                    "median, n, CV and CI per benchmark. With --runs N, N independent runs (each "
                                    "in its own process) measure the spread between runs too; a run disturbed by "
                                    "other work is flagged and repeated once. With --server, measure a running "
-                                   "OpenAI-compatible server (SGLang, vLLM) instead. Needs torch (suites) "
+                                   "OpenAI-compatible server (SGLang, vLLM, transformers serve) instead: TTFT, "
+                                   "inter-token latency per token and per streamed chunk, output tokens/s, each "
+                                   "request's output length checked. Needs torch (suites) "
                                    "or sglang (--sglang-model).")
     p.add_argument("--suite", choices=SUITES, default="quick", help="which suite (default quick)")
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to run (default auto)")
@@ -50,6 +56,14 @@ def add(sub: Any) -> None:
     p.set_defaults(handler=_cmd_bench)
 
 
+def _progress() -> Callable[[str], None]:
+    def show(line: str) -> None:
+        sys.stderr.write(f"\r\033[K{line}")
+        sys.stderr.flush()
+
+    return show
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output, args.force)
@@ -58,13 +72,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
                        concurrency=args.concurrency, model=args.model)
     if args.server:
-        data = measure_server(args.server, plan)
+        data = measure_server(args.server, plan, redacting_scrub(Redactor(load_redaction_secret())),
+                              _progress() if sys.stderr.isatty() else None)
     elif args.sglang_model:
         data = measure_sglang_engine(args.sglang_model, plan)
     else:
         data = run_repeated(args.suite, args.device, args.runs, args.budget_s, args.only, run_progress())
         if args.only and not data.get("results"):
             raise UsageError(f"--only {' '.join(args.only)}: no benchmark of the {args.suite} suite matches")
+    if args.server and sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
     text = json.dumps(data, indent=2, sort_keys=True, default=str)
     if args.output:
         write_new_file(args.output, text + "\n", args.force)

@@ -11,6 +11,7 @@ from driftcheck import api
 from driftcheck.commands.common import (
     EXIT_OK,
     add_process_arguments,
+    add_server_argument,
     check_keep,
     hash_progress_printer,
     keep,
@@ -37,6 +38,7 @@ def add(sub: Any) -> None:
     p.add_argument("--python", metavar="PATH",
                    help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours")
     add_process_arguments(p)
+    add_server_argument(p)
     p.add_argument("--replay", metavar="DIR", type=Path,
                    help="build the snapshot from a recording (`driftcheck record`) instead of this machine")
     p.add_argument("--deep", action="store_true",
@@ -63,7 +65,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     snapshot = api.snapshot(label=args.label, probes=args.probe, skip=args.skip, python=args.python,
                             replay=args.replay, pids=args.pid, processes=args.process, deep=args.deep,
                             bench=args.bench, bench_budget_s=args.bench_budget_s,
-                            bench_runs=args.bench_runs, sign=not args.no_sign,
+                            bench_runs=args.bench_runs, server=args.server, sign=not args.no_sign,
                             keep=False, progress=progress_printer(show_progress),
                             hash_progress=hash_progress_printer() if show_progress else None)
     where = keep(snapshot, args)
