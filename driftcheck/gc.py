@@ -17,7 +17,7 @@ from typing import Any
 
 from driftcheck.errors import UsageError
 from driftcheck.probes.hashcache import HashCache
-from driftcheck.snapshot.baselines import Baselines
+from driftcheck.snapshot.named import NamedSnapshots
 from driftcheck.snapshot.store import Store, StoredSnapshot, open_database
 
 RUNS_TABLE = "runs"
@@ -74,7 +74,7 @@ def run_record_ids(store: Store) -> set[str]:
 def pins(store: Store) -> dict[str, list[str]]:
     """Snapshot id (or id prefix, as a record may hold) -> why it must stay."""
     reasons: dict[str, list[str]] = {}
-    for baseline in Baselines(store).entries():
+    for baseline in NamedSnapshots(store).entries():
         reasons.setdefault(baseline.snapshot_id, []).append(f"baseline {baseline.name}")
     for snapshot_id in run_record_ids(store):
         reasons.setdefault(snapshot_id, []).append("run record")
