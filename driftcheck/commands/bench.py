@@ -69,6 +69,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         check_output_path(args.output, args.force)
     if args.server and args.sglang_model:
         raise UsageError("--server and --sglang-model measure different things; give one")
+    if args.runs > 1 and (args.server or args.sglang_model):
+        raise UsageError("--runs repeats the benchmark suites; a serving measurement takes --requests instead")
     plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
                        concurrency=args.concurrency, model=args.model)
     if args.server:
