@@ -24,6 +24,8 @@ from driftcheck.commands import (
     key,
     log,
     record,
+    run,
+    runs,
     show,
     snapshot,
     verify,
@@ -31,7 +33,7 @@ from driftcheck.commands import (
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
-COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record)
+COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, run, runs)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -52,3 +52,13 @@ class ProbeUnavailable(Exception):
 
 class ProbeDenied(Exception):
     """The probe lacks the permission to read what it needs."""
+
+
+class CommandNotRunnable(DriftcheckError):
+    """The command given to `driftcheck run` could not be started: exit 127 when not found, 126 otherwise,
+    as a shell reports it."""
+
+    def __init__(self, program: str, reason: str, exit_code: int) -> None:
+        super().__init__(f"{program}: {reason}")
+        self.program = program
+        self.exit_code = exit_code

@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -35,6 +35,48 @@ class CommandResult:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CommandResult:
         return cls(tuple(data["argv"]), int(data["returncode"]), str(data["stdout"]), str(data["stderr"]))
+
+
+class LineStream:
+    """The lines of a command that keeps printing (`nvidia-smi -lms`); `close()` ends it.
+
+    This base form holds an output that has already ended: what a replay or a host that cannot stream gives.
+    """
+
+    def __init__(self, lines: Sequence[str] = ()) -> None:
+        self._lines = list(lines)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines)
+
+    def close(self) -> None:
+        """Stop the command (nothing to do for an output that has ended)."""
+
+
+class _ProcessLineStream(LineStream):
+    """A local process's stdout, line by line, as it prints; closing terminates the process."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        super().__init__()
+        self._process = process
+
+    def __iter__(self) -> Iterator[str]:
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            yield line.rstrip("\r\n")
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.terminate()
+        try:
+            self._process.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.poll()
 
 
 class CommandTimeout(Exception):
@@ -83,6 +125,14 @@ class Host(ABC):
     @abstractmethod
     def environ(self) -> dict[str, str]:
         """The environment the probes describe (for a local host, this process's)."""
+
+    def stream(self, argv: Sequence[str], timeout_s: float = 30.0) -> LineStream:
+        """The stdout lines of a command that prints as it runs (`nvidia-smi -lms`), as they come.
+
+        Hosts that cannot stream run the command to its end (within `timeout_s`) and give its lines then:
+        a replay of a recorded sampling log reads back exactly as it was printed.
+        """
+        return LineStream(self.run(argv, timeout_s).stdout.splitlines())
 
     def read_text(self, path: str) -> str:
         """The content of `path` decoded as UTF-8, undecodable bytes replaced."""
@@ -136,6 +186,11 @@ class LocalHost(Host):
         return CommandResult(tuple(argv), completed.returncode,
                              completed.stdout.decode("utf-8", errors="replace"),
                              completed.stderr.decode("utf-8", errors="replace"))
+
+    def stream(self, argv: Sequence[str], timeout_s: float = 30.0) -> LineStream:
+        process = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                   stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1)
+        return _ProcessLineStream(process)
 
     def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
         # cwd "/" keeps the caller's working directory (sys.path[0]) out of the target's package view.

@@ -33,6 +33,12 @@ _P2P_CAPS = (("read", 0), ("write", 1), ("nvlink", 2), ("atomics", 3))
 _NVLINK_MAX_LINKS = 18
 
 
+def clock_event_reasons(mask: int) -> list[str]:
+    """The names of the clock event (throttle) reasons set in a bit mask of NVML or of nvidia-smi's
+    `clocks_event_reasons.active` field, sorted."""
+    return sorted(name for bit, name in _REASON_BITS if mask & bit)
+
+
 def _text(value: Any) -> str | None:
     if value is None:
         return None
@@ -68,7 +74,7 @@ class _Reader:
             mask = self.call("nvmlDeviceGetCurrentClocksThrottleReasons", handle)
         if mask is None:
             return None
-        return sorted(name for bit, name in _REASON_BITS if int(mask) & bit)
+        return clock_event_reasons(int(mask))
 
     def ecc(self, handle: Any) -> dict[str, Any]:
         modes = self.call("nvmlDeviceGetEccMode", handle)

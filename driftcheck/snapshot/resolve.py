@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
+from driftcheck.runs.reference import is_run_reference, run_snapshot_id
+from driftcheck.runs.store import RunStore
 from driftcheck.snapshot.baselines import PREFIX as BASELINE_PREFIX
 from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
@@ -24,8 +26,8 @@ def check_not_tampered(snapshot: Snapshot) -> Snapshot:
 
 
 def resolve_snapshot(reference: str, store: Store | None = None, check_signature: bool = True) -> Snapshot:
-    """The snapshot `reference` names: a file, `@latest`, `@prev`, `@N` (N-th newest), `baseline:NAME`
-    or an id prefix.
+    """The snapshot `reference` names: a file, `@latest`, `@prev`, `@N` (N-th newest), `baseline:NAME`,
+    a run (`run:ID`, `run:@latest`...: the snapshot taken before it; `:after` for the one after) or an id prefix.
 
     With `check_signature`, a signed snapshot whose content was altered is refused.
     """
@@ -33,6 +35,8 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
     position = _POSITION.match(reference)
     if reference.startswith(BASELINE_PREFIX):
         snapshot = Baselines(store).snapshot(reference[len(BASELINE_PREFIX):])
+    elif is_run_reference(reference):
+        snapshot = store.by_prefix(run_snapshot_id(reference, RunStore(store.path)))
     elif position:
         which = position.group(1)
         n = 0 if which == "latest" else 1 if which == "prev" else int(which)

@@ -1,0 +1,287 @@
+"""Watching the machine while a command runs: every GPU and the CPU side, once per interval, in threads.
+
+GPUs are read through NVML in-process when it initialises (a local host with a driver); otherwise
+through `nvidia-smi --query-gpu=... --format=csv -lms N` started through the Host, whose rows arrive
+as it prints them (a replayed recording gives them all at once). Without either, the GPU series stays
+empty and the reason is kept. The CPU side is read through the Host the same way on every machine.
+
+Each GPU reading notes the processes on that GPU that are not the run's own (the command and its
+descendants, and driftcheck): another process on a GPU is a shared run. Where NVML reports process
+ids of another pid namespace (a container), those ids are not visible here and are kept apart as
+unresolved rather than called foreign.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psutil
+
+from driftcheck.host import CommandTimeout, Host, LineStream, LocalHost
+from driftcheck.runs.cpu_samples import CpuReader
+from driftcheck.runs.gpu_samples import (
+    FIELDS,
+    SMI_APPS_ARGV,
+    SMI_QUERY_OLD_DRIVER,
+    nvml_reading,
+    read_nvml_handles,
+    smi_apps,
+    smi_header,
+    smi_row,
+    smi_stream_argv,
+)
+
+OwnPids = Callable[[], set[int]]
+
+
+def process_tree(root_pid: int | None) -> set[int]:
+    """`root_pid`, its descendants, and this process: the pids a run counts as its own."""
+    own = {psutil.Process().pid}
+    if root_pid is None:
+        return own
+    own.add(root_pid)
+    with contextlib.suppress(psutil.Error):
+        own.update(child.pid for child in psutil.Process(root_pid).children(recursive=True))
+    return own
+
+
+@dataclass
+class _GpuSeries:
+    index: int | None = None
+    name: str | None = None
+    t: list[float] = field(default_factory=list)
+    values: dict[str, list[Any]] = field(default_factory=lambda: {f: [] for f in FIELDS})
+    reasons: list[list[str] | None] = field(default_factory=list)
+    foreign_pids: list[list[int] | None] = field(default_factory=list)
+    unresolved_pids: list[list[int] | None] = field(default_factory=list)
+
+    def add(self, t: float, reading: dict[str, Any], own: set[int]) -> None:
+        self.index = reading.get("index") if reading.get("index") is not None else self.index
+        self.name = reading.get("name") or self.name
+        self.t.append(round(t, 3))
+        for name in FIELDS:
+            self.values[name].append(reading.get(name))
+        self.reasons.append(reading.get("reasons"))
+        pids = reading.get("pids")
+        if pids is None:
+            self.foreign_pids.append(None)
+            self.unresolved_pids.append(None)
+            return
+        others = [pid for pid in pids if pid not in own]
+        self.foreign_pids.append([pid for pid in others if psutil.pid_exists(pid)])
+        self.unresolved_pids.append([pid for pid in others if not psutil.pid_exists(pid)])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "name": self.name, "t": self.t, **self.values, "reasons": self.reasons,
+                "foreign_pids": self.foreign_pids, "unresolved_pids": self.unresolved_pids}
+
+
+@dataclass
+class Series:
+    """Everything sampled during one run, column by column (the raw series kept beside the summary)."""
+
+    interval_s: float
+    gpu_source: str | None = None
+    gpu_note: str | None = None
+    gpus: dict[str, _GpuSeries] = field(default_factory=dict)
+    cpu: dict[str, list[Any]] = field(default_factory=lambda: {"t": [], "freq_mhz": [], "steal_pct": [], "load1": []})
+
+    def add_gpus(self, t: float, readings: dict[str, dict[str, Any]], own: set[int]) -> None:
+        for key, reading in readings.items():
+            self.gpus.setdefault(key, _GpuSeries()).add(t, reading, own)
+
+    def add_cpu(self, t: float, reading: dict[str, Any]) -> None:
+        self.cpu["t"].append(round(t, 3))
+        for name in ("freq_mhz", "steal_pct", "load1"):
+            self.cpu[name].append(reading.get(name))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"interval_s": self.interval_s, "gpu_source": self.gpu_source, "gpu_note": self.gpu_note,
+                "gpus": {key: series.to_json() for key, series in self.gpus.items()}, "cpu": self.cpu}
+
+
+class TelemetrySampler:
+    """Samples `host` every `interval_s` from `start()` to `stop()`; `nvml` injects an NVML module (tests)."""
+
+    def __init__(self, host: Host, interval_s: float = 1.0, nvml: Any | None = None,
+                 own_pids: OwnPids | None = None) -> None:
+        self.host = host
+        self.interval_s = interval_s
+        self._nvml = nvml
+        self._own_pids = own_pids or (lambda: process_tree(None))
+        self.series = Series(interval_s)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._stream: LineStream | None = None
+        self._threads: list[threading.Thread] = []
+        self._started = 0.0
+        self._apps: dict[str, list[int]] | None = None
+
+    # --- life cycle ------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin sampling in background threads."""
+        self._started = time.monotonic()
+        for target, name in ((self._gpu_loop, "telemetry-gpu"), (self._cpu_loop, "telemetry-cpu")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, wait_s: float = 5.0) -> Series:
+        """Stop sampling and return what was gathered; a source stuck in a call is left behind, not waited for."""
+        self._stop.set()
+        with self._lock:
+            stream = self._stream
+        if stream is not None:
+            stream.close()
+        deadline = time.monotonic() + wait_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            return self.series
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+    def _ticks(self) -> Any:
+        """Yield once now and then once per interval until stopped."""
+        while not self._stop.is_set():
+            yield
+            self._stop.wait(self.interval_s)
+
+    # --- CPU -------------------------------------------------------------------------------------------
+
+    def _cpu_loop(self) -> None:
+        reader = CpuReader(self.host)
+        for _ in self._ticks():
+            reading = reader.read()
+            with self._lock:
+                self.series.add_cpu(self._elapsed(), reading)
+
+    # --- GPUs ------------------------------------------------------------------------------------------
+
+    def _gpu_loop(self) -> None:
+        nv, why_not = self._open_nvml()
+        if nv is not None:
+            self._note("nvml", None)
+            try:
+                self._sample_nvml(nv)
+            finally:
+                self._close_nvml(nv)
+            return
+        self._sample_smi(why_not)
+
+    def _note(self, source: str | None, note: str | None) -> None:
+        with self._lock:
+            self.series.gpu_source, self.series.gpu_note = source, note
+
+    def _open_nvml(self) -> tuple[Any | None, str | None]:
+        nv: Any = self._nvml
+        if nv is None:
+            if not isinstance(self.host, LocalHost):
+                return None, f"NVML reads only this machine, not a {self.host.kind} host"
+            try:
+                nv = importlib.import_module("pynvml")
+            except ImportError as exc:
+                return None, f"pynvml not importable ({exc})"
+        try:
+            nv.nvmlInit()
+        except nv.NVMLError as exc:
+            return None, f"NVML did not initialise: {exc}"
+        return nv, None
+
+    @staticmethod
+    def _close_nvml(nv: Any) -> None:
+        with contextlib.suppress(nv.NVMLError):
+            nv.nvmlShutdown()
+
+    def _sample_nvml(self, nv: Any) -> None:
+        handles = read_nvml_handles(nv)
+        for _ in self._ticks():
+            self.sample_nvml_once(nv, handles)
+
+    def sample_nvml_once(self, nv: Any, handles: list[Any]) -> None:
+        """Take one NVML reading of every GPU now (the loop's step; tests drive it directly)."""
+        readings = nvml_reading(nv, handles)
+        own = self._own_pids()
+        with self._lock:
+            self.series.add_gpus(self._elapsed(), readings, own)
+
+    def _sample_smi(self, why_not_nvml: str | None) -> None:
+        prefix = f"{why_not_nvml}; " if why_not_nvml else ""
+        interval_ms = max(100, int(self.interval_s * 1000))
+        try:
+            stream = self.host.stream(smi_stream_argv(interval_ms))
+        except FileNotFoundError:
+            self._note(None, f"{prefix}nvidia-smi not found: no NVIDIA driver, no GPU telemetry")
+            return
+        except (OSError, CommandTimeout) as exc:
+            self._note(None, f"{prefix}nvidia-smi could not start: {exc}")
+            return
+        self._note("nvidia-smi", why_not_nvml)
+        apps = threading.Thread(target=self._apps_loop, name="telemetry-apps", daemon=True)
+        apps.start()
+        self._threads.append(apps)
+        if self._consume_smi(stream) == 0 and not self._stop.is_set():
+            # Drivers before 535 name the reasons field clocks_throttle_reasons and refuse the new name.
+            self._consume_smi(self.host.stream(smi_stream_argv(interval_ms, SMI_QUERY_OLD_DRIVER)))
+
+    def _consume_smi(self, stream: LineStream) -> int:
+        """Read `-lms` rows until the stream ends; returns how many GPU rows were read."""
+        with self._lock:
+            self._stream = stream
+        if self._stop.is_set():
+            stream.close()
+        header: list[str] | None = None
+        tick: dict[str, dict[str, Any]] = {}
+        ticks = rows = 0
+        for line in stream:
+            if header is None or line.lstrip().startswith(header[0]):
+                header = smi_header(line) or header
+                continue
+            parsed = smi_row(header, line)
+            if parsed is None:
+                continue
+            key, reading = parsed
+            if key in tick:  # the same GPU again: the previous sample is complete
+                self._add_smi_tick(tick, ticks)
+                tick, ticks = {}, ticks + 1
+            reading["pids"] = self._pids_of(key)
+            tick[key] = reading
+            rows += 1
+        if tick:
+            self._add_smi_tick(tick, ticks)
+        return rows
+
+    def _add_smi_tick(self, tick: dict[str, dict[str, Any]], number: int) -> None:
+        own = self._own_pids()
+        # The -lms cadence is the clock: a replayed log arrives at once, yet its rows are an interval apart.
+        with self._lock:
+            self.series.add_gpus(number * self.interval_s, tick, own)
+
+    def _pids_of(self, key: str) -> list[int] | None:
+        with self._lock:
+            apps = self._apps
+        if apps is None:
+            return None
+        return list(apps.get(key, []))
+
+    def _apps_loop(self) -> None:
+        """Poll the compute processes every 5 intervals: `-lms` cannot print them beside the GPU rows."""
+        while not self._stop.is_set():
+            try:
+                result = self.host.run(list(SMI_APPS_ARGV), timeout_s=10.0)
+                apps = smi_apps(result.stdout) if result.returncode == 0 else None
+            except (OSError, CommandTimeout):
+                apps = None
+            with self._lock:
+                self._apps = apps
+            if apps is None:
+                return
+            self._stop.wait(self.interval_s * 5)
