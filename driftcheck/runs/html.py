@@ -85,7 +85,10 @@ _SCRIPT = r"""
   var n = Math.max(data.runs.length, 1);
   function x(runId) { return L + (n === 1 ? (W - L - R) / 2 : order[runId] * (W - L - R) / (n - 1)); }
   var host = document.getElementById('charts');
-  Object.keys(data.metrics).sort().forEach(function (name) {
+  // Rates (throughput, bandwidth) first: they are what runs are compared on.
+  function rank(name) { return data.metrics[name].higher_is_better === true ? 0 : 1; }
+  Object.keys(data.metrics).sort(function (a, b) { return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0); })
+      .forEach(function (name) {
     var m = data.metrics[name], pts = m.points;
     var section = document.createElement('section'); section.className = 'metric'; section.id = 'metric-' + name;
     var h = document.createElement('h2');
@@ -112,6 +115,7 @@ _SCRIPT = r"""
       var text = 'snapshot changed before run ' + c.run + ' (' + c.causes + ' ranked cause' +
         (c.causes === 1 ? '' : 's') + ')\ntop cause: ' + c.cause;
       el('line', {x1: cx, x2: cx, y1: T, y2: H - B, 'class': 'change', 'data-run': c.run}, svg);
+      el('text', {x: cx + 4, y: T + 10, 'class': 'tick change-label'}, svg).textContent = 'snapshot changed';
       hover(el('line', {x1: cx, x2: cx, y1: T, y2: H - B, 'class': 'change-hit', 'data-run': c.run}, svg), text);
     });
     el('polyline', {points: pts.map(function (p) { return x(p.run) + ',' + y(p.value); }).join(' '),

@@ -87,9 +87,11 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     `note` receives one-line progress messages (the CLI shows them on a terminal only).
     """
     name = plan.label or " ".join(plan.argv)[:80]
+    if note:
+        note("taking a snapshot before the run")
     before = _snapshot(plan, f"run: {name}")
     if note:
-        note(f"snapshot {before.short_id} taken before the run")
+        note(f"snapshot {before.short_id} taken; running {name}")
     scanner = MetricScanner(plan.user_patterns)
     child: dict[str, int] = {}
     sampler = TelemetrySampler(LocalHost(), plan.interval_s, nvml=plan.nvml,
@@ -100,6 +102,8 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     finally:
         series = sampler.stop().to_json()
     after: Snapshot | None = None
+    if note:
+        note("taking the reading after the run")
     try:
         after = _snapshot(plan, f"run: {name} (after)")
     except KeyboardInterrupt:
