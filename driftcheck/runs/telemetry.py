@@ -230,7 +230,12 @@ class TelemetrySampler:
         self._threads.append(apps)
         if self._consume_smi(stream) == 0 and not self._stop.is_set():
             # Drivers before 535 name the reasons field clocks_throttle_reasons and refuse the new name.
-            self._consume_smi(self.host.stream(smi_stream_argv(interval_ms, SMI_QUERY_OLD_DRIVER)))
+            try:
+                rows = self._consume_smi(self.host.stream(smi_stream_argv(interval_ms, SMI_QUERY_OLD_DRIVER)))
+            except (OSError, CommandTimeout):
+                rows = 0
+            if rows == 0 and not self._stop.is_set():
+                self._note(None, f"{prefix}nvidia-smi printed no GPU rows (no GPU visible, or the driver failed)")
 
     def _consume_smi(self, stream: LineStream) -> int:
         """Read `-lms` rows until the stream ends; returns how many GPU rows were read."""
