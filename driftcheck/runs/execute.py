@@ -111,6 +111,10 @@ def _output_channel(ours: IO[Any]) -> tuple[int, int]:
         size = _terminal_size_of(ours)
         if size is not None:
             fcntl.ioctl(writer, termios.TIOCSWINSZ, size)
+        # No \n -> \r\n on this side: the bytes reach our terminal as the command wrote them, and it translates.
+        attrs = termios.tcgetattr(writer)
+        attrs[1] &= ~termios.ONLCR
+        termios.tcsetattr(writer, termios.TCSANOW, attrs)
         return writer, reader
     reader, writer = os.pipe()
     return writer, reader

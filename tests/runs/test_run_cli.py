@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -171,3 +172,62 @@ def test_html_page_of_five_runs_renders_points_and_a_change_marker(cli_process: 
     hover = re.search(r'class="change-hit"[^>]*><title>([^<]*)</title>', dom)
     assert hover and "NCCL_P2P_DISABLE" in hover.group(1)
     assert cli_process("runs", "--html", str(page)).returncode == 2  # never overwritten without --force
+
+
+def _in_terminal(args: list[str], env: dict[str, str], keys: bytes, wait_for: bytes) -> tuple[int, bytes]:
+    """Run driftcheck as the foreground job of a new pseudo-terminal; type `keys` once `wait_for` shows."""
+    import fcntl
+    import select
+    import termios
+
+    master, slave = os.openpty()
+
+    def become_terminal_owner() -> None:  # in the child, after setsid: the pty is our controlling terminal
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen([sys.executable, "-m", "driftcheck", *args], stdin=slave, stdout=slave,
+                               stderr=slave, env=env, start_new_session=True, preexec_fn=become_terminal_owner)
+    os.close(slave)
+    seen, typed = b"", False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not typed and wait_for in seen:
+            os.write(master, keys)
+            typed = True
+        if process.poll() is not None and not ready:
+            break
+    os.close(master)
+    return process.wait(timeout=30), seen
+
+
+def test_in_a_terminal_the_command_gets_a_terminal_and_ctrl_c_once() -> None:
+    code = ("import signal, sys, time\n"
+            "hits = []\n"
+            "signal.signal(signal.SIGINT, lambda s, f: hits.append(s))\n"
+            "print('tty', sys.stdout.isatty(), flush=True)\n"
+            "print('ready', flush=True)\n"
+            "end = time.time() + 30\n"
+            "while not hits and time.time() < end: time.sleep(0.05)\n"
+            "time.sleep(1.0)\n"  # a second, forwarded SIGINT would arrive in this second
+            "print('sigints', len(hits), flush=True)\n"
+            "sys.exit(5)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    code_rc, seen = _in_terminal(["run", "--probe", "env", "--", sys.executable, "-c", code], env,
+                                 b"\x03", b"ready")
+    text = seen.decode("utf-8", "replace")
+    assert "tty True" in text  # a pseudo-terminal, not a pipe: the command prints as it would directly
+    assert "sigints 1" in text, text  # the terminal's Ctrl-C reached it once; driftcheck sent no second one
+    assert code_rc == 5
+    listed = subprocess.run([sys.executable, "-m", "driftcheck", "runs", "--format", "json"], capture_output=True,
+                            text=True, env=env, check=True)
+    (run,) = json.loads(listed.stdout)
+    assert run["exit_code"] == 5 and run["signal"] == "SIGINT"
