@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from driftcheck.commands.common import add_process_arguments, probe_options, target_host
+from driftcheck.api import target_host
+from driftcheck.commands.common import add_process_arguments, probe_options
 from driftcheck.errors import UsageError
 from driftcheck.probes import probe_names
 from driftcheck.runs.metrics import user_pattern
