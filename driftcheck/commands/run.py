@@ -26,7 +26,9 @@ def add(sub: Any) -> None:
                     "it runs, take a second reading after it, and store a run record: the figures CMD printed "
                     "(SGLang/vLLM benchmarks, nccl-tests, 'N tok/s' and 'N ms' lines, your --metric regexes), "
                     "the telemetry summary and both snapshots. Exits with CMD's exit code; Ctrl-C reaches CMD "
-                    "and the record says so. `driftcheck runs` lists runs; `run:ID` stands for a snapshot.",
+                    "and the record says so. Name the server a benchmark talks to with --pid/--process: its GPU "
+                    "use then counts as the run's own, not as sharing. `driftcheck runs` lists runs; `run:ID` "
+                    "stands for a snapshot.",
         epilog="example: driftcheck run --label nightly -- python -m sglang.bench_serving --backend sglang")
     p.add_argument("--label", help="a name for the run (kept in the record and on its snapshots)")
     p.add_argument("--metric", action="append", default=[], metavar="NAME[UNIT]=REGEX",

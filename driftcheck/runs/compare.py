@@ -93,7 +93,7 @@ def _conditions(run: RunRecord) -> dict[tuple[str, str], dict[str, Any]]:
 def _fix(kind: str, label: str, condition: dict[str, Any]) -> str:
     index = label.removeprefix("GPU ").strip()
     if kind == "shared":
-        pids = " ".join(str(p) for p in condition.get("pids") or [])
+        pids = " ".join(condition.get("processes") or {})
         return f"stop the other process on {label} before benchmarking" + (f" (kill {pids})" if pids else "")
     if kind == "power_cap":
         return f"check {label}'s power limit and draw: nvidia-smi -i {index} -q -d POWER"

@@ -95,7 +95,8 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     scanner = MetricScanner(plan.user_patterns)
     child: dict[str, int] = {}
     sampler = TelemetrySampler(LocalHost(), plan.interval_s, nvml=plan.nvml,
-                               own_pids=lambda: process_tree(child.get("pid")))
+                               own_pids=lambda: process_tree(child.get("pid"), *plan.options.pids,
+                                                             patterns=plan.options.process_patterns))
     sampler.start()
     try:
         finished = run_command(plan.argv, scanner.feed, on_start=lambda pid: child.update(pid=pid))

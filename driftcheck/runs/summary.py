@@ -54,6 +54,8 @@ def _gpu_summary(series: dict[str, Any], interval_s: float) -> dict[str, Any]:
         summary[name] = spread(series.get(name) or [])
     summary["reason_s"] = {reason: round(seconds, 1) for reason, seconds in sorted(reason_s.items())}
     summary["foreign_pids"] = foreign
+    names = series.get("foreign_names") or {}
+    summary["foreign_processes"] = {str(pid): names.get(str(pid)) for pid in foreign}
     summary["shared_s"] = round(shared_samples * interval_s, 1)
     summary["unresolved_pids"] = unresolved
     return summary
@@ -73,7 +75,7 @@ def conditions(summary_gpus: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             if seconds > 0:
                 out.append({"gpu": key, "label": gpu_label(key, gpu), "kind": kind, "seconds": round(seconds, 1),
                             "fraction": round(min(1.0, seconds / seconds_total), 3),
-                            **({"pids": gpu["foreign_pids"]} if kind == "shared" else {})})
+                            **({"processes": gpu["foreign_processes"]} if kind == "shared" else {})})
     return out
 
 
@@ -98,7 +100,9 @@ def condition_text(condition: dict[str, Any], run_name: str = "the run") -> str:
     title = CONDITION_TITLES.get(condition["kind"], condition["kind"])
     share = f"{condition['fraction'] * 100:.0f}%"
     if condition["kind"] == "shared":
-        pids = ", ".join(str(p) for p in condition.get("pids") or [])
-        return f"{condition['label']} was {title} for {share} of {run_name}" + (f" (pid {pids})" if pids else "")
+        processes = ", ".join(f"{pid} {name}" if name else pid
+                              for pid, name in (condition.get("processes") or {}).items())
+        return f"{condition['label']} was {title} for {share} of {run_name}" + \
+            (f" (pid {processes})" if processes else "")
     preposition = "" if condition["kind"] == "power_cap" else "in "
     return f"{condition['label']} spent {share} of {run_name} {preposition}{title} ({condition['seconds']:g} s)"

@@ -6,7 +6,8 @@ as it prints them (a replayed recording gives them all at once). Without either,
 empty and the reason is kept. The CPU side is read through the Host the same way on every machine.
 
 Each GPU reading notes the processes on that GPU that are not the run's own (the command and its
-descendants, and driftcheck): another process on a GPU is a shared run. Where NVML reports process
+descendants, driftcheck, and the server the benchmark talks to when `--pid`/`--process` name it):
+another process on a GPU is a shared run. Where NVML reports process
 ids of another pid namespace (a container), those ids are not visible here and are kept apart as
 unresolved rather than called foreign.
 """
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,15 +42,29 @@ from driftcheck.runs.gpu_samples import (
 OwnPids = Callable[[], set[int]]
 
 
-def process_tree(root_pid: int | None) -> set[int]:
-    """`root_pid`, its descendants, and this process: the pids a run counts as its own."""
+def process_tree(*roots: int | None, patterns: Sequence[str] = ()) -> set[int]:
+    """The pids a run counts as its own: this process, each root and its descendants, and every process
+    whose command line matches one of `patterns` (the server a benchmark talks to) with its descendants."""
     own = {psutil.Process().pid}
-    if root_pid is None:
-        return own
-    own.add(root_pid)
-    with contextlib.suppress(psutil.Error):
-        own.update(child.pid for child in psutil.Process(root_pid).children(recursive=True))
+    tops = [pid for pid in roots if pid is not None]
+    if patterns:
+        compiled = [re.compile(p) for p in patterns]
+        for process in psutil.process_iter(["pid", "cmdline"]):
+            line = " ".join(process.info.get("cmdline") or [])
+            if line and any(c.search(line) for c in compiled):
+                tops.append(process.info["pid"])
+    for pid in tops:
+        own.add(pid)
+        with contextlib.suppress(psutil.Error):
+            own.update(child.pid for child in psutil.Process(pid).children(recursive=True))
     return own
+
+
+def _process_name(pid: int) -> str | None:
+    try:
+        return str(psutil.Process(pid).name())
+    except psutil.Error:
+        return None
 
 
 @dataclass
@@ -60,6 +76,7 @@ class _GpuSeries:
     reasons: list[list[str] | None] = field(default_factory=list)
     foreign_pids: list[list[int] | None] = field(default_factory=list)
     unresolved_pids: list[list[int] | None] = field(default_factory=list)
+    names: dict[str, str | None] = field(default_factory=dict)
 
     def add(self, t: float, reading: dict[str, Any], own: set[int]) -> None:
         self.index = reading.get("index") if reading.get("index") is not None else self.index
@@ -74,12 +91,17 @@ class _GpuSeries:
             self.unresolved_pids.append(None)
             return
         others = [pid for pid in pids if pid not in own]
-        self.foreign_pids.append([pid for pid in others if psutil.pid_exists(pid)])
+        foreign = [pid for pid in others if psutil.pid_exists(pid)]
+        self.foreign_pids.append(foreign)
         self.unresolved_pids.append([pid for pid in others if not psutil.pid_exists(pid)])
+        for pid in foreign:
+            if str(pid) not in self.names:  # named when first seen: it may be gone by the end of the run
+                self.names[str(pid)] = _process_name(pid)
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "name": self.name, "t": self.t, **self.values, "reasons": self.reasons,
-                "foreign_pids": self.foreign_pids, "unresolved_pids": self.unresolved_pids}
+                "foreign_pids": self.foreign_pids, "unresolved_pids": self.unresolved_pids,
+                "foreign_names": self.names}
 
 
 @dataclass

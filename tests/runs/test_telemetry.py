@@ -65,7 +65,7 @@ def test_nvml_readings_become_a_summary_with_throttle_seconds_and_conditions() -
     assert condition_text(kinds[("GPU 0", "hw_slowdown")], "run 15") == \
         "GPU 0 spent 40% of run 15 in HW slowdown (4 s)"
     assert condition_text(kinds[("GPU 1", "shared")], "run 15") == \
-        f"GPU 1 was shared with another process for 20% of run 15 (pid {stranger})"
+        f"GPU 1 was shared with another process for 20% of run 15 (pid {stranger} {psutil.Process(stranger).name()})"
     # The raw series keeps every sample beside the summary.
     assert series["gpus"]["GPU-12345678-aaaa-bbbb-cccc-0123456789ab"]["sm_mhz"][6:] == [1200] * 4
 
@@ -159,6 +159,9 @@ def test_process_tree_holds_the_command_and_its_children() -> None:
         grandchild = int(parent.stdout.readline())
         tree = process_tree(parent.pid)
         assert {parent.pid, grandchild, os.getpid()} <= tree
+        # A server named by --process counts as the run's own, with its children.
+        assert {parent.pid, grandchild} <= process_tree(None, patterns=[r"print\(p\.pid"])
+        assert parent.pid not in process_tree(None, patterns=[r"no such command line"])
     finally:
         for proc in psutil.Process(parent.pid).children(recursive=True):
             proc.kill()
