@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftcheck.runs.store import RunRecord
-from driftcheck.runs.summary import CONDITION_CATEGORIES, CONDITION_TITLES, gpu_label
+from driftcheck.runs.summary import CONDITION_CATEGORIES, gpu_label, share_text
 
 # A condition must cover this much more of one run than of the other to count as a difference.
 _CONDITION_DELTA = 0.05
@@ -111,12 +111,7 @@ def condition_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]
             continue
         condition = after.get(key) or before[key]
         kind, label = key[1], condition["label"]
-        title = CONDITION_TITLES[kind]
-        verb = "was" if kind == "shared" else "spent"
-        middle = f"{title} for" if kind == "shared" else ""
-        rest = "" if kind == "shared" else (" at its power cap" if kind == "power_cap" else f" in {title}")
-        text = (f"{label} {verb} {middle + ' ' if middle else ''}{fb * 100:.0f}% of run {b.id}{rest}; "
-                f"{fa * 100:.0f}% in run {a.id}")
+        text = f"{share_text(kind, label, fb, f'run {b.id}')}; {fa * 100:.0f}% in run {a.id}"
         # Most telling when the slower run is the one that spent more time in the condition.
         consistent = (fb > fa) == worse
         confidence = round(min(0.95, (0.55 if consistent else 0.2) + abs(fb - fa) * 0.4), 3)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftcheck.runs.store import RunRecord
+from driftcheck.runs.summary import condition_text
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def page_data(runs: list[RunRecord], changes: list[ChangePoint]) -> dict[str, An
         "runs": [{"id": run.id, "started_at": run.started_at, "label": run.label,
                   "command": shlex.join(run.command), "exit_code": run.exit_code,
                   "snapshot_id": (run.snapshot_id or "")[:12],
-                  "conditions": len(run.conditions)} for run in runs],
+                  "conditions": [condition_text(c) for c in run.conditions]} for run in runs],
         "metrics": metrics,
         "changes": [{"run": c.run_id, "previous": c.previous_id, "cause": c.cause, "causes": c.causes}
                     for c in changes],
@@ -53,7 +54,8 @@ h1{font-size:20px;margin:0 0 4px} h2{font-size:15px;margin:20px 0 4px}
 .sub{color:#666;margin:0 0 16px} svg{display:block;overflow:visible}
 .axis{stroke:#999;stroke-width:1} .grid{stroke:#eee;stroke-width:1} .tick{fill:#666;font-size:11px}
 .line{fill:none;stroke:#3b6fb6;stroke-width:1.5} .point{fill:#3b6fb6;stroke:#fff;stroke-width:1.5}
-.point.failed{fill:#c0392b} .change{stroke:#d35400;stroke-width:1.5;stroke-dasharray:4 3}
+.point.failed{fill:#c0392b} .point.disturbed{stroke:#d35400;stroke-width:2.5}
+.change{stroke:#d35400;stroke-width:1.5;stroke-dasharray:4 3}
 .change-hit{stroke:transparent;stroke-width:12;cursor:help}
 #tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:6px 8px;border-radius:4px;
 font-size:12px;max-width:420px;display:none;white-space:pre-wrap}
@@ -123,10 +125,11 @@ _SCRIPT = r"""
     pts.forEach(function (p) {
       var r = byId[p.run];
       var circle = el('circle', {cx: x(p.run), cy: y(p.value), r: 4.5, 'data-run': p.run,
-                                 'class': 'point' + (r.exit_code ? ' failed' : '')}, svg);
+                                 'class': 'point' + (r.exit_code ? ' failed' : '') +
+                                          (r.conditions.length ? ' disturbed' : '')}, svg);
       hover(circle, 'run ' + r.id + ' \u00b7 ' + fmt(p.value) + (m.unit ? ' ' + m.unit : '') + '\n' +
         r.started_at + '\n' + (r.label || r.command) + (r.exit_code ? '\nexit code ' + r.exit_code : '') +
-        '\nsnapshot ' + r.snapshot_id);
+        '\nsnapshot ' + r.snapshot_id + r.conditions.map(function (c) { return '\n! ' + c; }).join(''));
     });
     host.appendChild(section);
   });

@@ -95,14 +95,21 @@ def summarize(series: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def share_text(kind: str, label: str, fraction: float, run_name: str) -> str:
+    """"GPU 3 spent 41% of run 15 in HW slowdown", "GPU 1 was shared with another process for 20% of run 15"."""
+    share = f"{fraction * 100:.0f}% of {run_name}"
+    if kind == "shared":
+        return f"{label} was {CONDITION_TITLES[kind]} for {share}"
+    if kind == "power_cap":
+        return f"{label} spent {share} {CONDITION_TITLES[kind]}"
+    return f"{label} spent {share} in {CONDITION_TITLES.get(kind, kind)}"
+
+
 def condition_text(condition: dict[str, Any], run_name: str = "the run") -> str:
     """One condition as a sentence: "GPU 3 spent 41% of run 15 in HW slowdown (12 s)"."""
-    title = CONDITION_TITLES.get(condition["kind"], condition["kind"])
-    share = f"{condition['fraction'] * 100:.0f}%"
+    text = share_text(condition["kind"], condition["label"], condition["fraction"], run_name)
     if condition["kind"] == "shared":
         processes = ", ".join(f"{pid} {name}" if name else pid
                               for pid, name in (condition.get("processes") or {}).items())
-        return f"{condition['label']} was {title} for {share} of {run_name}" + \
-            (f" (pid {processes})" if processes else "")
-    preposition = "" if condition["kind"] == "power_cap" else "in "
-    return f"{condition['label']} spent {share} of {run_name} {preposition}{title} ({condition['seconds']:g} s)"
+        return text + (f" (pid {processes})" if processes else "")
+    return f"{text} ({condition['seconds']:g} s)"
