@@ -7,7 +7,7 @@ under load, or another process that grabbed it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from driftcheck.runs.store import RunRecord
@@ -63,6 +63,7 @@ class Finding:
     evidence: str
     confidence: float
     fix: str
+    gpu: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"category": self.category, "title": self.title, "evidence": [self.evidence],
@@ -116,7 +117,7 @@ def condition_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]
         consistent = (fb > fa) == worse
         confidence = round(min(0.95, (0.55 if consistent else 0.2) + abs(fb - fa) * 0.4), 3)
         findings.append(Finding(CONDITION_CATEGORIES[kind], text, f"runs.{b.id}.telemetry.{key[0]}.{kind}",
-                                confidence, _fix(kind, label, condition)))
+                                confidence, _fix(kind, label, condition), key[0]))
     return findings
 
 
@@ -136,7 +137,7 @@ def clock_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]:
             "gpu_clock_power",
             f"{label} ran at a median SM clock of {clock_b:.0f} MHz in run {b.id}, {clock_a:.0f} MHz in run {a.id}",
             f"runs.{b.id}.telemetry.{key}.sm_mhz.median", confidence,
-            f"see why {label} clocks down: nvidia-smi -i {label.removeprefix('GPU ')} -q -d PERFORMANCE,CLOCK"))
+            f"see why {label} clocks down: nvidia-smi -i {label.removeprefix('GPU ')} -q -d PERFORMANCE,CLOCK", key))
     return findings
 
 
@@ -182,5 +183,10 @@ def compare_runs(a: RunRecord, b: RunRecord) -> RunComparison:
     """The figure changes and the telemetry findings of run B against run A."""
     changes = metric_changes(a, b)
     worse = bool(changes and changes[0].worse)
-    findings = [*condition_findings(a, b, worse), *clock_findings(a, b, worse), *cpu_findings(a, b, worse)]
+    conditions = condition_findings(a, b, worse)
+    # A lower clock on a GPU that also throttled is the symptom; the throttle reason is the cause.
+    strongest = {f.gpu: f.confidence for f in sorted(conditions, key=lambda f: f.confidence)}
+    clocks = [replace(f, confidence=min(f.confidence, round(strongest[f.gpu] - 0.05, 3))) if f.gpu in strongest
+              else f for f in clock_findings(a, b, worse)]
+    findings = [*conditions, *clocks, *cpu_findings(a, b, worse)]
     return RunComparison(a, b, changes, sorted(findings, key=lambda f: -f.confidence))
