@@ -8,6 +8,7 @@ change points of `runs --html` (consecutive runs whose snapshots differ in a way
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import pairwise
 
 from driftcheck.errors import DriftcheckError
@@ -31,8 +32,7 @@ def rank_with_telemetry(result: Explained, comparison: RunComparison) -> Explain
     """`result` with the runs' telemetry findings ranked among its causes (by confidence, then category)."""
     merged = [*result.explanations, *(_as_explanation(f) for f in comparison.findings)]
     merged.sort(key=lambda e: (-e.confidence, e.category, e.title))
-    result.explanations = [Explanation(e.rule, e.category, e.title, e.evidence, e.confidence, e.fix, e.reboot_reset,
-                                       e.revert, rank) for rank, e in enumerate(merged, start=1)]
+    result.explanations = [replace(e, rank=rank) for rank, e in enumerate(merged, start=1)]
     return result
 
 
