@@ -12,8 +12,8 @@ from driftcheck.runs.causes import compare_references, rank_with_telemetry
 from driftcheck.runs.render import comparison_head_text
 from driftcheck.snapshot.confirm import bench_runner, confirm
 from driftcheck.snapshot.diff import diff_snapshots
-from driftcheck.snapshot.explain import explain, explain_report
-from driftcheck.snapshot.explain_render import explain_markdown, explain_text
+from driftcheck.snapshot.explain import explain
+from driftcheck.snapshot.explain.render import explain_markdown, explain_text
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.store import Store
 
@@ -50,7 +50,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         run, why_not = bench_runner()
         confirmations = confirm(result, run, why_not)
     if args.format == "json":
-        report = explain_report(result, args.all)
+        report = result.to_json()
         if confirmations is not None:
             for row in report["explanations"]:
                 if row["rank"] in confirmations:
