@@ -57,6 +57,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
                     row["confirm"] = confirmations[row["rank"]]
         if runs is not None:
             report["runs"] = runs.to_json()
+            report["changes"].extend(runs.change_rows())
         print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
     elif args.format == "markdown":
         if runs is not None:

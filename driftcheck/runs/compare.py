@@ -64,10 +64,17 @@ class Finding:
     confidence: float
     fix: str
     gpu: str | None = None
+    before: float | None = None
+    after: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"category": self.category, "title": self.title, "evidence": [self.evidence],
                 "confidence": self.confidence, "fix": self.fix}
+
+    def change_row(self) -> dict[str, Any]:
+        """The reading this finding rests on, as a row of the report's `changes` (its evidence path)."""
+        return {"path": self.evidence, "kind": "changed", "before": self.before, "after": self.after,
+                "category": self.category}
 
 
 def _number(value: float) -> str:
@@ -116,8 +123,8 @@ def condition_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]
         # Most telling when the slower run is the one that spent more time in the condition.
         consistent = (fb > fa) == worse
         confidence = round(min(0.95, (0.55 if consistent else 0.2) + abs(fb - fa) * 0.4), 3)
-        findings.append(Finding(CONDITION_CATEGORIES[kind], text, f"runs.{b.id}.telemetry.{key[0]}.{kind}",
-                                confidence, _fix(kind, label, condition), key[0]))
+        findings.append(Finding(CONDITION_CATEGORIES[kind], text, f"runs.telemetry.gpus.{key[0]}.{kind}.fraction",
+                                confidence, _fix(kind, label, condition), key[0], fa, fb))
     return findings
 
 
@@ -136,8 +143,9 @@ def clock_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]:
         findings.append(Finding(
             "gpu_clock_power",
             f"{label} ran at a median SM clock of {clock_b:.0f} MHz in run {b.id}, {clock_a:.0f} MHz in run {a.id}",
-            f"runs.{b.id}.telemetry.{key}.sm_mhz.median", confidence,
-            f"see why {label} clocks down: nvidia-smi -i {label.removeprefix('GPU ')} -q -d PERFORMANCE,CLOCK", key))
+            f"runs.telemetry.gpus.{key}.sm_mhz.median", confidence,
+            f"see why {label} clocks down: nvidia-smi -i {label.removeprefix('GPU ')} -q -d PERFORMANCE,CLOCK", key,
+            clock_a, clock_b))
     return findings
 
 
@@ -151,8 +159,9 @@ def cpu_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]:
     return [Finding("container_limits",
                     f"the hypervisor took a median {steal_b:.0f}% of CPU time in run {b.id}, "
                     f"{steal_a:.0f}% in run {a.id}",
-                    f"runs.{b.id}.telemetry.cpu.steal_pct.median", 0.5 if consistent else 0.15,
-                    "run on dedicated (non-overcommitted) CPUs, or compare runs on the same host")]
+                    "runs.telemetry.cpu.steal_pct.median", 0.5 if consistent else 0.15,
+                    "run on dedicated (non-overcommitted) CPUs, or compare runs on the same host",
+                    before=steal_a, after=steal_b)]
 
 
 @dataclass
@@ -172,6 +181,10 @@ class RunComparison:
     def to_json(self) -> dict[str, Any]:
         return {"a": _run_ref(self.a), "b": _run_ref(self.b), "metrics": [c.to_json() for c in self.changes],
                 "telemetry": [f.to_json() for f in self.findings]}
+
+    def change_rows(self) -> list[dict[str, Any]]:
+        """The telemetry readings the findings cite, for the report's `changes`: every evidence path is there."""
+        return [f.change_row() for f in self.findings]
 
 
 def _run_ref(run: RunRecord) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 
@@ -44,6 +45,14 @@ def test_telemetry_lands_in_the_record_and_explain_ranks_it(cli: Callable[..., C
     assert "GPU 0 spent 100% of run 2 in HW slowdown; 0% in run 1" in causes[0] or \
         "GPU 1 spent 100% of run 2 in HW slowdown; 0% in run 1" in causes[0], explained.stdout
     assert any("median SM clock of 1200 MHz in run 2, 1980 MHz in run 1" in line for line in causes)
+
+    report = json.loads(cli("explain", "run:1", "run:2", "--format", "json").stdout)
+    assert report["runs"]["metrics"][0]["worse"] is True
+    changes = {row["path"]: row for row in report["changes"]}
+    for explanation in report["explanations"]:  # the contract: every evidence path is a row of `changes`
+        assert all(path in changes for path in explanation["evidence"])
+    slowdown = changes["runs.telemetry.gpus.GPU-12345678-aaaa-bbbb-cccc-0123456789ab.hw_slowdown.fraction"]
+    assert (slowdown["before"], slowdown["after"], slowdown["category"]) == (0.0, 1.0, "thermal")
 
 
 def test_the_command_interpreter_is_the_target_python() -> None:
