@@ -80,7 +80,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         target_host(args.python)  # refuses, before anything runs, a path that is no interpreter
     plan = RunPlan(argv=argv, label=args.label, user_patterns=tuple(user_pattern(s) for s in args.metric),
                    probes=args.probe, python=args.python, options=probe_options(args), interval_s=args.interval,
-                   sign=not args.no_sign)
+                   sign=not args.no_sign, server=getattr(args, "server", None))
     show = not args.quiet and sys.stderr.isatty()
     outcome = record_run(plan, note=_note if show else None)
     if not args.quiet:

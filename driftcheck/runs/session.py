@@ -26,7 +26,7 @@ from driftcheck.runs.execute import Finished, run_command
 from driftcheck.runs.metrics import MetricScanner, Pattern
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.summary import summarize
-from driftcheck.runs.telemetry import TelemetrySampler, process_tree
+from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.store import Store
 from driftcheck.take import take_snapshot
@@ -46,6 +46,7 @@ class RunPlan:
     options: ProbeOptions = field(default_factory=ProbeOptions)
     interval_s: float = 1.0
     sign: bool = True
+    server: str | None = None  # the URL of the engine the benchmark talks to (also in `options` for its probe)
     nvml: Any | None = None  # an NVML module to sample with instead of pynvml (tests)
 
 
@@ -94,8 +95,10 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
         note(f"snapshot {before.short_id} taken; running {name}")
     scanner = MetricScanner(plan.user_patterns)
     child: dict[str, int] = {}
+    # The server a serving benchmark talks to uses the GPUs on the run's behalf: not a sharer.
+    servers = sorted(listener_pids(plan.server)) if plan.server else []
     sampler = TelemetrySampler(LocalHost(), plan.interval_s, nvml=plan.nvml,
-                               own_pids=lambda: process_tree(child.get("pid"), *plan.options.pids,
+                               own_pids=lambda: process_tree(child.get("pid"), *plan.options.pids, *servers,
                                                              patterns=plan.options.process_patterns))
     sampler.start()
     try:

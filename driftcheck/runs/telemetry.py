@@ -17,11 +17,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse
 
 import psutil
 
@@ -58,6 +60,23 @@ def process_tree(*roots: int | None, patterns: Sequence[str] = ()) -> set[int]:
         with contextlib.suppress(psutil.Error):
             own.update(child.pid for child in psutil.Process(pid).children(recursive=True))
     return own
+
+
+def listener_pids(url: str) -> set[int]:
+    """The processes listening on the port of `url` on this machine: the server a benchmark talks to.
+
+    Empty for a remote host, or where the listener belongs to a user whose sockets we may not see.
+    """
+    parsed = urlparse(url)
+    if parsed.hostname not in ("localhost", "127.0.0.1", "::1", "0.0.0.0", socket.gethostname()):
+        return set()
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        connections = psutil.net_connections(kind="inet")
+    except (psutil.Error, OSError):
+        return set()
+    return {c.pid for c in connections if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+            and c.pid is not None}
 
 
 def _process_name(pid: int) -> str | None:

@@ -15,7 +15,7 @@ from driftcheck.host import LocalHost
 from driftcheck.recording import ReplayHost
 from driftcheck.runs.gpu_samples import SMI_QUERY, smi_header, smi_row, smi_stream_argv
 from driftcheck.runs.summary import condition_text, summarize
-from driftcheck.runs.telemetry import TelemetrySampler, process_tree
+from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
 from tests.nvidia.fake_pynvml import FakeNvml, dual_rtx_2070
 from tests.nvidia.helpers import NVIDIA_DATA, make_replay
 
@@ -167,3 +167,19 @@ def test_process_tree_holds_the_command_and_its_children() -> None:
             proc.kill()
         parent.kill()
         parent.wait()
+
+
+def test_the_server_listening_on_a_url_is_found() -> None:
+    import http.server
+    import threading
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        assert listener_pids(f"http://127.0.0.1:{port}/v1") == {os.getpid()}
+        assert listener_pids("http://gpu-node-7.example:30000") == set()  # not this machine: nothing to count
+    finally:
+        server.shutdown()
+        server.server_close()
