@@ -27,7 +27,7 @@ SMI_APPS_ARGV = ("nvidia-smi", "--query-compute-apps=gpu_uuid,pid", "--format=cs
 
 def smi_stream_argv(interval_ms: int, fields: Sequence[str] = SMI_QUERY) -> list[str]:
     """The nvidia-smi command that prints one CSV row per GPU every `interval_ms`."""
-    return ["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv", f"-lms={interval_ms}"]
+    return ["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv", "-lms", str(interval_ms)]
 
 
 def empty_reading() -> dict[str, Any]:

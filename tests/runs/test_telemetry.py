@@ -183,3 +183,8 @@ def test_the_server_listening_on_a_url_is_found() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_smi_command_line_is_the_usual_sampling_form() -> None:
+    assert smi_stream_argv(1000)[-3:] == ["--format=csv", "-lms", "1000"]
+    assert smi_stream_argv(1000)[1].startswith("--query-gpu=index,uuid,pci.bus_id,")
