@@ -333,12 +333,13 @@ def _tree_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _cli(home: Path, *args: str) -> None:
+def _cli(home: Path, *args: str, ok: tuple[int, ...] = (0,)) -> str:
     env = {**os.environ, "DRIFTCHECK_HOME": str(home), "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
     done = subprocess.run([sys.executable, "-m", "driftcheck", *args], env=env, capture_output=True, text=True,
                           check=False)
-    if done.returncode != 0:
+    if done.returncode not in ok:
         raise RuntimeError(f"driftcheck {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
+    return done.stdout
 
 
 def build_side(side: Side, which: str, work: Path) -> Doc:
@@ -543,6 +544,30 @@ def _herring_entry(text: str, side: Side) -> dict[str, Any]:
     return {"what": text, "paths": paths}
 
 
+def _evidence_root() -> Callable[[str], tuple[str, ...]]:
+    """The benchmark's notion of one underlying change (benchmarks/explain_accuracy.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("explain_accuracy", ROOT / "benchmarks" / "explain_accuracy.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.evidence_root  # type: ignore[no-any-return]
+
+
+def expected_evidence(incident: Incident, target: Path, work: Path) -> list[str]:
+    """The incident's evidence paths plus every other change of the pair that is a view of the same change
+    (the wheel, the library version it ships, its compiled files, torch's record of it): naming any of them
+    names the cause."""
+    root = _evidence_root()
+    report = json.loads(_cli(work / "home", "diff", str(target / "a.json"), str(target / "b.json"), "--all",
+                             "--format", "json", ok=(0, 1)))
+    culprits = {root(path) for path in incident.evidence}
+    views = [change["path"] for change in report["changes"] if root(change["path"]) in culprits]
+    return list(dict.fromkeys([*incident.evidence, *sorted(views)]))
+
+
 def write_pair(incident: Incident, work: Path) -> None:
     a_side, b_side = sides(incident)
     target = HERE / incident.slug
@@ -550,6 +575,7 @@ def write_pair(incident: Incident, work: Path) -> None:
     for which, side in (("a", a_side), ("b", b_side)):
         doc = build_side(side, which, work)
         (target / f"{which}.json").write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n")
+    incident.evidence = expected_evidence(incident, target, work)
     text = yaml.safe_dump(incident_yaml(incident), sort_keys=False, allow_unicode=True, width=110)
     (target / "incident.yaml").write_text(text)
 
@@ -563,7 +589,9 @@ snapshot pair: `a.json` (before), `b.json` (after) and `incident.yaml`:
   `changed` (the fact that changed);
 - `expected`: the cause `explain` must rank first: a DESIGN.md `category` (plus `also_accept` where the
   vocabulary honestly allows two, e.g. an NCCL wheel is both a package and NCCL) and the change paths of
-  which at least one must be the first explanation's evidence;
+  which at least one must be the first explanation's evidence: the culprit's own paths plus every change of
+  the pair that is another view of the same change (the wheel's version, the library version torch records
+  for it, its compiled files), by the benchmark's `evidence_root`;
 - `red_herrings`: harmless changes mixed in, as in real life (a pure-Python utility upgrade, a HOSTNAME or
   PATH change, GPU temperatures read at idle);
 - `hard_case`: present when two plausible changes compete and only the embedded benchmark results

@@ -57,6 +57,10 @@ def nccl(version: str) -> Side:
     return Side(packages={"nvidia-nccl-cu12": version}, nccl_dist=f"nvidia_nccl_cu12-{version}.dist-info")
 
 
+# An NCCL wheel is a package, NCCL, a binary, and a CUDA-stack version torch records: the vocabulary allows each.
+NCCL_ACCEPT = ["nccl_env", "package_binary", "cuda_version"]
+
+
 def nccl_evidence() -> list[str]:
     return [pkg_path("nvidia-nccl-cu12"), NCCL_LIB, f"{TORCH}.nccl_version", f"{TORCH}.cuda_wheels.nvidia-nccl-cu12"]
 
@@ -152,7 +156,7 @@ INCIDENTS: list[Incident] = [
         sources=["https://github.com/NVIDIA/nccl/issues/770"],
         symptom="reduce_scatter/all_gather/all_reduce_perf ~10x slower than with 2.14.3 or 2.15.5; "
                 "Horovod training slowed down too",
-        changed="NCCL 2.14.3 -> 2.16.2", category="package_version", also_accept=["nccl_env", "package_binary"],
+        changed="NCCL 2.14.3 -> 2.16.2", category="package_version", also_accept=NCCL_ACCEPT,
         evidence=nccl_evidence(), a=nccl("2.14.3"), b=nccl("2.16.2"), herrings=[CERTIFI, HOSTNAME],
         platform="8x A40 in the thread; H100 base here",
         modeled="the thread built NCCL from source; here the interpreter's nvidia-nccl-cu12 wheel changes"),
@@ -163,7 +167,7 @@ INCIDENTS: list[Incident] = [
         symptom="all_reduce_perf (ring, fp32 sum) slower after upgrading 2.22 -> 2.24/2.29, with many more "
                 "local-memory instructions (H200, driver 590.44.01)",
         changed="nvidia-nccl-cu12 2.22.3 -> 2.24.3", category="package_version",
-        also_accept=["nccl_env", "package_binary"], evidence=nccl_evidence(), a=nccl("2.22.3"), b=nccl("2.24.3"),
+        also_accept=NCCL_ACCEPT, evidence=nccl_evidence(), a=nccl("2.22.3"), b=nccl("2.24.3"),
         herrings=[CERTIFI, URLLIB3, IDLE_TEMP], modeled="patch releases 2.22.3/2.24.3 (the thread says 2.22/2.24)"),
     Incident(
         slug="hard-nccl-2.19-nvlstree-vs-torch",
@@ -172,7 +176,7 @@ INCIDENTS: list[Incident] = [
         symptom="nccl-tests 4 GB all-reduce busbw 104.20 GB/s with NCCL 2.19.3, 279.78 GB/s with the fix "
                 "(8 AWS P5 nodes, 8x H100 each)",
         changed="nvidia-nccl-cu12 2.18.1 -> 2.19.3, with torch 2.1.2 -> 2.2.0", category="package_version",
-        also_accept=["nccl_env", "package_binary"], evidence=nccl_evidence(),
+        also_accept=NCCL_ACCEPT, evidence=nccl_evidence(),
         a=Side(packages={**TORCH_212, "nvidia-nccl-cu12": "2.18.1"}, nccl_dist="nvidia_nccl_cu12-2.18.1.dist-info",
                bench=bench()),
         b=Side(packages={**TORCH_220, "nvidia-nccl-cu12": "2.19.3"}, nccl_dist="nvidia_nccl_cu12-2.19.3.dist-info",
@@ -183,7 +187,7 @@ INCIDENTS: list[Incident] = [
         summary="NCCL 2.18.3 -> 2.21.5: grouped all-reduce + all-gather loop 2.4x slower on 8 GPUs",
         sources=["https://github.com/NVIDIA/nccl/issues/1566"],
         symptom="10000 grouped all-reduce+all-gather iterations: 17.1 s with NCCL 2.18.3, 41.0 s with 2.21.5",
-        changed="NCCL 2.18.3 -> 2.21.5", category="package_version", also_accept=["nccl_env", "package_binary"],
+        changed="NCCL 2.18.3 -> 2.21.5", category="package_version", also_accept=NCCL_ACCEPT,
         evidence=nccl_evidence(), a=nccl("2.18.3"), b=nccl("2.21.5"), herrings=[TYPING, PATH]),
     Incident(
         slug="nccl-2.8-training",
@@ -191,7 +195,7 @@ INCIDENTS: list[Incident] = [
         sources=["https://github.com/NVIDIA/nccl/issues/513"],
         symptom="overall training speed about 20% slower (8 nodes x 8 A100) with 2.8.4, 2.9.8 and 2.9.9 "
                 "than with 2.7.8",
-        changed="NCCL 2.7.8 -> 2.8.4", category="package_version", also_accept=["nccl_env", "package_binary"],
+        changed="NCCL 2.7.8 -> 2.8.4", category="package_version", also_accept=NCCL_ACCEPT,
         evidence=nccl_evidence(), a=nccl("2.7.8"), b=nccl("2.8.4"), herrings=[FASTAPI, IDLE_TEMP],
         modeled="the NCCL of that time came with the container; here it is the interpreter's wheel"),
     Incident(
@@ -200,7 +204,7 @@ INCIDENTS: list[Incident] = [
         sources=["https://github.com/NVIDIA/nccl/issues/721"],
         symptom="nccl-tests all_reduce_perf (16-20 MB) around 10% slower with 2.8.3 than with 2.7.8 "
                 "(the maintainer read just over 5% in the trace)",
-        changed="NCCL 2.7.8 -> 2.8.3", category="package_version", also_accept=["nccl_env", "package_binary"],
+        changed="NCCL 2.7.8 -> 2.8.3", category="package_version", also_accept=NCCL_ACCEPT,
         evidence=nccl_evidence(), a=nccl("2.7.8"), b=nccl("2.8.3"), herrings=[CERTIFI, HOSTNAME],
         platform="8x RTX 3090 in the thread; H100 base here"),
     # ---- CUDA math libraries and torch ---------------------------------------------------------------
@@ -211,7 +215,7 @@ INCIDENTS: list[Incident] = [
         symptom="torch.bmm of shape 1x1x65536: 14.82 us with CUDA 11.8 libraries, 207.38 us with cuBLAS 12.1 "
                 "(A100); larger shapes unaffected",
         changed="nvidia-cublas-cu12 12.1.0.26 -> 12.1.3.1 (and nvidia-nccl-cu12 2.18.1 -> 2.18.3)",
-        category="package_version", also_accept=["package_binary"],
+        category="package_version", also_accept=["package_binary", "cuda_version"],
         evidence=[pkg_path("nvidia-cublas-cu12"), f"{TORCH}.cuda_wheels.nvidia-cublas-cu12"],
         a=Side(packages={"nvidia-cublas-cu12": "12.1.0.26", "nvidia-nccl-cu12": "2.18.1"},
                nccl_dist="nvidia_nccl_cu12-2.18.1.dist-info", bench=bench()),
@@ -227,7 +231,7 @@ INCIDENTS: list[Incident] = [
         symptom="a conv2d 8x slower on torch 2.5.1 than on 2.3.1; with cudnn.benchmark=True both take ~0.3 s "
                 "(2.3.1 default heuristics ~0.65 s)",
         changed="nvidia-cudnn-cu12 8.9.2.26 -> 9.1.0.70 with torch 2.3.1 -> 2.5.1", category="package_version",
-        also_accept=["package_binary"],
+        also_accept=["package_binary", "cuda_version"],
         evidence=[pkg_path("nvidia-cudnn-cu12"), f"{TORCH}.cudnn_version", f"{TORCH}.cuda_wheels.nvidia-cudnn-cu12",
                   pkg_path("torch"), f"{TORCH}.version"],
         a=Side(packages={"torch": "2.3.1+cu121", "nvidia-cudnn-cu12": "8.9.2.26", "nvidia-cublas-cu12": "12.1.3.1",
@@ -244,6 +248,7 @@ INCIDENTS: list[Incident] = [
         symptom="huge performance drop across one vLLM commit whose only change is torch 2.6.0+cu124 -> "
                 "2.7.0+cu128; main rebuilt on torch 2.6.0 performs as before",
         changed="torch 2.6.0+cu124 -> 2.7.0+cu128 (with its CUDA 12.8 wheels)", category="package_version",
+        also_accept=["package_binary", "cuda_version"],
         evidence=[pkg_path("torch"), f"{TORCH}.version"],
         a=Side(packages={"torch": "2.6.0+cu124", "torchvision": "0.21.0+cu124", "torchaudio": "2.6.0+cu124",
                          "triton": "3.2.0", "nvidia-cublas-cu12": "12.4.5.8", "nvidia-cudnn-cu12": "9.1.0.70",
@@ -260,6 +265,7 @@ INCIDENTS: list[Incident] = [
         symptom="Mixtral 8x7B FP8 at 6 QPS: ITL from 12 ms to over 40 ms since the torch 2.3.0 update; "
                 "torch 2.3.1 with triton 2.3.1 fixed it",
         changed="triton 2.2.0 -> 2.3.0 with torch 2.2.1 -> 2.3.0", category="package_version",
+        also_accept=["package_binary"],
         evidence=[pkg_path("triton"), pkg_path("torch"), f"{TORCH}.version"],
         a=Side(packages={"torch": "2.2.1+cu121", "triton": "2.2.0", "nvidia-cublas-cu12": "12.1.3.1",
                          "nvidia-cudnn-cu12": "8.9.2.26", "nvidia-nccl-cu12": "2.19.3"},
@@ -274,7 +280,7 @@ INCIDENTS: list[Incident] = [
         sources=["https://github.com/sgl-project/sglang/issues/14665"],
         symptom="Llama 4 throughput down 14.23% on a DGX H100 between two nightly containers (more at "
                 "concurrency 128); downgrading FlashInfer made no difference, the PyTorch version had changed",
-        changed="torch 2.8.0+cu128 -> 2.9.1+cu128", category="package_version",
+        changed="torch 2.8.0+cu128 -> 2.9.1+cu128", category="package_version", also_accept=["package_binary"],
         evidence=[pkg_path("torch"), f"{TORCH}.version"],
         a=Side(packages={"torch": "2.8.0+cu128", "triton": "3.4.0", "torchvision": "0.23.0+cu128",
                          "torchaudio": "2.8.0+cu128"}),
