@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from driftcheck.api import target_host
-from driftcheck.commands.common import add_process_arguments, probe_options
+from driftcheck.commands.common import add_process_arguments, add_server_argument, probe_options
 from driftcheck.errors import UsageError
 from driftcheck.probes import probe_names
 from driftcheck.runs.metrics import user_pattern
@@ -26,9 +26,10 @@ def add(sub: Any) -> None:
                     "it runs, take a second reading after it, and store a run record: the figures CMD printed "
                     "(SGLang/vLLM benchmarks, nccl-tests, 'N tok/s' and 'N ms' lines, your --metric regexes), "
                     "the telemetry summary and both snapshots. Exits with CMD's exit code; Ctrl-C reaches CMD "
-                    "and the record says so. Name the server a benchmark talks to with --pid/--process: its GPU "
-                    "use then counts as the run's own, not as sharing. `driftcheck runs` lists runs; `run:ID` "
-                    "stands for a snapshot.",
+                    "and the record says so. With --server URL both snapshots also hold what that engine "
+                    "reports about its settings, and its process (the one listening on URL's port) counts as "
+                    "the run's own on the GPUs, not as sharing (--pid/--process name a server elsewhere). "
+                    "`driftcheck runs` lists runs; `run:ID` stands for a snapshot.",
         epilog="example: driftcheck run --label nightly -- python -m sglang.bench_serving --backend sglang")
     p.add_argument("--label", help="a name for the run (kept in the record and on its snapshots)")
     p.add_argument("--metric", action="append", default=[], metavar="NAME[UNIT]=REGEX",
@@ -42,6 +43,7 @@ def add(sub: Any) -> None:
                    help="the interpreter whose packages matter; default: CMD's own when CMD is a Python, "
                         "else driftcheck's")
     add_process_arguments(p)
+    add_server_argument(p)
     p.add_argument("--interval", type=float, default=1.0, metavar="S",
                    help="seconds between telemetry samples (default 1)")
     p.add_argument("--no-sign", action="store_true", help="do not sign the two snapshots")
@@ -80,7 +82,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         target_host(args.python)  # refuses, before anything runs, a path that is no interpreter
     plan = RunPlan(argv=argv, label=args.label, user_patterns=tuple(user_pattern(s) for s in args.metric),
                    probes=args.probe, python=args.python, options=probe_options(args), interval_s=args.interval,
-                   sign=not args.no_sign, server=getattr(args, "server", None))
+                   sign=not args.no_sign, server=args.server)
     show = not args.quiet and sys.stderr.isatty()
     outcome = record_run(plan, note=_note if show else None)
     if not args.quiet:

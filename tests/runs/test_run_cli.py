@@ -13,10 +13,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import psutil
 import pytest
 
+from driftcheck.runs.telemetry import listener_pids
 from tests.conftest import REPO_ROOT, CliResult
+from tests.servers import SERVERS_DATA, recorded_routes
 
 PRINT_94 = 'print("Output token throughput (tok/s): 94.1")'
 PRINT_60 = 'print("Output token throughput (tok/s): 60.3")'
@@ -231,3 +235,32 @@ def test_in_a_terminal_the_command_gets_a_terminal_and_ctrl_c_once() -> None:
                             text=True, env=env, check=True)
     (run,) = json.loads(listed.stdout)
     assert run["exit_code"] == 5 and run["signal"] == "SIGINT"
+
+
+def test_run_with_server_records_its_settings_and_explain_ranks_a_changed_one(cli: Callable[..., CliResult],
+                                                                             replay_server: Any) -> None:
+    """Two runs against one (replayed, recorded) SGLang server whose CUDA-graph batch size changed between them."""
+    routes = recorded_routes("sglang-docs-native-api")
+    url = replay_server(routes)  # serves `routes` as it is at each request: changed in place below
+    first = cli("run", "--probe", "env", "--server", url, "--", sys.executable, "-c", PRINT_94)
+    assert first.returncode == 0, first.stderr
+    info = json.loads((SERVERS_DATA / "sglang-docs-native-api" / "get_server_info.json").read_text("utf-8"))
+    info["cuda_graph_max_bs"] = 160
+    routes.update(recorded_routes("sglang-docs-native-api", **{"get_server_info.json": info}))
+    second = cli("run", "--probe", "env", "--server", url, "--", sys.executable, "-c", PRINT_60)
+    assert second.returncode == 0, second.stderr
+
+    shown = json.loads(cli("show", "run:1", "--format", "json").stdout)
+    assert shown["probes"]["server"]["status"] == "ok"
+    assert shown["probes"]["server"]["data"]["server_args"]["cuda_graph_max_bs"] == 4
+    lines = cli("explain", "run:@prev", "run:@latest").stdout.splitlines()
+    assert lines[1] == "  Output token throughput: 94.1 \u2192 60.3 tok/s (\u221236%) worse"
+    causes = [line for line in lines if re.match(r"^\s+\d+\. \[", line)]
+    assert "CUDA-graph max batch size 4 -> 160" in causes[0], "\n".join(lines)
+    assert cli("run", "--server", "localhost:30000", "--", "true").returncode == 2
+
+
+def test_the_transformers_server_process_counts_as_the_runs_own(transformers_server: Any) -> None:
+    pids = listener_pids(transformers_server.url)
+    assert pids, "the real server's listening process was not found"
+    assert any("serve" in " ".join(psutil.Process(pid).cmdline()) for pid in pids)
