@@ -49,6 +49,7 @@ class MetricChange:
         return f"{self.label}: {_number(self.before)} \u2192 {_number(self.after)}{unit}{pct}{verdict}"
 
     def to_json(self) -> dict[str, Any]:
+        """The change as a row of the report's `runs.metrics`."""
         return {"name": self.name, "label": self.label, "unit": self.unit, "before": self.before,
                 "after": self.after, "change": None if self.change is None else round(self.change, 4),
                 "worse": self.worse}
@@ -68,6 +69,7 @@ class Finding:
     after: float | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The finding as a row of the report's `runs.telemetry`."""
         return {"category": self.category, "title": self.title, "evidence": [self.evidence],
                 "confidence": self.confidence, "fix": self.fix}
 
@@ -179,6 +181,7 @@ class RunComparison:
         return bool(self.changes and self.changes[0].worse)
 
     def to_json(self) -> dict[str, Any]:
+        """The report's `runs` object: both runs, the figure changes, the telemetry findings."""
         return {"a": _run_ref(self.a), "b": _run_ref(self.b), "metrics": [c.to_json() for c in self.changes],
                 "telemetry": [f.to_json() for f in self.findings]}
 

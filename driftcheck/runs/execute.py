@@ -152,6 +152,7 @@ class _SignalRelay:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[_SignalRelay]:
+        """While in the block, our SIGINT/SIGTERM/SIGHUP handlers stand in for the previous ones."""
         if threading.current_thread() is not threading.main_thread():
             yield self  # signal handlers live in the main thread only; elsewhere the defaults stay
             return

@@ -52,11 +52,13 @@ class Metric:
         return direction(self.unit)
 
     def to_json(self) -> dict[str, Any]:
+        """The figure as stored in a run record."""
         return {"name": self.name, "value": self.value, "unit": self.unit, "label": self.label,
                 "source": self.source, "count": self.count}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Metric:
+        """A figure read back from a run record."""
         return cls(str(data["name"]), float(data["value"]), data.get("unit"), str(data.get("label") or data["name"]),
                    str(data.get("source") or ""), int(data.get("count") or 1))
 
@@ -220,6 +222,7 @@ def user_pattern(spec: str) -> Pattern:
     value_group: int | str = "value" if "value" in compiled.groupindex else 1
 
     def read(line: str) -> Found | None:
+        """The user's figure in `line`, if the regex finds a number there."""
         match = compiled.search(line)
         if not match or match.group(value_group) is None:
             return None

@@ -71,6 +71,7 @@ class RunRecord:
         return list(self.telemetry.get("conditions") or [])
 
     def to_json(self) -> dict[str, Any]:
+        """The record as `runs --format json` prints it (the raw series left out)."""
         return {"id": self.id, "label": self.label, "command": self.command, "cwd": self.cwd, "host": self.host,
                 "started_at": self.started_at, "duration_s": self.duration_s, "exit_code": self.exit_code,
                 "signal": self.signal, "snapshot_id": self.snapshot_id, "after_snapshot_id": self.after_snapshot_id,

@@ -98,6 +98,7 @@ class _GpuSeries:
     names: dict[str, str | None] = field(default_factory=dict)
 
     def add(self, t: float, reading: dict[str, Any], own: set[int]) -> None:
+        """Append one reading taken `t` seconds into the run; pids outside `own` are another's."""
         self.index = reading.get("index") if reading.get("index") is not None else self.index
         self.name = reading.get("name") or self.name
         self.t.append(round(t, 3))
@@ -118,6 +119,7 @@ class _GpuSeries:
                 self.names[str(pid)] = _process_name(pid)
 
     def to_json(self) -> dict[str, Any]:
+        """The GPU's columns, one entry per sample."""
         return {"index": self.index, "name": self.name, "t": self.t, **self.values, "reasons": self.reasons,
                 "foreign_pids": self.foreign_pids, "unresolved_pids": self.unresolved_pids,
                 "foreign_names": self.names}
@@ -134,15 +136,18 @@ class Series:
     cpu: dict[str, list[Any]] = field(default_factory=lambda: {"t": [], "freq_mhz": [], "steal_pct": [], "load1": []})
 
     def add_gpus(self, t: float, readings: dict[str, dict[str, Any]], own: set[int]) -> None:
+        """Append one reading of every GPU."""
         for key, reading in readings.items():
             self.gpus.setdefault(key, _GpuSeries()).add(t, reading, own)
 
     def add_cpu(self, t: float, reading: dict[str, Any]) -> None:
+        """Append one reading of the CPU side."""
         self.cpu["t"].append(round(t, 3))
         for name in ("freq_mhz", "steal_pct", "load1"):
             self.cpu[name].append(reading.get(name))
 
     def to_json(self) -> dict[str, Any]:
+        """The raw series as stored beside a run record (`telemetry_series`)."""
         return {"interval_s": self.interval_s, "gpu_source": self.gpu_source, "gpu_note": self.gpu_note,
                 "gpus": {key: series.to_json() for key, series in self.gpus.items()}, "cpu": self.cpu}
 
