@@ -298,3 +298,27 @@ def test_relevance_table_errors() -> None:
               "structural": structural}, "affects")):
         with pytest.raises(RuleCatalogError, match=message):
             parse_relevance(document)
+
+
+# --- a setting and what it brings, a setting on every device: one cause -----------------------------------
+
+def test_the_iommu_switched_on_is_one_cause_with_its_flag_groups_and_units() -> None:
+    def on(doc: Doc) -> None:
+        _data(doc, "system")["iommu"] = {"mode": "translated", "groups": 142, "units": ["ivhd0", "ivhd1"],
+                                         "cmdline": {"amd_iommu": "on"}}
+        _data(doc, "system")["cmdline"] = {"amd_iommu": "on"}
+    result = _pair(lambda d: _data(d, "system").update(cmdline={}), on)
+    assert len(result.explanations) == 1
+    assert len(result.explanations[0].evidence) == 5
+
+
+def test_acs_switched_on_every_bridge_is_one_cause_with_a_fix_for_each() -> None:
+    bridges = ("0000:19:00.0", "0000:3b:00.0", "0000:4c:00.0", "0000:5d:00.0")
+
+    def acs(doc: Doc, value: str) -> None:
+        _data(doc, "pcie")["sysfs"] = {bdf: {"acs_ctl": value, "current_link_width": 16} for bdf in bridges}
+    result = _pair(lambda d: acs(d, "0x0000"), lambda d: acs(d, "0x005d"))
+    assert len(result.explanations) == 1
+    only = result.explanations[0]
+    assert "0000:19:00.0, 0000:3b:00.0 and 2 more" in only.title and len(only.evidence) == 4
+    assert "for b in 0000:19:00.0 0000:3b:00.0 0000:4c:00.0 0000:5d:00.0;" in only.fix

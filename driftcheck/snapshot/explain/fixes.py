@@ -72,6 +72,12 @@ def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]], ta
     values.update(path=first.path, kind=first.kind, before=before, after=after,
                   before_sh=shlex.quote(show_value(first.before)), after_sh=shlex.quote(show_value(first.after)),
                   n=str(len(changes)))
+    for name in captures:
+        # Every subject of a merged group: "0000:19:00.0, 0000:3b:00.0" and a shell list of them.
+        subjects = sorted({c[name] for _, c in changes if name in c})
+        values[f"all_{name}"] = (", ".join(subjects) if len(subjects) <= 3
+                                 else f"{', '.join(subjects[:2])} and {len(subjects) - 2} more")
+        values[f"all_{name}_sh"] = " ".join(shlex.quote(subject) for subject in subjects)
     values["field"] = human_field(_field(first, captures))
     values["fact"] = _fact(first)
     values["restore_env"] = (f"unset {captures.get('var', '?')}" if first.before is None else

@@ -64,6 +64,13 @@ def _root_of_fact(probe: str | None, inner: list[str]) -> str | None:
     if probe == "system" and inner[:1] == ["modules"] and len(inner) > 2 and inner[1].startswith("nvidia") \
             and inner[2] == "version":
         return "driver"
+    # A setting and what it brings: the IOMMU switched on (its kernel flag, groups and units), one
+    # governor replacing another on every CPU.
+    if probe == "system" and (inner[:1] == ["iommu"] or (inner[:1] == ["cmdline"] and len(inner) > 1
+                                                       and "iommu" in inner[1])):
+        return "iommu"
+    if probe == "system" and inner[:2] == ["cpufreq", "governors"]:
+        return "cpu-governors"
     # A variable set in the shell shows in env, in the nccl probe (NCCL_*) and in a server's environ.
     if probe in ("env", "nccl") and inner[:1] in (["vars"], ["env"]) and len(inner) == 2:
         return f"var:{inner[1]}"
