@@ -24,6 +24,7 @@ from driftcheck.commands import (
     key,
     log,
     record,
+    report,
     show,
     snapshot,
     verify,
@@ -31,7 +32,7 @@ from driftcheck.commands import (
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
-COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record)
+COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, report)
 
 
 def build_parser() -> argparse.ArgumentParser:
