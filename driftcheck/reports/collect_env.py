@@ -47,6 +47,7 @@ class Scan:
     topology: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     sections: list[str] = field(default_factory=list)
+    cpu_block: bool = False
 
 
 def scan(text: str) -> Scan:
@@ -88,6 +89,7 @@ def _read_line(result: Scan, i: int) -> int:
     if key in _TOPOLOGY_KEYS or (result.sections and result.sections[-1] == "topology" and key == "Topology"):
         return _read_topology(result, key, value, i + 1)
     if key in _CPU_KEYS and not value:
+        result.cpu_block = True
         return _read_lscpu(result, i + 1)
     if key == "Versions of relevant libraries":
         return i + 1
@@ -104,6 +106,7 @@ def _read_section_banner(result: Scan, i: int) -> int:
         paste.claim(i + 1, i + 2)
         result.sections.append(title)
         if title == "CPU Info":
+            result.cpu_block = True
             return _read_lscpu(result, i + 3)
         return i + 3
     return i + 1
@@ -255,6 +258,9 @@ def parsed(s: Scan, probes: dict[str, dict[str, Any]], variant: str, mapped: tup
     raw = {k: v for k, v in s.fields.items() if k not in mapped}
     if s.lscpu:
         raw.update({f"lscpu: {k}": v for k, v in s.lscpu.items() if k not in _LSCPU_MAPPED})
+    if s.topology and "pcie" not in probes:
+        # A matrix cut short by the paste: kept as text rather than dropped.
+        raw["topology (unreadable matrix)"] = s.topology
     return Parsed(probes=probes, variant=variant, fields=raw, unclaimed=s.paste.unclaimed(),
                   noise=s.paste.noise_lines(), complete=_complete(probes))
 

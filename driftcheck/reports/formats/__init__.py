@@ -17,6 +17,7 @@ from driftcheck.reports.formats import (
     vllm_collect_env,
 )
 from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.reports.paste import Paste
 
 FORMATS: tuple[Format, ...] = (
     vllm_collect_env.FORMAT,
@@ -30,8 +31,13 @@ FORMATS: tuple[Format, ...] = (
 
 
 def detect(text: str) -> Format | None:
-    """The first format in `FORMATS` that claims `text`, or None."""
-    return next((fmt for fmt in FORMATS if fmt.detect(text)), None)
+    """The first format in `FORMATS` that claims `text` as pasted, or once a paste's line noise is removed
+    (CR line ends, a log shipper's prefix on every line); None when none does."""
+    found = next((fmt for fmt in FORMATS if fmt.detect(text)), None)
+    if found is None:
+        cleaned = "\n".join(Paste.of(text).lines)
+        found = next((fmt for fmt in FORMATS if fmt.detect(cleaned)), None)
+    return found
 
 
 def by_name(name: str) -> Format | None:

@@ -23,7 +23,7 @@ def detect(text: str) -> bool:
 def parse(text: str) -> Parsed:
     """The python, env, packages, torch, gpu, pcie, nccl and system facts the report holds."""
     scan = collect_env.scan(text)
-    variant = "with CPU block" if scan.lscpu else "short form (no CPU block)"
+    variant = "with CPU block" if scan.cpu_block else "short form (no CPU block)"
     probes = collect_env.common_probes(scan, FORMAT.name)
     return collect_env.parsed(scan, probes, variant, collect_env.COMMON_MAPPED)
 

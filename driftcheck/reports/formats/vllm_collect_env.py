@@ -13,11 +13,14 @@ from driftcheck.reports import collect_env, facts
 from driftcheck.reports.formats.base import Format, Parsed
 
 _MARK = re.compile(r"^\s*vLLM (Version|Build Flags)\s*:", re.MULTILINE)
+# The 2025 form's first banner; PyTorch's own report has no sections.
+_SECTIONED = re.compile(r"^=+\n\s*System Info\s*\n=+$", re.MULTILINE)
 
 
 def detect(text: str) -> bool:
     """Whether `text` holds vLLM's version or build-flags line."""
-    return bool(_MARK.search(text.replace("\r", "")))
+    text = text.replace("\r", "")
+    return bool(_MARK.search(text) or _SECTIONED.search(text))
 
 
 def _vllm_version(value: str | None) -> str | None:
