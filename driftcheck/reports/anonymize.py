@@ -61,7 +61,7 @@ class Anonymizer:
         host = document.get("host") or {}
         env = (((document.get("probes") or {}).get("env") or {}).get("data") or {}).get("vars") or {}
         for name in [host.get("name"), *(env.get(v) for v in _HOST_VARS)]:
-            if isinstance(name, str) and len(name) >= 3 and name not in ("localhost", "imported"):
+            if isinstance(name, str) and name and name not in ("localhost", "imported"):
                 found[name] = self.token("host", name)
                 short = name.split(".")[0]
                 if len(short) >= 3 and short != name:
@@ -72,6 +72,8 @@ class Anonymizer:
         return dict(sorted(found.items(), key=lambda kv: -len(kv[0])))
 
     def _walk(self, value: Any, names: dict[str, str], addresses: bool) -> Any:
+        if isinstance(value, str) and value in names:
+            return names[value]  # a whole value that is a name, however short
         if isinstance(value, dict):
             return {self.text(k, names, addresses) if isinstance(k, str) else k: self._walk(v, names, addresses)
                     for k, v in value.items()}
@@ -85,7 +87,8 @@ class Anonymizer:
         """`text` with home directories, known names and (when `addresses`) IP and MAC addresses masked."""
         text = _HOME.sub(lambda m: m.group(1) + self.token("user", m.group(2)), text)
         for name, token in (names or {}).items():
-            if name in text:
+            # Inside longer text only names long enough not to hit ordinary words (`vm`, `a1`).
+            if len(name) >= 4 and name in text:
                 text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", token, text)
         if addresses:
             text = _MAC.sub(lambda m: self.token("mac", m.group(0).lower()), text)

@@ -9,10 +9,12 @@ fits, and the report says what was cut and that every fact is in the snapshot fi
 from __future__ import annotations
 
 import html
+import json
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from driftcheck.probes import probe_names
-from driftcheck.render import flatten
 from driftcheck.reports.summary import header_line, summary_rows
 from driftcheck.snapshot.model import Snapshot
 
@@ -31,6 +33,43 @@ class _Section:
 
     def body_length(self, kept: int) -> int:
         return sum(len(line) + 1 for line in self.lines[:kept])
+
+
+_PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9_\-]+$")
+
+
+def _child_path(prefix: str, key: str) -> str:
+    """`format_path` one step at a time (the same text, without rebuilding the whole path per leaf)."""
+    if _PLAIN_SEGMENT.match(key):
+        return f"{prefix}.{key}" if prefix else key
+    return f"{prefix}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def fact_lines(data: Any) -> list[str]:
+    """`path: value` for every leaf, as `driftcheck show --full` prints them (render.flatten), built faster:
+    a report flattens tens of thousands of facts and must stay well under a second."""
+    lines: list[str] = []
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict) and value:
+            # Reversed onto the stack so that keys come off in sorted order.
+            stack.extend((_child_path(path, str(k)), value[k]) for k in sorted(value, reverse=True))
+        else:
+            lines.append(f"{path}: {_scalar(value)}")
+    return lines
 
 
 def _cell(text: str) -> str:
@@ -63,7 +102,7 @@ def _probe_sections(snapshot: Snapshot) -> list[_Section]:
         duration = outcome.get("duration_s")
         timing = f" ({duration:.2f} s)" if isinstance(duration, (int, float)) and duration else ""
         if status == "ok":
-            lines = [f"{path}: {value}" for path, value in flatten(outcome.get("data") or {})]
+            lines = fact_lines(outcome.get("data") or {})
         else:
             lines = [str((outcome.get("error") or {}).get("message") or status)]
         head = f"<b>{html.escape(name)}</b> {html.escape(str(status))}{timing}, {len(lines)} fact(s)"
@@ -127,21 +166,46 @@ def _capped(text: str, limit: int) -> str:
                    "`driftcheck explain` on the attached snapshot._")
 
 
-def _fit(sections: list[_Section], budget: int, snapshot_file: str) -> None:
-    """Cut the longest sections' bodies until every section fits `budget` characters together."""
-    def total() -> int:
-        return sum(len(_render_section(s, snapshot_file)) for s in sections)
+# Sections a reader of a performance report needs whole; the long lists (packages, kernels, the whole
+# environment, whose performance variables the summary already shows) are cut first.
+_KEEP_WHOLE = ("python", "torch", "gpu", "pcie", "nccl", "system", "process", "bench", "imported report")
 
-    size = total()
-    while size > budget:
-        largest = max(sections, key=lambda s: s.body_length(s.kept))
-        if largest.kept == 0:
-            break
-        excess = size - budget
-        # Drop whole lines from the end of the largest body, at most half of it per round.
-        drop, removed = 0, 0
-        while largest.kept - drop > largest.kept // 2 and removed < excess:
-            drop += 1
-            removed += len(largest.lines[largest.kept - drop]) + 1
-        largest.kept -= max(drop, 1)
-        size = total()
+
+def _overhead(section: _Section, snapshot_file: str) -> int:
+    """Characters of a rendered section besides its body lines (tags, fences, the cut note)."""
+    return len(_render_section(_Section(section.name, section.head, [], kept=0), snapshot_file)) + 120
+
+
+def _fit(sections: list[_Section], budget: int, snapshot_file: str) -> None:
+    """Cut the sections' bodies (whole lines from the end) so that all of them fit `budget` characters.
+
+    The sections a performance reader needs stay whole when they fit together; the budget left is shared
+    out by water-filling: a section smaller than an equal share keeps everything, the rest split what
+    remains, so one huge list cannot crowd out the others.
+    """
+    full = {id(s): s.body_length(len(s.lines)) for s in sections}
+    budget -= sum(_overhead(s, snapshot_file) for s in sections)
+    if sum(full.values()) <= budget:
+        return
+    whole = [s for s in sections if s.name in _KEEP_WHOLE]
+    if sum(full[id(s)] for s in whole) + 2_000 * (len(sections) - len(whole)) <= budget:
+        budget -= sum(full[id(s)] for s in whole)
+        rest = [s for s in sections if s.name not in _KEEP_WHOLE]
+    else:
+        rest = list(sections)
+    allot: dict[int, int] = {}
+    remaining = sorted(rest, key=lambda s: full[id(s)])
+    left = max(budget, 0)
+    while remaining:
+        share = left // len(remaining)
+        section = remaining.pop(0)
+        allot[id(section)] = min(full[id(section)], share)
+        left -= allot[id(section)]
+    for section in rest:
+        room, kept = allot[id(section)], 0
+        for line in section.lines:
+            room -= len(line) + 1
+            if room < 0:
+                break
+            kept += 1
+        section.kept = kept

@@ -91,7 +91,7 @@ def _host_rows(s: Snapshot) -> list[Row]:
                                         ", ")))
     cpu = system.get("cpu") or {}
     if cpu:
-        shape = _join([f"{cpu['sockets']} sockets" if cpu.get("sockets") else None,
+        shape = _join([f"{cpu['sockets']} socket(s)" if cpu.get("sockets") else None,
                        f"{cpu['cores']} cores" if cpu.get("cores") else None,
                        f"{cpu['threads']} threads" if cpu.get("threads") else None])
         memory = get(system, "memory.total_kib")
@@ -296,6 +296,24 @@ def _short(value: str, limit: int = 40) -> str:
     return value if len(value) <= limit else value[:limit - 3] + "..."
 
 
+def _nccl_rows(s: Snapshot) -> list[Row]:
+    nccl = s.probe_data("nccl")
+    if not nccl:
+        return []
+    found = nccl.get("library")
+    library: dict[str, Any] = found if isinstance(found, dict) else {}
+    ib = nccl.get("infiniband")
+    ports = [p for dev in (ib or {}).values() if isinstance(dev, dict)
+             for p in (dev.get("ports") or {}).values() if isinstance(p, dict)]
+    active = sum(1 for p in ports if "ACTIVE" in str(p.get("state")).upper())
+    source = f" ({library['source']})" if library.get("source") else ""
+    text = _join([f"libnccl {library.get('version')}{source}" if library.get("version") else None,
+                  f"{len(ib)} InfiniBand device(s), {active}/{len(ports)} ports active" if ib else
+                  "no InfiniBand" if ib is not None else None,
+                  f"{len(nccl.get('conf_files') or {})} nccl.conf file(s)" if nccl.get("conf_files") else None], "; ")
+    return [Row("environment", "nccl", text)] if text else []
+
+
 def _knob_rows(s: Snapshot) -> list[Row]:
     system = s.probe_data("system")
     if not system:
@@ -311,8 +329,9 @@ def _knob_rows(s: Snapshot) -> list[Row]:
                   f"balancing {'on' if balancing else 'off'}" if balancing is not None else None], ", ")
     cpu_limit = get(system, "cgroup.cpu_quota_cores")
     memory_limit = get(system, "cgroup.memory_limit_bytes")
-    cgroup = _join([f"cpu {cpu_limit}" if cpu_limit is not None else None,
-                    f"memory {_bytes(memory_limit)}" if memory_limit is not None else None], ", ")
+    cgroup = _join([f"cpu {'no limit' if cpu_limit == 'max' else cpu_limit}" if cpu_limit is not None else None,
+                    f"memory {'no limit' if memory_limit == 'max' else _bytes(memory_limit)}"
+                    if memory_limit is not None else None], ", ")
     knobs = _join([f"governor {governor}" if governor else None, f"THP {thp}" if thp else None,
                    f"NUMA {numa}" if numa else None], "; ")
     rows = [Row("system", "knobs", knobs)] if knobs else []
@@ -350,7 +369,7 @@ def _probe_rows(s: Snapshot) -> list[Row]:
 def summary_rows(snapshot: Snapshot) -> list[Row]:
     """The summary's rows, in display order; sections without facts are left out."""
     return [*_host_rows(snapshot), *_torch_rows(snapshot), *_package_rows(snapshot), *_gpu_rows(snapshot),
-            *_env_rows(snapshot), *_knob_rows(snapshot), *_probe_rows(snapshot)]
+            *_env_rows(snapshot), *_nccl_rows(snapshot), *_knob_rows(snapshot), *_probe_rows(snapshot)]
 
 
 def header_line(snapshot: Snapshot, signer: str | None) -> str:

@@ -9,7 +9,6 @@ not). Conda: distinct names of the `[conda]` rows. None: the text does not say (
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
