@@ -174,6 +174,12 @@ def _read_lscpu(result: Scan, i: int) -> int:
         if _SECTION_RULE.match(line) or _LIST_ROW.match(line) or line.startswith("Versions of relevant"):
             break
         kv = re.match(r"^([^:]{1,60}):\s*(.*)$", line)
+        if not kv and not result.lscpu and facts.known(line.strip()):
+            # macOS prints the CPU's brand string alone (`Apple M1 Pro`).
+            result.lscpu["Model name"] = line.strip()
+            paste.claim(i)
+            i += 1
+            continue
         if not kv:
             break
         key, value = kv.group(1).strip(), kv.group(2).strip()

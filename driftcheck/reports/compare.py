@@ -18,6 +18,7 @@ from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
 
 _INDEX_KEY = re.compile(r"^GPU\d+$")
+_BUS_KEY = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d$")
 # Members that say how a fact was read, not what it is.
 _HOW_READ = ("source",)
 
@@ -43,27 +44,42 @@ def _complete(document: dict[str, Any]) -> set[str]:
     return set(report.get("complete") or [])
 
 
-def _rekey_by_index(gpus: Any) -> Any:
-    if not isinstance(gpus, dict) or not gpus or all(_INDEX_KEY.match(str(k)) for k in gpus):
+def _rekeyed(gpus: Any, style: str) -> Any:
+    """`gpus` keyed by `style` ("index": `GPU<index>`, "bus": PCI bus id), when every entry says it."""
+    if not isinstance(gpus, dict) or not gpus or _key_style(gpus) == style:
         return gpus
-    if not all(isinstance(v, dict) and isinstance(v.get("index"), int) for v in gpus.values()):
+    field, make = ("index", lambda v: f"GPU{v}") if style == "index" else ("pci_bus_id", str)
+    if not all(isinstance(v, dict) and v.get(field) is not None for v in gpus.values()):
         return gpus
-    return {f"GPU{v['index']}": v for v in gpus.values()}
+    return {make(v[field]): v for v in gpus.values()}
 
 
-def _index_keyed(document: dict[str, Any], probe: str) -> bool:
+def _key_style(gpus: dict[str, Any]) -> str:
+    keys = [str(k) for k in gpus]
+    if all(_INDEX_KEY.match(k) for k in keys):
+        return "index"
+    if all(_BUS_KEY.match(k) for k in keys):
+        return "bus"
+    return "uuid"
+
+
+def _gpus(document: dict[str, Any], probe: str) -> dict[str, Any] | None:
     gpus = ((document["probes"].get(probe) or {}).get("data") or {}).get("gpus")
-    return isinstance(gpus, dict) and bool(gpus) and all(_INDEX_KEY.match(str(k)) for k in gpus)
+    return gpus if isinstance(gpus, dict) and gpus else None
 
 
 def _align_gpu_keys(da: dict[str, Any], db: dict[str, Any]) -> None:
-    """Key both sides' GPUs by index when one side (a report) knows them only by index."""
+    """Key both sides' GPUs alike when a report knows them by less than a UUID: by index (a text report),
+    else by PCI bus id (an nvidia-smi table)."""
     for probe in ("gpu", "pcie"):
-        if _index_keyed(da, probe) or _index_keyed(db, probe):
-            for document in (da, db):
-                data = (document["probes"].get(probe) or {}).get("data")
-                if isinstance(data, dict) and "gpus" in data:
-                    data["gpus"] = _rekey_by_index(data["gpus"])
+        found = [g for g in (_gpus(da, probe), _gpus(db, probe)) if g is not None]
+        styles = {_key_style(g) for g in found}
+        if len(found) < 2 or len(styles) < 2:
+            continue
+        style = "index" if "index" in styles else "bus"
+        for document in (da, db):
+            data = document["probes"][probe]["data"]
+            data["gpus"] = _rekeyed(data["gpus"], style)
 
 
 class _Cutter:

@@ -218,8 +218,9 @@ def _cpu_from_lscpu(lscpu: dict[str, str]) -> dict[str, Any] | None:
     threads = _number(lscpu.get("CPU(s)"))
     online = known(lscpu.get("On-line CPU(s) list"))
     cpu = {
-        "model": known(lscpu.get("Model name")),
-        "vendor": known(lscpu.get("Vendor ID")),
+        # lscpu on Linux; the Windows form of collect_env prints WMI's Name and Manufacturer instead.
+        "model": known(lscpu.get("Model name") or lscpu.get("Name")),
+        "vendor": known(lscpu.get("Vendor ID") or lscpu.get("Manufacturer")),
         "sockets": sockets,
         "cores": sockets * per_socket if sockets and per_socket else None,
         "threads": threads if threads is not None else cpu_count(online),

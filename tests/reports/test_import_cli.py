@@ -102,3 +102,28 @@ def test_a_truncated_snapshot_is_not_mistaken_for_a_report(cli_process: Callable
     cut.write_text((DATA / "pairs" / "base.json").read_text("utf-8")[:2000], "utf-8")
     result = cli_process("show", str(cut))
     assert result.returncode == 2 and "truncated" in result.stderr
+
+
+def test_nvidia_smi_table_compares_with_a_probed_snapshot_by_bus_id() -> None:
+    from driftcheck.reports.compare import comparable
+    from driftcheck.reports.importer import import_files
+    from driftcheck.snapshot.diff import diff_snapshots
+    from driftcheck.snapshot.model import Snapshot, new_document
+
+    table = import_files([parse_text((REPORTS / "smi_03.txt").read_text("utf-8"), "smi_03.txt")])
+    gpu = table.document["probes"]["gpu"]["data"]
+    assert "processes" not in gpu["gpus"]["00000000:2A:00.0"]  # the paste stops before the processes box
+    probed_gpus = {f"GPU-{i}": {"index": i, "uuid": f"GPU-{i}", "pci_bus_id": bus, "name": "NVIDIA H100 NVL",
+                                "persistence_mode": True, "power": {"limit_w": 400.0, "draw_w": 70.0}}
+                   for i, bus in enumerate(["00000000:2A:00.0", "00000000:AB:00.0"])}
+    data = {"source": "nvml", "driver_version": "575.51.03", "cuda_driver_version": "12.9", "gpu_count": 2,
+            "gpus": probed_gpus}
+    outcome = {"status": "ok", "error": None, "duration_s": 0.1, "data": data}
+    probed = Snapshot(new_document({"name": "node"}, {"gpu": outcome}), "probed")
+    a, b, left_out = comparable(table, probed)
+    assert set(a.document["probes"]["gpu"]["data"]["gpus"]) == set(b.document["probes"]["gpu"]["data"]["gpus"])
+    changes = {c.path: c for c in diff_snapshots(table, probed).changes}
+    # Matched by bus id: the same GPUs, their names equal; persistence differs; no GPU added or removed.
+    assert changes['probes.gpu.data.gpus["00000000:2A:00.0"].persistence_mode'].after is True
+    assert not [p for p in changes if p.endswith((".name", '"]', "}"))]
+    assert 'probes.gpu.data.gpus["00000000:2A:00.0"].uuid' in left_out

@@ -17,10 +17,13 @@ from driftcheck.reports.importer import parse_text
 from tests.conftest import DATA
 
 REPORTS = DATA / "reports"
-P, V, S = "pytorch-collect-env", "vllm-collect-env", "sglang-check-env"
+P, V, S, T = "pytorch-collect-env", "vllm-collect-env", "sglang-check-env", "nvidia-smi-table"
 
 # file: (format, torch version, torch CUDA, GPU models, GPU count, driver, packages, conda)
-EXPECTED: dict[str, tuple[str, str, str | None, set[str], int | None, str | None, int, int]] = {
+EXPECTED: dict[str, tuple[str, str | None, str | None, set[str], int | None, str | None, int, int]] = {
+    "smi_01": (T, None, None, {"NVIDIA RTX PRO 6000 Blac..."}, 1, "580.105.08", 0, 0),
+    "smi_02": (T, None, None, {"NVIDIA A800 80GB PCIe"}, 2, "550.54.15", 0, 0),
+    "smi_03": (T, None, None, {"NVIDIA H100 NVL"}, 2, "575.51.03", 0, 0),
     "sglang_08": (S, "2.3.1+cu121", "12.1", {"NVIDIA A800-SXM4-80GB"}, 8, "470.161.03", 20, 0),
     "sglang_09": (S, "2.4.0+cu121", "12.1", {"NVIDIA GeForce RTX 2080 Ti"}, 2, "535.183.01", 24, 0),
     "sglang_10": (S, "2.4.0+rocm6.3.0", None, {"AMD Radeon RX 7900 XT"}, 1, None, 24, 0),
@@ -76,6 +79,11 @@ EXPECTED: dict[str, tuple[str, str, str | None, set[str], int | None, str | None
     "vllm_12": (P, "2.5.1+cu121", "12.1", {"NVIDIA GeForce RTX 4090"}, 1, "535.183.01", 0, 0),
     "vllm_13": (P, "2.5.1+cu121", "12.1", {"NVIDIA A100-SXM4-40GB"}, 1, "535.154.05", 0, 0),
     "vllm_14": (P, "2.4.0+cu121", "12.1", {"NVIDIA A10"}, 4, "470.129.06", 0, 0),
+    # Cut after its first GPU line: one GPU is all the text names.
+    "vllm_15": (V, "2.8.0+cu128", "12.8", {"NVIDIA A100-SXM4-80GB"}, 1, None, 0, 0),
+    # The paste starts mid-report (no torch line): what is there still lands.
+    "vllm_16": (V, None, None, {"NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 5060 Ti"}, 2, "581.57", 0, 0),
+    "vllm_17": (P, "2.5.1+cu124", "12.4", set(), None, None, 0, 0),
 }
 
 
@@ -94,8 +102,8 @@ def test_report_fields(name: str) -> None:
     imported = _import(name)
     probes = imported.parsed.probes
     assert imported.format.name == fmt
-    assert probes["torch"]["version"] == torch
-    assert probes["torch"].get("cuda_version") == cuda
+    assert probes.get("torch", {}).get("version") == torch
+    assert probes.get("torch", {}).get("cuda_version") == cuda
     gpu = probes.get("gpu", {})
     assert {g["name"] for g in (gpu.get("gpus") or {}).values()} == models
     assert gpu.get("gpu_count") == count

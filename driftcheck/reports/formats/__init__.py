@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from driftcheck.reports.formats import (
     nvidia_smi_csv,
+    nvidia_smi_table,
     nvidia_smi_text,
     nvidia_smi_topo,
     nvidia_smi_xml,
@@ -25,6 +26,7 @@ FORMATS: tuple[Format, ...] = (
     pytorch_collect_env.FORMAT,
     nvidia_smi_xml.FORMAT,
     nvidia_smi_text.FORMAT,
+    nvidia_smi_table.FORMAT,
     nvidia_smi_topo.FORMAT,
     nvidia_smi_csv.FORMAT,
 )

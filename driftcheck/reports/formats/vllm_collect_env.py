@@ -13,8 +13,9 @@ from driftcheck.reports import collect_env, facts
 from driftcheck.reports.formats.base import Format, Parsed
 
 _MARK = re.compile(r"^\s*vLLM (Version|Build Flags)\s*:", re.MULTILINE)
-# The 2025 form's first banner; PyTorch's own report has no sections.
-_SECTIONED = re.compile(r"^=+\n\s*System Info\s*\n=+$", re.MULTILINE)
+# The 2025 form's section banners; PyTorch's own report has none.
+_SECTIONED = re.compile(r"^=+\n\s*(System Info|PyTorch Info|Python Environment|CUDA / GPU Info|CPU Info|vLLM Info|"
+                        r"Environment Variables)\s*\n=+$", re.MULTILINE)
 
 
 def detect(text: str) -> bool:
