@@ -75,13 +75,14 @@ def _host_rows(s: Snapshot) -> list[Row]:
     host = doc.get("host") or {}
     where = host.get("name", "?")
     report = host.get("report")
-    if report:
+    if host.get("kind") == "imported" or doc.get("origin") == "imported":
         sources = ", ".join(f"{src['file']} ({src['format']}" + (f", {src['variant']}" if src.get("variant") else "")
                             + ")" for src in host.get("sources") or [])
-        rows.append(Row("host", "imported", sources))
+        rows.append(Row("host", "imported", sources or "from pasted text"))
+    if report:
         rows.append(Row("host", "report", f"{len(report.get('fields') or {})} raw fields, "
                                           f"{report.get('unclaimed_count', 0)} unclaimed lines kept"))
-    else:
+    if host.get("kind") != "imported":
         rows.append(Row("host", "host", _join([where, host.get("kind")], "  ")))
     os_name = get(system, "os.pretty_name")
     kernel = get(system, "kernel.release") or get(python, "platform.release")
