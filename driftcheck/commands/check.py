@@ -8,19 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from driftcheck.check import DEFAULT_MIN_CONFIDENCE, check_against, check_reference, load_policy, probes_to_check
-from driftcheck.commands.common import (
-    EXIT_DIFFERENT,
-    EXIT_OK,
-    SNAPSHOT_REF_HELP,
-    fresh_snapshot,
-    target_host,
-    use_colour,
-)
+from driftcheck import api
+from driftcheck.check import DEFAULT_MIN_CONFIDENCE
+from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
 from driftcheck.probes import probe_names
-from driftcheck.snapshot.explain import explain_report
 from driftcheck.snapshot.explain_render import explain_markdown, explain_text
-from driftcheck.snapshot.store import Store
 
 
 def add(sub: Any) -> None:
@@ -44,25 +36,15 @@ def add(sub: Any) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    store = Store()
-    policy = load_policy(args.policy) if args.policy else None
-    reference = check_reference(args.against, store, target_host(args.python).name)
-    # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
-    fresh = fresh_snapshot(args.python, "driftcheck check", args.probe or probes_to_check(reference) or None,
-                            cheap_only=True)
-    result = check_against(reference, fresh, policy, args.min_confidence)
-    if not args.no_store:
-        store.add(fresh)
+    result = api.check(args.against, policy=args.policy, probes=args.probe, python=args.python,
+                       min_confidence=args.min_confidence, keep=not args.no_store)
     if args.format == "json":
-        report = explain_report(result.explained)
-        report["violations"] = result.violations
-        report["drift"] = result.drift
-        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:
         render = explain_markdown(result.explained) if args.format == "markdown" else \
             explain_text(result.explained, use_colour())
         sys.stdout.write(render)
         if result.violations:
             sys.stdout.write("\nPolicy violations:\n" + "".join(f"  ! {v}\n" for v in result.violations))
-        sys.stdout.write(f"\ncheck: {'DRIFT' if result.drift else 'ok'} against {reference.short_id}\n")
+        sys.stdout.write(f"\ncheck: {'DRIFT' if result.drift else 'ok'} against {result.reference.short_id}\n")
     return EXIT_DIFFERENT if result.drift else EXIT_OK

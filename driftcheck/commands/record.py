@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from driftcheck.commands.common import EXIT_OK, add_process_arguments, probe_options, progress_printer, target_host
+from driftcheck.api import target_host
+from driftcheck.commands.common import EXIT_OK, add_process_arguments, probe_options, progress_printer
 from driftcheck.keys import load_redaction_secret
 from driftcheck.probes import builtin_probes, probe_names, select_probes
 from driftcheck.record import ensure_empty_directory, record

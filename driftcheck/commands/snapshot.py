@@ -7,26 +7,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from driftcheck import api
 from driftcheck.commands.common import (
     EXIT_OK,
     add_process_arguments,
     check_keep,
     hash_progress_printer,
     keep,
-    probe_options,
     progress_printer,
-    target_host,
 )
-from driftcheck.errors import UsageError
-from driftcheck.host import Host
-from driftcheck.keys import load_redaction_secret, load_signing_key
-from driftcheck.probes import builtin_probes, probe_names, select_probes
-from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.kernels import attach_hash_progress, hash_cache_note
-from driftcheck.record import replay_options
-from driftcheck.recording import ReplayHost
-from driftcheck.redact import Redactor
-from driftcheck.take import take_snapshot
+from driftcheck.probes import probe_names
+from driftcheck.probes.kernels import hash_cache_note
 
 
 def add(sub: Any) -> None:
@@ -58,27 +49,15 @@ def add(sub: Any) -> None:
     p.set_defaults(handler=_cmd_snapshot)
 
 
-def _snapshot_host(args: argparse.Namespace) -> tuple[Host, ProbeOptions]:
-    """This machine, or the recording given with --replay, and the options to probe it with."""
-    options = probe_options(args)
-    if args.replay is None:
-        return target_host(args.python), options
-    if args.python:
-        raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
-    host = ReplayHost(args.replay)
-    return host, replay_options(host, options.pids, options.process_patterns)
-
-
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     check_keep(args)
-    host, options = _snapshot_host(args)
-    redactor = Redactor(load_redaction_secret())
-    probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
-    key = None if args.no_sign else load_signing_key()
     show_progress = not args.quiet and sys.stderr.isatty()
-    attach_hash_progress(probes, hash_progress_printer() if show_progress else None)
-    snapshot = take_snapshot(host, probes, options, label=args.label, key=key,
-                             progress=progress_printer(show_progress))
+    # Stored by `keep` below, after -o is written, as before the library call existed.
+    snapshot = api.snapshot(label=args.label, probes=args.probe, skip=args.skip, python=args.python,
+                            replay=args.replay, pids=args.pid, processes=args.process, deep=args.deep,
+                            bench=args.bench, bench_budget_s=args.bench_budget_s, sign=not args.no_sign,
+                            keep=False, progress=progress_printer(show_progress),
+                            hash_progress=hash_progress_printer() if show_progress else None)
     where = keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
     note = hash_cache_note(snapshot.probe_data("kernels"))
@@ -86,6 +65,6 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         sys.stderr.write(note + "\n")
     if not args.quiet:
         sys.stderr.write(f"snapshot {snapshot.short_id} of {snapshot.host_name} saved to {where} "
-                         f"({len(probes)} probes: {counts})\n")
+                         f"({len(snapshot.probes)} probes: {counts})\n")
     print(snapshot.short_id)
     return EXIT_OK
