@@ -75,8 +75,9 @@ class Anonymizer:
         if isinstance(value, str) and value in names:
             return names[value]  # a whole value that is a name, however short
         if isinstance(value, dict):
-            return {self.text(k, names, addresses) if isinstance(k, str) else k: self._walk(v, names, addresses)
-                    for k, v in value.items()}
+            # A value under a *version* key (NV_CUDNN_VERSION=8.9.7.29) is a version, not an address.
+            return {self.text(k, names, addresses) if isinstance(k, str) else k:
+                    self._walk(v, names, addresses and "version" not in str(k).lower()) for k, v in value.items()}
         if isinstance(value, list):
             return [self._walk(v, names, addresses) for v in value]
         if isinstance(value, str):

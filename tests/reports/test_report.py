@@ -97,7 +97,8 @@ def test_anonymizer_masks_names_addresses_and_homes_but_not_versions() -> None:
                 "probes": {"env": {"status": "ok", "data": {"vars": {
                     "HOSTNAME": "gpu-node-17", "USER": "alice", "MASTER_ADDR": "10.2.3.4",
                     "NCCL_SOCKET_IFNAME": "eth0", "HOME": "/home/alice", "PEER": "fe80::1ff:fe23:4567:890a",
-                    "MAC": "0c:42:a1:2b:3c:4d", "LOG": "/home/alice/runs on gpu-node-17"}}},
+                    "MAC": "0c:42:a1:2b:3c:4d", "LOG": "/home/alice/runs on gpu-node-17",
+                    "NV_CUDNN_VERSION": "8.9.7.29"}}},
                     "packages": {"status": "ok", "data": {"packages": {"nvidia-cublas-cu12": {
                         "version": "12.8.3.14"}}}}}}
     masked = masker.document(document)
@@ -105,7 +106,7 @@ def test_anonymizer_masks_names_addresses_and_homes_but_not_versions() -> None:
     assert env["HOSTNAME"].startswith("host-") and env["HOSTNAME"] in env["LOG"]
     assert env["USER"] == masker.token("user", "alice") and env["HOME"] == f"/home/{env['USER']}"
     assert env["MASTER_ADDR"].startswith("ip-") and env["PEER"].startswith("ip6-") and env["MAC"].startswith("mac-")
-    assert env["NCCL_SOCKET_IFNAME"] == "eth0"
+    assert env["NCCL_SOCKET_IFNAME"] == "eth0" and env["NV_CUDNN_VERSION"] == "8.9.7.29"
     assert masked["probes"]["packages"]["data"]["packages"]["nvidia-cublas-cu12"]["version"] == "12.8.3.14"
     assert "alice" not in json.dumps(masked) and "gpu-node-17" not in json.dumps(masked)
     # The same name gives the same token in another snapshot.
