@@ -113,9 +113,7 @@ def _read_section_banner(result: Scan, i: int) -> int:
 
 
 def _read_list_row(result: Scan, kind: str, body: str) -> None:
-    if facts.known(body) is None:
-        if kind == "conda" and result.conda is None:
-            result.conda = None
+    if facts.known(body) is None:  # `Could not collect`: the list stays unknown, not empty
         return
     if kind == "conda":
         parts = body.split()

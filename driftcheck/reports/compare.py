@@ -40,8 +40,7 @@ def is_imported(snapshot: Snapshot) -> bool:
 
 
 def _complete(document: dict[str, Any]) -> set[str]:
-    report = (document.get("host") or {}).get("report") or {}
-    return set(report.get("complete") or [])
+    return set((document.get("host") or {}).get("complete") or [])
 
 
 def _rekeyed(gpus: Any, style: str) -> Any:

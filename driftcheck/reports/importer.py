@@ -92,29 +92,48 @@ def _outcome(data: dict[str, Any]) -> dict[str, Any]:
     return {"status": "ok", "data": data, "error": None, "duration_s": 0.0}
 
 
+def _one(files: Sequence[ImportedFile], role: str, what: str) -> ImportedFile | None:
+    """The single file of `role`; UsageError naming both when there are two."""
+    found = [f for f in files if f.parsed.role == role]
+    if len(found) > 1:
+        raise UsageError(f"{found[1].name}: a second {what} (the first was {found[0].name}); import one per snapshot")
+    return found[0] if found else None
+
+
 def combine(files: Sequence[ImportedFile]) -> dict[str, Any]:
-    """The probes (name → outcome) of the files together: one description or report, one topology matrix."""
-    probes: dict[str, dict[str, Any]] = {}
-    topology: dict[str, Any] | None = None
-    described = None
-    for item in files:
-        if item.parsed.role == "topology":
-            if topology is not None or (probes.get("pcie") or {}).get("topology"):
-                raise UsageError(f"{item.name}: a second topology matrix; import one nvidia-smi topo -m per snapshot")
-            topology = item.parsed.probes["pcie"]["topology"]
-            continue
-        if described is not None:
-            raise UsageError(f"{item.name}: a second GPU description; import one nvidia-smi -q (or -q -x, or "
-                             f"--query-gpu CSV) output or one report per snapshot (the first was {described})")
-        described = item.name
-        probes.update(item.parsed.probes)
-    if topology is not None:
+    """The probes (name → outcome) of the files together: one report, one GPU description, one topology matrix.
+
+    A GPU description (nvidia-smi) says more about the GPUs than a report's list of names, so its `gpu` and
+    `pcie` replace the report's; the report's topology matrix, or a separate one, is merged into them.
+    """
+    report = _one(files, "report", "environment report")
+    described = _one(files, "gpu", "GPU description (nvidia-smi -q, -q -x, --query-gpu CSV or the nvidia-smi table)")
+    matrix = _one(files, "topology", "topology matrix (nvidia-smi topo -m)")
+    probes: dict[str, dict[str, Any]] = dict(report.parsed.probes) if report else {}
+    topology = matrix.parsed.probes["pcie"]["topology"] if matrix else None
+    if report and matrix and (probes.get("pcie") or {}).get("topology"):
+        raise UsageError(f"{matrix.name}: a second topology matrix ({report.name} holds one); import one per snapshot")
+    if described is not None:
+        if report is not None:
+            _check_same_count(report.parsed.probes.get("gpu") or {}, described.parsed.probes["gpu"], described.name)
+            topology = topology or (probes.get("pcie") or {}).get("topology")
+        probes["gpu"] = described.parsed.probes["gpu"]
+        probes["pcie"] = described.parsed.probes["pcie"]
+    if topology is not None and (matrix is not None or described is not None):
         pcie = probes.get("pcie") or {"source": "nvidia-smi", "gpus": {}, "topology": None, "p2p": None,
                                       "sysfs": None}
         if "gpu" in probes:
             _check_same_machine(probes["gpu"], topology)
         probes["pcie"] = merge_topology(pcie, topology)
     return {name: _outcome(data) for name, data in probes.items()}
+
+
+def _check_same_count(listed: dict[str, Any], described: dict[str, Any], name: str) -> None:
+    """Refuse a report and a GPU description whose GPU counts show two different machines."""
+    counts = (listed.get("gpu_count"), described.get("gpu_count"))
+    if None not in counts and counts[0] != counts[1]:
+        raise UsageError(f"{name} describes {counts[1]} GPUs, the report lists {counts[0]}: import files of one "
+                         "machine together")
 
 
 def _report_note(files: Sequence[ImportedFile]) -> dict[str, Any] | None:
@@ -125,8 +144,7 @@ def _report_note(files: Sequence[ImportedFile]) -> dict[str, Any] | None:
     item = reports[0]
     return {"tool": item.format.tool, "format": item.format.name, "variant": item.parsed.variant,
             "fields": dict(item.parsed.fields), "unclaimed": list(item.parsed.unclaimed),
-            "unclaimed_count": len(item.parsed.unclaimed), "noise_count": len(item.parsed.noise),
-            "complete": list(item.parsed.complete)}
+            "unclaimed_count": len(item.parsed.unclaimed), "noise_count": len(item.parsed.noise)}
 
 
 def import_files(files: Sequence[ImportedFile], label: str | None = None, key: KeyPair | None = None) -> Snapshot:
@@ -139,6 +157,9 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     note = _report_note(files)
     if note is not None:
         host["report"] = note
+    complete = sorted({path for f in files for path in f.parsed.complete})
+    if complete:
+        host["complete"] = complete
     document = new_document(host, probes, label=label, origin="imported")
     if key is not None:
         document = sign_document(document, key)

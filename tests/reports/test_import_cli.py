@@ -127,3 +127,17 @@ def test_nvidia_smi_table_compares_with_a_probed_snapshot_by_bus_id() -> None:
     assert changes['probes.gpu.data.gpus["00000000:2A:00.0"].persistence_mode'].after is True
     assert not [p for p in changes if p.endswith((".name", '"]', "}"))]
     assert 'probes.gpu.data.gpus["00000000:2A:00.0"].uuid' in left_out
+
+
+def test_a_report_and_an_nvidia_smi_table_combine(cli: Callable[..., Any], tmp_path: Path) -> None:
+    out = tmp_path / "both.json"
+    result = cli("import", str(REPORTS / "sglang_09.txt"), str(REPORTS / "smi_03.txt"), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    probes = json.loads(out.read_text("utf-8"))["probes"]
+    # GPUs from the richer description, keyed by bus id; packages from the report; its matrix merged in.
+    assert set(probes["gpu"]["data"]["gpus"]) == {"00000000:2A:00.0", "00000000:AB:00.0"}
+    assert probes["packages"]["data"]["packages"]["sglang"]["version"] == "0.2.12"
+    assert probes["pcie"]["data"]["topology"]["pairs"]["GPU0~GPU1"] == "PHB"
+    assert probes["pcie"]["data"]["gpus"]["00000000:2A:00.0"]["cpu_affinity"] == "0-15"
+    eight = cli("import", str(REPORTS / "vllm_10.txt"), str(REPORTS / "smi_03.txt"))
+    assert eight.returncode == 2 and "describes 2 GPUs, the report lists 8" in eight.stderr
