@@ -12,7 +12,7 @@ from driftcheck import api
 from driftcheck.check import DEFAULT_MIN_CONFIDENCE
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
 from driftcheck.probes import probe_names
-from driftcheck.snapshot.explain_render import explain_markdown, explain_text
+from driftcheck.snapshot.explain.render import explain_markdown, explain_text
 
 
 def add(sub: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP
 from driftcheck.render import diff_text
 from driftcheck.snapshot.diff import diff_snapshots
-from driftcheck.snapshot.explain import explain, explain_report
+from driftcheck.snapshot.explain import explain
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.store import Store
 
@@ -38,7 +38,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     diff = diff_snapshots(a, b)
     explained = explain(diff, include_volatile=args.all)
     if args.format == "json":
-        report = explain_report(explained, args.all)
+        report = explained.to_json()
         if diff.not_in_report:
             report["not_in_report"] = diff.not_in_report
         print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))

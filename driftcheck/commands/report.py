@@ -13,7 +13,7 @@ from driftcheck.reports.anonymize import Anonymizer
 from driftcheck.reports.report import prepare, write_report
 from driftcheck.snapshot.diff import diff_snapshots
 from driftcheck.snapshot.explain import explain
-from driftcheck.snapshot.explain_render import explain_markdown
+from driftcheck.snapshot.explain.render import explain_markdown
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.store import Store
 
