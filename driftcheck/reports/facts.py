@@ -127,6 +127,9 @@ def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
         topology = parse_topo(topology_text)
     except NvidiaFormatError:
         return None
+    if len(topology["devices"]) < _header_devices(topology_text):
+        # The paste stops inside the matrix: the rows left would read as a smaller, different machine.
+        return None
     gpus: dict[str, Any] = {}
     for label in topology["devices"]:
         if label.startswith("GPU") and label[3:].isdigit():
@@ -139,6 +142,16 @@ def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
                 entry["numa_node"] = int(numa)
             gpus[label] = entry
     return {"source": source, "gpus": gpus, "topology": topology}
+
+
+def _header_devices(text: str) -> int:
+    """How many devices the matrix's header names (0 when there is no header line)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    for before, line in zip(lines, lines[1:], strict=False):
+        tokens = line.split()
+        if len(tokens) > 1 and tokens[1] == "X":
+            return sum(1 for t in before.split() if re.fullmatch(r"(?:\S*m)?(GPU\d+|NIC\d+|mlx\S+)", t))
+    return 0
 
 
 def env_data(variables: dict[str, str]) -> dict[str, Any] | None:

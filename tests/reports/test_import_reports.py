@@ -143,3 +143,10 @@ def test_variants_are_named() -> None:
     assert _import("vllm_01").parsed.variant == "classic"
     assert _import("torch_14").parsed.variant == "short form (no CPU block)"
     assert _import("torch_01").parsed.variant == "with CPU block"
+
+
+def test_a_matrix_cut_by_the_paste_is_kept_as_text_not_read_as_a_smaller_machine() -> None:
+    parsed = _import("sglang_14").parsed  # 8 GPUs and 4 NICs in the header, five rows before the cut
+    assert "pcie" not in parsed.probes
+    assert parsed.fields["topology (unreadable matrix)"].splitlines()[-1].startswith("GPU4\tNV18")
+    assert _import("sglang_09").parsed.probes["pcie"]["topology"]["pairs"] == {"GPU0~GPU1": "PHB"}
