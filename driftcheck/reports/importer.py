@@ -20,6 +20,7 @@ from typing import Any
 from driftcheck.errors import DriftcheckError, SnapshotError, UsageError
 from driftcheck.keys import KeyPair
 from driftcheck.nvidia.topo import merge_topology
+from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.reports import formats
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.snapshot.model import Snapshot, new_document, read_snapshot_file
@@ -89,7 +90,8 @@ def _check_same_machine(gpu: dict[str, Any], topology: dict[str, Any]) -> None:
 
 
 def _outcome(data: dict[str, Any]) -> dict[str, Any]:
-    return {"status": "ok", "data": data, "error": None, "duration_s": 0.0}
+    """A probe outcome as the runner writes it: the import read the facts, so the probe is `ok`."""
+    return ProbeOutcome("ok", data=data).to_json()
 
 
 def _one(files: Sequence[ImportedFile], role: str, what: str) -> ImportedFile | None:
