@@ -19,7 +19,8 @@ from driftcheck.snapshot.store import Store
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
-SNAPSHOT_REF_HELP = ("a snapshot file, a stored id (or unique prefix), @latest, @prev, @N (N-th newest, 0-based) "
+SNAPSHOT_REF_HELP = ("a snapshot file, a stored id (or unique prefix), @latest, @prev, @N (N-th newest, 0-based), "
+                     "@boot (first of the current boot), @before-boot (newest before the last reboot) "
                      "or baseline:NAME")
 
 
