@@ -11,6 +11,7 @@ from driftcheck import api
 from driftcheck.commands.common import (
     EXIT_OK,
     add_process_arguments,
+    add_server_argument,
     check_keep,
     hash_progress_printer,
     keep,
@@ -35,6 +36,7 @@ def add(sub: Any) -> None:
     p.add_argument("--python", metavar="PATH",
                    help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours")
     add_process_arguments(p)
+    add_server_argument(p)
     p.add_argument("--replay", metavar="DIR", type=Path,
                    help="build the snapshot from a recording (`driftcheck record`) instead of this machine")
     p.add_argument("--deep", action="store_true",
@@ -55,7 +57,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     # Stored by `keep` below, after -o is written, as before the library call existed.
     snapshot = api.snapshot(label=args.label, probes=args.probe, skip=args.skip, python=args.python,
                             replay=args.replay, pids=args.pid, processes=args.process, deep=args.deep,
-                            bench=args.bench, bench_budget_s=args.bench_budget_s, sign=not args.no_sign,
+                            bench=args.bench, bench_budget_s=args.bench_budget_s, server=args.server,
+                            sign=not args.no_sign,
                             keep=False, progress=progress_printer(show_progress),
                             hash_progress=hash_progress_printer() if show_progress else None)
     where = keep(snapshot, args)

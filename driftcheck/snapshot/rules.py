@@ -262,11 +262,27 @@ def _suspect(entry: Any, index: int) -> Suspect:
                    _patterns(_require(entry, "match", where), where), count)
 
 
+def _with_blocks(rules: tuple[Rule, ...], document: dict[str, Any], source: str) -> tuple[Rule, ...]:
+    """`rules` with the entries of every `<topic>_rules:` block of the file, in file order, before the catch-all.
+
+    A feature appends its rules as one block at the end of the file instead of editing the shared list;
+    they still come before the catch-all rule, which would otherwise claim every change first.
+    """
+    blocks = [(key, block) for key, block in document.items() if str(key).endswith("_rules")]
+    extra: list[Rule] = []
+    for key, block in blocks:
+        if not isinstance(block, list):
+            raise RuleCatalogError(f"{source}: `{key}` is a list of rules")
+        extra += [_rule(entry, len(rules) + len(extra) + i) for i, entry in enumerate(block)]
+    cut = next((i for i, rule in enumerate(rules) if rule.inherit_category), len(rules))
+    return rules[:cut] + tuple(extra) + rules[cut:]
+
+
 def parse_catalog(document: Any, source: str = "rules.yaml") -> Catalog:
     """Build a Catalog from the parsed YAML document."""
     if not isinstance(document, dict) or not isinstance(document.get("rules"), list):
         raise RuleCatalogError(f"{source}: expected a mapping with a `rules` list")
-    rules = tuple(_rule(entry, i) for i, entry in enumerate(document["rules"]))
+    rules = _with_blocks(tuple(_rule(entry, i) for i, entry in enumerate(document["rules"])), document, source)
     ids = [rule.id for rule in rules]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
