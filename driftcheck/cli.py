@@ -20,12 +20,15 @@ from driftcheck.commands import (
     check,
     diff,
     explain,
+    gc,
     importing,
     key,
     log,
     record,
+    report,
     run,
     runs,
+    schedule,
     show,
     snapshot,
     verify,
@@ -33,7 +36,8 @@ from driftcheck.commands import (
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
-COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, run, runs)
+COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc,
+            schedule, report, run, runs)
 
 
 def build_parser() -> argparse.ArgumentParser:

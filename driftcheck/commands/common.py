@@ -20,8 +20,9 @@ from driftcheck.snapshot.store import Store
 EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
 SNAPSHOT_REF_HELP = ("a snapshot file, a stored id (or unique prefix), @latest, @prev, @N (N-th newest, 0-based), "
-                     "baseline:NAME, or a run: run:ID, run:@latest, run:@prev (the snapshot before it; add :after "
-                     "for the reading after it)")
+                     "@boot (first of the current boot), @before-boot (newest before the last reboot), "
+                     "baseline:NAME, or a run: run:ID, run:@latest, run:@prev (the snapshot before it; add "
+                     ":after for the reading after it)")
 
 
 class Parser(argparse.ArgumentParser):
