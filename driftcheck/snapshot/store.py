@@ -45,11 +45,12 @@ CREATE TABLE IF NOT EXISTS snapshots (
     boot_id TEXT,
     base_seq INTEGER,
     run_pos INTEGER NOT NULL DEFAULT 0,
-    payload BLOB
+    payload BLOB,
+    probe_set TEXT
 );
 """
 _ADDED_COLUMNS = (("boot_id", "TEXT"), ("base_seq", "INTEGER"), ("run_pos", "INTEGER NOT NULL DEFAULT 0"),
-                  ("payload", "BLOB"))
+                  ("payload", "BLOB"), ("probe_set", "TEXT"))
 _CHAIN = """
 WITH RECURSIVE chain(seq, base_seq, payload, document, n) AS (
     SELECT seq, base_seq, payload, document, 0 FROM snapshots WHERE seq = ?
@@ -108,6 +109,11 @@ class BootPoints:
     before_id: str | None
 
 
+def probe_set_of(document: dict[str, Any]) -> str:
+    """The names of the probes a snapshot holds, as one string: snapshots alike in it delta well."""
+    return ",".join(sorted(document.get("probes", {})))
+
+
 def boot_id_of(document: dict[str, Any]) -> str | None:
     """The kernel boot id a snapshot recorded (system probe), or None when it holds none."""
     outcome = document.get("probes", {}).get("system")
@@ -163,8 +169,11 @@ class Store:
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         with open_database(self.path, _SCHEMA, "snapshot store") as db:
-            if "payload" not in _columns(db):
+            columns = _columns(db)
+            if "payload" not in columns:
                 self._migrate(db)
+            elif "probe_set" not in columns:
+                self._add_probe_sets(db)
             yield db
 
     def _migrate(self, db: sqlite3.Connection) -> None:
@@ -184,6 +193,16 @@ class Store:
                 except SnapshotError:
                     continue  # a damaged row stays as it was: reading it says so, the others convert
                 self._write_encoding(db, seq, document)
+
+    def _add_probe_sets(self, db: sqlite3.Connection) -> None:
+        """Record which probes each snapshot holds, in a store written before deltas chose bases by them."""
+        with _transaction(db):
+            if "probe_set" in _columns(db):
+                return
+            db.execute("ALTER TABLE snapshots ADD COLUMN probe_set TEXT")
+            for (seq,) in db.execute("SELECT seq FROM snapshots WHERE payload IS NOT NULL").fetchall():
+                db.execute("UPDATE snapshots SET probe_set = ? WHERE seq = ?",
+                           (probe_set_of(self._decode(db, seq)), seq))
 
     def _decode(self, db: sqlite3.Connection, seq: int) -> dict[str, Any]:
         """The document of row `seq`: its whole snapshot with every delta on the way applied."""
@@ -208,12 +227,14 @@ class Store:
                 before_seq: int | None) -> tuple[int | None, int, bytes]:
         """(base_seq, run, payload) for `document`: a delta when that is small and exact, else the whole.
 
-        The base is the host's previous snapshot, until a run of RUN_LENGTH deltas is complete; then it
-        is the snapshot that run started from, so a read crosses at most RUN_LENGTH deltas plus one per
-        earlier run, and the store holds one whole document per host, not one per run.
+        The base is the host's previous snapshot with the same probes (a cheap `check` snapshot between
+        two full ones would otherwise make every full one a large delta), until a run of RUN_LENGTH
+        deltas is complete; then it is the snapshot that run started from, so a read crosses at most
+        RUN_LENGTH deltas plus one per earlier run, and the store holds one whole document per host and
+        set of probes, not one per run.
         """
-        query = "SELECT seq, run_pos FROM snapshots WHERE host = ? AND payload IS NOT NULL"
-        params: tuple[Any, ...] = (host,)
+        query = "SELECT seq, run_pos FROM snapshots WHERE host = ? AND probe_set = ? AND payload IS NOT NULL"
+        params: tuple[Any, ...] = (host, probe_set_of(document))
         if before_seq is not None:
             query += " AND seq < ?"
             params += (before_seq,)
@@ -238,8 +259,9 @@ class Store:
     def _write_encoding(self, db: sqlite3.Connection, seq: int, document: dict[str, Any]) -> None:
         host = str(document["host"].get("name", "?"))
         base_seq, run_pos, payload = self._encode(db, document, host, seq)
-        db.execute("UPDATE snapshots SET document = '', boot_id = ?, base_seq = ?, run_pos = ?, payload = ? "
-                   "WHERE seq = ?", (boot_id_of(document), base_seq, run_pos, payload, seq))
+        db.execute("UPDATE snapshots SET document = '', boot_id = ?, base_seq = ?, run_pos = ?, payload = ?, "
+                   "probe_set = ? WHERE seq = ?",
+                   (boot_id_of(document), base_seq, run_pos, payload, probe_set_of(document), seq))
 
     def add(self, snapshot: Snapshot) -> str:
         """Keep `snapshot`; returns its id. Adding the same snapshot twice keeps one copy."""
@@ -250,9 +272,10 @@ class Store:
             base_seq, run_pos, payload = self._encode(db, document, snapshot.host_name, None)
             db.execute(
                 "INSERT INTO snapshots (id, created_at, host, label, status_counts, document, boot_id, base_seq, "
-                "run_pos, payload) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
+                "run_pos, payload, probe_set) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)",
                 (snapshot.id, snapshot.created_at, snapshot.host_name, snapshot.label,
-                 json.dumps(snapshot.status_counts()), boot_id_of(document), base_seq, run_pos, payload))
+                 json.dumps(snapshot.status_counts()), boot_id_of(document), base_seq, run_pos, payload,
+                 probe_set_of(document)))
         return snapshot.id
 
     def entries(self, limit: int | None = None) -> list[StoredSnapshot]:
