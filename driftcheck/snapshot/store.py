@@ -223,26 +223,27 @@ class Store:
             raise SnapshotError(f"{self.path} row {seq}", "missing or damaged in the store")
         return document
 
-    def _encode(self, db: sqlite3.Connection, document: dict[str, Any], host: str,
-                before_seq: int | None) -> tuple[int | None, int, bytes]:
+    def _encode(self, db: sqlite3.Connection, document: dict[str, Any], host: str, before_seq: int | None,
+                avoid: set[int] | frozenset[int] = frozenset()) -> tuple[int | None, int, bytes]:
         """(base_seq, run, payload) for `document`: a delta when that is small and exact, else the whole.
 
         The base is the host's previous snapshot with the same probes (a cheap `check` snapshot between
         two full ones would otherwise make every full one a large delta), until a run of RUN_LENGTH
         deltas is complete; then it is the snapshot that run started from, so a read crosses at most
         RUN_LENGTH deltas plus one per earlier run, and the store holds one whole document per host and
-        set of probes, not one per run.
+        set of probes, not one per run. Rows in `avoid` (about to be deleted) are never a base.
         """
         query = "SELECT seq, run_pos FROM snapshots WHERE host = ? AND probe_set = ? AND payload IS NOT NULL"
         params: tuple[Any, ...] = (host, probe_set_of(document))
         if before_seq is not None:
             query += " AND seq < ?"
             params += (before_seq,)
-        previous = db.execute(query + " ORDER BY seq DESC LIMIT 1", params).fetchone()
+        previous = next((row for row in db.execute(query + " ORDER BY seq DESC", params) if row[0] not in avoid),
+                        None)
         if previous is None:
             return None, 0, pack(document)
         base_seq, run = previous[0], previous[1] + 1
-        if run >= RUN_LENGTH:
+        if run >= RUN_LENGTH or avoid:  # a re-stored snapshot starts a run: no run start to look up
             base_seq, run = db.execute(_RUN_START, (previous[0],)).fetchone()[0], 0
         base = self._decode(db, base_seq)
         delta = delta_tree(base, document)
@@ -366,19 +367,22 @@ class Store:
             return [row[0] for row in db.execute("SELECT DISTINCT host FROM snapshots ORDER BY host")]
 
     def remove(self, ids: Sequence[str]) -> int:
-        """Delete the snapshots `ids`; a kept snapshot whose delta rested on one becomes whole. Returns how many."""
+        """Delete the snapshots `ids`; a kept snapshot whose delta rested on one is stored again, as a
+        delta from an earlier kept one, or whole. Returns how many went."""
         if not ids:
             return 0
         with self._connect() as db, _transaction(db):
             doomed = {row[0] for chunk in _chunks(list(ids)) for row in db.execute(
                 f"SELECT seq FROM snapshots WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
             rows = db.execute("SELECT seq, base_seq FROM snapshots WHERE base_seq IS NOT NULL").fetchall()
-            orphans = [seq for seq, base in rows if base in doomed and seq not in doomed]
-            # Decode every orphan before anything goes: its chain may pass through rows about to be deleted.
-            whole = {seq: pack(self._decode(db, seq)) for seq in orphans}
-            for seq, payload in whole.items():
-                db.execute("UPDATE snapshots SET base_seq = NULL, run_pos = 0, payload = ? WHERE seq = ?",
-                           (payload, seq))
+            # Oldest first: an orphan re-stored becomes a safe base for the ones after it. Nothing is
+            # deleted before the end, so every chain still decodes while this runs.
+            for seq in sorted(seq for seq, base in rows if base in doomed and seq not in doomed):
+                document = self._decode(db, seq)
+                base_seq, run_pos, payload = self._encode(db, document, str(document["host"].get("name", "?")),
+                                                          seq, avoid=doomed)
+                db.execute("UPDATE snapshots SET base_seq = ?, run_pos = ?, payload = ? WHERE seq = ?",
+                           (base_seq, run_pos, payload, seq))
             for chunk in _chunks(sorted(doomed)):
                 db.execute(f"DELETE FROM snapshots WHERE seq IN ({','.join('?' * len(chunk))})", chunk)
         return len(doomed)

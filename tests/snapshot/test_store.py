@@ -232,3 +232,21 @@ def test_a_store_from_before_probe_sets_gets_them(tmp_path: Path) -> None:
         rows = db.execute("SELECT probe_set, base_seq FROM snapshots ORDER BY seq").fetchall()
     assert rows[1][0] == "env,system" and rows[2] == (rows[0][0], 1)
     assert all(verify_document(store.nth_newest(n).document).intact for n in range(3))
+
+
+def test_removing_the_oldest_keeps_the_rest_as_deltas(tmp_path: Path) -> None:
+    base = json.loads((PAIRS / "base.json").read_text("utf-8"))
+    store = Store(tmp_path / "s.db")
+    days = [_signed_day(base, day) for day in range(20)]
+    for snap in days:
+        store.add(snap)
+    store.compact()
+    before = store.size_bytes()
+    assert store.remove([snap.id for snap in days[:5]] + [days[9].id]) == 6
+    store.compact()
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        whole = db.execute("SELECT COUNT(*) FROM snapshots WHERE base_seq IS NULL").fetchone()[0]
+    assert whole == 1  # the first kept one; every other kept one is still a delta
+    assert store.size_bytes() <= before
+    for snap in days[5:9] + days[10:]:
+        assert canonical_bytes(store.load(snap.id).document) == canonical_bytes(snap.document)
