@@ -1,11 +1,11 @@
 """The local snapshot store: one SQLite file under the data dir, safe for concurrent writers, kept small.
 
 A machine snapshotted every day repeats itself: the store keeps each snapshot as compressed canonical
-JSON, the first of a host whole and the others only as the delta (`driftcheck.snapshot.delta`) from an
-earlier one: the previous snapshot, or, every `RUN_LENGTH` snapshots, the start of the previous run, so
-reading one walks a short chain. A snapshot whose delta would not be much smaller is kept whole. A
-store written before this layout (whole documents as text) is converted in place the first time it is
-opened.
+JSON, the first of a host (and set of probes) whole and the others only as the delta
+(`driftcheck.snapshot.delta`) from an earlier one: the previous snapshot with the same probes, or, every
+`RUN_LENGTH` snapshots, the start of the previous run, so reading one walks a short chain. A snapshot
+whose delta would not be much smaller is kept whole. A store written before this layout (whole
+documents as text) is converted in place the first time it is opened.
 """
 
 from __future__ import annotations
