@@ -175,3 +175,13 @@ def test_a_loopback_url_is_not_asked_for_another_host(replay_server: Replay) -> 
     # A URL this machine reaches by name is asked from here.
     url = replay_server(recorded_routes("sglang-docs-native-api")).replace("127.0.0.1", "ip6-localhost-not")
     assert "loopback" not in str(run_one(probe, _Remote(), ProbeOptions(extra=server_options(url))).error)
+
+
+def test_a_version_endpoint_alone_does_not_make_vllm() -> None:
+    raw = {"replies": {"/version": {"status": 200, "body": '{"version": "2.1.0"}'},
+                       "/v1/models": {"status": 200, "body": '{"data": [{"id": "m", "owned_by": "someone"}]}'},
+                       "/metrics": {"status": 200, "body": "process_open_fds 45.0\n"}}}
+    data = describe(raw)
+    assert data["engine"] == "openai-compatible" and data["version"] == "2.1.0" and "vllm_config" not in data
+    raw["replies"]["/v1/models"]["body"] = '{"data": [{"id": "m", "owned_by": "vllm", "max_model_len": 4096}]}'
+    assert describe(raw)["engine"] == "vllm"
