@@ -41,12 +41,19 @@ def gather_replies(url: str, timeout_s: float = 10.0) -> dict[str, Any]:
 
     /get_model_info is asked only of a server that answered /get_server_info, /metrics only of one that
     answered /version (vLLM): elsewhere they say nothing about configuration. An unreachable server raises
-    ServerError on the first request.
+    ServerError on the first request; a later endpoint that fails is recorded with its error (status None).
     """
     replies: dict[str, Any] = {}
 
     def ask(path: str) -> bool:
-        reply = get(url, path, timeout_s)
+        try:
+            reply = get(url, path, timeout_s)
+        except ServerError as exc:
+            if not replies:
+                raise  # the server is not there at all
+            # It answered before: one endpoint that hangs or drops the connection is a fact about that endpoint.
+            replies[path] = {"status": None, "error": str(exc)}
+            return False
         replies[path] = {"status": reply.status, "content_type": reply.content_type, "server": reply.server,
                          "body": reply.text()}
         return reply.status == 200
