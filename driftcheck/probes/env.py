@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.redact import Redactor
 

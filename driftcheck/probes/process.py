@@ -12,7 +12,8 @@ import os
 import re
 from typing import Any
 
-from driftcheck.host import CommandTimeout, Host
+from driftcheck.errors import CommandTimeout, ConnectionLost
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.env import SHELL_NOISE
 from driftcheck.probes.sysread import key_values, to_int
@@ -297,7 +298,7 @@ def _sha256(host: Host, paths: list[str]) -> dict[str, str]:
         return {}
     try:
         result = host.run(["sha256sum", "--", *sorted(paths)], timeout_s=25.0)
-    except (OSError, CommandTimeout):
+    except (OSError, CommandTimeout, ConnectionLost):
         return {}
     hashes: dict[str, str] = {}
     for line in result.stdout.splitlines():

@@ -1,0 +1,36 @@
+"""Hosts declare what they can do; the probes and the runner decide by that, never by a host's class."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from driftcheck import errors
+from driftcheck.hosts import LocalHost, RecordingHost, ReplayHost
+from driftcheck.probes.runner import outcome_from_exception
+
+
+def test_each_host_declares_its_capabilities(tmp_path: Path) -> None:
+    (tmp_path / "host.json").write_text(json.dumps({"format": 1, "host": {"name": "r"}}))
+    local, replay = LocalHost(), ReplayHost(tmp_path)
+    recording = RecordingHost(local)
+    assert local.capabilities.in_process and local.capabilities.hash_cache and not local.capabilities.few_calls
+    # A recording must be replayable: no in-process NVML, no hash cache, one hash call.
+    assert not recording.capabilities.in_process and not recording.capabilities.hash_cache
+    assert recording.capabilities.few_calls
+    assert replay.capabilities.recorded and not replay.capabilities.hash_cache
+
+
+@pytest.mark.parametrize(("failure", "status"), [
+    (FileNotFoundError("x"), "unavailable"), (PermissionError("x"), "denied"),
+    (errors.CommandTimeout("x"), "timeout"), (errors.ConnectionLost("x"), "error"),
+    (errors.TargetPythonError("x"), "unavailable"), (errors.FactsScriptError("x"), "error"),
+    (errors.ProbeDenied("x"), "denied"), (ValueError("x"), "error"),
+])
+def test_one_table_maps_failures_to_outcomes(failure: Exception, status: str) -> None:
+    assert outcome_from_exception(failure, 0.0).status == status
+    assert errors.probe_status_by_name(type(failure).__name__) == status
+    rebuilt = errors.failure_by_name(type(failure).__name__, "m")
+    assert errors.probe_status(rebuilt) == status
