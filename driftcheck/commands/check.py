@@ -13,8 +13,9 @@ from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
     SNAPSHOT_REF_HELP,
+    add_host_arguments,
     fresh_snapshot,
-    target_host,
+    open_host,
     use_colour,
 )
 from driftcheck.probes import probe_names
@@ -35,7 +36,9 @@ def add(sub: Any) -> None:
     p.add_argument("--policy", type=Path, metavar="FILE", help="YAML policy: ignore, tolerances, must")
     p.add_argument("--probe", action="append", metavar="NAME",
                    help=f"take this probe (repeatable); default: the cheap ones; known: {', '.join(probe_names())}")
-    p.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter whose packages matter; default: ours, or python3 on a --host")
+    add_host_arguments(p)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
     p.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
                    help=f"causes below this confidence are shown but are not drift (default {DEFAULT_MIN_CONFIDENCE})")
@@ -46,10 +49,11 @@ def add(sub: Any) -> None:
 def _cmd_check(args: argparse.Namespace) -> int:
     store = Store()
     policy = load_policy(args.policy) if args.policy else None
-    reference = check_reference(args.against, store, target_host(args.python).name)
-    # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
-    fresh = fresh_snapshot(args.python, "driftcheck check", args.probe or probes_to_check(reference) or None,
-                            cheap_only=True)
+    with open_host(args) as host:
+        reference = check_reference(args.against, store, host.name)
+        # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
+        fresh = fresh_snapshot(args.python, "driftcheck check", args.probe or probes_to_check(reference) or None,
+                               cheap_only=True, host=host)
     result = check_against(reference, fresh, policy, args.min_confidence)
     if not args.no_store:
         store.add(fresh)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from driftcheck.errors import UsageError
-from driftcheck.host import LocalHost
+from driftcheck.hosts import Host, LocalHost
 from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
@@ -36,8 +37,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_TROUBLE, f"{self.prog}: error: {message} (see --help)\n")
 
 
+STDOUT = Path("-")
+
+
 def check_output_path(path: Path, force: bool) -> None:
     """Refuse, before any work, an output path that cannot be written or would replace a file unasked."""
+    if path == STDOUT:
+        return
     if path.is_dir():
         raise UsageError(f"{path} is a directory; give a file name")
     if path.exists() and not force:
@@ -98,8 +104,8 @@ def use_colour() -> bool:
 
 
 def fresh_snapshot(python: str | None, label: str | None, only: list[str] | None = None,
-                    cheap_only: bool = False) -> Any:
-    host = target_host(python)
+                    cheap_only: bool = False, host: Host | None = None) -> Any:
+    host = host or target_host(python)
     probes = select_probes(builtin_probes(Redactor(load_redaction_secret())), only, None, cheap_only=cheap_only)
     return take_snapshot(host, probes, ProbeOptions(), label=label, key=load_signing_key())
 
@@ -133,6 +139,36 @@ def target_host(python: str | None) -> LocalHost:
     return LocalHost(python)
 
 
+def add_host_arguments(p: Any) -> None:
+    """--host, --identity and --accept-new-host-key: take the snapshot of a machine over SSH."""
+    p.add_argument("--host", metavar="[USER@]HOST[:PORT]",
+                   help="probe this machine over SSH instead of this one (~/.ssh/config aliases work); nothing "
+                        "is installed there: its --python runs driftcheck's stdlib-only readers")
+    p.add_argument("--identity", metavar="FILE", help="with --host: the private key to log in with "
+                                                      "(besides ssh-agent and ~/.ssh/config)")
+    p.add_argument("--accept-new-host-key", action="store_true",
+                   help="with --host: trust a host key seen for the first time and record it in known_hosts "
+                        "(like StrictHostKeyChecking=accept-new); a changed key is always refused")
+
+
+@contextlib.contextmanager
+def open_host(args: argparse.Namespace) -> Iterator[Host]:
+    """The machine the command describes: --host over SSH (connected, closed after), else this one."""
+    host_arg = getattr(args, "host", None)
+    if not host_arg:
+        if getattr(args, "identity", None) or getattr(args, "accept_new_host_key", False):
+            raise UsageError("--identity and --accept-new-host-key go with --host")
+        yield target_host(args.python)
+        return
+    from driftcheck.hosts.ssh import SSHHost  # paramiko is loaded only for a remote host
+
+    if args.identity and not os.path.isfile(args.identity):
+        raise UsageError(f"--identity {args.identity}: no such file")
+    with SSHHost(host_arg, python=args.python, identity=args.identity,
+                 accept_new_host_key=args.accept_new_host_key) as host:
+        yield host
+
+
 def check_keep(args: argparse.Namespace) -> None:
     """Refuse, before any work, a `-o`/`--no-store` combination `keep` could not honour."""
     if args.no_store and not args.output:
@@ -144,7 +180,11 @@ def check_keep(args: argparse.Namespace) -> None:
 def keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
     """Write the snapshot to `-o` and the store as asked; returns where it went, for the message."""
     places = []
-    if args.output:
+    if args.output == STDOUT:
+        sys.stdout.write(pretty_json(snapshot.document))
+        sys.stdout.flush()
+        places.append("stdout")
+    elif args.output:
         write_new_file(args.output, pretty_json(snapshot.document), args.force)
         places.append(str(args.output))
     if not args.no_store:

@@ -9,40 +9,46 @@ from typing import Any
 
 from driftcheck.commands.common import (
     EXIT_OK,
+    STDOUT,
+    add_host_arguments,
     add_process_arguments,
     check_keep,
     hash_progress_printer,
     keep,
+    open_host,
     probe_options,
     progress_printer,
-    target_host,
 )
 from driftcheck.errors import UsageError
-from driftcheck.host import Host
+from driftcheck.hosts import Host, ReplayHost
 from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, probe_names, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.kernels import attach_hash_progress, hash_cache_note
 from driftcheck.record import replay_options
-from driftcheck.recording import ReplayHost
 from driftcheck.redact import Redactor
 from driftcheck.take import take_snapshot
 
 
 def add(sub: Any) -> None:
     """Register `driftcheck snapshot` and its handler."""
-    p = sub.add_parser("snapshot", help="probe this machine and keep a signed snapshot",
-                       description="Probe this machine, sign the result, keep it in the local store and "
-                                   "print its id. Probes run concurrently, each under its own time limit; a "
-                                   "probe that fails is recorded with its outcome and the rest goes on.")
-    p.add_argument("-o", "--output", type=Path, help="also write the snapshot to this JSON file")
+    p = sub.add_parser("snapshot", help="probe this machine (or one over SSH) and keep a signed snapshot",
+                       description="Probe this machine (or, with --host, one over SSH), sign the result, keep it "
+                                   "in the local store and print its id. Probes run concurrently, each under its "
+                                   "own time limit; a probe that fails is recorded with its outcome and the rest "
+                                   "goes on.")
+    p.add_argument("-o", "--output", type=Path,
+                   help="also write the snapshot to this JSON file; `-o -` prints the snapshot JSON on stdout "
+                        "(and nothing else there)")
     p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")
     p.add_argument("--label", help="a note kept with the snapshot (e.g. 'before reboot')")
     p.add_argument("--probe", action="append", metavar="NAME",
                    help=f"take only this probe (repeatable); known: {', '.join(probe_names())}")
     p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
     p.add_argument("--python", metavar="PATH",
-                   help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours")
+                   help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours, or "
+                        "python3 on a --host")
+    add_host_arguments(p)
     add_process_arguments(p)
     p.add_argument("--replay", metavar="DIR", type=Path,
                    help="build the snapshot from a recording (`driftcheck record`) instead of this machine")
@@ -58,20 +64,25 @@ def add(sub: Any) -> None:
     p.set_defaults(handler=_cmd_snapshot)
 
 
-def _snapshot_host(args: argparse.Namespace) -> tuple[Host, ProbeOptions]:
-    """This machine, or the recording given with --replay, and the options to probe it with."""
-    options = probe_options(args)
-    if args.replay is None:
-        return target_host(args.python), options
-    if args.python:
-        raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
+def _replay_host(args: argparse.Namespace, options: ProbeOptions) -> tuple[Host, ProbeOptions]:
+    """The recording given with --replay, and the options to replay it with."""
+    if args.python or args.host:
+        raise UsageError("--python/--host and --replay do not go together: a recording holds its machine's facts")
     host = ReplayHost(args.replay)
     return host, replay_options(host, options.pids, options.process_patterns)
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     check_keep(args)
-    host, options = _snapshot_host(args)
+    options = probe_options(args)
+    if args.replay is not None:
+        host, options = _replay_host(args, options)
+        return _snapshot(args, host, options)
+    with open_host(args) as target:
+        return _snapshot(args, target, options)
+
+
+def _snapshot(args: argparse.Namespace, host: Host, options: ProbeOptions) -> int:
     redactor = Redactor(load_redaction_secret())
     probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
     key = None if args.no_sign else load_signing_key()
@@ -87,5 +98,6 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     if not args.quiet:
         sys.stderr.write(f"snapshot {snapshot.short_id} of {snapshot.host_name} saved to {where} "
                          f"({len(probes)} probes: {counts})\n")
-    print(snapshot.short_id)
+    if args.output != STDOUT:
+        print(snapshot.short_id)
     return EXIT_OK

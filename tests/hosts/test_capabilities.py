@@ -9,18 +9,28 @@ import pytest
 
 from driftcheck import errors
 from driftcheck.hosts import LocalHost, RecordingHost, ReplayHost
-from driftcheck.probes.runner import outcome_from_exception
+from driftcheck.hosts.ssh import SSHHost
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.bench import BenchProbe
+from driftcheck.probes.runner import outcome_from_exception, run_one
 
 
 def test_each_host_declares_its_capabilities(tmp_path: Path) -> None:
     (tmp_path / "host.json").write_text(json.dumps({"format": 1, "host": {"name": "r"}}))
-    local, replay = LocalHost(), ReplayHost(tmp_path)
+    local, replay, ssh = LocalHost(), ReplayHost(tmp_path), SSHHost("example.invalid")
     recording = RecordingHost(local)
     assert local.capabilities.in_process and local.capabilities.hash_cache and not local.capabilities.few_calls
     # A recording must be replayable: no in-process NVML, no hash cache, one hash call.
     assert not recording.capabilities.in_process and not recording.capabilities.hash_cache
     assert recording.capabilities.few_calls
     assert replay.capabilities.recorded and not replay.capabilities.hash_cache
+    assert not ssh.capabilities.in_process and ssh.capabilities.few_calls and ssh.capabilities.hash_cache
+    assert ssh.target_python == "python3"
+
+
+def test_benchmarks_refuse_a_host_that_cannot_run_code_here(tmp_path: Path) -> None:
+    outcome = run_one(BenchProbe(), SSHHost("example.invalid"), ProbeOptions(extra={"bench_suite": "quick"}))
+    assert outcome.status == "unavailable"
 
 
 @pytest.mark.parametrize(("failure", "status"), [
