@@ -20,6 +20,7 @@ from driftcheck.commands import (
     check,
     diff,
     explain,
+    fleet,
     importing,
     key,
     log,
@@ -31,7 +32,7 @@ from driftcheck.commands import (
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
-COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record)
+COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, fleet)
 
 
 def build_parser() -> argparse.ArgumentParser:
