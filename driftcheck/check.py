@@ -28,11 +28,12 @@ from typing import Any
 
 import yaml
 
+from driftcheck.callable_module import make_callable
 from driftcheck.errors import DriftcheckError, UnknownSnapshotError, UsageError
 from driftcheck.probes import probe_class
 from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.diff import Change, diff_snapshots
-from driftcheck.snapshot.explain import Explained, explain, show_value
+from driftcheck.snapshot.explain import Explained, explain, explain_report, show_value
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
 from driftcheck.snapshot.resolve import resolve_snapshot
@@ -299,7 +300,15 @@ class CheckResult:
 
     @property
     def drift(self) -> bool:
+        """The verdict: a confident enough cause, or a policy violation."""
         return bool(self.relevant or self.violations)
+
+    def to_json(self) -> dict[str, Any]:
+        """What `driftcheck check --format json` prints: the explain report, the violations, the verdict."""
+        report = explain_report(self.explained)
+        report["violations"] = self.violations
+        report["drift"] = self.drift
+        return report
 
 
 def check_against(reference: Snapshot, fresh: Snapshot, policy: Policy | None = None,
@@ -309,3 +318,7 @@ def check_against(reference: Snapshot, fresh: Snapshot, policy: Policy | None = 
     base = restricted_to(reference, list(fresh.document["probes"]))
     explained = explain(diff_snapshots(base, fresh), ignore=policy.ignores)
     return CheckResult(reference, fresh, explained, violations(policy, fresh), min_confidence)
+
+
+# `driftcheck.check(...)` is the harness call of `driftcheck.api`; this module stays importable as itself.
+make_callable(__name__, "driftcheck.api", "check")

@@ -7,7 +7,8 @@ import json
 import sys
 from typing import Any
 
-from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, Parser, fresh_snapshot
+from driftcheck import api
+from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, Parser
 from driftcheck.render import snapshot_text
 from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.resolve import resolve_snapshot
@@ -43,7 +44,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     baselines = Baselines(store)
     if args.action == "save":
         snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else \
-            fresh_snapshot(args.python, args.label or f"baseline {args.name}")
+            api.snapshot(label=args.label or f"baseline {args.name}", python=args.python, keep=False)
         saved = baselines.save(args.name, snapshot, args.force)
         print(f"baseline {saved.name} -> {saved.snapshot_id[:12]} ({saved.host})")
     elif args.action == "list":

@@ -8,20 +8,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from driftcheck.check import DEFAULT_MIN_CONFIDENCE, check_against, check_reference, load_policy, probes_to_check
+from driftcheck import api
+from driftcheck.check import DEFAULT_MIN_CONFIDENCE
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
     SNAPSHOT_REF_HELP,
     add_host_arguments,
-    fresh_snapshot,
-    open_host,
+    remote_host,
     use_colour,
 )
 from driftcheck.probes import probe_names
-from driftcheck.snapshot.explain import explain_report
 from driftcheck.snapshot.explain_render import explain_markdown, explain_text
-from driftcheck.snapshot.store import Store
 
 
 def add(sub: Any) -> None:
@@ -47,26 +45,17 @@ def add(sub: Any) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    store = Store()
-    policy = load_policy(args.policy) if args.policy else None
-    with open_host(args) as host:
-        reference = check_reference(args.against, store, host.name)
-        # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
-        fresh = fresh_snapshot(args.python, "driftcheck check", args.probe or probes_to_check(reference) or None,
-                               cheap_only=True, host=host)
-    result = check_against(reference, fresh, policy, args.min_confidence)
-    if not args.no_store:
-        store.add(fresh)
+    with remote_host(args) as host:
+        result = api.check(args.against, policy=args.policy, probes=args.probe,
+                           python=None if host else args.python, host=host,
+                           min_confidence=args.min_confidence, keep=not args.no_store)
     if args.format == "json":
-        report = explain_report(result.explained)
-        report["violations"] = result.violations
-        report["drift"] = result.drift
-        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:
         render = explain_markdown(result.explained) if args.format == "markdown" else \
             explain_text(result.explained, use_colour())
         sys.stdout.write(render)
         if result.violations:
             sys.stdout.write("\nPolicy violations:\n" + "".join(f"  ! {v}\n" for v in result.violations))
-        sys.stdout.write(f"\ncheck: {'DRIFT' if result.drift else 'ok'} against {reference.short_id}\n")
+        sys.stdout.write(f"\ncheck: {'DRIFT' if result.drift else 'ok'} against {result.reference.short_id}\n")
     return EXIT_DIFFERENT if result.drift else EXIT_OK

@@ -1,28 +1,23 @@
-"""What the commands share: the parser class, exit codes, output files, progress, fresh snapshots."""
+"""What the commands share: the parser class, exit codes, output files, progress, probe options."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from driftcheck.api import make_probe_options
 from driftcheck.errors import UsageError
-from driftcheck.hosts import Host, LocalHost
-from driftcheck.keys import load_redaction_secret, load_signing_key
-from driftcheck.probes import builtin_probes, select_probes
+from driftcheck.hosts import Host
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.bench import bench_options
 from driftcheck.probes.runner import ProbeOutcome
-from driftcheck.redact import Redactor
 from driftcheck.snapshot.canonical import pretty_json
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.store import Store
-from driftcheck.take import take_snapshot
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
@@ -96,18 +91,8 @@ def hash_progress_printer() -> Callable[[int, int, int, int], None]:
 
     return report
 
-
-
-
 def use_colour() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-
-def fresh_snapshot(python: str | None, label: str | None, only: list[str] | None = None,
-                    cheap_only: bool = False, host: Host | None = None) -> Any:
-    host = host or target_host(python)
-    probes = select_probes(builtin_probes(Redactor(load_redaction_secret())), only, None, cheap_only=cheap_only)
-    return take_snapshot(host, probes, ProbeOptions(), label=label, key=load_signing_key())
 
 
 def add_process_arguments(p: Any) -> None:
@@ -118,25 +103,9 @@ def add_process_arguments(p: Any) -> None:
 
 
 def probe_options(args: argparse.Namespace) -> ProbeOptions:
-    """The probe options of --pid/--process, checked (a bad pid or regex is a usage error)."""
-    bad_pids = [pid for pid in args.pid if pid <= 0]
-    if bad_pids:
-        raise UsageError(f"--pid {bad_pids[0]}: a process id is a positive number")
-    for pattern in args.process:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise UsageError(f"--process {pattern!r}: not a regular expression ({exc})") from exc
-    return ProbeOptions(deep=bool(getattr(args, "deep", False)), pids=tuple(args.pid),
-                        process_patterns=tuple(args.process),
-                        extra=bench_options(getattr(args, "bench", None), getattr(args, "bench_budget_s", None)))
-
-
-def target_host(python: str | None) -> LocalHost:
-    """This machine, with `python` (checked to be an executable) as the interpreter whose packages matter."""
-    if python and not (Path(python).is_file() and os.access(python, os.X_OK)):
-        raise UsageError(f"--python {python}: no executable interpreter there")
-    return LocalHost(python)
+    """The probe options of --pid/--process (and --deep, --bench where the command has them), checked."""
+    return make_probe_options(args.pid, args.process, bool(getattr(args, "deep", False)),
+                              getattr(args, "bench", None), getattr(args, "bench_budget_s", None))
 
 
 def add_host_arguments(p: Any) -> None:
@@ -152,13 +121,13 @@ def add_host_arguments(p: Any) -> None:
 
 
 @contextlib.contextmanager
-def open_host(args: argparse.Namespace) -> Iterator[Host]:
-    """The machine the command describes: --host over SSH (connected, closed after), else this one."""
+def remote_host(args: argparse.Namespace) -> Iterator[Host | None]:
+    """The --host machine over SSH (connected, closed after), or None when the command describes this one."""
     host_arg = getattr(args, "host", None)
     if not host_arg:
         if getattr(args, "identity", None) or getattr(args, "accept_new_host_key", False):
             raise UsageError("--identity and --accept-new-host-key go with --host")
-        yield target_host(args.python)
+        yield None
         return
     from driftcheck.hosts.ssh import SSHHost  # paramiko is loaded only for a remote host
 

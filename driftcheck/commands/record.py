@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from driftcheck.api import target_host
 from driftcheck.commands.common import (
     EXIT_OK,
     add_host_arguments,
     add_process_arguments,
-    open_host,
     probe_options,
     progress_printer,
+    remote_host,
 )
 from driftcheck.keys import load_redaction_secret
 from driftcheck.probes import builtin_probes, probe_names, select_probes
@@ -46,8 +47,9 @@ def _cmd_record(args: argparse.Namespace) -> int:
     redactor = Redactor(load_redaction_secret())
     probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
     show_progress = not args.quiet and sys.stderr.isatty()
-    with open_host(args) as host:
-        result = record(args.directory, host, probes, redactor, options, progress=progress_printer(show_progress))
+    with remote_host(args) as host:
+        result = record(args.directory, host or target_host(args.python), probes, redactor, options,
+                        progress=progress_printer(show_progress))
     counts: dict[str, int] = {}
     for outcome in result.outcomes.values():
         counts[outcome.status] = counts.get(outcome.status, 0) + 1

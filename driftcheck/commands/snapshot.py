@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from driftcheck import api
 from driftcheck.commands.common import (
     EXIT_OK,
     STDOUT,
@@ -15,19 +16,12 @@ from driftcheck.commands.common import (
     check_keep,
     hash_progress_printer,
     keep,
-    open_host,
-    probe_options,
     progress_printer,
+    remote_host,
 )
 from driftcheck.errors import UsageError
-from driftcheck.hosts import Host, ReplayHost
-from driftcheck.keys import load_redaction_secret, load_signing_key
-from driftcheck.probes import builtin_probes, probe_names, select_probes
-from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.kernels import attach_hash_progress, hash_cache_note
-from driftcheck.record import replay_options
-from driftcheck.redact import Redactor
-from driftcheck.take import take_snapshot
+from driftcheck.probes import probe_names
+from driftcheck.probes.kernels import hash_cache_note
 
 
 def add(sub: Any) -> None:
@@ -64,32 +58,19 @@ def add(sub: Any) -> None:
     p.set_defaults(handler=_cmd_snapshot)
 
 
-def _replay_host(args: argparse.Namespace, options: ProbeOptions) -> tuple[Host, ProbeOptions]:
-    """The recording given with --replay, and the options to replay it with."""
-    if args.python or args.host:
-        raise UsageError("--python/--host and --replay do not go together: a recording holds its machine's facts")
-    host = ReplayHost(args.replay)
-    return host, replay_options(host, options.pids, options.process_patterns)
-
-
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     check_keep(args)
-    options = probe_options(args)
-    if args.replay is not None:
-        host, options = _replay_host(args, options)
-        return _snapshot(args, host, options)
-    with open_host(args) as target:
-        return _snapshot(args, target, options)
-
-
-def _snapshot(args: argparse.Namespace, host: Host, options: ProbeOptions) -> int:
-    redactor = Redactor(load_redaction_secret())
-    probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
-    key = None if args.no_sign else load_signing_key()
+    if args.host and args.replay is not None:
+        raise UsageError("--host and --replay do not go together: a recording holds its machine's facts")
     show_progress = not args.quiet and sys.stderr.isatty()
-    attach_hash_progress(probes, hash_progress_printer() if show_progress else None)
-    snapshot = take_snapshot(host, probes, options, label=args.label, key=key,
-                             progress=progress_printer(show_progress))
+    with remote_host(args) as host:
+        # Stored by `keep` below, after -o is written, as before the library call existed.
+        snapshot = api.snapshot(label=args.label, probes=args.probe, skip=args.skip,
+                                python=None if host else args.python, replay=args.replay, host=host,
+                                pids=args.pid, processes=args.process, deep=args.deep, bench=args.bench,
+                                bench_budget_s=args.bench_budget_s, sign=not args.no_sign, keep=False,
+                                progress=progress_printer(show_progress),
+                                hash_progress=hash_progress_printer() if show_progress else None)
     where = keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
     note = hash_cache_note(snapshot.probe_data("kernels"))
@@ -97,7 +78,7 @@ def _snapshot(args: argparse.Namespace, host: Host, options: ProbeOptions) -> in
         sys.stderr.write(note + "\n")
     if not args.quiet:
         sys.stderr.write(f"snapshot {snapshot.short_id} of {snapshot.host_name} saved to {where} "
-                         f"({len(probes)} probes: {counts})\n")
+                         f"({len(snapshot.probes)} probes: {counts})\n")
     if args.output != STDOUT:
         print(snapshot.short_id)
     return EXIT_OK

@@ -1,0 +1,136 @@
+"""The Python face for harnesses: `snapshot(...)` and `check(...)`, the calls the CLI itself makes.
+
+A benchmark script gates itself without a subprocess:
+
+    import driftcheck
+    result = driftcheck.check(against="baseline:default")
+    if result.drift:
+        raise SystemExit(result.explained.explanations[0].title)
+    driftcheck.snapshot(label="after run")
+
+Every option is a keyword argument, so new ones (another host, a benchmark re-run) can be added
+without breaking callers. Errors are the typed ones of `driftcheck.errors`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from driftcheck.check import (
+    DEFAULT_MIN_CONFIDENCE,
+    CheckResult,
+    Policy,
+    check_against,
+    check_reference,
+    load_policy,
+    probes_to_check,
+)
+from driftcheck.errors import UsageError
+from driftcheck.hosts import Host, LocalHost, ReplayHost
+from driftcheck.keys import load_redaction_secret, load_signing_key
+from driftcheck.probes import builtin_probes, select_probes
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.bench import bench_options
+from driftcheck.probes.kernels import HashProgress, attach_hash_progress
+from driftcheck.probes.runner import ProgressCallback
+from driftcheck.record import replay_options
+from driftcheck.redact import Redactor
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.store import Store
+from driftcheck.take import take_snapshot
+
+__all__ = ["CheckResult", "Snapshot", "check", "make_probe_options", "snapshot", "target_host"]
+
+
+def target_host(python: str | None = None) -> LocalHost:
+    """This machine, with `python` (checked to be an executable) as the interpreter whose packages matter."""
+    if python and not (Path(python).is_file() and os.access(python, os.X_OK)):
+        raise UsageError(f"--python {python}: no executable interpreter there")
+    return LocalHost(python)
+
+
+def make_probe_options(pids: Sequence[int] = (), processes: Sequence[str] = (), deep: bool = False,
+                       bench: str | None = None, bench_budget_s: float | None = None) -> ProbeOptions:
+    """Probe options, checked: a non-positive pid or a pattern that is not a regex is a UsageError."""
+    bad_pids = [pid for pid in pids if pid <= 0]
+    if bad_pids:
+        raise UsageError(f"--pid {bad_pids[0]}: a process id is a positive number")
+    for pattern in processes:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(f"--process {pattern!r}: not a regular expression ({exc})") from exc
+    return ProbeOptions(deep=deep, pids=tuple(pids), process_patterns=tuple(processes),
+                        extra=bench_options(bench, bench_budget_s))
+
+
+def _host_and_options(python: str | None, replay: str | Path | None, options: ProbeOptions,
+                      host: Host | None = None) -> tuple[Host, ProbeOptions]:
+    """`host` if given, else this machine, or the recording `replay` names, and the options to probe it with."""
+    if host is not None:
+        if python or replay is not None:
+            raise UsageError("a host given as an object carries its interpreter; no python or replay with it")
+        return host, options
+    if replay is None:
+        return target_host(python), options
+    if python:
+        raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
+    host = ReplayHost(replay)
+    return host, replay_options(host, options.pids, options.process_patterns)
+
+
+def snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, skip: Sequence[str] | None = None,
+             python: str | None = None, replay: str | Path | None = None, host: Host | None = None,
+             pids: Sequence[int] = (),
+             processes: Sequence[str] = (), deep: bool = False, bench: str | None = None,
+             bench_budget_s: float | None = None, cheap_only: bool = False, sign: bool = True,
+             keep: bool = True, store: Store | None = None, progress: ProgressCallback | None = None,
+             hash_progress: HashProgress | None = None) -> Snapshot:
+    """Probe this machine (or the recording `replay`) and return the signed snapshot, kept in the store.
+
+    `host` is another machine to probe (e.g. a connected `driftcheck.hosts.ssh.SSHHost`).
+    `probes`/`skip` choose probes by name (default: every probe the options do not hold back;
+    `cheap_only`: the cheap set `check` takes). `python` is the interpreter whose packages matter.
+    `pids`/`processes` also describe running processes; `bench` (quick|standard|full) embeds a
+    calibrated benchmark. `sign=False` leaves it unsigned; `keep=False` keeps it out of `store`
+    (default: the user's store). `progress`/`hash_progress` receive progress reports.
+    """
+    target, options = _host_and_options(python, replay, make_probe_options(pids, processes, deep, bench,
+                                                                            bench_budget_s), host)
+    redactor = Redactor(load_redaction_secret())
+    chosen = select_probes(builtin_probes(redactor), list(probes) if probes else None,
+                           list(skip) if skip else None, cheap_only=cheap_only, options=options)
+    attach_hash_progress(chosen, hash_progress)
+    taken = take_snapshot(target, chosen, options, label=label, key=load_signing_key() if sign else None,
+                          progress=progress)
+    if keep:
+        (store or Store()).add(taken)
+    return taken
+
+
+def check(against: str | Snapshot | None = None, *, policy: Policy | str | Path | None = None,
+          probes: Sequence[str] | None = None, python: str | None = None, host: Host | None = None,
+          min_confidence: float = DEFAULT_MIN_CONFIDENCE, label: str = "driftcheck check", keep: bool = True,
+          store: Store | None = None, progress: ProgressCallback | None = None) -> CheckResult:
+    """The pre-benchmark gate: a fresh snapshot (cheap probes) compared with `against`, under `policy`.
+
+    `against` is a baseline name, any snapshot reference (`@before-boot`, a file, an id) or a Snapshot;
+    default: baseline `default`, else the newest snapshot probed on this host. `policy` is a Policy or
+    the path of a policy YAML file. The fresh snapshot takes `probes` (default: the cheap probes the
+    reference holds) and is kept in `store` unless `keep=False`. `result.drift` is the verdict.
+    `host` checks another machine (e.g. a connected SSHHost) instead of this one.
+    """
+    store = store or Store()
+    rules = load_policy(Path(policy)) if isinstance(policy, (str, Path)) else policy
+    target = host or target_host(python)
+    reference = against if isinstance(against, Snapshot) else check_reference(against, store, target.name)
+    # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
+    fresh = snapshot(label=label, probes=list(probes or probes_to_check(reference)) or None,
+                     python=None if host else python, host=host, cheap_only=True, keep=False, progress=progress)
+    result = check_against(reference, fresh, rules, min_confidence)
+    if keep:
+        store.add(fresh)
+    return result

@@ -1,0 +1,121 @@
+"""The harness face: `driftcheck.snapshot(...)` and `driftcheck.check(...)` in-process, as the README shows,
+returning the objects the CLI prints. Snapshots of this machine and of a real recorded one."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import driftcheck
+from driftcheck.check import CheckResult
+from driftcheck.errors import UnknownSnapshotError, UsageError
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.store import Store
+from tests.conftest import REPO_ROOT, CliResult
+
+HOSTS = Path(__file__).resolve().parent / "data" / "hosts"
+
+
+def test_snapshot_and_check_are_callable_and_their_modules_still_import() -> None:
+    # Importing the submodules binds them on the package; the calls must survive that.
+    importlib.import_module("driftcheck.snapshot.store")
+    importlib.import_module("driftcheck.check")
+    assert callable(driftcheck.snapshot) and callable(driftcheck.check)
+    assert "against" in inspect.signature(driftcheck.check).parameters
+    assert "label" in inspect.signature(driftcheck.snapshot).parameters
+    from driftcheck.check import Policy  # the modules are still themselves
+    assert Policy().ignore == ()
+
+
+def test_import_stays_lazy() -> None:
+    code = ("import sys, driftcheck; driftcheck.__version__; "
+            "print(any(m.startswith(('deepdiff', 'cryptography', 'driftcheck.api')) for m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=REPO_ROOT)
+    assert done.stdout.strip() == "False"
+
+
+def test_snapshot_of_a_replayed_recording_is_kept_and_signed() -> None:
+    taken = driftcheck.snapshot(replay=HOSTS / "debian12-vm-docker", label="replayed", probes=["system", "env"])
+    assert isinstance(taken, Snapshot)
+    assert {"env", "system"} <= set(taken.probes) and "packages" not in taken.probes
+    assert taken.document["origin"] == "replayed"
+    assert taken.document["signature"]
+    assert Store().entries()[0].id == taken.id
+    assert driftcheck.load("@latest").id == taken.id
+
+
+def test_snapshot_keep_false_stores_nothing_and_sign_false_leaves_it_unsigned() -> None:
+    taken = driftcheck.snapshot(replay=HOSTS / "debian12-vm-docker", probes=["system"], keep=False, sign=False)
+    assert "signature" not in taken.document or not taken.document["signature"]
+    assert Store().entries() == []
+
+
+def test_snapshot_bad_input_raises_typed_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="unknown probe nope"):
+        driftcheck.snapshot(probes=["nope"], keep=False)
+    with pytest.raises(UsageError, match="a process id is a positive number"):
+        driftcheck.snapshot(pids=[0], keep=False)
+    with pytest.raises(UsageError, match="no executable interpreter"):
+        driftcheck.snapshot(python=str(tmp_path / "python"), keep=False)
+
+
+def test_check_in_process_matches_the_cli(cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    baseline = driftcheck.snapshot(label="golden")
+    assert cli("baseline", "save", "default", baseline.id).returncode == 0
+    clean = driftcheck.check()
+    assert isinstance(clean, CheckResult)
+    assert not clean.drift and clean.reference.id == baseline.id
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    drift = driftcheck.check(against="baseline:default", keep=False)
+    assert drift.drift
+    assert any("OMP_NUM_THREADS" in e.title for e in drift.explained.explanations)
+    printed = cli("check", "--against", "default", "--format", "json", "--no-store")
+    assert printed.returncode == 1
+    # The CLI prints what the library returns.
+    assert json.loads(printed.stdout)["explanations"][0]["title"] == drift.to_json()["explanations"][0]["title"]
+
+
+def test_check_against_a_snapshot_object_and_a_policy_file(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    reference = driftcheck.snapshot(probes=["env"], keep=False)
+    policy = tmp_path / "gate.yaml"
+    policy.write_text("must:\n  - {match: probes.env.data.vars.OMP_NUM_THREADS, equals: '8'}\n", "utf-8")
+    result = driftcheck.check(against=reference, policy=policy, keep=False)
+    assert result.explained.explanations == []
+    assert result.violations == ["probes.env.data.vars.OMP_NUM_THREADS is 4, must be 8"]
+    assert result.drift
+    assert Store().entries() == []
+
+
+def test_check_with_nothing_to_compare_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="nothing to check against"):
+        driftcheck.check(keep=False)
+    with pytest.raises(UnknownSnapshotError):
+        driftcheck.check(against="no-such-baseline", keep=False)
+
+
+def test_the_readme_example_runs(cli: Callable[..., CliResult], tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (REPO_ROOT / "README.md").read_text("utf-8")
+    section = readme[readme.index("## Python API for harnesses"):]
+    example = section[section.index("```python\n") + len("```python\n"):section.index("```\n", 10)]
+    assert len(example.strip().splitlines()) == 5
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    (tmp_path / "gate.yaml").write_text("ignore: [probes.env.data.vars.HOSTNAME]\n", "utf-8")
+    assert cli("baseline", "save", "default").returncode == 0
+    exec(compile(example, "README.md", "exec"), {})  # passes the gate, then snapshots
+    assert Store().entries()[0].label == "before run"
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    with pytest.raises(SystemExit, match="OMP_NUM_THREADS"):
+        exec(compile(example, "README.md", "exec"), {})
