@@ -107,7 +107,7 @@ class SSHHost(Host):
             answer = self._call({"hello": True}, self.connect_timeout_s + BATCH_GRACE_S)
         except (CommandTimeout, ConnectionLost) as exc:
             self.close()
-            raise HostError(f"{self.target}: {exc}") from None
+            raise HostError(str(exc)) from None
         except TargetPythonError as exc:
             self.close()
             raise HostError(str(exc)) from None
