@@ -1,7 +1,9 @@
 # Batch reader run by the *target* interpreter on a remote host (e.g. `ssh node7 python3 -c <this>`).
-# Stdlib only, Python 3.8+: nothing of driftcheck is installed there. It reads one JSON request on
-# stdin (files to read, directories to list, commands to run, facts scripts to run) and prints one
-# JSON answer, so that a whole layer of a snapshot's reads costs one SSH round trip, not one per file.
+# Stdlib only, Python 3.8+: nothing of driftcheck is installed there. It serves requests on stdin
+# until end of file: each a JSON document (files to read, directories to list, commands to run,
+# facts scripts to run) framed by its length on a line of its own, each answered the same way on
+# stdout. A whole layer of a snapshot's reads costs one round trip, not one per file, and the shell
+# and interpreter start once per snapshot, not once per request.
 # Reads of /proc/self/* happen in this process: the target interpreter's own view, not a `cat`'s.
 # Every command and script runs under its own time limit; a failure is an answer, never an exception.
 import base64
@@ -70,12 +72,8 @@ def _in_threads(jobs):
     return answers
 
 
-def main():
-    if sys.version_info < MIN_VERSION:
-        needed = ".".join(str(part) for part in MIN_VERSION)
-        sys.stderr.write("python " + sys.version.split()[0] + " is older than " + needed + "\n")
-        return 3
-    request = json.loads(sys.stdin.read() or "{}")
+def answer(request):
+    """The answer to one request."""
     answer = {}
     if request.get("hello"):
         answer["hello"] = _hello()
@@ -88,8 +86,23 @@ def main():
     done = _in_threads(jobs)
     answer["runs"] = done[:len(request.get("runs", []))]
     answer["scripts"] = done[len(request.get("runs", [])):]
-    sys.stdout.write(json.dumps(answer))
-    return 0
+    return answer
+
+
+def main():
+    if sys.version_info < MIN_VERSION:
+        needed = ".".join(str(part) for part in MIN_VERSION)
+        sys.stderr.write("python " + sys.version.split()[0] + " is older than " + needed + "\n")
+        return 3
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        header = source.readline()
+        if not header.strip():
+            return 0
+        request = json.loads(source.read(int(header)).decode("utf-8"))
+        body = json.dumps(answer(request)).encode("utf-8")
+        sink.write(str(len(body)).encode("ascii") + b"\n" + body)
+        sink.flush()
 
 
 if __name__ == "__main__":

@@ -1,14 +1,17 @@
 """A machine over SSH (paramiko): nothing installed there, every layer of reads in one round trip.
 
-Each call to the remote machine runs `batch_io.py` in the target interpreter (`--python`, default
-`python3`): it reads files, lists directories, runs commands and facts scripts, all named in one
-JSON request, and answers in one JSON document. `prefetch` runs the probes' gathers against what is
+One session per host runs `batch_io.py` in the target interpreter (`--python`, default `python3`),
+started once: each request to it names files to read, directories to list, commands and facts
+scripts to run, and is answered in one JSON document. `prefetch` runs the probes' gathers against what is
 known so far, collects what they asked and did not get, fetches all of it in one call, and repeats
 until nothing new is asked (a few rounds: one per layer of "list a directory, then read inside").
-The probes then run for real against the answers. `round_trips` counts the calls.
+The probes then run for real against the answers. `round_trips` counts the exchanges that wait for
+the far side once the connection is up: two to start the session (open a channel, start the
+reader), one per request.
 
 Every call has a time limit; a dropped connection or a command that hangs answers that call with
-ConnectionLost or CommandTimeout, so the probe that asked ends as `error` or `timeout`.
+ConnectionLost or CommandTimeout, so the probe that asked ends as `error` or `timeout`. A session
+that did not answer in time is closed; the next request starts a fresh one.
 """
 
 from __future__ import annotations
@@ -75,13 +78,17 @@ class SSHHost(Host):
     capabilities = Capabilities(in_process=False, process_local_reads=True, hash_cache=True, few_calls=True)
 
     def __init__(self, target: SSHTarget | str, python: str | None = None, identity: str | None = None,
-                 accept_new_host_key: bool = False, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+                 accept_new_host_key: bool = False, connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                 grace_s: float = BATCH_GRACE_S) -> None:
         self.target = SSHTarget.parse(target) if isinstance(target, str) else target
         self.target_python = python or DEFAULT_PYTHON
         self.identity = identity
         self.accept_new_host_key = accept_new_host_key
         self.connect_timeout_s = connect_timeout_s
+        self.grace_s = grace_s
         self.round_trips = 0
+        self._session: _Session | None = None
+        self._call_lock = threading.Lock()
         self._client: paramiko.SSHClient | None = None
         self._jumps: tuple[paramiko.SSHClient, ...] = ()
         self._host_key: paramiko.PKey | None = None
@@ -104,7 +111,7 @@ class SSHHost(Host):
         transport = self._client.get_transport()
         self._host_key = transport.get_remote_server_key() if transport else None
         try:
-            answer = self._call({"hello": True}, self.connect_timeout_s + BATCH_GRACE_S)
+            answer = self._call({"hello": True}, self.connect_timeout_s + self.grace_s)
         except (CommandTimeout, ConnectionLost) as exc:
             self.close()
             raise HostError(str(exc)) from None
@@ -116,6 +123,9 @@ class SSHHost(Host):
 
     def close(self) -> None:
         """Close the connection (and any jump hosts'); safe to call twice."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
         for client in (self._client, *reversed(self._jumps)):
             if client is not None:
                 client.close()
@@ -208,7 +218,7 @@ class SSHHost(Host):
             "runs": [{"argv": argv, "timeout_s": t} for _, (argv, t) in runs],
             "scripts": [{"source": facts_script(name), "args": args, "timeout_s": t} for _, (name, args, t) in scripts],
         }
-        limit = batch.longest_s() + BATCH_GRACE_S
+        limit = batch.longest_s() + self.grace_s
         try:
             reply = self._call(request, limit)
         except (CommandTimeout, ConnectionLost, TargetPythonError) as exc:
@@ -226,25 +236,113 @@ class SSHHost(Host):
                 self._answers[("script", key)] = _nth(reply.get("scripts"), index) or _lost(key)
 
     def _call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        """Run the batch reader in the target interpreter with `request`; its JSON answer."""
-        if self._client is None:
-            raise ConnectionLost(f"{self.target}: not connected")
-        command = f"{shlex.quote(self.target_python)} -c {shlex.quote(_batch_source())}"
-        self.round_trips += 1
-        returncode, stdout, stderr = _exec(self._client, command, json.dumps(request).encode("utf-8"), timeout_s,
-                                           str(self.target))
-        if returncode != 0:
-            last = stderr.decode("utf-8", errors="replace").strip().splitlines()
-            why = _NO_INTERPRETER.get(returncode) or (last[-1] if last else f"exit code {returncode}")
-            raise TargetPythonError(f"{self.target}: remote interpreter {self.target_python} cannot run "
-                                    f"driftcheck's reader (Python 3.8+ needed): {why}")
+        """Send `request` to the batch reader in the target interpreter; its JSON answer."""
+        with self._call_lock:
+            if self._client is None:
+                raise ConnectionLost(f"{self.target}: not connected")
+            if self._session is None:
+                command = f"{shlex.quote(self.target_python)} -c {shlex.quote(_batch_source())}"
+                self.round_trips += 2
+                self._session = _Session.start(self._client, command, timeout_s, str(self.target))
+            self.round_trips += 1
+            try:
+                body = self._session.exchange(json.dumps(request).encode("utf-8"), timeout_s)
+            except _SessionEnded as ended:
+                self._session = None
+                raise self._why_ended(ended) from None
+            except (CommandTimeout, ConnectionLost):
+                # The reader may still be busy (a read that blocks): start afresh next time.
+                self._session.close()
+                self._session = None
+                raise
         try:
-            reply = json.loads(stdout)
-        except json.JSONDecodeError as exc:
+            reply = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise TargetPythonError(f"{self.target}: {self.target_python} printed no JSON answer: {exc}") from None
         if not isinstance(reply, dict):
             raise TargetPythonError(f"{self.target}: {self.target_python} printed no JSON object")
         return reply
+
+    def _why_ended(self, ended: _SessionEnded) -> Exception:
+        """The failure a session that exited before answering stands for."""
+        if ended.returncode is None:
+            return ConnectionLost(f"{self.target}: the connection closed before an answer")
+        last = ended.stderr.strip().splitlines()
+        why = _NO_INTERPRETER.get(ended.returncode) or (last[-1] if last else f"exit code {ended.returncode}")
+        return TargetPythonError(f"{self.target}: remote interpreter {self.target_python} cannot run driftcheck's "
+                                 f"reader (Python 3.8+ needed): {why}")
+
+
+class _SessionEnded(Exception):
+    def __init__(self, returncode: int | None, stderr: str) -> None:
+        super().__init__(stderr)
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class _Session:
+    """One running batch reader: length-framed JSON requests in, answers out, over one SSH channel."""
+
+    def __init__(self, channel: paramiko.Channel, where: str) -> None:
+        self.channel = channel
+        self.where = where
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+
+    @classmethod
+    def start(cls, client: paramiko.SSHClient, command: str, timeout_s: float, where: str) -> _Session:
+        transport = client.get_transport()
+        if transport is None or not transport.is_active():
+            raise ConnectionLost(f"{where}: connection closed")
+        try:
+            channel = transport.open_session(timeout=timeout_s)
+            channel.exec_command(command)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise ConnectionLost(f"{where}: connection lost: {exc or type(exc).__name__}") from None
+        return cls(channel, where)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def exchange(self, request: bytes, timeout_s: float) -> bytes:
+        """Send one framed request and wait, at most `timeout_s`, for its framed answer."""
+        deadline = time.monotonic() + timeout_s
+        try:
+            self.channel.sendall(str(len(request)).encode("ascii") + b"\n" + request)
+            header = self._take(lambda: self.stdout.find(b"\n") + 1, deadline, timeout_s)
+            size = int(header.strip() or b"-1")
+            if size < 0:
+                raise ConnectionLost(f"{self.where}: the batch reader sent no answer frame")
+            return self._take(lambda: size if len(self.stdout) >= size else 0, deadline, timeout_s)
+        except (paramiko.SSHException, OSError, EOFError, ValueError) as exc:
+            raise ConnectionLost(f"{self.where}: connection lost: {exc or type(exc).__name__}") from None
+
+    def _take(self, ready: Any, deadline: float, timeout_s: float) -> bytes:
+        """The first `ready()` bytes of stdout once `ready()` is non-zero, reading the channel until then."""
+        channel = self.channel
+        while True:
+            count = ready()
+            if count:
+                taken = bytes(self.stdout[:count])
+                del self.stdout[:count]
+                return taken
+            if channel.recv_ready():
+                self.stdout += channel.recv(1 << 20)
+                continue
+            if channel.recv_stderr_ready():
+                self.stderr += channel.recv_stderr(1 << 16)
+                continue
+            if channel.exit_status_ready() and channel.eof_received:
+                while channel.recv_stderr_ready():
+                    self.stderr += channel.recv_stderr(1 << 16)
+                raise _SessionEnded(channel.recv_exit_status(), self.stderr.decode("utf-8", errors="replace"))
+            transport = channel.get_transport()
+            if channel.closed or transport is None or not transport.is_active():
+                raise _SessionEnded(None, "")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise CommandTimeout(f"{self.where}: remote call ran past {timeout_s:g} s and was abandoned")
+            select.select([channel], [], [], min(remaining, 0.1))
 
 
 def _nth(answers: Any, index: int) -> dict[str, Any] | None:
@@ -255,50 +353,3 @@ def _nth(answers: Any, index: int) -> dict[str, Any] | None:
 
 def _lost(path: str) -> dict[str, str]:
     return {"error": "ConnectionLost", "message": f"{path}: no answer in the batch"}
-
-
-def _exec(client: paramiko.SSHClient, command: str, stdin: bytes, timeout_s: float,
-          where: str) -> tuple[int, bytes, bytes]:
-    """Run `command` remotely with `stdin`; (exit code, stdout, stderr). CommandTimeout past `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    transport = client.get_transport()
-    if transport is None or not transport.is_active():
-        raise ConnectionLost(f"{where}: connection closed")
-    try:
-        channel = transport.open_session(timeout=timeout_s)
-        channel.exec_command(command)
-        channel.sendall(stdin)
-        channel.shutdown_write()
-        return _drain(channel, deadline, timeout_s, where)
-    except (paramiko.SSHException, OSError, EOFError) as exc:
-        raise ConnectionLost(f"{where}: connection lost: {exc or type(exc).__name__}") from None
-
-
-def _drain(channel: paramiko.Channel, deadline: float, timeout_s: float, where: str) -> tuple[int, bytes, bytes]:
-    stdout, stderr = bytearray(), bytearray()
-    try:
-        while True:
-            if channel.recv_ready():
-                stdout += channel.recv(1 << 20)
-                continue
-            if channel.recv_stderr_ready():
-                stderr += channel.recv_stderr(1 << 16)
-                continue
-            if channel.exit_status_ready() and channel.eof_received:
-                # Data fed just before the end-of-file may have come after the checks above.
-                while channel.recv_ready():
-                    stdout += channel.recv(1 << 20)
-                while channel.recv_stderr_ready():
-                    stderr += channel.recv_stderr(1 << 16)
-                return channel.recv_exit_status(), bytes(stdout), bytes(stderr)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise CommandTimeout(f"{where}: remote call ran past {timeout_s:g} s and was abandoned")
-            transport = channel.get_transport()
-            if channel.closed and not channel.recv_ready() and not channel.exit_status_ready():
-                raise ConnectionLost(f"{where}: channel closed before the command finished")
-            if transport is None or not transport.is_active():
-                raise ConnectionLost(f"{where}: connection dropped")
-            select.select([channel], [], [], min(remaining, 0.1))
-    finally:
-        channel.close()

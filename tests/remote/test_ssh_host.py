@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -158,3 +159,20 @@ def test_proxy_jump_reaches_a_host_through_another(sshd_factory: Callable[..., S
     with SSHHost("behind") as host:
         assert host.host_key_fingerprint == _fingerprint(inner)
         assert json.loads(json.dumps(host.describe()))["address"] == "behind"
+
+
+def test_a_remote_reader_that_blocks_is_abandoned_and_the_next_call_starts_afresh(
+        sshd: Sshd, client_key: Path, ssh_home: Callable[..., Path], tmp_path: Path) -> None:
+    ssh_home(client_key, {"node1": sshd})
+    fifo = tmp_path / "no-writer"
+    os.mkfifo(fifo)
+    try:
+        with SSHHost("node1", grace_s=2.0) as host:
+            started = time.monotonic()
+            with pytest.raises(CommandTimeout):
+                host.read_bytes(str(fifo))  # opening a FIFO with no writer blocks the reader for good
+            assert time.monotonic() - started < 10
+            assert host.read_text("/proc/sys/kernel/ostype").strip() == "Linux"
+    finally:
+        # Release the abandoned reader, so the test leaves no process behind.
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
