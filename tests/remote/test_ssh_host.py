@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,10 @@ from driftcheck.hosts.ssh import SSHHost
 from driftcheck.keys import load_signing_key
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.gpu import GpuProbe
+from driftcheck.probes.pcie import PcieProbe
 from driftcheck.probes.runner import run_one
+from driftcheck.probes.system import SystemProbe
 from driftcheck.redact import Redactor
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.take import take_snapshot
@@ -143,8 +147,6 @@ def test_a_dropped_connection_ends_the_probe_as_error(sshd: Sshd, client_key: Pa
         transport.close()
         with pytest.raises(ConnectionLost):
             host.read_bytes("/proc/cpuinfo")
-        from driftcheck.probes.system import SystemProbe
-
         outcome = run_one(SystemProbe(), host, ProbeOptions())
     assert outcome.status == "error"
 
@@ -176,3 +178,25 @@ def test_a_remote_reader_that_blocks_is_abandoned_and_the_next_call_starts_afres
     finally:
         # Release the abandoned reader, so the test leaves no process behind.
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def test_gpu_facts_come_from_nvidia_smi_over_the_channel(sshd_factory: Callable[..., Sshd], client_key: Path,
+                                                         ssh_home: Callable[..., Path], tmp_path: Path) -> None:
+    # No GPU here: the far side's nvidia-smi replays real recorded outputs (tests/data/nvidia, see SOURCES.md).
+    data = Path(__file__).resolve().parent.parent / "data" / "nvidia"
+    bin_dir = tmp_path / "fake-driver-bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "nvidia-smi"
+    topo = data / "topo" / "h100-nvl-x2_550.127.05_nv12_nic1_sglang-2874.txt"
+    xml = data / "xml" / "rtx-2070-x2_590.44.01_v13.xml"
+    tool.write_text(f'#!/bin/sh\nif [ "$1" = topo ]; then cat {topo}; else cat {xml}; fi\n')
+    tool.chmod(0o755)
+    server = sshd_factory("gpu", {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"})
+    ssh_home(client_key, {"gpunode": server})
+    with SSHHost("gpunode", python=sys.executable) as host:
+        snapshot = take_snapshot(host, [GpuProbe(), PcieProbe()])
+    gpu = snapshot.document["probes"]["gpu"]
+    assert gpu["status"] == "ok", gpu
+    assert gpu["data"]["source"] == "nvidia-smi-xml" and gpu["data"]["gpu_count"] == 2
+    pcie = snapshot.document["probes"]["pcie"]
+    assert pcie["status"] == "ok" and pcie["data"]["topology"]["pairs"]["GPU0~GPU1"] == "NV12"
