@@ -89,6 +89,8 @@ def _check_args(args: argparse.Namespace) -> None:
                              "no --hosts-file, --identity or --accept-new-host-key")
     elif args.driftcheck:
         raise UsageError("--driftcheck goes with --slurm")
+    if args.identity and not Path(args.identity).is_file():
+        raise UsageError(f"--identity {args.identity}: no such file")
 
 
 def _ssh_fleet(args: argparse.Namespace, options: ProbeOptions) -> tuple[dict[str, Snapshot], dict[str, str]]:

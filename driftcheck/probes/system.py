@@ -81,8 +81,12 @@ class SystemProbe(Probe):
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         reader = SysReader(host)
+        # /proc/self describes whoever reads it: only a host whose reads are served by the process
+        # that matters (this one, or the target interpreter over SSH) says anything true with it.
+        own_view = host.capabilities.process_local_reads
         for path in PLAIN_FILES:
-            reader.text(path)
+            if own_view or not path.startswith("/proc/self/"):
+                reader.text(path)
         if reader.text("/proc/cpuinfo") is None and reader.text("/proc/meminfo") is None:
             raise ProbeUnavailable("no /proc/cpuinfo or /proc/meminfo: not a Linux host")
         for policy in _numbered(reader.listing(CPUFREQ_DIR), "policy"):
@@ -94,7 +98,8 @@ class SystemProbe(Probe):
         for size in reader.listing(HUGEPAGES_DIR) or []:
             reader.text(f"{HUGEPAGES_DIR}/{size}/nr_hugepages")
             reader.text(f"{HUGEPAGES_DIR}/{size}/free_hugepages")
-        cgroup = _gather_cgroup(reader)
+        # Without our own cgroup membership the limits found would be the root's: unknown, not "none".
+        cgroup = _gather_cgroup(reader) if own_view else {"version": None}
         # Presence checks by listing, so a container's own files (which may name it) are never read.
         reader.listing("/")
         reader.listing("/run")

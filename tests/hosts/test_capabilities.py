@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from driftcheck.hosts.ssh import SSHHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import BenchProbe
 from driftcheck.probes.runner import outcome_from_exception, run_one
+from driftcheck.probes.system import SystemProbe
 
 
 def test_each_host_declares_its_capabilities(tmp_path: Path) -> None:
@@ -44,3 +46,14 @@ def test_one_table_maps_failures_to_outcomes(failure: Exception, status: str) ->
     assert errors.probe_status_by_name(type(failure).__name__) == status
     rebuilt = errors.failure_by_name(type(failure).__name__, "m")
     assert errors.probe_status(rebuilt) == status
+
+
+def test_a_host_whose_reads_are_not_its_own_view_reports_no_process_facts(tmp_path: Path) -> None:
+    class Elsewhere(LocalHost):
+        capabilities = replace(LocalHost.capabilities, process_local_reads=False)
+
+    data = run_one(SystemProbe(), Elsewhere(), ProbeOptions()).data or {}
+    assert data["affinity"] == {"cpus": None, "mems": None}
+    assert data["memlock_limit_bytes"] is None
+    assert data["cgroup"]["version"] is None
+    assert data["memory"]["total_kib"]  # the machine-wide facts are still read
