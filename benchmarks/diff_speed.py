@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from deepdiff import DeepDiff  # noqa: E402
 
-from driftcheck.snapshot.diff import diff_report, diff_snapshots  # noqa: E402
+from driftcheck.snapshot.diff import diff_snapshots  # noqa: E402
+from driftcheck.snapshot.explain import explain  # noqa: E402
 from driftcheck.snapshot.model import Snapshot  # noqa: E402
 
 
@@ -103,8 +104,8 @@ def main() -> int:
     a_doc = large_document()
     b_doc = changed_document(a_doc)
     a, b = Snapshot(a_doc, "A"), Snapshot(b_doc, "B")
-    report = diff_report(diff_snapshots(a, b))
-    ours = _median_seconds(lambda: diff_report(diff_snapshots(a, b)), args.repeat)
+    report = explain(diff_snapshots(a, b)).to_json()
+    ours = _median_seconds(lambda: explain(diff_snapshots(a, b)).to_json(), args.repeat)
     plain = _median_seconds(lambda: DeepDiff(a_doc, b_doc), args.repeat)
     n_packages = len(a_doc["probes"]["packages"]["data"]["packages"])
     n_gpus = len(a_doc["probes"]["gpu"]["data"]["gpus"])

@@ -25,8 +25,7 @@ from driftcheck.nvidia.detect import merge_topology  # noqa: E402
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV, NvmlUnavailable, read_local_nvml  # noqa: E402
 from driftcheck.nvidia.smi_xml import parse_smi_xml  # noqa: E402
 from driftcheck.nvidia.topo import parse_topo  # noqa: E402
-from driftcheck.probes.gpu import GpuProbe  # noqa: E402
-from driftcheck.probes.pcie import PcieProbe  # noqa: E402
+from driftcheck.snapshot.facts import is_volatile  # noqa: E402
 from driftcheck.snapshot.paths import format_path  # noqa: E402
 
 # Facts one source cannot read at all: a null there is "unread", not a disagreement.
@@ -43,8 +42,7 @@ def _leaves(data: Any, parts: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any
 
 
 def disagreements(probe: str, nvml: dict[str, Any], smi: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every leaf whose value differs between the two sources, with whether the probe calls it volatile."""
-    cls = GpuProbe if probe == "gpu" else PcieProbe
+    """Every leaf whose value differs between the two sources, with whether the facts table calls it volatile."""
     left, right = _leaves(nvml), _leaves(smi)
     rows = []
     for parts in sorted(set(left) | set(right)):
@@ -54,7 +52,8 @@ def disagreements(probe: str, nvml: dict[str, Any], smi: dict[str, Any]) -> list
             continue
         if isinstance(a, float) and isinstance(b, float) and abs(a - b) < 0.01:
             continue
-        rows.append({"probe": probe, "path": path, "nvml": a, "nvidia_smi": b, "volatile": cls.is_volatile(path)})
+        volatile = is_volatile(("probes", probe, "data", *parts))
+        rows.append({"probe": probe, "path": path, "nvml": a, "nvidia_smi": b, "volatile": volatile})
     return rows
 
 

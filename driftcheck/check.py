@@ -33,7 +33,8 @@ from driftcheck.errors import DriftcheckError, UnknownSnapshotError, UsageError
 from driftcheck.probes import probe_class
 from driftcheck.snapshot.baselines import Baselines
 from driftcheck.snapshot.diff import Change, diff_snapshots
-from driftcheck.snapshot.explain import Explained, explain, explain_report, show_value
+from driftcheck.snapshot.explain import Explained, explain
+from driftcheck.snapshot.explain.values import show_value
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
 from driftcheck.snapshot.resolve import resolve_snapshot
@@ -305,7 +306,7 @@ class CheckResult:
 
     def to_json(self) -> dict[str, Any]:
         """What `driftcheck check --format json` prints: the explain report, the violations, the verdict."""
-        report = explain_report(self.explained)
+        report = self.explained.to_json()
         report["violations"] = self.violations
         report["drift"] = self.drift
         return report

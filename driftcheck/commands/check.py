@@ -19,7 +19,7 @@ from driftcheck.commands.common import (
     use_colour,
 )
 from driftcheck.probes import probe_names
-from driftcheck.snapshot.explain_render import explain_markdown, explain_text
+from driftcheck.snapshot.explain.render import explain_markdown, explain_text
 
 
 def add(sub: Any) -> None:

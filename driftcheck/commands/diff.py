@@ -10,7 +10,7 @@ from typing import Any
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP
 from driftcheck.render import diff_text
 from driftcheck.snapshot.diff import diff_snapshots
-from driftcheck.snapshot.explain import explain, explain_report
+from driftcheck.snapshot.explain import explain
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.store import Store
 
@@ -35,7 +35,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     diff = diff_snapshots(a, b)
     explained = explain(diff, include_volatile=args.all)
     if args.format == "json":
-        print(json.dumps(explain_report(explained, args.all), indent=2, sort_keys=True, ensure_ascii=False))
+        print(json.dumps(explained.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:
         # A reading a plain diff hides (a clock under load, the boot id) is shown when a cause rests on it.
         evidence = explained.evidence_paths()

@@ -10,8 +10,8 @@ from typing import Any
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
 from driftcheck.snapshot.confirm import bench_runner, confirm
 from driftcheck.snapshot.diff import diff_snapshots
-from driftcheck.snapshot.explain import explain, explain_report
-from driftcheck.snapshot.explain_render import explain_markdown, explain_text
+from driftcheck.snapshot.explain import explain
+from driftcheck.snapshot.explain.render import explain_markdown, explain_text
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.store import Store
 
@@ -44,7 +44,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         run, why_not = bench_runner()
         confirmations = confirm(result, run, why_not)
     if args.format == "json":
-        report = explain_report(result, args.all)
+        report = result.to_json()
         if confirmations is not None:
             for row in report["explanations"]:
                 if row["rank"] in confirmations:

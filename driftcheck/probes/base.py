@@ -1,13 +1,11 @@
 """The probe contract: a name, a time limit, `gather` (all I/O, through a Host) and `parse` (pure).
 
-A probe also declares, for the paths it owns inside its `data`, which category of the DESIGN.md
-vocabulary a change there belongs to, and which paths are volatile (differ on every run and are
-left out of a diff by default).
+What a change inside a probe's `data` means (its category, whether it is volatile) is not asked of
+the probe: it is one table, `driftcheck/snapshot/facts.yaml`, so reading a diff needs no probe code.
 """
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
@@ -57,11 +55,6 @@ class Probe(ABC):
     on_request: ClassVar[bool] = False
     # Runs after the other probes have finished, alone: a benchmark would otherwise measure their work.
     runs_alone: ClassVar[bool] = False
-    default_category: ClassVar[str] = "other"
-    # (regex matched against the data path, category); the first match wins.
-    categories: ClassVar[tuple[tuple[str, str], ...]] = ()
-    # Regexes of data paths that change on every run; excluded from a diff unless asked for.
-    volatile: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def gather(self, host: Host, options: ProbeOptions) -> Any:
@@ -75,16 +68,3 @@ class Probe(ABC):
     def requested(cls, options: ProbeOptions) -> bool:
         """For an `on_request` probe: whether `options` ask for it."""
         return False
-
-    @classmethod
-    def category_of(cls, data_path: str) -> str:
-        """The category of a change at `data_path` (a path inside this probe's `data`)."""
-        for pattern, category in cls.categories:
-            if re.search(pattern, data_path):
-                return category
-        return cls.default_category
-
-    @classmethod
-    def is_volatile(cls, data_path: str) -> bool:
-        """Whether a change at `data_path` is expected on every run (excluded by default)."""
-        return any(re.search(pattern, data_path) for pattern in cls.volatile)

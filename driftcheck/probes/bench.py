@@ -26,8 +26,6 @@ class BenchProbe(Probe):
     cheap = False
     on_request = True
     runs_alone = True
-    default_category = "other"
-    volatile = (r"",)
 
     @classmethod
     def requested(cls, options: ProbeOptions) -> bool:

@@ -7,17 +7,11 @@ were in force. Groups are derived from `vars`, so a diff reports each change onc
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.redact import Redactor
-
-# Set by the shell or terminal, different in every session, and never a cause of a performance shift.
-SHELL_NOISE = ("PWD", "OLDPWD", "SHLVL", "_", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "TMUX", "TMUX_PANE",
-               "TERM_SESSION_ID", "WINDOWID", "XDG_SESSION_ID", "STY", "WINDOW", "COLUMNS", "LINES",
-               "PS1", "LS_COLORS", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
 
 # Performance families: group name → the prefixes (ending in "_") or exact names that belong to it.
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -60,10 +54,6 @@ class EnvProbe(Probe):
     description = "process environment (credentials replaced by keyed digests)"
     timeout_s = 5.0
     needs_redactor = True
-    default_category = "env_var_other"
-    categories = ((r"^vars\.NCCL_", "nccl_env"),)
-    # Groups restate `vars`: a variable set or unset is one change (under vars), not two.
-    volatile = (*(rf"^vars\.{re.escape(name)}$" for name in SHELL_NOISE), r"^groups\b")
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor

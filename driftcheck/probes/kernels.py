@@ -25,8 +25,8 @@ from typing import Any
 from driftcheck.errors import CommandTimeout, ConnectionLost
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.probes.hashcache import CachedFile, FileIdentity, HashCache
 from driftcheck.probes.packages import normalize_name
-from driftcheck.snapshot.hashcache import CachedFile, FileIdentity, HashCache
 
 # Distributions whose compiled files are always hashed (normalized names); plus every `nvidia-*` wheel.
 KERNEL_PACKAGES = frozenset({
@@ -204,8 +204,6 @@ class KernelsProbe(Probe):
     name = "kernels"
     description = "hashes of the compiled kernels (torch, triton, flashinfer, nvidia-*, system CUDA libraries)"
     timeout_s = 180.0
-    default_category = "package_binary"
-    volatile = (r"^hash_cache\b",)
     # Hashing quicker than this goes unreported: progress lines for a blink are noise.
     progress_after_s: float = PROGRESS_AFTER_S
 

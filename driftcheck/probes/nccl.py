@@ -25,9 +25,6 @@ IB_PORT_FILES = ("state", "phys_state", "rate", "link_layer")
 NET_FILES = ("mtu", "speed", "operstate")
 _LIBNCCL = re.compile(r"^libnccl\.so(\.\d+)*$")
 _NCCL_WHEEL = re.compile(r"^nvidia_nccl(?:_cu\d+)?-(?P<version>[^-]+)\.dist-info$")
-# Interfaces created per container or VM; they come and go without anyone changing the machine.
-_EPHEMERAL_NET = r"^net(\.|\[\")(veth|cali|docker|br-|virbr|vnet|tap|tun|flannel|cni|vxlan|lxc)"
-_DEVICE_PATH = r"^(infiniband|net)(\.[^.\[]+|\[\"[^\]]+\"\])?$"
 
 
 class NcclProbe(Probe):
@@ -37,12 +34,6 @@ class NcclProbe(Probe):
     description = "NCCL_* variables, nccl.conf files, libnccl version, InfiniBand/RoCE ports, network interfaces"
     timeout_s = 15.0
     needs_redactor = True
-    default_category = "nccl_env"
-    categories = (
-        (_DEVICE_PATH, "hardware_change"),
-        (r"^(library|libraries)\b", "package_version"),
-    )
-    volatile = (_EPHEMERAL_NET,)
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor

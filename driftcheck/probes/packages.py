@@ -65,11 +65,6 @@ class PackagesProbe(Probe):
     name = "packages"
     description = "distributions of the target interpreter: version, installer, origin, wheel tags, build id"
     timeout_s = 30.0
-    default_category = "package_version"
-    categories = (
-        (r"^packages\.[A-Za-z0-9_\-]+\.(build_id|compiled_files|wheel_tags)\b", "package_binary"),
-        (r"^conda(\.[A-Za-z0-9_\-]+|\[[^\]]+\])\.build\b", "package_binary"),
-    )
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         return host.python("dist_facts", ["packages"])

@@ -13,9 +13,6 @@ from driftcheck.nvidia.sysfs import gather_sysfs, parse_sysfs
 from driftcheck.nvidia.topo import parse_topo
 from driftcheck.nvidia.values import NvidiaFormatError
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
-from driftcheck.probes.gpu import GPU_KEY
-
-_SYSFS_KEY = r'(?:\.[A-Za-z0-9_\-]+|\["[^"]*"\])'
 
 
 class PcieProbe(Probe):
@@ -25,22 +22,6 @@ class PcieProbe(Probe):
     description = "PCIe links, GPU topology and P2P, CPU/NUMA affinity (NVML or nvidia-smi, and sysfs)"
     timeout_s = 45.0
     isolated = True
-    default_category = "pcie_link"
-    categories = (
-        (rf"^gpus{GPU_KEY}$", "hardware_change"),
-        (rf"^gpus{GPU_KEY}\.(link|replay_counter)\b", "pcie_link"),
-        (rf"^gpus{GPU_KEY}\.(cpu_affinity|numa_node)$", "numa"),
-        (rf"^gpus{GPU_KEY}\.(index|pci_bus_id)$", "hardware_change"),
-        (r"^topology\.(cpu_affinity|numa_affinity|gpu_numa_id)\b", "numa"),
-        (r"^topology\.(devices|nics)\b", "hardware_change"),
-        (r"^(topology|p2p)\b", "p2p_topology"),
-        (rf"^sysfs{_SYSFS_KEY}$", "hardware_change"),
-        (rf"^sysfs{_SYSFS_KEY}\.acs_ctl$", "p2p_topology"),
-        (r"^sysfs\b", "pcie_link"),
-        (r"^source$", "other"),
-    )
-    # A link drops to a lower generation at idle to save power; its width does not, so width stays relevant.
-    volatile = (rf"^gpus{GPU_KEY}\.link\.gen_current$", rf"^sysfs{_SYSFS_KEY}\.current_link_speed$")
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         sysfs = gather_sysfs(host)

@@ -15,7 +15,6 @@ from typing import Any
 from driftcheck.errors import CommandTimeout, ConnectionLost
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
-from driftcheck.probes.env import SHELL_NOISE
 from driftcheck.probes.sysread import key_values, to_int
 from driftcheck.redact import Redactor
 
@@ -39,19 +38,6 @@ class ProcessProbe(Probe):
     needs_redactor = True
     cheap = False
     on_request = True
-    default_category = "other"
-    categories = (
-        (r"\.environ\.NCCL_", "nccl_env"),
-        (r"\.environ\b", "env_var_other"),
-        (r"\.(affinity|mems_allowed|numa_policies)\b", "numa"),
-        (r"\.cgroup\b", "container_limits"),
-        (r"\.mapped_libraries\b", "package_binary"),
-        (r"\.gpus\b", "gpu_contention"),
-    )
-    # A server grows and shrinks thread pools as it works; the count is not a setting. A cgroup path names
-    # the container instance, new at every restart (its limits are the system probe's facts).
-    volatile = (r"\.pid$", r"\.started_ticks$", r"\.threads$", r"\.cgroup\b",
-                *(rf"\.environ\.{re.escape(n)}$" for n in SHELL_NOISE))
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor

@@ -12,12 +12,6 @@ class PythonProbe(Probe):
     name = "python"
     description = "target interpreter: path, version, implementation, venv/conda prefix, platform"
     timeout_s = 20.0
-    default_category = "package_version"
-    categories = (
-        (r"^platform\.release$", "kernel_os"),
-        (r"^platform\.(machine|libc)$", "kernel_os"),
-        (r"^(executable|prefix|base_prefix|virtualenv|conda_env|conda_prefix|sys_path)\b", "other"),
-    )
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         return host.python("python_facts")

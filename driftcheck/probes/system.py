@@ -63,21 +63,6 @@ class SystemProbe(Probe):
     name = "system"
     description = "OS, kernel, CPU and cpufreq, NUMA, THP and hugepages, memory, cgroup limits, container, modules"
     timeout_s = 15.0
-    default_category = "kernel_os"
-    categories = (
-        (r"^(os|kernel|cmdline|iommu)\b", "kernel_os"),
-        (r"^modules\.nvidia\.version$", "driver_version"),
-        (r"^modules\b", "kernel_os"),
-        (r"^cpu\.(smt_active|smt_control|online)$", "cpu_governor"),
-        (r"^cpu\b", "hardware_change"),
-        (r"^(cpufreq|isolcpus|nohz_full)\b", "cpu_governor"),
-        (r"^numa\b", "numa"),
-        (r"^memory\.total_kib$", "hardware_change"),
-        (r"^(thp|hugepages|memory|swap|swappiness)\b", "thp_memory"),
-        (r"^(affinity|cgroup|container|memlock_limit_bytes)\b", "container_limits"),
-    )
-    volatile = (r"^boot_id$", r"^uptime_s$", r"^memory\.available_kib$", r"^cpufreq\.cur_mhz$",
-                r"^hugepages\.sizes\.[^.]+\.free$")
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         reader = SysReader(host)

@@ -79,12 +79,6 @@ class TorchProbe(Probe):
     description = "torch build: version, git commit, CUDA/cuDNN/NCCL versions; runtime facts with --deep"
     timeout_s = 90.0
     isolated = True
-    default_category = "package_version"
-    categories = (
-        (r"^(cuda_version|hip_version|cudnn_version|nccl_version|cuda_wheels)\b", "cuda_version"),
-        (r"^(cuda_available|device_count|devices)\b", "hardware_change"),
-        (r"^backends\b", "other"),
-    )
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         return host.python("torch_facts", ["--deep"] if options.deep else [], timeout_s=self.timeout_s - 5)

@@ -7,7 +7,6 @@ variable as B had it, once with A's value put back, so this confirms a cause on 
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import json
 import os
@@ -16,8 +15,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from driftcheck.baselines.compare import compare_results
 from driftcheck.baselines.deps import TORCH_PIN
-from driftcheck.snapshot.explain import Explained, Explanation, bench_worse
+from driftcheck.snapshot.explain.bench import bench_worse
+from driftcheck.snapshot.explain.model import Explained, Explanation
 
 BenchRun = Callable[[dict[str, str | None]], Any]
 _BENCH_TIMEOUT_S = 600.0
@@ -25,8 +26,7 @@ _BENCH_TIMEOUT_S = 600.0
 
 def _compare(before: Any, after: Any) -> list[dict[str, Any]]:
     """Compare two `driftcheck bench --format json` outputs through their `results` maps."""
-    compare = importlib.import_module("driftcheck.baselines.compare").compare_results
-    return list(compare(before["results"], after["results"]))
+    return compare_results(before["results"], after["results"])
 
 
 def bench_runner(suite: str = "quick", budget_s: float | None = None) -> tuple[BenchRun | None, str]:

@@ -1,4 +1,4 @@
-"""Structural diff of two snapshots: every changed fact, with the category its probe declares.
+"""Structural diff of two snapshots: every changed fact, with its category from the facts table.
 
 The changed leaves inside each probe's data are found by a walk that skips identical subtrees; lists
 are compared as wholes (probe data is keyed by identity, so a list is an ordered value such as a
@@ -9,11 +9,10 @@ removed".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from driftcheck.probes import probe_class
+from driftcheck.snapshot.facts import fact_table
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
 
@@ -58,22 +57,6 @@ class SnapshotDiff:
         return sorted(self.changes + (self.volatile if include_volatile else []), key=lambda c: c.path)
 
 
-def _value_at(data: Any, parts: Sequence[PathPart]) -> Any:
-    for part in parts:
-        data = data[part]
-    return data
-
-
-def _category(probe_name: str, data_parts: Sequence[PathPart]) -> str:
-    cls = probe_class(probe_name)
-    return cls.category_of(format_path(data_parts)) if cls else "other"
-
-
-def _is_volatile(probe_name: str, data_parts: Sequence[PathPart]) -> bool:
-    cls = probe_class(probe_name)
-    return bool(cls and cls.is_volatile(format_path(data_parts)))
-
-
 _MISSING = object()
 
 
@@ -112,13 +95,6 @@ def _walk(before: Any, after: Any, prefix: tuple[PathPart, ...],
         out.append((prefix, before, after))
 
 
-def _lookup(data: Any, parts: Sequence[PathPart]) -> Any:
-    try:
-        return _value_at(data, parts)
-    except (KeyError, IndexError, TypeError):
-        return _MISSING
-
-
 def _change(parts: tuple[PathPart, ...], before: Any, after: Any, category: str, volatile: bool) -> Change:
     if before is _MISSING:
         return Change(parts, "added", None, after, category, volatile)
@@ -128,7 +104,8 @@ def _change(parts: tuple[PathPart, ...], before: Any, after: Any, category: str,
 
 
 def _probe_changes(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[Change]:
-    default = _category(name, ())
+    facts = fact_table()
+    default = facts.category(("probes", name))
     if a is None or b is None:
         return [_change(("probes", name), _MISSING if a is None else a.get("status"),
                         _MISSING if b is None else b.get("status"), default, False)]
@@ -140,7 +117,7 @@ def _probe_changes(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None
     changes = []
     for parts, old, new in _leaf_changes(a.get("data") or {}, b.get("data") or {}):
         full = ("probes", name, "data", *parts)
-        changes.append(_change(full, old, new, _category(name, parts), _is_volatile(name, parts)))
+        changes.append(_change(full, old, new, facts.category(full), facts.volatile(full)))
     return changes
 
 
@@ -159,11 +136,3 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
         (result.volatile if change.volatile else result.changes).append(change)
     return result
 
-
-def diff_report(diff: SnapshotDiff, include_volatile: bool = False) -> dict[str, Any]:
-    """The machine-readable diff of the DESIGN.md contract, with ranked explanations, unchanged
-    suspects and benchmark evidence filled in by `driftcheck.snapshot.explain`."""
-    # Imported here: explain builds on this module.
-    from driftcheck.snapshot.explain import explain, explain_report
-
-    return explain_report(explain(diff, include_volatile=include_volatile), include_volatile)

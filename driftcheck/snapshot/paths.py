@@ -22,3 +22,22 @@ def format_path(parts: Sequence[PathPart]) -> str:
         else:
             out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out
+
+
+_SEGMENT = re.compile(r'\.?([A-Za-z0-9_\-]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+
+
+def parse_path(path: str) -> tuple[PathPart, ...]:
+    """The parts of a path written by `format_path` (the inverse of it); ValueError when malformed."""
+    if not path:
+        raise ValueError("not a change path: empty")
+    parts: list[PathPart] = []
+    position = 0
+    while position < len(path):
+        found = _SEGMENT.match(path, position)
+        if found is None or (found.group(1) is not None and position and not found.group(0).startswith(".")):
+            raise ValueError(f"not a change path: {path!r}")
+        name, index, quoted = found.groups()
+        parts.append(name if name is not None else int(index) if index is not None else json.loads(quoted))
+        position = found.end()
+    return tuple(parts)

@@ -11,6 +11,7 @@ from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import BenchProbe
 from driftcheck.probes.runner import run_one
 from driftcheck.recording import RECORDING_FORMAT, ReplayHost
+from tests.probes.facts_of import is_volatile
 
 
 def test_on_a_replayed_machine_it_is_unavailable(tmp_path: Path) -> None:
@@ -21,8 +22,8 @@ def test_on_a_replayed_machine_it_is_unavailable(tmp_path: Path) -> None:
 
 
 def test_every_result_path_is_volatile() -> None:
-    assert BenchProbe.is_volatile("results.gemm_fp32_1024_gflops.median")
-    assert BenchProbe.is_volatile("threads")
+    assert is_volatile(BenchProbe, "results.gemm_fp32_1024_gflops.median")
+    assert is_volatile(BenchProbe, "threads")
     assert BenchProbe.on_request and BenchProbe.runs_alone and not BenchProbe.cheap and BenchProbe.isolated
 
 

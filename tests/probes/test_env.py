@@ -8,6 +8,7 @@ from driftcheck.probes.runner import run_one
 from driftcheck.recording import ReplayHost
 from driftcheck.redact import REDACTED_PATTERN, Redactor
 from tests.conftest import DATA
+from tests.probes.facts_of import category_of, is_volatile
 
 
 def test_groups_cover_the_performance_families() -> None:
@@ -39,7 +40,7 @@ def test_groups_list_names_and_values_stay_redacted() -> None:
 
 
 def test_categories_and_volatility() -> None:
-    assert EnvProbe.category_of("vars.NCCL_P2P_DISABLE") == "nccl_env"
-    assert EnvProbe.category_of("vars.OMP_NUM_THREADS") == "env_var_other"
-    assert EnvProbe.is_volatile("groups.nccl")
-    assert not EnvProbe.is_volatile("vars.OMP_NUM_THREADS")
+    assert category_of(EnvProbe, "vars.NCCL_P2P_DISABLE") == "nccl_env"
+    assert category_of(EnvProbe, "vars.OMP_NUM_THREADS") == "env_var_other"
+    assert is_volatile(EnvProbe, "groups.nccl")
+    assert not is_volatile(EnvProbe, "vars.OMP_NUM_THREADS")

@@ -13,6 +13,7 @@ import pytest
 
 from driftcheck.host import LocalHost
 from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.hashcache import HashCache
 from driftcheck.probes.kernels import (
     HASH_BATCH_FILES,
     KernelsProbe,
@@ -26,9 +27,9 @@ from driftcheck.probes.kernels import (
 )
 from driftcheck.probes.runner import run_one
 from driftcheck.recording import RecordingHost, ReplayHost
-from driftcheck.snapshot.hashcache import HashCache
 from tests.conftest import DATA
 from tests.probes.conftest import WheelVenv
+from tests.probes.facts_of import category_of, is_volatile
 
 
 def _kernels(python: Path | str, cache: HashCache, progress=None) -> dict:  # type: ignore[no-untyped-def]
@@ -166,10 +167,10 @@ def test_a_recording_replays_to_the_same_data(wheel_venv: WheelVenv, tmp_path: P
 
 
 def test_categories_are_package_binary_and_cache_stats_volatile() -> None:
-    assert KernelsProbe.category_of('modified_in_place.markupsafe') == "package_binary"
-    assert KernelsProbe.category_of('files["torch:torch/lib/libc10.so"].sha256') == "package_binary"
-    assert KernelsProbe.is_volatile("hash_cache.hits")
-    assert not KernelsProbe.is_volatile("files")
+    assert category_of(KernelsProbe, 'modified_in_place.markupsafe') == "package_binary"
+    assert category_of(KernelsProbe, 'files["torch:torch/lib/libc10.so"].sha256') == "package_binary"
+    assert is_volatile(KernelsProbe, "hash_cache.hits")
+    assert not is_volatile(KernelsProbe, "files")
 
 
 RECORDED = DATA / "hosts" / "cpu-venv-patched-markupsafe"

@@ -11,6 +11,7 @@ from driftcheck.probes.runner import run_one
 from driftcheck.recording import ReplayHost
 from driftcheck.redact import REDACTED_PATTERN, Redactor
 from tests.conftest import DATA
+from tests.probes.facts_of import category_of, is_volatile
 
 HOSTS = DATA / "hosts"
 
@@ -78,12 +79,12 @@ def test_preferred_library_order() -> None:
 
 
 def test_categories() -> None:
-    assert NcclProbe.category_of("env.NCCL_P2P_DISABLE") == "nccl_env"
-    assert NcclProbe.category_of("infiniband.mlx5_0") == "hardware_change"
-    assert NcclProbe.category_of("infiniband") == "hardware_change"
-    assert NcclProbe.category_of("net.eth0") == "hardware_change"
-    assert NcclProbe.category_of('net["eth0.100"]') == "hardware_change"
-    assert NcclProbe.category_of("infiniband.mlx5_0.ports.1.state") == "nccl_env"
-    assert NcclProbe.category_of("library.version") == "package_version"
-    assert NcclProbe.is_volatile("net.veth12ab")
-    assert not NcclProbe.is_volatile("net.eth0")
+    assert category_of(NcclProbe, "env.NCCL_P2P_DISABLE") == "nccl_env"
+    assert category_of(NcclProbe, "infiniband.mlx5_0") == "hardware_change"
+    assert category_of(NcclProbe, "infiniband") == "hardware_change"
+    assert category_of(NcclProbe, "net.eth0") == "hardware_change"
+    assert category_of(NcclProbe, 'net["eth0.100"]') == "hardware_change"
+    assert category_of(NcclProbe, "infiniband.mlx5_0.ports.1.state") == "nccl_env"
+    assert category_of(NcclProbe, "library.version") == "package_version"
+    assert is_volatile(NcclProbe, "net.veth12ab")
+    assert not is_volatile(NcclProbe, "net.eth0")

@@ -17,6 +17,7 @@ from driftcheck.probes.runner import run_one
 from driftcheck.recording import ReplayHost
 from tests.conftest import DATA
 from tests.probes.conftest import WheelVenv
+from tests.probes.facts_of import category_of
 
 
 def _probe(python: Path | str) -> dict:
@@ -115,11 +116,11 @@ def test_names_are_normalized_as_pip_compares_them() -> None:
 
 
 def test_categories_split_versions_from_binaries() -> None:
-    assert PackagesProbe.category_of("packages.markupsafe.version") == "package_version"
-    assert PackagesProbe.category_of("packages.markupsafe") == "package_version"
-    assert PackagesProbe.category_of("packages.markupsafe.build_id") == "package_binary"
-    assert PackagesProbe.category_of("packages.flash-attn.compiled_files") == "package_binary"
-    assert PackagesProbe.category_of('conda["ca-certificates"].build') == "package_binary"
+    assert category_of(PackagesProbe, "packages.markupsafe.version") == "package_version"
+    assert category_of(PackagesProbe, "packages.markupsafe") == "package_version"
+    assert category_of(PackagesProbe, "packages.markupsafe.build_id") == "package_binary"
+    assert category_of(PackagesProbe, "packages.flash-attn.compiled_files") == "package_binary"
+    assert category_of(PackagesProbe, 'conda["ca-certificates"].build') == "package_binary"
 
 
 def test_recorded_venv_without_conda() -> None:

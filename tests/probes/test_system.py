@@ -15,6 +15,7 @@ from driftcheck.probes.runner import run_one
 from driftcheck.probes.system import SystemProbe, cpu_count, parse_cmdline, selected_choice
 from driftcheck.recording import ReplayHost
 from tests.conftest import DATA
+from tests.probes.facts_of import category_of, is_volatile
 
 HOSTS = DATA / "hosts"
 
@@ -82,15 +83,15 @@ def test_small_parsers() -> None:
 
 
 def test_categories() -> None:
-    assert SystemProbe.category_of("thp.enabled") == "thp_memory"
-    assert SystemProbe.category_of("cpufreq.governors.performance") == "cpu_governor"
-    assert SystemProbe.category_of("cgroup.memory_limit_bytes") == "container_limits"
-    assert SystemProbe.category_of("numa.balancing") == "numa"
-    assert SystemProbe.category_of("kernel.release") == "kernel_os"
-    assert SystemProbe.category_of("cpu.model") == "hardware_change"
-    assert SystemProbe.category_of("modules.nvidia.version") == "driver_version"
-    assert SystemProbe.is_volatile("uptime_s") and SystemProbe.is_volatile("boot_id")
-    assert not SystemProbe.is_volatile("thp.enabled")
+    assert category_of(SystemProbe, "thp.enabled") == "thp_memory"
+    assert category_of(SystemProbe, "cpufreq.governors.performance") == "cpu_governor"
+    assert category_of(SystemProbe, "cgroup.memory_limit_bytes") == "container_limits"
+    assert category_of(SystemProbe, "numa.balancing") == "numa"
+    assert category_of(SystemProbe, "kernel.release") == "kernel_os"
+    assert category_of(SystemProbe, "cpu.model") == "hardware_change"
+    assert category_of(SystemProbe, "modules.nvidia.version") == "driver_version"
+    assert is_volatile(SystemProbe, "uptime_s") and is_volatile(SystemProbe, "boot_id")
+    assert not is_volatile(SystemProbe, "thp.enabled")
 
 
 @pytest.mark.skipif(not Path("/proc/meminfo").exists(), reason="needs Linux /proc")

@@ -20,6 +20,7 @@ from driftcheck.probes.torch import TorchProbe, cudnn_version_string, nccl_versi
 from driftcheck.recording import ReplayHost
 from tests.conftest import DATA, CliResult
 from tests.probes.conftest import WheelVenv
+from tests.probes.facts_of import category_of
 
 
 def _torch_version_py() -> dict:
@@ -100,10 +101,10 @@ def test_cudnn_and_nccl_versions_read_alike_from_torch_and_from_wheels() -> None
 
 
 def test_categories() -> None:
-    assert TorchProbe.category_of("cudnn_version") == "cuda_version"
-    assert TorchProbe.category_of('cuda_wheels["nvidia-nccl-cu12"]') == "cuda_version"
-    assert TorchProbe.category_of("version") == "package_version"
-    assert TorchProbe.category_of("devices.0.name") == "hardware_change"
+    assert category_of(TorchProbe, "cudnn_version") == "cuda_version"
+    assert category_of(TorchProbe, 'cuda_wheels["nvidia-nccl-cu12"]') == "cuda_version"
+    assert category_of(TorchProbe, "version") == "package_version"
+    assert category_of(TorchProbe, "devices.0.name") == "hardware_change"
 
 
 def test_recorded_machine_without_torch_is_unavailable() -> None:

@@ -1,10 +1,11 @@
-"""The structural diff: categories from probes, volatile facts hidden, outcome changes not "all removed"."""
+"""The structural diff: categories from the facts table, volatile facts hidden, outcome changes not "all removed"."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from driftcheck.snapshot.diff import diff_report, diff_snapshots
+from driftcheck.snapshot.diff import diff_snapshots
+from driftcheck.snapshot.explain import explain
 from driftcheck.snapshot.model import Snapshot, new_document
 
 
@@ -36,7 +37,7 @@ def test_volatile_facts_are_hidden_unless_asked() -> None:
     assert diff.changes == []
     hidden = {c.path for c in diff.volatile}
     assert {"probes.env.data.vars.PWD", "host.name"} <= hidden
-    assert {c["path"] for c in diff_report(diff, include_volatile=True)["changes"]} == hidden
+    assert {c["path"] for c in explain(diff, include_volatile=True).to_json()["changes"]} == hidden
 
 
 def test_a_probe_that_failed_on_one_side_is_an_outcome_change() -> None:

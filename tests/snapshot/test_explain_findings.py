@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from driftcheck.probes.env import SHELL_NOISE
-from driftcheck.snapshot.diff import diff_report, diff_snapshots
+from driftcheck.snapshot.diff import diff_snapshots
 from driftcheck.snapshot.explain import Explained, explain, explain_report
-from driftcheck.snapshot.explain_render import _bench_line, explain_markdown, explain_text
+from driftcheck.snapshot.explain.render import _bench_line, explain_markdown, explain_text
+from driftcheck.snapshot.facts import shell_noise
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
 from driftcheck.snapshot.rules import default_catalog
 
@@ -50,7 +50,7 @@ def test_evidence_paths_are_in_changes(case: str, include_volatile: bool) -> Non
 def test_only_evidenced_volatile_changes_are_added() -> None:
     a, b = _pair("gpu-clock-under-load")
     diff = diff_snapshots(a, b)
-    report = diff_report(diff)
+    report = explain(diff).to_json()
     paths = [row["path"] for row in report["changes"]]
     assert f"probes.gpu.data.gpus.{G0}.clocks.sm_mhz" in paths
     evidenced = {p for row in [*report["explanations"], *report["notes"]] for p in row["evidence"]}
@@ -159,7 +159,7 @@ def test_no_json_in_titles(case: str) -> None:
 def test_shell_noise_and_metadata_are_never_causes() -> None:
     a, b = _pair("nccl-env-added")
     before, after = copy.deepcopy(a.document), copy.deepcopy(a.document)
-    for i, name in enumerate(SHELL_NOISE):
+    for i, name in enumerate(shell_noise()):
         before["probes"]["env"]["data"]["vars"][name] = f"a{i}"
         after["probes"]["env"]["data"]["vars"][name] = f"b{i}"
     after["label"], after["origin"] = "another label", "replayed"
@@ -177,7 +177,7 @@ def test_shell_noise_and_metadata_are_never_causes() -> None:
 
 def test_every_shell_noise_variable_is_ignored_by_the_catalog() -> None:
     catalog = default_catalog()
-    for name in SHELL_NOISE:
+    for name in shell_noise():
         found = catalog.first_match(("probes", "env", "data", "vars", name), "changed")
         assert found is not None and found[0].ignore, name
 

@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from driftcheck.snapshot.explain import Explained, Explanation
+from driftcheck.snapshot.explain.model import Explained, Explanation
 from driftcheck.snapshot.model import Snapshot
 
 _COLOURS = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}

@@ -1,0 +1,68 @@
+"""Facts rendered as people read them: on/off, none, lists, clock ranges, governors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from driftcheck.snapshot.paths import PathPart
+
+
+def show_value(value: Any) -> str:
+    """A fact as people read it: on/off, none, a comma list, 1980 rather than 1980.0."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ", ".join(show_value(v) for v in value) if value else "none"
+    if isinstance(value, dict):
+        return _show_dict(value)
+    return str(value)
+
+
+def _show_dict(value: dict[str, Any]) -> str:
+    """A mapping as people read it: a package copy, a GPU process, or `key=value` pairs (not JSON)."""
+    if not value:
+        return "none"
+    if "version" in value and "location" in value:
+        return f"{show_value(value.get('version'))} in {show_value(value.get('location'))}"
+    if "pid" in value and ("name" in value or "used_memory_mib" in value):
+        memory = value.get("used_memory_mib")
+        extra = f", {show_value(memory)} MiB" if memory is not None else ""
+        return f"{show_value(value.get('name'))} (pid {show_value(value.get('pid'))}{extra})"
+    return ", ".join(f"{key}={show_value(item)}" for key, item in sorted(value.items()))
+
+
+def show_locked_clocks(value: Any) -> str:
+    """`locked_clocks` of a GPU: "1410-1410 MHz", with the memory range when it is locked too; "none"."""
+    if not isinstance(value, dict):
+        return show_value(value)
+    parts = []
+    for prefix, label in (("gpu", ""), ("memory", "memory ")):
+        low, high = value.get(f"{prefix}_min_mhz"), value.get(f"{prefix}_max_mhz")
+        if low is not None or high is not None:
+            parts.append(f"{label}{show_value(low)}-{show_value(high)} MHz")
+    return ", ".join(parts) if parts else "none"
+
+
+def show_governors(value: Any) -> str:
+    """`cpufreq.governors` ({governor: CPU count}): "performance on 224 CPUs"."""
+    if not isinstance(value, dict):
+        return show_value(value)
+    if not value:
+        return "none"
+    return ", ".join(f"{name} on {show_value(count)} CPU{'' if count == 1 else 's'}"
+                     for name, count in sorted(value.items()))
+
+
+def show_at(parts: Sequence[PathPart], value: Any) -> str:
+    """A value rendered for the fact it is at `parts` (locked clocks, governors), else `show_value`."""
+    tail = [str(part) for part in parts]
+    if tail[-1:] == ["locked_clocks"]:
+        return show_locked_clocks(value)
+    if tail[-2:] == ["cpufreq", "governors"]:
+        return show_governors(value)
+    return show_value(value)

@@ -1,0 +1,17 @@
+"""The facts table (driftcheck/snapshot/facts.yaml) asked about a path inside one probe's data."""
+
+from __future__ import annotations
+
+from driftcheck.probes.base import Probe
+from driftcheck.snapshot import facts
+from driftcheck.snapshot.paths import parse_path
+
+
+def category_of(probe: type[Probe], data_path: str) -> str:
+    """The category of a change at `data_path` inside `probe`'s data."""
+    return facts.category_of(("probes", probe.name, "data", *parse_path(data_path)))
+
+
+def is_volatile(probe: type[Probe], data_path: str) -> bool:
+    """Whether a change at `data_path` inside `probe`'s data is volatile."""
+    return facts.is_volatile(("probes", probe.name, "data", *parse_path(data_path)))
