@@ -2,7 +2,8 @@
 
 Each host is compared with a reference: by default the fleet's own consensus (for every fact, the
 value most hosts hold), or one baseline snapshot. The comparison is the ordinary snapshot diff, and
-the explain engine's rules rank it, so "node-07: GPU 3 PCIe x8 where 15 of 16 nodes have x16" carries
+each outlier gets the explain engine's cause and fix measured against a host that holds the
+reference value (`explain.fix_for`), so "node-07: GPU 3 PCIe x8 where 15 of 16 nodes have x16" carries
 the same category, confidence and fix as a before/after diff would. Facts that identify a machine
 rather than describe its state (GPU UUIDs and serials, a value no two hosts share) are set aside.
 """
@@ -18,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from driftcheck.snapshot.diff import Change, diff_snapshots
-from driftcheck.snapshot.explain import Explanation, explain, show_value
+from driftcheck.snapshot.explain import Explanation, fix_for, show_value
+from driftcheck.snapshot.explain.lookup import lookup
 from driftcheck.snapshot.model import Snapshot, new_document
 from driftcheck.snapshot.paths import format_path
+from driftcheck.snapshot.rules import Catalog, default_catalog
 
 # Probes whose GPUs are keyed by UUID: re-keyed by index, so GPU 3 of one node meets GPU 3 of another.
 _GPU_PROBES = ("gpu", "pcie")
@@ -169,9 +172,24 @@ def _as_snapshot(probes: dict[str, Any], name: str, source: str) -> Snapshot:
     return Snapshot(new_document({"name": name, "kind": "reference"}, probes, origin="peer-consensus"), source)
 
 
-def _best_cause(change: Change, explanations: list[Explanation]) -> Explanation | None:
-    citing = [e for e in explanations if change.path in e.evidence]
-    return max(citing, key=lambda e: e.confidence, default=None)
+def _holder(change: Change, peers: Mapping[str, Snapshot], fallback: Snapshot) -> Snapshot:
+    """A host that holds the reference value of the changed fact (its record is coherent), else `fallback`."""
+    for peer in peers.values():
+        value = lookup(peer.document, change.parts)
+        if change.kind == "added" and value is None or change.kind != "added" and value == change.before:
+            return peer
+    return fallback
+
+
+def _cause(change: Change, reference: Snapshot, current: Snapshot, catalog: Catalog) -> Explanation | None:
+    """The rule's cause and fix for one outlier, measured against a host holding the reference value.
+
+    Rules that mark a difference as no drift (a reading that is expected to differ) give no cause.
+    """
+    found = fix_for(change, reference, current, catalog)
+    if found is None or catalog.rule(found.rule).not_drift:
+        return None
+    return found
 
 
 _SIDE = re.compile(r"\bon ([AB])\b")
@@ -214,12 +232,14 @@ def peer_report(snapshots: Mapping[str, Snapshot], reference: Snapshot | None = 
     else:
         merged = peer_view(reference.document)
     base = _as_snapshot(merged, reference_name, f"<{reference_name}>")
+    peers = {host: _as_snapshot(views[host], host, host) for host in hosts}
+    # Against a baseline its own record is the reference; against the majority, a host that holds it.
+    holders = peers if reference is None else {}
+    catalog = default_catalog()
     findings: dict[str, Finding] = {}
     set_aside: set[str] = set()
     for host in hosts:
-        peer = _as_snapshot(views[host], host, host)
-        result = explain(diff_snapshots(base, peer))
-        for change in result.diff.changes:
+        for change in diff_snapshots(base, peers[host]).changes:
             if change.path in unique:
                 set_aside.add(change.path)
                 continue
@@ -227,7 +247,7 @@ def peer_report(snapshots: Mapping[str, Snapshot], reference: Snapshot | None = 
             if finding is None:
                 finding = Finding(change.path, change.category, change.before, change.kind != "added", 0)
                 findings[change.path] = finding
-            cause = _best_cause(change, result.explanations)
+            cause = _cause(change, _holder(change, holders, base), peers[host], catalog)
             finding.outliers.append(Outlier(host, change.after, change.kind != "removed",
                                             _peer_words(cause.title, reference_name) if cause else None,
                                             cause.confidence if cause else 0.0, cause.fix if cause else None))
