@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from driftcheck.probes.kernels import is_kernel_package
+from driftcheck.probes.packages import normalize_name
 from driftcheck.snapshot.diff import Change, diff_snapshots
 from driftcheck.snapshot.explain import Explanation, fix_for, show_value
 from driftcheck.snapshot.explain.lookup import lookup
@@ -59,6 +61,8 @@ class Finding:
     holders: int
     outliers: list[Outlier] = field(default_factory=list)
     also: list[str] = field(default_factory=list)
+    # 1 when the fact is a package whose builds decide inference speed (torch, NCCL, flashinfer, ...).
+    relevance: int = 0
 
     @property
     def confidence(self) -> float:
@@ -66,7 +70,7 @@ class Finding:
 
     def to_json(self, total: int) -> dict[str, Any]:
         return {"path": self.path, "evidence": [self.path, *self.also], "category": self.category,
-                "confidence": self.confidence,
+                "confidence": self.confidence, "performance_package": bool(self.relevance),
                 "majority": {"value": self.reference, "present": self.reference_present, "hosts": self.holders,
                              "of": total},
                 "outliers": [o.to_json() for o in self.outliers]}
@@ -181,6 +185,15 @@ def _holder(change: Change, peers: Mapping[str, Snapshot], fallback: Snapshot) -
     return fallback
 
 
+def _relevance(change: Change, catalog: Catalog) -> int:
+    """1 for a package the rules watch or whose compiled kernels decide speed, else 0: ranks ties."""
+    if change.probe not in ("packages", "kernels") or len(change.parts) < 5:
+        return 0
+    name = str(change.parts[4]).partition(":")[0]
+    normalized = normalize_name(name)
+    return int(normalized in {normalize_name(p) for p in catalog.packages} or is_kernel_package(normalized))
+
+
 def _cause(change: Change, reference: Snapshot, current: Snapshot, catalog: Catalog) -> Explanation | None:
     """The rule's cause and fix for one outlier, measured against a host holding the reference value.
 
@@ -245,7 +258,8 @@ def peer_report(snapshots: Mapping[str, Snapshot], reference: Snapshot | None = 
                 continue
             finding = findings.get(change.path)
             if finding is None:
-                finding = Finding(change.path, change.category, change.before, change.kind != "added", 0)
+                finding = Finding(change.path, change.category, change.before, change.kind != "added", 0,
+                                  relevance=_relevance(change, catalog))
                 findings[change.path] = finding
             cause = _cause(change, _holder(change, holders, base), peers[host], catalog)
             finding.outliers.append(Outlier(host, change.after, change.kind != "removed",
@@ -254,7 +268,8 @@ def peer_report(snapshots: Mapping[str, Snapshot], reference: Snapshot | None = 
     for finding in findings.values():
         finding.holders = len(hosts) - len(finding.outliers)
         finding.outliers.sort(key=lambda o: (-o.confidence, o.host))
-    ordered = sorted(findings.values(), key=lambda f: (-f.confidence, len(f.outliers), f.category, f.path))
+    ordered = sorted(findings.values(),
+                     key=lambda f: (-f.confidence, -f.relevance, len(f.outliers), f.category, f.path))
     report.findings = _merged(ordered)
     # Only what would otherwise have been reported: volatile readings are never compared at all.
     report.unique_per_host = sorted(set_aside)

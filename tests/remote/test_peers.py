@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+import sys
 from pathlib import Path
 
-from driftcheck.hosts import ReplayHost
+from driftcheck.hosts import LocalHost, ReplayHost
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV
 from driftcheck.probes.gpu import GpuProbe
+from driftcheck.probes.packages import PackagesProbe, normalize_name
 from driftcheck.probes.pcie import PcieProbe
 from driftcheck.remote.peers import peer_report
 from driftcheck.remote.report_render import render_markdown, render_text
@@ -74,3 +77,27 @@ def test_hostlist_expressions_and_hosts_files(tmp_path: Path) -> None:
     hosts = tmp_path / "hosts"
     hosts.write_text("gpu[02-03]  # the second rack\n\ngpu04,gpu05\n")
     assert fleet_hosts(["gpu[01-02]"], hosts) == ["gpu01", "gpu02", "gpu03", "gpu04", "gpu05"]
+
+
+def test_a_package_that_decides_speed_ranks_above_one_that_does_not(tmp_path: Path) -> None:
+    # This test interpreter's real package list, with one version moved on two different hosts.
+    taken = take_snapshot(LocalHost(sys.executable), [PackagesProbe()])
+    assert taken.document["probes"]["packages"]["status"] == "ok"
+    packages = taken.document["probes"]["packages"]["data"]["packages"]
+    assert "torch" in packages and "markupsafe" in {normalize_name(n) for n in packages}
+    markupsafe = next(n for n in packages if normalize_name(n) == "markupsafe")
+
+    def moved(name: str, version: str) -> Snapshot:
+        document = copy.deepcopy(taken.document)
+        document["probes"]["packages"]["data"]["packages"][name]["version"] = version
+        return Snapshot(document, name)
+
+    fleet = {"node-01": taken, "node-02": taken, "node-03": moved("torch", "2.12.1"),
+             "node-04": moved(markupsafe, "2.1.5"), "node-05": taken}
+    report = peer_report(fleet)
+    assert [f.outliers[0].host for f in report.findings[:2]] == ["node-03", "node-04"]
+    torch = report.findings[0]
+    assert torch.path == "probes.packages.data.packages.torch.version"
+    assert torch.reference == packages["torch"]["version"] and torch.holders == 4
+    assert torch.outliers[0].fix and "torch==" in torch.outliers[0].fix
+    assert torch.relevance == 1 and report.findings[1].relevance == 0
