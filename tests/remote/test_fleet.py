@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -97,3 +99,25 @@ def test_no_hosts_is_a_usage_error(cli: Callable[..., CliResult]) -> None:
     result = cli("fleet")
     assert result.returncode == 2
     assert "no hosts" in result.stderr
+
+
+def test_a_host_that_never_answers_is_given_up_after_the_host_timeout(
+        sshd_factory: Callable[..., Sshd], client_key: Path, ssh_home: Callable[..., Path],
+        cli: Callable[..., CliResult]) -> None:
+    # A listener that accepts and never speaks: an SSH server hung before its banner.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    try:
+        home = ssh_home(client_key, {"good": sshd_factory("good")})
+        config = home / ".ssh" / "config"
+        config.write_text(config.read_text() + f"Host hung\n  HostName 127.0.0.1\n  Port {silent.getsockname()[1]}\n")
+        started = time.monotonic()
+        result = cli("fleet", "good", "hung", "--host-timeout", "3", "--probe", "env", "--format", "json")
+        assert time.monotonic() - started < 30
+    finally:
+        silent.close()
+    assert result.returncode == 2
+    report = json.loads(result.stdout)
+    assert list(report["snapshots"]) == ["good"]
+    assert "within 3 s" in report["failures"]["hung"]
