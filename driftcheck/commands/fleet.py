@@ -87,6 +87,10 @@ def _check_args(args: argparse.Namespace) -> None:
         if args.hosts_file or args.identity or args.accept_new_host_key:
             raise UsageError("--slurm takes its nodes from srun: "
                              "no --hosts-file, --identity or --accept-new-host-key")
+        if args.hosts and not args.hosts[0].startswith("-"):
+            # srun options come first; a bare word here is a host, which srun would run as a command.
+            raise UsageError(f"--slurm takes its nodes from srun, not {args.hosts[0]!r}; srun options go after "
+                             "`--` (e.g. -- -N 4 -w gpu[01-04])")
     elif args.driftcheck:
         raise UsageError("--driftcheck goes with --slurm")
     if args.identity and not Path(args.identity).is_file():

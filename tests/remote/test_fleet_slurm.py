@@ -55,3 +55,9 @@ def test_a_node_whose_snapshot_was_altered_is_a_failure(slurm: SlurmCluster, tmp
 def test_srun_labels_split_back_into_one_text_per_task() -> None:
     stream = "0: {\n1: {\n0:   \"a\": 1\n1:   \"b\": 2\n0: }\n1: }\nsrun: warning\n"
     assert split_labelled(stream) == {0: '{\n  "a": 1\n}\n', 1: '{\n  "b": 2\n}\n'}
+
+
+def test_hosts_with_slurm_are_a_usage_error(cli: Callable[..., CliResult]) -> None:
+    result = cli("fleet", "--slurm", "gpu01")
+    assert result.returncode == 2
+    assert "srun options go after" in result.stderr
