@@ -36,6 +36,7 @@ from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import bench_options
 from driftcheck.probes.kernels import HashProgress, attach_hash_progress
 from driftcheck.probes.runner import ProgressCallback
+from driftcheck.probes.server import SERVER_OPTION, server_options
 from driftcheck.record import replay_options
 from driftcheck.redact import Redactor
 from driftcheck.snapshot.model import Snapshot
@@ -53,8 +54,10 @@ def target_host(python: str | None = None) -> LocalHost:
 
 
 def make_probe_options(pids: Sequence[int] = (), processes: Sequence[str] = (), deep: bool = False,
-                       bench: str | None = None, bench_budget_s: float | None = None) -> ProbeOptions:
-    """Probe options, checked: a non-positive pid or a pattern that is not a regex is a UsageError."""
+                       bench: str | None = None, bench_budget_s: float | None = None, *,
+                       server: str | None = None) -> ProbeOptions:
+    """Probe options, checked: a non-positive pid, a pattern that is not a regex or a `server` that is not an
+    http(s) URL is a UsageError. `server` asks for the `server` probe (the engine's own report of its settings)."""
     bad_pids = [pid for pid in pids if pid <= 0]
     if bad_pids:
         raise UsageError(f"--pid {bad_pids[0]}: a process id is a positive number")
@@ -64,7 +67,7 @@ def make_probe_options(pids: Sequence[int] = (), processes: Sequence[str] = (), 
         except re.error as exc:
             raise UsageError(f"--process {pattern!r}: not a regular expression ({exc})") from exc
     return ProbeOptions(deep=deep, pids=tuple(pids), process_patterns=tuple(processes),
-                        extra=bench_options(bench, bench_budget_s))
+                        extra={**bench_options(bench, bench_budget_s), **server_options(server)})
 
 
 def _host_and_options(python: str | None, replay: str | Path | None, options: ProbeOptions,
@@ -76,6 +79,8 @@ def _host_and_options(python: str | None, replay: str | Path | None, options: Pr
         return host, options
     if replay is None:
         return target_host(python), options
+    if options.extra.get(SERVER_OPTION):
+        raise UsageError("--server and --replay do not go together: a recording holds no server answers")
     if python:
         raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
     host = ReplayHost(replay)
@@ -86,20 +91,21 @@ def snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, s
              python: str | None = None, replay: str | Path | None = None, host: Host | None = None,
              pids: Sequence[int] = (),
              processes: Sequence[str] = (), deep: bool = False, bench: str | None = None,
-             bench_budget_s: float | None = None, cheap_only: bool = False, sign: bool = True,
-             keep: bool = True, store: Store | None = None, progress: ProgressCallback | None = None,
+             bench_budget_s: float | None = None, server: str | None = None, cheap_only: bool = False,
+             sign: bool = True, keep: bool = True, store: Store | None = None, progress: ProgressCallback | None = None,
              hash_progress: HashProgress | None = None) -> Snapshot:
     """Probe this machine (or the recording `replay`) and return the signed snapshot, kept in the store.
 
     `host` is another machine to probe (e.g. a connected `driftcheck.hosts.ssh.SSHHost`).
     `probes`/`skip` choose probes by name (default: every probe the options do not hold back;
     `cheap_only`: the cheap set `check` takes). `python` is the interpreter whose packages matter.
-    `pids`/`processes` also describe running processes; `bench` (quick|standard|full) embeds a
+    `pids`/`processes` also describe running processes; `server` (a URL) records what the SGLang / vLLM /
+    OpenAI-compatible server there reports about itself; `bench` (quick|standard|full) embeds a
     calibrated benchmark. `sign=False` leaves it unsigned; `keep=False` keeps it out of `store`
     (default: the user's store). `progress`/`hash_progress` receive progress reports.
     """
     target, options = _host_and_options(python, replay, make_probe_options(pids, processes, deep, bench,
-                                                                            bench_budget_s), host)
+                                                                            bench_budget_s, server=server), host)
     redactor = Redactor(load_redaction_secret())
     chosen = select_probes(builtin_probes(redactor), list(probes) if probes else None,
                            list(skip) if skip else None, cheap_only=cheap_only, options=options)

@@ -21,10 +21,13 @@ from driftcheck.commands import (
     diff,
     explain,
     fleet,
+    gc,
     importing,
     key,
     log,
     record,
+    report,
+    schedule,
     show,
     snapshot,
     verify,
@@ -32,7 +35,8 @@ from driftcheck.commands import (
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
-COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, fleet)
+COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc,
+            schedule, report, fleet)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -56,3 +56,7 @@ def cli_process() -> Callable[..., CliResult]:
         return CliResult(done.returncode, done.stdout, done.stderr)
 
     return run
+
+
+# Inference servers (a real `transformers serve`, a replay of recorded SGLang/vLLM answers): tests/servers.py.
+from tests.servers import replay_server, transformers_server  # noqa: E402, F401 - fixtures

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sg
 from driftcheck.baselines.suites import DEVICES, SUITES, run_suite
 from driftcheck.commands.common import EXIT_OK, check_output_path, write_new_file
 from driftcheck.errors import UsageError
+from driftcheck.keys import load_redaction_secret
+from driftcheck.probes.server import redacting_scrub
+from driftcheck.redact import Redactor
 
 
 def add(sub: Any) -> None:
@@ -21,7 +25,9 @@ def add(sub: Any) -> None:
                        description="Run a calibrated benchmark suite (warm-up until settled, repeat until the "
                                    "95% CI of each median is within ±1% or the budget is spent) and print "
                                    "median, n, CV and CI per benchmark. With --server, measure a running "
-                                   "OpenAI-compatible server (SGLang, vLLM) instead. Needs torch (suites) "
+                                   "OpenAI-compatible server (SGLang, vLLM, transformers serve) instead: TTFT, "
+                                   "inter-token latency per token and per streamed chunk, output tokens/s, each "
+                                   "request's output length checked. Needs torch (suites) "
                                    "or sglang (--sglang-model).")
     p.add_argument("--suite", choices=SUITES, default="quick", help="which suite (default quick)")
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to run (default auto)")
@@ -44,6 +50,14 @@ def add(sub: Any) -> None:
     p.set_defaults(handler=_cmd_bench)
 
 
+def _progress() -> Callable[[str], None]:
+    def show(line: str) -> None:
+        sys.stderr.write(f"\r\033[K{line}")
+        sys.stderr.flush()
+
+    return show
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output, args.force)
@@ -52,13 +66,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
                        concurrency=args.concurrency, model=args.model)
     if args.server:
-        data = measure_server(args.server, plan)
+        data = measure_server(args.server, plan, redacting_scrub(Redactor(load_redaction_secret())),
+                              _progress() if sys.stderr.isatty() else None)
     elif args.sglang_model:
         data = measure_sglang_engine(args.sglang_model, plan)
     else:
         data = run_suite(args.suite, args.device, args.budget_s, args.only)
         if args.only and not data.get("results"):
             raise UsageError(f"--only {' '.join(args.only)}: no benchmark of the {args.suite} suite matches")
+    if args.server and sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
     text = json.dumps(data, indent=2, sort_keys=True, default=str)
     if args.output:
         write_new_file(args.output, text + "\n", args.force)

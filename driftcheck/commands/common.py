@@ -21,7 +21,8 @@ from driftcheck.snapshot.store import Store
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
-SNAPSHOT_REF_HELP = ("a snapshot file, a stored id (or unique prefix), @latest, @prev, @N (N-th newest, 0-based) "
+SNAPSHOT_REF_HELP = ("a snapshot file, a stored id (or unique prefix), @latest, @prev, @N (N-th newest, 0-based), "
+                     "@boot (first of the current boot), @before-boot (newest before the last reboot) "
                      "or baseline:NAME")
 
 
@@ -102,10 +103,18 @@ def add_process_arguments(p: Any) -> None:
                    help="also describe running processes whose command line matches this regex; repeatable")
 
 
+def add_server_argument(p: Any) -> None:
+    """`--server URL`: also take the `server` probe, the running engine's own report of its settings."""
+    p.add_argument("--server", metavar="URL",
+                   help="also record what the SGLang / vLLM / OpenAI-compatible server at URL reports about "
+                        "itself (version, every server argument, served models)")
+
+
 def probe_options(args: argparse.Namespace) -> ProbeOptions:
-    """The probe options of --pid/--process (and --deep, --bench where the command has them), checked."""
+    """The probe options of --pid/--process (and --deep, --bench, --server where the command has them), checked."""
     return make_probe_options(args.pid, args.process, bool(getattr(args, "deep", False)),
-                              getattr(args, "bench", None), getattr(args, "bench_budget_s", None))
+                              getattr(args, "bench", None), getattr(args, "bench_budget_s", None),
+                              server=getattr(args, "server", None))
 
 
 def add_host_arguments(p: Any) -> None:

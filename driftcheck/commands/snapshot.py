@@ -13,6 +13,7 @@ from driftcheck.commands.common import (
     STDOUT,
     add_host_arguments,
     add_process_arguments,
+    add_server_argument,
     check_keep,
     hash_progress_printer,
     keep,
@@ -44,6 +45,7 @@ def add(sub: Any) -> None:
                         "python3 on a --host")
     add_host_arguments(p)
     add_process_arguments(p)
+    add_server_argument(p)
     p.add_argument("--replay", metavar="DIR", type=Path,
                    help="build the snapshot from a recording (`driftcheck record`) instead of this machine")
     p.add_argument("--deep", action="store_true",
@@ -68,8 +70,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         snapshot = api.snapshot(label=args.label, probes=args.probe, skip=args.skip,
                                 python=None if host else args.python, replay=args.replay, host=host,
                                 pids=args.pid, processes=args.process, deep=args.deep, bench=args.bench,
-                                bench_budget_s=args.bench_budget_s, sign=not args.no_sign, keep=False,
-                                progress=progress_printer(show_progress),
+                                bench_budget_s=args.bench_budget_s, server=args.server, sign=not args.no_sign,
+                                keep=False, progress=progress_printer(show_progress),
                                 hash_progress=hash_progress_printer() if show_progress else None)
     where = keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())

@@ -13,6 +13,7 @@ from driftcheck.probes.packages import PackagesProbe
 from driftcheck.probes.pcie import PcieProbe
 from driftcheck.probes.process import ProcessProbe
 from driftcheck.probes.python import PythonProbe
+from driftcheck.probes.server import ServerProbe
 from driftcheck.probes.system import SystemProbe
 from driftcheck.probes.torch import TorchProbe
 from driftcheck.redact import Redactor
@@ -28,6 +29,7 @@ PROBE_CLASSES: tuple[type[Probe], ...] = (
     NcclProbe,
     SystemProbe,
     ProcessProbe,
+    ServerProbe,
     BenchProbe,
 )
 

@@ -135,7 +135,8 @@ class Rule:
     ignore: bool = False
     size: str = "relative"  # relative | fixed
     revert: str | None = None  # what --confirm can toggle per process: "env"
-    note: str = ""
+    # Every change this rule claims is one cause (a module swap: one unloaded, another loaded).
+    merge: bool = False
     # The catch-all rule: keeps the category the probe gave the change.
     inherit_category: bool = False
     # Interprets an instantaneous reading that its probe marks volatile (a current clock, a temperature,
@@ -244,7 +245,7 @@ def _rule(entry: Any, index: int) -> Rule:
                 affects=affects, title=str(entry.get("title", "")), fix=str(entry.get("fix", "")),
                 reboot_reset=bool(entry.get("reboot_reset", False)), not_drift=bool(entry.get("not_drift", False)),
                 ignore=ignore, size=str(entry.get("size", "relative")), revert=entry.get("revert"),
-                note=str(entry.get("note", "")), inherit_category=bool(entry.get("inherit_category", False)),
+                merge=bool(entry.get("merge", False)), inherit_category=bool(entry.get("inherit_category", False)),
                 reads_volatile=bool(entry.get("reads_volatile", False)))
 
 
@@ -261,11 +262,27 @@ def _suspect(entry: Any, index: int) -> Suspect:
                    _patterns(_require(entry, "match", where), where), count)
 
 
+def _with_blocks(rules: tuple[Rule, ...], document: dict[str, Any], source: str) -> tuple[Rule, ...]:
+    """`rules` with the entries of every `<topic>_rules:` block of the file, in file order, before the catch-all.
+
+    A feature appends its rules as one block at the end of the file instead of editing the shared list;
+    they still come before the catch-all rule, which would otherwise claim every change first.
+    """
+    blocks = [(key, block) for key, block in document.items() if str(key).endswith("_rules")]
+    extra: list[Rule] = []
+    for key, block in blocks:
+        if not isinstance(block, list):
+            raise RuleCatalogError(f"{source}: `{key}` is a list of rules")
+        extra += [_rule(entry, len(rules) + len(extra) + i) for i, entry in enumerate(block)]
+    cut = next((i for i, rule in enumerate(rules) if rule.inherit_category), len(rules))
+    return rules[:cut] + tuple(extra) + rules[cut:]
+
+
 def parse_catalog(document: Any, source: str = "rules.yaml") -> Catalog:
     """Build a Catalog from the parsed YAML document."""
     if not isinstance(document, dict) or not isinstance(document.get("rules"), list):
         raise RuleCatalogError(f"{source}: expected a mapping with a `rules` list")
-    rules = tuple(_rule(entry, i) for i, entry in enumerate(document["rules"]))
+    rules = _with_blocks(tuple(_rule(entry, i) for i, entry in enumerate(document["rules"])), document, source)
     ids = [rule.id for rule in rules]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:

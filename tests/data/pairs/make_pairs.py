@@ -2,7 +2,8 @@
 
 Run from the repository root: `python tests/data/pairs/make_pairs.py`. Every case is base.json as
 a.json and an edit of it as b.json with exactly the change its rule is about; expected.json names
-the rule(s) expected on top (or as notes, for the traps) and their category.
+the rule(s) expected on top (or as notes, for the traps) and their category, and the rules whose
+changes the top cause took in (`merged`).
 """
 
 from __future__ import annotations
@@ -211,7 +212,8 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "hugepages": (set_at(f"{SY}/hugepages/total", 1024), ["hugepages"], "thp_memory"),
     "swappiness": (set_at(f"{SY}/swappiness", 10), ["swappiness"], "thp_memory"),
     "memory-total": (set_at(f"{SY}/memory/total_kib", 1056694272), ["memory-total"], "hardware_change"),
-    "cgroup-cpu-quota": (set_at(f"{SY}/cgroup/cpu_quota", "800000 100000"), ["cgroup-cpu-quota"], "container_limits"),
+    "cgroup-cpu-quota": (prepared(lambda d: system(d)["cgroup"].update(cpu_quota_cores="max"),
+                                  set_at(f"{SY}/cgroup/cpu_quota_cores", 8.0)), ["cgroup-cpu-quota"], "container_limits"),
     "cgroup-memory-limit": (set_at(f"{SY}/cgroup/memory_limit_bytes", 68719476736), ["cgroup-memory-limit"],
                             "container_limits"),
     "cpu-affinity": (set_at(f"{SY}/affinity", "0-7"), ["cpu-affinity"], "container_limits"),
@@ -229,6 +231,14 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
                             "cuda_version"),
     "torch-cuda-version": (set_at(f"{P}/torch/data/cuda_version", "12.6"), ["torch-cuda-version"], "cuda_version"),
     "torch-nccl-version": (set_at(f"{P}/torch/data/nccl_version", "2.21.5"), ["torch-nccl-version"], "nccl_env"),
+    "torch-cudnn-version": (prepared(lambda d: data(d, "torch").update(cudnn_version="9.8.0"),
+                                     set_at(f"{P}/torch/data/cudnn_version", "9.1.0")),
+                            ["torch-cudnn-version"], "cuda_version"),
+    "torch-git-version": (prepared(lambda d: data(d, "torch").update(git_version="e2d141dbde55c2a4370fac5165b0561b6af4798b"),
+                                   set_at(f"{P}/torch/data/git_version", "0982a4eee31c5c58e1c3a6ef1b7c7cd7f5a3ac04")),
+                          ["torch-git-version"], "package_binary"),
+    "nccl-library-path": (set_at(f"{P}/nccl/data/library/path", "/usr/lib/x86_64-linux-gnu/libnccl.so.2"),
+                          ["nccl-library-path"], "nccl_env"),
     "kernel-rebuilt-same-version": (_kernel_rebuilt, ["kernel-rebuilt-same-version"], "package_binary"),
     "kernel-file-added": (set_at(f"{KF}/torch:torch~2Flib~2Flibextra_kernels.so",
                                  {"path": "torch/lib/libextra_kernels.so", "size_bytes": 1024, "sha256": "ab" * 32,
@@ -243,6 +253,11 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
                           ["jit-cache-changed"], "package_binary"),
     "package-downgraded": (set_at(f"{PK}/deepdiff/version", "8.6.1"), ["package-downgraded"], "package_version"),
     "package-upgraded": (set_at(f"{PK}/deepdiff/version", "9.2.0"), ["package-upgraded"], "package_version"),
+    # A new version comes as a new build: one cause, told by the version change.
+    "package-build-follows-version": (do(set_at(f"{PK}/pyyaml/version", "6.0.5"),
+                                         set_at(f"{PK}/pyyaml/wheel_tags", ["cp311-cp311-manylinux_2_28_x86_64"])),
+                                      ["package-upgraded", "merged:package-build-follows-version"],
+                                      "package_version"),
     "package-local-build": (set_at(f"{PK}/torch/version", "2.13.0+cu128"), ["package-local-build"], "package_binary"),
     "package-version-changed": (prepared(lambda d: pkgs(d)["deepdiff"].update(version="main-a491d6f"),
                                          set_at(f"{PK}/deepdiff/version", "main-b1c1fe3")),
@@ -281,6 +296,10 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "os-release": (set_at(f"{SY}/os/version_id", "24.04"), ["os-release"], "kernel_os"),
     "iommu": (set_at(f"{SY}/iommu/mode", "translated"), ["iommu"], "kernel_os"),
     "kernel-module": (set_at(f"{SY}/modules/mlx5_core/version", "24.10-1.1.4"), ["kernel-module"], "kernel_os"),
+    "gpudirect-rdma-module": (prepared(lambda d: system(d)["modules"].update(nv_peer_mem={"version": "1.3-0"}),
+                                       do(delete_at(f"{SY}/modules/nv_peer_mem"),
+                                          set_at(f"{SY}/modules/nvidia_peermem", {"version": "535.161.08"}))),
+                              ["gpudirect-rdma-module"], "p2p_topology"),
     "platform-libc": (set_at(f"{P}/python/data/platform/libc", "glibc 2.39"), ["platform-libc"], "kernel_os"),
     "gpu-added-or-removed": (_gpu_removed, ["gpu-added-or-removed"], "hardware_change"),
     "gpu-count": (set_at(f"{P}/gpu/data/gpu_count", 1), ["gpu-count"], "hardware_change"),
@@ -299,6 +318,129 @@ CASES["conda-package-changed"] = (
                                                                  "channel": "defaults"}}),
              set_at(f"{P}/packages/data/conda/mkl/version", "2024.0")),
     ["conda-package"], "package_version")
+
+
+# ---- server probe: the engine's own report, from recorded SGLang / vLLM answers (tests/data/servers) -----
+SERVERS = HERE.parent / "servers"
+SV = f"{P}/server/data"
+SA = f"{SV}/server_args"
+RANK = f"{SV}/internal_states/0"
+VC = f"{SV}/vllm_config/cache_config_info/0"
+
+
+def _server(scenario: str) -> Callable[[Doc], None]:
+    """Both sides carry the server probe as `describe` reads the recorded answers of `scenario`."""
+    from driftcheck.serving.engine import describe
+
+    replies = {path: {"status": 200, "body": (SERVERS / scenario / name).read_text("utf-8"), "server": "uvicorn"}
+               for name, path in (("get_server_info.json", "/get_server_info"), ("get_model_info.json",
+                                  "/get_model_info"), ("version.json", "/version"), ("metrics.txt", "/metrics"))
+               if (SERVERS / scenario / name).exists()}
+    described = describe({"url": "http://127.0.0.1:30000", "replies": replies})
+
+    def add(doc: Doc) -> None:
+        doc["probes"]["server"] = {"status": "ok", "data": copy.deepcopy(described), "error": None,
+                                   "duration_s": 0.1}
+    return add
+
+
+def _sglang(edit: Edit, *prepare: Callable[[Doc], None]) -> Edit:
+    def both(doc: Doc) -> None:
+        _server("sglang-docs-native-api")(doc)
+        for step in prepare:
+            step(doc)
+    return prepared(both, edit)
+
+
+def _vllm(edit: Edit, *prepare: Callable[[Doc], None]) -> Edit:
+    def both(doc: Doc) -> None:
+        _server("vllm-pr3100")(doc)
+        for step in prepare:
+            step(doc)
+    return prepared(both, edit)
+
+
+def _args(**values: Any) -> Callable[[Doc], None]:
+    return lambda doc: data(doc, "server")["server_args"].update(values)
+
+
+CASES.update({
+    "server-engine-changed": (_sglang(set_at(f"{SV}/engine", "vllm")), ["server-engine-changed"], "other"),
+    "server-model-served": (_sglang(set_at(f"{SV}/models/Qwen~2FQwen3-8B", {"owned_by": "sglang"})),
+                            ["server-model-served"], "other"),
+    "server-model-max-len": (_sglang(set_at(f"{SV}/models/m/max_model_len", 8192),
+                                     lambda d: data(d, "server")["models"].update(m={"max_model_len": 32768})),
+                             ["server-model-max-len"], "other"),
+    "server-version": (_sglang(set_at(f"{SV}/version", "0.5.6")), ["server-version"], "package_version"),
+    "server-speculative-off-on-a": (_sglang(set_at(f"{SA}/speculative_algorithm", "EAGLE")),
+                                    ["server-speculative-off-on-a"], "other"),
+    "server-speculative-algorithm": (_sglang(set_at(f"{SA}/speculative_algorithm", "EAGLE3"),
+                                             _args(speculative_algorithm="EAGLE")),
+                                     ["server-speculative-algorithm"], "other"),
+    "server-speculative-num-steps": (_sglang(set_at(f"{SA}/speculative_num_steps", 5), _args(speculative_num_steps=3)),
+                                     ["server-speculative-num-steps"], "other"),
+    "server-speculative-eagle-topk": (_sglang(set_at(f"{SA}/speculative_eagle_topk", 4),
+                                              _args(speculative_eagle_topk=1)),
+                                      ["server-speculative-eagle-topk"], "other"),
+    "server-speculative-draft-tokens": (_sglang(set_at(f"{SA}/speculative_num_draft_tokens", 8),
+                                                _args(speculative_num_draft_tokens=4)),
+                                        ["server-speculative-draft-tokens"], "other"),
+    "server-cuda-graph-disabled": (_sglang(set_at(f"{SA}/disable_cuda_graph", True)),
+                                   ["server-cuda-graph-disabled"], "other"),
+    "server-cuda-graph-enabled": (_sglang(set_at(f"{SA}/disable_cuda_graph", False), _args(disable_cuda_graph=True)),
+                                  ["server-cuda-graph-enabled"], "other"),
+    "server-cuda-graph-max-bs": (_sglang(set_at(f"{SA}/cuda_graph_max_bs", 4), _args(cuda_graph_max_bs=160)),
+                                 ["server-cuda-graph-max-bs"], "other"),
+    "server-cuda-graph-bs": (_sglang(set_at(f"{SA}/cuda_graph_bs", [1, 2, 4, 8])), ["server-cuda-graph-bs"], "other"),
+    "server-torch-compile-on": (_sglang(set_at(f"{SA}/enable_torch_compile", True)),
+                                ["server-torch-compile-on"], "other"),
+    "server-torch-compile-off": (_sglang(set_at(f"{SA}/enable_torch_compile", False),
+                                         _args(enable_torch_compile=True)), ["server-torch-compile-off"], "other"),
+    "server-torch-compile-max-bs": (_sglang(set_at(f"{SA}/torch_compile_max_bs", 16)),
+                                    ["server-torch-compile-max-bs"], "other"),
+    "server-attention-backend-default-on-a": (_sglang(set_at(f"{SA}/attention_backend", "triton"),
+                                                      _args(attention_backend=None)),
+                                              ["server-attention-backend-default-on-a"], "other"),
+    "server-attention-backend": (_sglang(set_at(f"{SA}/attention_backend", "triton")),
+                                 ["server-attention-backend"], "other"),
+    "server-decode-prefill-attention-backend": (_sglang(set_at(f"{RANK}/resolved/decode_attention_backend",
+                                                               "flashinfer")),
+                                                ["server-decode-prefill-attention-backend"], "other"),
+    "server-sampling-backend": (_sglang(set_at(f"{SA}/sampling_backend", "pytorch")),
+                                ["server-sampling-backend"], "other"),
+    "server-mem-fraction": (_sglang(set_at(f"{SA}/mem_fraction_static", 0.7)), ["server-mem-fraction"], "other"),
+    "server-chunked-prefill": (_sglang(set_at(f"{SA}/chunked_prefill_size", 4096)), ["server-chunked-prefill"], "other"),
+    "server-max-running-requests": (_sglang(set_at(f"{SA}/max_running_requests", 64)),
+                                    ["server-max-running-requests"], "other"),
+    "server-schedule-policy": (_sglang(set_at(f"{SA}/schedule_policy", "lpm")), ["server-schedule-policy"], "other"),
+    "server-radix-cache": (_sglang(set_at(f"{SA}/disable_radix_cache", True)), ["server-radix-cache"], "other"),
+    "server-tp-size": (_sglang(set_at(f"{SA}/tp_size", 2)), ["server-tp-size"], "other"),
+    "server-dp-size": (_sglang(set_at(f"{SA}/dp_size", 2)), ["server-dp-size"], "other"),
+    "server-ep-size": (_sglang(set_at(f"{SA}/ep_size", 8)), ["server-ep-size"], "other"),
+    "server-pp-size": (_sglang(set_at(f"{SA}/pp_size", 2)), ["server-pp-size"], "other"),
+    "server-quantization-none-on-a": (_sglang(set_at(f"{SA}/quantization", "fp8")),
+                                      ["server-quantization-none-on-a"], "other"),
+    "server-quantization": (_sglang(set_at(f"{SA}/quantization", "awq"), _args(quantization="fp8")),
+                            ["server-quantization"], "other"),
+    "server-kv-cache-dtype": (_sglang(set_at(f"{SA}/kv_cache_dtype", "fp8_e5m2")), ["server-kv-cache-dtype"], "other"),
+    "server-dtype": (_sglang(set_at(f"{SA}/dtype", "bfloat16")), ["server-dtype"], "other"),
+    "server-rank-resolved": (_sglang(set_at(f"{RANK}/resolved/pp_max_micro_batch_size", 64)),
+                             ["server-rank-resolved"], "other"),
+    "server-rank-memory": (_sglang(set_at(f"{RANK}/state/memory_usage/kvcache", 0.5)), ["server-rank-memory"], "other"),
+    "server-rank-state": (_sglang(set_at(f"{RANK}/state/use_mla_backend", True)), ["server-rank-state"], "other"),
+    "server-argument-other-release": (_sglang(set_at(f"{SA}/enable_new_scheduler", False)),
+                                      ["note:server-argument-other-release"], "other"),
+    "server-argument": (_sglang(set_at(f"{SA}/page_size", 16)), ["server-argument"], "other"),
+    "server-vllm-gpu-memory-utilization": (_vllm(set_at(f"{VC}/gpu_memory_utilization", 0.8)),
+                                           ["server-vllm-gpu-memory-utilization"], "other"),
+    "server-vllm-kv-cache-dtype": (_vllm(set_at(f"{VC}/cache_dtype", "fp8")), ["server-vllm-kv-cache-dtype"], "other"),
+    "server-vllm-block-size": (_vllm(set_at(f"{VC}/block_size", 32)), ["server-vllm-block-size"], "other"),
+    "server-vllm-prefix-caching": (_vllm(set_at(f"{VC}/enable_prefix_caching", False),
+                                         lambda d: data(d, "server")["vllm_config"]["cache_config_info"]["0"].update(
+                                             enable_prefix_caching=True)),
+                                   ["server-vllm-prefix-caching"], "other"),
+    "server-vllm-gpu-blocks": (_vllm(set_at(f"{VC}/num_gpu_blocks", 19000)), ["server-vllm-gpu-blocks"], "other"),
+})
 
 
 def _unescape(doc: Any) -> Any:
@@ -325,8 +467,11 @@ def main() -> None:
         for fname, doc in (("a.json", a), ("b.json", b)):
             # One line each: 100+ pairs stay small; `python -m json.tool` reads them.
             (folder / fname).write_text(json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n", "utf-8")
-        expected = {"top": [t for t in top if not t.startswith("note:")],
+        expected = {"top": [t for t in top if not t.startswith(("note:", "merged:"))],
                     "notes": [t[5:] for t in top if t.startswith("note:")], "category": category}
+        if any(t.startswith("merged:") for t in top):
+            # Rules whose changes the top cause speaks for (one cause per underlying change).
+            expected["merged"] = [t[7:] for t in top if t.startswith("merged:")]
         (folder / "expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n", "utf-8")
     print(f"{len(CASES)} cases written")
 

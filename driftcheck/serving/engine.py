@@ -1,0 +1,214 @@
+"""What a running inference server reports about itself: which engine, which version, which settings.
+
+`gather_replies` does the I/O (a handful of GETs); `describe` is a pure function of the replies, so a
+test feeds it real responses recorded from SGLang, vLLM and `transformers serve`.
+
+- SGLang answers `/get_server_info` (newer releases: `/server_info`) with every server argument
+  flattened at the top level, the scheduler's limits, `internal_states` (one entry per DP rank:
+  resolved backends, memory use, last throughput) and `version`; `/get_model_info` (`/model_info`)
+  describes the model.
+- vLLM answers `/version` and publishes its configuration as Prometheus "info" gauges on `/metrics`
+  (`vllm:cache_config_info{block_size="16",cache_dtype="auto",...} 1.0`, newer releases also
+  `vllm:vllm_config_info`), one series per engine.
+- Any OpenAI-compatible server lists its models at `/v1/models`; one that answers neither
+  `/get_server_info` nor `/version` is still identified, as `openai-compatible`, with what it exposes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from driftcheck.serving.http import ServerError, get
+
+SGLANG_INFO_PATHS = ("/get_server_info", "/server_info")
+SGLANG_MODEL_PATHS = ("/get_model_info", "/model_info")
+# Keys of /get_server_info that are not server arguments: the scheduler's limits and its state.
+_SGLANG_NOT_ARGS = ("internal_states", "version", "status", "max_total_num_tokens", "max_req_input_len")
+_PROM_LINE = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)")
+_PROM_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+# vLLM's info gauges that describe configuration (a `*_config_info` gauge dumps one config object).
+_VLLM_CONFIG_GAUGE = re.compile(r"^vllm:[a-z_]*config_info$")
+_MODEL_KEYS = ("owned_by", "root", "parent", "max_model_len")
+
+Scrub = Callable[[str, str], str]
+
+
+def gather_replies(url: str, timeout_s: float = 10.0) -> dict[str, Any]:
+    """GET the self-describing endpoints of the server at `url`: path → {status, body, content_type, server}.
+
+    /get_model_info is asked only of a server that answered /get_server_info, /metrics only of one that
+    answered /version (vLLM): elsewhere they say nothing about configuration. An unreachable server raises
+    ServerError on the first request.
+    """
+    replies: dict[str, Any] = {}
+
+    def ask(path: str) -> bool:
+        reply = get(url, path, timeout_s)
+        replies[path] = {"status": reply.status, "content_type": reply.content_type, "server": reply.server,
+                         "body": reply.text()}
+        return reply.status == 200
+
+    ask("/v1/models")
+    if any(ask(path) for path in SGLANG_INFO_PATHS):
+        any(ask(path) for path in SGLANG_MODEL_PATHS)
+    if ask("/version"):
+        ask("/metrics")
+    return {"url": url, "replies": replies}
+
+
+def _json_body(replies: dict[str, Any], *paths: str) -> Any:
+    """The decoded JSON of the first of `paths` that answered 200 with JSON, else None."""
+    for path in paths:
+        reply = replies.get(path) or {}
+        if reply.get("status") == 200:
+            try:
+                return json.loads(reply.get("body") or "")
+            except ValueError:
+                continue
+    return None
+
+
+def prometheus_info_gauges(text: str, keep: Callable[[str], bool]) -> dict[str, list[dict[str, str]]]:
+    """The label sets of the Prometheus series whose metric name `keep` accepts: name → [labels, ...]."""
+    found: dict[str, list[dict[str, str]]] = {}
+    for line in text.splitlines():
+        match = _PROM_LINE.match(line.strip())
+        if not match or not keep(match.group("name")):
+            continue
+        labels = {key: value.replace('\\"', '"').replace("\\\\", "\\")
+                  for key, value in _PROM_LABEL.findall(match.group("labels") or "")}
+        found.setdefault(match.group("name"), []).append(labels)
+    return found
+
+
+def label_value(text: str) -> Any:
+    """A Prometheus label value as the fact it stands for: "None" → None, "True" → True, "0.9" → 0.9."""
+    if text in ("None", "none", "null"):
+        return None
+    if text in ("True", "true", "False", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _vllm_config(metrics_text: str, scrub: Scrub) -> dict[str, Any]:
+    """vLLM's configuration gauges: gauge (without `vllm:`) → engine index → label → value."""
+    config: dict[str, Any] = {}
+    for name, series in prometheus_info_gauges(metrics_text, lambda name: bool(_VLLM_CONFIG_GAUGE.match(name))).items():
+        per_engine: dict[str, Any] = {}
+        for index, labels in enumerate(series):
+            engine = labels.pop("engine", None) or str(index)
+            per_engine[engine] = {key: scrub(key, value) if isinstance(value, str) else value
+                                  for key, value in ((k, label_value(v)) for k, v in sorted(labels.items()))}
+        config[name.removeprefix("vllm:")] = per_engine
+    return config
+
+
+def _models(listing: Any) -> dict[str, Any]:
+    """The served models by id, with what describes them (not creation times or permission ids)."""
+    if not isinstance(listing, dict) or not isinstance(listing.get("data"), list):
+        return {}
+    models = {}
+    for entry in listing["data"]:
+        if isinstance(entry, dict) and entry.get("id") is not None:
+            models[str(entry["id"])] = {key: entry[key] for key in _MODEL_KEYS if key in entry}
+    return models
+
+
+def _sglang(info: dict[str, Any], model_info: Any, scrub: Scrub) -> dict[str, Any]:
+    """SGLang's server arguments, scheduler limits and per-rank state, secrets scrubbed."""
+    args = {key: _scrubbed(key, value, scrub) for key, value in sorted(info.items()) if key not in _SGLANG_NOT_ARGS}
+    # Older releases nest the arguments; newer ones flatten them (`**dataclasses.asdict(server_args)`).
+    nested = args.pop("server_args", None)
+    if isinstance(nested, dict):
+        args.update({key: _scrubbed(key, value, scrub) for key, value in nested.items()})
+    ranks = info.get("internal_states")
+    states: dict[str, Any] = {}
+    if isinstance(ranks, list):
+        for rank, state in enumerate(ranks):
+            if isinstance(state, dict):
+                states[str(rank)] = _rank_state(state, args, scrub)
+    data: dict[str, Any] = {"server_args": args, "internal_states": states,
+                            "scheduler": {key: info[key] for key in _SGLANG_NOT_ARGS[2:] if key in info}}
+    if isinstance(model_info, dict):
+        data["model_info"] = {key: _scrubbed(key, value, scrub) for key, value in sorted(model_info.items())}
+    return data
+
+
+def _rank_state(state: dict[str, Any], args: dict[str, Any], scrub: Scrub) -> dict[str, Any]:
+    """One DP rank's report: what it measured (`state`) and the arguments it resolved to another value
+    (`resolved`: an attention backend left unset on the command line). It repeats every other argument."""
+    resolved = {key: _scrubbed(key, value, scrub) for key, value in sorted(state.items())
+                if key in args and args[key] != _scrubbed(key, value, scrub)}
+    measured = {key: _scrubbed(key, value, scrub) for key, value in sorted(state.items()) if key not in args}
+    return {"resolved": resolved, "state": measured}
+
+
+def _scrubbed(key: str, value: Any, scrub: Scrub) -> Any:
+    if isinstance(value, str):
+        return scrub(key, value)
+    if isinstance(value, list):
+        return [scrub(key, item) if isinstance(item, str) else item for item in value]
+    return value
+
+
+def engine_name(replies: dict[str, Any]) -> str:
+    """sglang, vllm, openai-compatible (lists models, nothing else), or unknown."""
+    if _json_body(replies, *SGLANG_INFO_PATHS) is not None:
+        return "sglang"
+    version = _json_body(replies, "/version")
+    if isinstance(version, dict) and version.get("version") is not None:
+        return "vllm"
+    if _models(_json_body(replies, "/v1/models")):
+        return "openai-compatible"
+    return "unknown"
+
+
+def no_scrub(key: str, value: str) -> str:
+    """A Scrub that keeps every value (tests, and callers that show the data only to its owner)."""
+    return value
+
+
+def describe(raw: dict[str, Any], scrub: Scrub = no_scrub) -> dict[str, Any]:
+    """The facts in `gather_replies` output: engine, version, models, settings (pure).
+
+    `scrub(key, value)` returns what may be stored of a string value (API keys and passwords among the
+    server arguments are replaced by a digest, so a change stays visible and the value does not).
+    """
+    replies: dict[str, Any] = raw.get("replies") or {}
+    engine = engine_name(replies)
+    data: dict[str, Any] = {
+        "url": raw.get("url"),
+        "engine": engine,
+        "version": None,
+        "endpoints": {path: reply.get("status") for path, reply in sorted(replies.items())},
+        "http_server": next((r.get("server") for r in replies.values() if r.get("server")), None),
+        "models": _models(_json_body(replies, "/v1/models")),
+    }
+    if engine == "sglang":
+        info = _json_body(replies, *SGLANG_INFO_PATHS)
+        data["version"] = info.get("version") if isinstance(info, dict) else None
+        if isinstance(info, dict):
+            data.update(_sglang(info, _json_body(replies, *SGLANG_MODEL_PATHS), scrub))
+    elif engine == "vllm":
+        data["version"] = _json_body(replies, "/version").get("version")
+        metrics = replies.get("/metrics") or {}
+        if metrics.get("status") == 200:
+            data["vllm_config"] = _vllm_config(metrics.get("body") or "", scrub)
+    return data
+
+
+def describe_server(url: str, timeout_s: float = 10.0, scrub: Scrub = no_scrub) -> dict[str, Any]:
+    """Ask the server at `url` and describe it (ServerError when it cannot be reached)."""
+    return describe(gather_replies(url, timeout_s), scrub)
+
+
+__all__ = ["ServerError", "describe", "describe_server", "engine_name", "gather_replies", "label_value",
+           "no_scrub", "prometheus_info_gauges"]

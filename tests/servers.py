@@ -1,0 +1,160 @@
+"""Inference servers for the tests: a real `transformers serve`, and a replay of recorded real responses.
+
+`transformers_server` (session-scoped: one server per test run) starts
+`transformers serve MODEL_DIR --host 127.0.0.1 --port P --device cpu` with HF_HUB_OFFLINE=1 over the tiny
+random-weight Llama that tests/tiny_llama.py builds; it is skipped only when the `transformers[serving]`
+extra is not installed. `replay_server` answers GETs with responses recorded from real SGLang and vLLM
+servers (tests/data/servers/*), for the engines that cannot run here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+SERVERS_DATA = TESTS / "data" / "servers"
+STARTUP_LIMIT_S = 240.0  # about 10 s on an idle machine; a busy CI box imports torch slowly
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    """A server the tests talk to: its URL, the model id it lists, the facts of the tiny model."""
+
+    url: str
+    model: str
+    facts: dict[str, Any]
+    log: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _serving_extra_missing() -> str | None:
+    missing = [name for name in ("transformers", "tokenizers", "fastapi", "uvicorn")
+               if importlib.util.find_spec(name) is None]
+    return ", ".join(missing) or None
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_LIMIT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"transformers serve exited with {process.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"transformers serve did not answer /health in {STARTUP_LIMIT_S:g} s: {log.read_text()[-2000:]}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def transformers_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A real `transformers serve` on 127.0.0.1 over a tiny random Llama built here (no download)."""
+    missing = _serving_extra_missing()
+    if missing:
+        pytest.skip(f"transformers[serving] is not installed (missing {missing}); `pip install -e '.[test]'`")
+    cli = Path(sys.executable).with_name("transformers")
+    root = tmp_path_factory.mktemp("transformers-serve")
+    model_dir = root / "tiny-llama"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    built = subprocess.run([sys.executable, str(TESTS / "tiny_llama.py"), str(model_dir)], env=env,
+                           capture_output=True, text=True, timeout=600, check=False)
+    if built.returncode != 0:
+        raise RuntimeError(f"building the tiny model failed: {built.stderr[-2000:]}")
+    facts = json.loads(built.stdout.strip().splitlines()[-1])
+    port = _free_port()
+    log = root / "serve.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen([str(cli), "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
+                                    "--device", "cpu"], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process, log)
+        yield RunningServer(url, str(model_dir), facts, log)
+    finally:
+        _stop(process)
+
+
+class _ReplayHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        routes: dict[str, tuple[int, str, bytes]] = self.server.routes  # type: ignore[attr-defined]
+        status, content_type, body = routes.get(self.path, (404, "application/json", b'{"detail":"Not Found"}'))
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+# Recorded file name → the endpoint it answered.
+RECORDED_ENDPOINTS = {"get_server_info.json": "/get_server_info", "get_model_info.json": "/get_model_info",
+                      "version.json": "/version", "models.json": "/v1/models", "metrics.txt": "/metrics"}
+
+
+def recorded_routes(scenario: str, **overrides: Any) -> dict[str, tuple[int, str, bytes]]:
+    """The recorded responses of tests/data/servers/SCENARIO as routes; `overrides` replace JSON bodies."""
+    routes = {}
+    for name, path in RECORDED_ENDPOINTS.items():
+        file = SERVERS_DATA / scenario / name
+        if file.exists():
+            kind = "text/plain; version=0.0.4" if name.endswith(".txt") else "application/json"
+            routes[path] = (200, kind, file.read_bytes())
+    for name, document in overrides.items():
+        routes[RECORDED_ENDPOINTS[name]] = (200, "application/json", json.dumps(document).encode())
+    return routes
+
+
+@pytest.fixture
+def replay_server() -> Iterator[Any]:
+    """Start a local HTTP server answering with given routes: `url = replay_server(routes)`."""
+    started: list[ThreadingHTTPServer] = []
+
+    def start(routes: dict[str, tuple[int, str, bytes]]) -> str:
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _ReplayHandler)
+        httpd.routes = routes  # type: ignore[attr-defined]
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        started.append(httpd)
+        return f"http://127.0.0.1:{httpd.server_address[1]}"
+
+    yield start
+    for httpd in started:
+        httpd.shutdown()
+        httpd.server_close()
