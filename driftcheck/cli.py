@@ -20,10 +20,14 @@ from driftcheck.commands import (
     check,
     diff,
     explain,
+    fleet,
+    gc,
     importing,
     key,
     log,
     record,
+    report,
+    schedule,
     show,
     snapshot,
     verify,
@@ -31,7 +35,8 @@ from driftcheck.commands import (
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
-COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record)
+COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc,
+            schedule, report, fleet)
 
 
 def build_parser() -> argparse.ArgumentParser:

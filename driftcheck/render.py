@@ -55,17 +55,37 @@ def snapshot_text(snapshot: Snapshot, signer: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def log_text(entries: list[StoredSnapshot]) -> str:
-    """`driftcheck log` as a table, newest first; @N counts down this list from 0."""
+def human_size(size_bytes: int) -> str:
+    """`812 KiB`, `1.4 MiB`: a size as people read it."""
+    if size_bytes < 2**20:
+        return f"{size_bytes / 2**10:.0f} KiB"
+    return f"{size_bytes / 2**20:.1f} MiB" if size_bytes < 2**30 else f"{size_bytes / 2**30:.2f} GiB"
+
+
+def log_text(entries: list[StoredSnapshot], size_bytes: int | None = None) -> str:
+    """`driftcheck log` as a table, newest first; @N counts down this list from 0. A line marks each
+    reboot (a new boot id on a host) between the snapshots on either side of it."""
     if not entries:
         return "no snapshots yet; take one with `driftcheck snapshot`\n"
-    rows = [("@", "id", "created (UTC)", "host", "label", "probes")]
-    for position, entry in enumerate(entries):
-        rows.append((str(position), entry.id[:12], entry.created_at[:19].replace("T", " "), entry.host,
-                     entry.label or "", status_summary(entry.status_counts)))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)
-    return "".join(line + "\n" for line in lines)
+    header = ("@", "id", "created (UTC)", "host", "boot", "label", "probes")
+    rows = [(str(position), entry.id[:12], entry.created_at[:19].replace("T", " "), entry.host,
+             (entry.boot_id or "")[:8], entry.label or "", status_summary(entry.status_counts))
+            for position, entry in enumerate(entries)]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"
+
+    out = [line(header)]
+    for entry, row in zip(entries, rows, strict=True):
+        out.append(line(row))
+        if entry.new_boot:
+            # Newest first: the reboot happened between this snapshot and the older one below.
+            out.append(f"{'':{widths[0]}}  -- {entry.host} rebooted: boot {str(entry.previous_boot_id)[:8]} below, "
+                       f"{str(entry.boot_id)[:8]} above --\n")
+    if size_bytes is not None:
+        out.append(f"store: {human_size(size_bytes)} on disk\n")
+    return "".join(out)
 
 
 def _describe_change_value(value: Any) -> str:
@@ -73,8 +93,13 @@ def _describe_change_value(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change] = ()) -> str:
-    """`driftcheck diff` in text: changes grouped by category; `also`: hidden changes to show anyway."""
+def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change] = (),
+              ranked: Sequence[str] = ()) -> str:
+    """`driftcheck diff` in text: changes grouped by category; `also`: hidden changes to show anyway.
+
+    Categories named in `ranked` (those of explain's ranked causes, most likely first) come first, in that
+    order; the rest follow alphabetically.
+    """
     a, b = diff.a, diff.b
     lines = [f"A {a.short_id}  {a.created_at}  {a.host_name}" + (f"  {a.label!r}" if a.label else ""),
              f"B {b.short_id}  {b.created_at}  {b.host_name}" + (f"  {b.label!r}" if b.label else "")]
@@ -86,10 +111,13 @@ def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change]
         lines.append("no relevant differences" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
         return "\n".join(lines) + "\n"
     lines.append(f"{len(changes)} change(s)" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
+    if diff.not_in_report:
+        lines.append(f"{len(diff.not_in_report)} fact(s) not in the report, not compared")
     by_category: dict[str, list[Any]] = {}
     for change in changes:
         by_category.setdefault(change.category, []).append(change)
-    for category in sorted(by_category):
+    order = {category: i for i, category in enumerate(dict.fromkeys(ranked))}
+    for category in sorted(by_category, key=lambda c: (order.get(c, len(order)), c)):
         lines.append(f"\n{category}")
         for change in by_category[category]:
             if change.kind == "added":

@@ -16,18 +16,21 @@ def add(sub: Any) -> None:
     """Register `driftcheck log` and its handler."""
     p = sub.add_parser("log", help="list stored snapshots, newest first",
                        description="List the snapshots in the local store, newest first; the first column "
-                                   "is the N of @N.")
+                                   "is the N of @N. A line marks each reboot (a new boot id: @before-boot is the "
+                                   "snapshot below the newest such line); the last line gives the store's size.")
     p.add_argument("-n", "--limit", type=positive_int, default=None, help="show at most N snapshots (N >= 1)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.set_defaults(handler=_cmd_log)
 
 
 def _cmd_log(args: argparse.Namespace) -> int:
-    entries = Store().entries(args.limit)
+    store = Store()
+    entries = store.entries(args.limit)
     if args.format == "json":
         print(json.dumps([{"position": i, "id": e.id, "created_at": e.created_at, "host": e.host,
-                           "label": e.label, "status_counts": e.status_counts}
+                           "label": e.label, "status_counts": e.status_counts, "boot_id": e.boot_id,
+                           "new_boot": e.new_boot}
                           for i, e in enumerate(entries)], indent=2, sort_keys=True))
     else:
-        sys.stdout.write(log_text(entries))
+        sys.stdout.write(log_text(entries, store.size_bytes()))
     return EXIT_OK

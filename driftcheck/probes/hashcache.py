@@ -9,7 +9,7 @@ gets a new mtime and is hashed again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,3 +79,14 @@ class HashCache:
                            "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
             db.execute("COMMIT")
         return len(rows)
+
+    def forget_missing(self, host: str, exists: Callable[[str], bool]) -> int:
+        """Drop `host`'s rows whose file `exists` no longer finds; returns how many went."""
+        gone = [(host, path) for path in self.lookup(host) if not exists(path)]
+        if not gone:
+            return 0
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("DELETE FROM file_hashes WHERE host = ? AND path = ?", gone)
+            db.execute("COMMIT")
+        return len(gone)

@@ -1,4 +1,4 @@
-"""Turning what the user typed (a path, an id prefix, @latest, @prev, @N) into a snapshot."""
+"""Turning what the user typed (a path, an id prefix, @latest, @prev, @N, @boot, @before-boot) into a snapshot."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import re
 from pathlib import Path
 
 from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
+from driftcheck.reports.importer import read_snapshot_or_report
 from driftcheck.snapshot.baselines import PREFIX as BASELINE_PREFIX
 from driftcheck.snapshot.baselines import Baselines
-from driftcheck.snapshot.model import Snapshot, read_snapshot_file
+from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.store import Store
 
 _POSITION = re.compile(r"^@(latest|prev|\d+)$")
+BOOT_REFERENCES = ("@boot", "@before-boot")
 
 
 def check_not_tampered(snapshot: Snapshot) -> Snapshot:
@@ -24,8 +26,9 @@ def check_not_tampered(snapshot: Snapshot) -> Snapshot:
 
 
 def resolve_snapshot(reference: str, store: Store | None = None, check_signature: bool = True) -> Snapshot:
-    """The snapshot `reference` names: a file, `@latest`, `@prev`, `@N` (N-th newest), `baseline:NAME`
-    or an id prefix.
+    """The snapshot `reference` names: a file, `@latest`, `@prev`, `@N` (N-th newest), `@boot` (the first
+    snapshot of the newest one's boot), `@before-boot` (the newest of the same host under another boot id),
+    `baseline:NAME` or an id prefix.
 
     With `check_signature`, a signed snapshot whose content was altered is refused.
     """
@@ -37,12 +40,31 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
         which = position.group(1)
         n = 0 if which == "latest" else 1 if which == "prev" else int(which)
         snapshot = store.nth_newest(n)
+    elif reference in BOOT_REFERENCES:
+        snapshot = store.load(boot_reference(reference, store))
     elif reference.startswith("@"):
-        raise UnknownSnapshotError(reference, "unknown position; use @latest, @prev or @N (0 = newest)")
+        raise UnknownSnapshotError(reference, "unknown position; use @latest, @prev, @N (0 = newest), @boot "
+                                              "or @before-boot")
     elif Path(reference).exists():
-        snapshot = read_snapshot_file(Path(reference))
+        # A pasted report (collect_env, check_env, nvidia-smi) is imported on the fly.
+        snapshot = read_snapshot_or_report(Path(reference))
     elif "/" in reference or reference.endswith((".json", ".yaml")):
         raise UnknownSnapshotError(reference, "no such file")
     else:
         snapshot = store.by_prefix(reference)
     return check_not_tampered(snapshot) if check_signature else snapshot
+
+
+def boot_reference(reference: str, store: Store) -> str:
+    """The id `@boot` or `@before-boot` names, for the host of the newest snapshot; UnknownSnapshotError
+    saying why when there is none."""
+    points = store.boot_points(store.newest_host(reference))
+    if points.boot_id is None:
+        raise UnknownSnapshotError(reference, f"no stored snapshot of {points.host} records a boot id "
+                                              "(the system probe records it)")
+    if reference == "@boot":
+        return str(points.first_id)
+    if points.before_id is None:
+        raise UnknownSnapshotError(reference, f"every stored snapshot of {points.host} is from this boot "
+                                              f"({points.boot_id[:8]}); none was taken before it")
+    return points.before_id

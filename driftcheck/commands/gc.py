@@ -1,0 +1,70 @@
+"""`driftcheck gc`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from driftcheck.api import target_host
+from driftcheck.commands.common import EXIT_OK
+from driftcheck.gc import collect
+from driftcheck.render import human_size
+from driftcheck.snapshot.store import Store
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def _days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text} is not a number of days >= 0")
+    return value
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck gc` and its handler."""
+    p = sub.add_parser("gc", help="remove old snapshots from the store (never a pinned one)",
+                       description="Remove snapshots from the local store, keeping each host's newest N "
+                                   "(--keep-last) and/or every snapshot younger than D days (--keep-days); a "
+                                   "snapshot either keeps stays. Never removed: a snapshot a baseline or a run "
+                                   "record points at, and @before-boot, @boot and the newest snapshot of every "
+                                   "host. Also drops hash cache rows of this machine's files that are gone, and "
+                                   "gives the space back.")
+    p.add_argument("--keep-last", type=_count, metavar="N", help="keep each host's N newest snapshots")
+    p.add_argument("--keep-days", type=_days, metavar="D", help="keep snapshots younger than D days")
+    p.add_argument("--dry-run", "-n", action="store_true", help="only say what would be removed")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    p.set_defaults(handler=_cmd_gc)
+
+
+def _cmd_gc(args: argparse.Namespace) -> int:
+    result = collect(Store(), args.keep_last, args.keep_days, dry_run=args.dry_run, local_host=target_host().name)
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        return EXIT_OK
+    verb = "would remove" if result.dry_run else "removed"
+    for entry in result.plan.remove:
+        sys.stdout.write(f"{verb} {entry.id[:12]}  {entry.created_at[:19].replace('T', ' ')}  {entry.host}"
+                         + (f"  {entry.label!r}" if entry.label else "") + "\n")
+    pinned = [(entry, why) for entry, why in result.plan.keep if any(not w.startswith(("newest", "younger"))
+                                                                     for w in why)]
+    for entry, why in pinned:
+        sys.stdout.write(f"kept {entry.id[:12]}  {entry.host}: {', '.join(why)}\n")
+    sys.stdout.write(f"gc: {verb} {len(result.plan.remove)} snapshot(s), kept {len(result.plan.keep)}"
+                     + ("" if result.dry_run else f"; hash cache: dropped {result.hash_rows_dropped} row(s) of files "
+                        f"gone; store {human_size(result.bytes_before)} -> {human_size(result.bytes_after)}")
+                     + "\n")
+    return EXIT_OK

@@ -1,0 +1,120 @@
+"""`driftcheck schedule`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from driftcheck.commands.common import EXIT_OK, Parser
+from driftcheck.errors import UsageError
+from driftcheck.schedule import (
+    Installed,
+    Outcome,
+    Settings,
+    choose_target,
+    find_installed,
+    install,
+    parse_duration,
+    remove,
+)
+from driftcheck.snapshot.store import Store
+
+LABELS = ("boot", "scheduled")
+
+
+def _where(p: Any) -> None:
+    p.add_argument("--user", action="store_true", help="the user's units / crontab (the default when not root)")
+    p.add_argument("--root", type=Path, metavar="DIR",
+                   help="write systemd units under DIR instead of / (as `systemctl --root`): for machine images")
+    p.add_argument("--cron-dir", type=Path, metavar="DIR",
+                   help="where the cron fallback writes its file when root runs this (default /etc/cron.d)")
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck schedule` and its handler."""
+    p = sub.add_parser("schedule", help="take snapshots at every boot and on a schedule (systemd or cron)",
+                       description="Install a systemd service + timer pair that takes a snapshot every DURATION "
+                                   "(label `scheduled`) and, with --at-boot, one after every boot (label `boot`, "
+                                   "after nvidia-persistenced when it exists), so a 'before' always exists. "
+                                   "System-wide as root, the user's units otherwise. Where systemd does not run "
+                                   "(containers) and no --root is given, a cron entry instead.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    actions.required = True
+    inst = actions.add_parser("install", help="write and enable the units (or the cron entry)")
+    inst.add_argument("--at-boot", action="store_true", help="also take a snapshot after every boot")
+    inst.add_argument("--every", default="1d", metavar="DURATION",
+                      help="how often to take a scheduled snapshot: 1d (default), 6h, 30min, 1w, 1h30min")
+    inst.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter (your ML venv's)")
+    inst.add_argument("--bench", choices=("quick", "standard", "full"),
+                      help="also run this calibrated benchmark suite in each scheduled snapshot")
+    _where(inst)
+    status = actions.add_parser("status", help="what is installed, and when it last took a snapshot")
+    status.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    _where(status)
+    rm = actions.add_parser("remove", help="take away exactly what install wrote")
+    _where(rm)
+    p.set_defaults(handler=_cmd_schedule)
+
+
+def _last_runs() -> dict[str, str | None]:
+    """When the store last got a snapshot of each schedule label."""
+    last: dict[str, str | None] = dict.fromkeys(LABELS)
+    store = Store()
+    if not store.path.exists():
+        return last
+    for entry in store.entries():
+        if entry.label in last and last[entry.label] is None:
+            last[entry.label] = entry.created_at
+    return last
+
+
+def _status_text(found: Installed, last: dict[str, str | None]) -> str:
+    target = found.target
+    where = f"under {target.root}" if target.root else ("user" if target.user else "system-wide")
+    if not found.files:
+        return f"no driftcheck schedule installed ({target.kind}, {where})\n"
+    lines = [f"installed: {target.kind}, {where}"]
+    settings = found.settings
+    if settings:
+        lines.append(f"  every {settings.every}" + (", and after every boot" if settings.at_boot else "")
+                     + (f"; --python {settings.python}" if settings.python else "")
+                     + (f"; --bench {settings.bench}" if settings.bench else ""))
+    lines += [f"  file {path}" for path in found.files] + [f"  link {path}" for path in found.links]
+    for label, when in last.items():
+        lines.append(f"  last `{label}` snapshot: {when[:19].replace('T', ' ') + ' UTC' if when else 'none yet'}")
+    return "\n".join(lines) + "\n"
+
+
+def _report(outcome: Outcome, verb: str) -> None:
+    for note in outcome.notes:
+        sys.stderr.write(f"driftcheck: {note}\n")
+    for path in outcome.written:
+        sys.stdout.write(f"wrote {path}\n")
+    for path in outcome.removed:
+        sys.stdout.write(f"removed {path}\n")
+    if not outcome.written and not outcome.removed:
+        sys.stdout.write(f"nothing to {verb}: no driftcheck schedule installed\n")
+
+
+def _cmd_schedule(args: argparse.Namespace) -> int:
+    target = choose_target(args.user, args.root, args.cron_dir)
+    if args.action == "install":
+        every = parse_duration(args.every)
+        if args.python and not Path(args.python).is_file():
+            raise UsageError(f"--python {args.python}: no such interpreter")
+        outcome = install(Settings(every, args.at_boot, args.python, args.bench), target)
+        _report(outcome, "install")
+    elif args.action == "remove":
+        _report(remove(target), "remove")
+    else:
+        found = find_installed(target)
+        last = _last_runs()
+        if args.format == "json":
+            print(json.dumps({**found.to_json(), "installed": bool(found.files), "last": last}, indent=2,
+                             sort_keys=True))
+        else:
+            sys.stdout.write(_status_text(found, last))
+    return EXIT_OK

@@ -1,0 +1,506 @@
+"""Snapshots nobody has to remember: a systemd service + timer pair (or a cron entry) that takes one
+after every boot and every DURATION.
+
+systemd, when it runs the machine (or when `root` names a directory to write a machine image's units
+into, as `systemctl --root` does): `driftcheck-scheduled.service` + `driftcheck-scheduled.timer`
+(label `scheduled`), and with `at_boot` `driftcheck-boot.service` (label `boot`), ordered after
+`nvidia-persistenced.service` when that unit exists, so the driver is up. System-wide as root, as the
+user's units otherwise. Where systemd does not run (a container) and no root is given: a cron entry,
+in `/etc/cron.d/driftcheck` as root, in the user's crontab otherwise.
+
+Every file (and crontab block) written carries a marker line with the settings; a file without it
+is the user's and is never overwritten. `remove` takes away exactly what carries the marker, and
+the links that enabled it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from driftcheck.errors import DriftcheckError, UsageError
+
+MARKER = "# driftcheck-schedule:"
+HEADER = "# Written by `driftcheck schedule install`; `driftcheck schedule remove` takes it away."
+BOOT_SERVICE = "driftcheck-boot.service"
+SCHEDULED_SERVICE = "driftcheck-scheduled.service"
+TIMER = "driftcheck-scheduled.timer"
+UNITS = (BOOT_SERVICE, SCHEDULED_SERVICE, TIMER)
+PERSISTENCED = "nvidia-persistenced.service"
+CRON_FILE = "driftcheck"
+DEFAULT_CRON_DIR = Path("/etc/cron.d")
+CRONTAB_BEGIN = "# BEGIN driftcheck schedule"
+CRONTAB_END = "# END driftcheck schedule"
+# Where a unit may live on a machine, as systemd looks for them (system manager).
+_SYSTEM_UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "lib/systemd/system", "usr/lib/systemd/system")
+# Variables that decide where driftcheck keeps its key and store: the scheduled run must use the same.
+_HOME_VARIABLES = ("DRIFTCHECK_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+_UNITS_OF_TIME = (("w", 604800), ("d", 86400), ("h", 3600), ("min", 60), ("s", 1))
+_DURATION_PART = re.compile(r"(\d+)\s*(weeks?|w|days?|d|hours?|h|minutes?|min|m|seconds?|sec|s)")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What `schedule install` was asked for."""
+
+    every_s: int = 86400
+    at_boot: bool = False
+    python: str | None = None
+    bench: str | None = None
+
+    @property
+    def every(self) -> str:
+        return format_duration(self.every_s)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a schedule goes: systemd units (system or user, live or under `root`) or cron."""
+
+    kind: str  # "systemd" or "cron"
+    user: bool
+    root: Path | None = None
+    cron_dir: Path = DEFAULT_CRON_DIR
+
+    @property
+    def unit_dir(self) -> Path:
+        if self.user:
+            relative = "etc/systemd/user" if self.root else str(_user_config() / "systemd" / "user").lstrip("/")
+        else:
+            relative = "etc/systemd/system"
+        return (self.root or Path("/")) / relative
+
+
+@dataclass
+class Installed:
+    """What is installed now, as found on disk: for `schedule status` and `remove`."""
+
+    target: Target
+    settings: Settings | None = None
+    files: list[Path] = field(default_factory=list)
+    links: list[Path] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.target.kind, "user": self.target.user,
+                "root": str(self.target.root) if self.target.root else None,
+                "settings": {**asdict(self.settings), "every": self.settings.every} if self.settings else None,
+                "files": [str(p) for p in self.files], "links": [str(p) for p in self.links]}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What install or remove did, for the message."""
+
+    target: Target
+    written: list[Path]
+    removed: list[Path]
+    notes: list[str]
+
+
+def _user_config() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def parse_duration(text: str) -> int:
+    """Seconds in a systemd-style time span (`1d`, `6h`, `90min`, `1h 30min`, `1w`); at least a minute."""
+    compact = text.strip().lower()
+    parts = _DURATION_PART.findall(compact)
+    if not parts or _DURATION_PART.sub("", compact).strip():
+        raise UsageError(f"--every {text!r}: not a duration (e.g. 1d, 6h, 30min, 1h30min)")
+    seconds = sum(int(n) * _unit_seconds(unit) for n, unit in parts)
+    if seconds < 60:
+        raise UsageError(f"--every {text!r}: at least a minute, please (a snapshot takes seconds)")
+    return seconds
+
+
+def _unit_seconds(unit: str) -> int:
+    first = unit[0]
+    if unit.startswith("min") or unit in ("m", "minute", "minutes"):
+        return 60
+    return {"w": 604800, "d": 86400, "h": 3600, "s": 1}[first]
+
+
+def format_duration(seconds: int) -> str:
+    """A time span systemd and people read: the largest unit that divides it (`1d`, `90min`)."""
+    for unit, size in _UNITS_OF_TIME:
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def systemd_running() -> bool:
+    """Whether systemd manages this machine (sd_booted(3): /run/systemd/system exists)."""
+    return Path("/run/systemd/system").is_dir()
+
+
+def choose_target(user: bool, root: Path | None, cron_dir: Path | None = None) -> Target:
+    """systemd when `root` is given or systemd runs here, else cron; user units unless root runs this."""
+    as_user = user or os.geteuid() != 0
+    if root is not None:
+        if not root.is_dir():
+            raise UsageError(f"--root {root}: no such directory")
+        return Target("systemd", as_user, root.resolve())
+    kind = "systemd" if systemd_running() else "cron"
+    return Target(kind, as_user, None, cron_dir or DEFAULT_CRON_DIR)
+
+
+def driftcheck_argv(label: str, settings: Settings) -> list[str]:
+    """The command a scheduled run executes: this interpreter, by absolute path, running driftcheck."""
+    argv = [str(Path(sys.executable).absolute()), "-m", "driftcheck", "snapshot", "--quiet", "--label", label]
+    if settings.python:
+        argv += ["--python", str(Path(settings.python).absolute())]
+    if settings.bench:
+        argv += ["--bench", settings.bench]
+    return argv
+
+
+def _environment() -> dict[str, str]:
+    """The variables that point driftcheck at this user's key and store, for runs that start without them."""
+    env = {"HOME": str(Path.home())}
+    env.update({name: os.environ[name] for name in _HOME_VARIABLES if os.environ.get(name)})
+    return env
+
+
+def _systemd_quote(word: str) -> str:
+    # `%` starts a specifier and `$` a variable in ExecStart=; quote anything with spaces or quotes.
+    escaped = word.replace("%", "%%").replace("$", "$$")
+    if re.search(r"[\s\"'\\;]", escaped):
+        escaped = '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return escaped
+
+
+def _marker(settings: Settings, made_dirs: Sequence[str] = ()) -> str:
+    # The directories install had to create go with the settings, so remove can take them away too.
+    return f"{MARKER} " + json.dumps({**asdict(settings), "every": settings.every, "made_dirs": list(made_dirs)},
+                                     sort_keys=True)
+
+
+def _in_machine(path: Path, target: Target) -> str:
+    """`path` as the machine sees it: without the --root prefix (an image's paths hold after deployment)."""
+    return "/" + str(path.relative_to(target.root)) if target.root else str(path)
+
+
+def _made_dirs(path: Path, target: Target) -> list[Path]:
+    """The directories the install that wrote `path` created, as paths here."""
+    for line in path.read_text("utf-8", errors="replace").splitlines():
+        if line.startswith(MARKER):
+            try:
+                made = json.loads(line[len(MARKER):]).get("made_dirs", [])
+                return [(target.root or Path("/")) / str(d).lstrip("/") for d in made]
+            except (ValueError, AttributeError, TypeError):
+                return []
+    return []
+
+
+def _missing_dirs(path: Path) -> list[Path]:
+    """`path` and its ancestors that do not exist yet, outermost first."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    return list(reversed(missing))
+
+
+def _service(label: str, settings: Settings, after: Sequence[str], install: str | None,
+             made_dirs: Sequence[str]) -> str:
+    env = " ".join(_systemd_quote(f"{k}={v}") for k, v in _environment().items())
+    lines = [HEADER, _marker(settings, made_dirs), "[Unit]",
+             f"Description=driftcheck snapshot ({label}): record the machine's state for later diffs"]
+    lines += [f"After={unit}" for unit in after]
+    lines += ["", "[Service]", "Type=oneshot", f"Environment={env}",
+              "ExecStart=" + " ".join(_systemd_quote(w) for w in driftcheck_argv(label, settings))]
+    if install:
+        lines += ["", "[Install]", f"WantedBy={install}"]
+    return "\n".join(lines) + "\n"
+
+
+def _timer(settings: Settings, made_dirs: Sequence[str]) -> str:
+    lines = [HEADER, _marker(settings, made_dirs), "[Unit]", f"Description=driftcheck snapshot every {settings.every}",
+             "", "[Timer]", f"OnBootSec={settings.every}", f"OnUnitActiveSec={settings.every}", "AccuracySec=1min",
+             f"Unit={SCHEDULED_SERVICE}", "", "[Install]", "WantedBy=timers.target"]
+    return "\n".join(lines) + "\n"
+
+
+def unit_exists(name: str, root: Path | None) -> bool:
+    """Whether the system manager would find unit `name` (under `root`, when given)."""
+    base = root or Path("/")
+    return any((base / d / name).exists() for d in _SYSTEM_UNIT_DIRS)
+
+
+def unit_texts(settings: Settings, target: Target,
+               made_dirs: Sequence[str] = ()) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """(unit name -> text, unit name -> the target that wants it, notes) for `target`."""
+    notes: list[str] = []
+    units = {SCHEDULED_SERVICE: _service("scheduled", settings, (), None, made_dirs),
+             TIMER: _timer(settings, made_dirs)}
+    wanted_by = {TIMER: "timers.target"}
+    if settings.at_boot:
+        after: list[str] = []
+        if target.user:
+            notes.append("user units start when the user's manager does (at login, or at boot with "
+                         "`loginctl enable-linger`); they cannot wait for nvidia-persistenced")
+        elif unit_exists(PERSISTENCED, target.root):
+            after.append(PERSISTENCED)
+        else:
+            notes.append(f"{PERSISTENCED} not found: the boot snapshot is not ordered after it")
+        boot_target = "default.target" if target.user else "multi-user.target"
+        units[BOOT_SERVICE] = _service("boot", settings, after, boot_target, made_dirs)
+        wanted_by[BOOT_SERVICE] = boot_target
+    return units, wanted_by, notes
+
+
+def is_ours(path: Path) -> bool:
+    """Whether the file at `path` was written by `schedule install` (carries the marker line)."""
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            return any(line.startswith(MARKER) for line, _ in zip(handle, range(5), strict=False))
+    except OSError:
+        return False
+
+
+def _settings_from(text: str) -> Settings | None:
+    for line in text.splitlines():
+        if line.startswith(MARKER):
+            try:
+                data = json.loads(line[len(MARKER):])
+                return Settings(int(data["every_s"]), bool(data["at_boot"]), data.get("python"), data.get("bench"))
+            except (ValueError, KeyError, TypeError):
+                return None
+    return None
+
+
+def _link_path(target: Target, unit: str, wanted_by: str) -> Path:
+    return target.unit_dir / f"{wanted_by}.wants" / unit
+
+
+def _link_value(target: Target, unit: str) -> str:
+    # As `systemctl --root` writes it: the path the unit will have on the running machine.
+    return _in_machine(target.unit_dir / unit, target)
+
+
+def _run(argv: Sequence[str]) -> None:
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DriftcheckError(f"{' '.join(argv)}: {exc}") from None
+    if done.returncode != 0:
+        message = (done.stderr or done.stdout).strip().splitlines()
+        raise DriftcheckError(f"{' '.join(argv)} failed: {message[-1] if message else f'exit {done.returncode}'}")
+
+
+def _systemctl(target: Target, *args: str) -> None:
+    if target.root is not None:
+        return  # an image's units: linked by hand below, loaded when that machine boots
+    _run(["systemctl", *(["--user"] if target.user else []), *args])
+
+
+def install(settings: Settings, target: Target) -> Outcome:
+    """Write and enable the schedule for `target`; replaces a schedule of ours, never a file of the user's."""
+    if target.kind == "cron":
+        return _install_cron(settings, target)
+    for name in UNITS:
+        path = target.unit_dir / name
+        if path.exists() and not is_ours(path):
+            raise UsageError(f"{path} exists and was not written by driftcheck; remove or rename it first")
+    previous = find_installed(target)
+    # A new install replaces ours whole: the directories the earlier one made are made again if needed.
+    removed = _remove_systemd(previous) if previous.files else []
+    _, wanted_by, _ = unit_texts(settings, target)
+    made = _missing_dirs(target.unit_dir)
+    if target.root is not None:
+        made += [d for wants in sorted(set(wanted_by.values()))
+                 for d in _missing_dirs(target.unit_dir / f"{wants}.wants")]
+    made = sorted(set(made), key=lambda d: (len(d.parts), str(d)))
+    units, wanted_by, notes = unit_texts(settings, target, [_in_machine(d, target) for d in made])
+    written: list[Path] = []
+    target.unit_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in units.items():
+        path = target.unit_dir / name
+        path.write_text(text, "utf-8")
+        path.chmod(0o644)
+        written.append(path)
+    if target.root is not None:
+        for name, wants in wanted_by.items():
+            link = _link_path(target, name, wants)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.unlink(missing_ok=True)
+            link.symlink_to(_link_value(target, name))
+            written.append(link)
+    else:
+        _systemctl(target, "daemon-reload")
+        _systemctl(target, "enable", "--now", TIMER)
+        if BOOT_SERVICE in units:
+            _systemctl(target, "enable", BOOT_SERVICE)
+    return Outcome(target, written, [p for p in removed if not p.exists() and not p.is_symlink()], notes)
+
+
+def _remove_systemd(installed: Installed) -> list[Path]:
+    target = installed.target
+    names = [p.name for p in installed.files]
+    if target.root is None and names:
+        _systemctl(target, "disable", "--now", *names)
+    made = [d for path in installed.files for d in _made_dirs(path, installed.target)]
+    removed = []
+    for link in installed.links:
+        link.unlink(missing_ok=True)
+        removed.append(link)
+    for path in installed.files:
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    for directory in sorted(set(made), key=lambda d: len(d.parts), reverse=True):
+        if directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()  # install created it; only if nothing else has moved in since
+            removed.append(directory)
+    if target.root is None and names:
+        _systemctl(target, "daemon-reload")
+    return removed
+
+
+def find_installed(target: Target) -> Installed:
+    """The schedule of ours that `target` holds (no files when none)."""
+    if target.kind == "cron":
+        return _find_cron(target)
+    found = Installed(target)
+    for name in UNITS:
+        path = target.unit_dir / name
+        if path.is_file() and is_ours(path):
+            found.files.append(path)
+            if found.settings is None or name == TIMER:
+                found.settings = _settings_from(path.read_text("utf-8", errors="replace"))
+    if target.unit_dir.is_dir():
+        for wants in sorted(target.unit_dir.glob("*.wants")):
+            for link in sorted(wants.iterdir()):
+                if link.is_symlink() and link.name in [p.name for p in found.files]:
+                    found.links.append(link)
+    return found
+
+
+def remove(target: Target) -> Outcome:
+    """Take away the schedule of ours that `target` holds; nothing else."""
+    installed = find_installed(target)
+    if target.kind == "cron":
+        return Outcome(target, [], _remove_cron(installed), [])
+    return Outcome(target, [], _remove_systemd(installed), [])
+
+
+# --- cron fallback -------------------------------------------------------------------------------------
+
+def cron_schedule(seconds: int) -> str:
+    """The five cron fields for "every `seconds`"; UsageError when cron cannot say it."""
+    minutes, rest = divmod(seconds, 60)
+    if rest == 0 and minutes < 60 and 60 % minutes == 0:
+        return f"*/{minutes} * * * *" if minutes > 1 else "* * * * *"
+    hours, rest = divmod(seconds, 3600)
+    if rest == 0 and hours < 24 and 24 % hours == 0:
+        return f"17 */{hours} * * *"
+    if seconds == 86400:
+        return "17 3 * * *"
+    if seconds == 604800:
+        return "17 3 * * 0"
+    raise UsageError(f"cron cannot run something every {format_duration(seconds)}; choose a duration that "
+                     "divides an hour or a day, 1d or 1w")
+
+
+def _cron_command(label: str, settings: Settings) -> str:
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in _environment().items())
+    command = f"{env} " + " ".join(shlex.quote(w) for w in driftcheck_argv(label, settings)) + " >/dev/null"
+    return command.replace("%", "\\%")  # cron turns a bare % into a newline
+
+
+def cron_lines(settings: Settings, user_field: str | None) -> list[str]:
+    """The cron entries: `@reboot` (with a minute for the driver to come up) and the schedule."""
+    who = f" {user_field}" if user_field else ""
+    lines = [HEADER, _marker(settings)]
+    if settings.at_boot:
+        lines.append(f"@reboot{who} sleep 60 && {_cron_command('boot', settings)}")
+    lines.append(f"{cron_schedule(settings.every_s)}{who} {_cron_command('scheduled', settings)}")
+    return lines
+
+
+def _install_cron(settings: Settings, target: Target) -> Outcome:
+    notes = ["systemd is not running here (PID 1 is not systemd): installed a cron entry instead; it runs "
+             "only where a cron daemon does"]
+    if target.user:
+        current = _read_crontab()
+        kept = _without_block(current)
+        block = [CRONTAB_BEGIN, *cron_lines(settings, None), CRONTAB_END]
+        _write_crontab(kept + block)
+        return Outcome(target, [Path("crontab")], [], notes)
+    path = target.cron_dir / CRON_FILE
+    if path.exists() and not is_ours(path):
+        raise UsageError(f"{path} exists and was not written by driftcheck; remove or rename it first")
+    if not target.cron_dir.is_dir():
+        raise UsageError(f"{target.cron_dir}: no such directory (is cron installed?)")
+    path.write_text("\n".join(["SHELL=/bin/sh", *cron_lines(settings, "root")]) + "\n", "utf-8")
+    path.chmod(0o644)  # cron ignores a cron.d file that others may write
+    return Outcome(target, [path], [], notes)
+
+
+def _find_cron(target: Target) -> Installed:
+    found = Installed(target)
+    if target.user:
+        lines = _read_crontab()
+        if CRONTAB_BEGIN in lines:
+            found.files.append(Path("crontab"))
+            found.settings = _settings_from("\n".join(lines))
+        return found
+    path = target.cron_dir / CRON_FILE
+    if path.is_file() and is_ours(path):
+        found.files.append(path)
+        found.settings = _settings_from(path.read_text("utf-8", errors="replace"))
+    return found
+
+
+def _remove_cron(installed: Installed) -> list[Path]:
+    if not installed.files:
+        return []
+    if installed.target.user:
+        _write_crontab(_without_block(_read_crontab()))
+        return [Path("crontab")]
+    for path in installed.files:
+        path.unlink(missing_ok=True)
+    return list(installed.files)
+
+
+def _without_block(lines: list[str]) -> list[str]:
+    out, inside = [], False
+    for line in lines:
+        if line == CRONTAB_BEGIN:
+            inside = True
+        elif line == CRONTAB_END and inside:
+            inside = False
+        elif not inside:
+            out.append(line)
+    return out
+
+
+def crontab_command() -> list[str]:
+    """crontab(1), or the program DRIFTCHECK_CRONTAB names (same -l / - interface)."""
+    return shlex.split(os.environ.get("DRIFTCHECK_CRONTAB", "")) or ["crontab"]
+
+
+def _read_crontab() -> list[str]:
+    argv = crontab_command()
+    if shutil.which(argv[0]) is None:
+        raise DriftcheckError(f"{argv[0]} not found: cannot install a cron entry without crontab(1)")
+    done = subprocess.run([*argv, "-l"], capture_output=True, text=True, timeout=60, check=False)
+    if done.returncode != 0:  # "no crontab for USER": an empty one
+        return []
+    return done.stdout.splitlines()
+
+
+def _write_crontab(lines: list[str]) -> None:
+    argv = crontab_command()
+    done = subprocess.run([*argv, "-"], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          timeout=60, check=False)
+    if done.returncode != 0:
+        raise DriftcheckError(f"crontab refused the new table: {done.stderr.strip() or done.returncode}")
