@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from driftcheck.host import Host, LocalHost
+from driftcheck.hosts import Host, LocalHost
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import run_one
