@@ -21,10 +21,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from driftcheck.host import LocalHost  # noqa: E402
-from driftcheck.nvidia.detect import merge_topology  # noqa: E402
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV, NvmlUnavailable, read_local_nvml  # noqa: E402
 from driftcheck.nvidia.smi_xml import parse_smi_xml  # noqa: E402
-from driftcheck.nvidia.topo import parse_topo  # noqa: E402
+from driftcheck.nvidia.topo import merge_topology, parse_topo  # noqa: E402
 from driftcheck.snapshot.facts import is_volatile  # noqa: E402
 from driftcheck.snapshot.paths import format_path  # noqa: E402
 

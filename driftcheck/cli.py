@@ -20,11 +20,13 @@ from driftcheck.commands import (
     check,
     diff,
     explain,
+    fleet,
     gc,
     importing,
     key,
     log,
     record,
+    report,
     schedule,
     show,
     snapshot,
@@ -34,7 +36,7 @@ from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
 COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc,
-            schedule)
+            schedule, report, fleet)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,9 +6,10 @@ import re
 from pathlib import Path
 
 from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
+from driftcheck.reports.importer import read_snapshot_or_report
 from driftcheck.snapshot.baselines import PREFIX as BASELINE_PREFIX
 from driftcheck.snapshot.baselines import Baselines
-from driftcheck.snapshot.model import Snapshot, read_snapshot_file
+from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.store import Store
 
@@ -45,7 +46,8 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
         raise UnknownSnapshotError(reference, "unknown position; use @latest, @prev, @N (0 = newest), @boot "
                                               "or @before-boot")
     elif Path(reference).exists():
-        snapshot = read_snapshot_file(Path(reference))
+        # A pasted report (collect_env, check_env, nvidia-smi) is imported on the fly.
+        snapshot = read_snapshot_or_report(Path(reference))
     elif "/" in reference or reference.endswith((".json", ".yaml")):
         raise UnknownSnapshotError(reference, "no such file")
     else:
