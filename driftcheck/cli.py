@@ -20,6 +20,7 @@ from driftcheck.commands import (
     check,
     diff,
     explain,
+    fleet,
     gc,
     importing,
     key,
@@ -37,7 +38,7 @@ from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
 COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc,
-            schedule, report, run, runs)
+            schedule, report, fleet, run, runs)
 
 
 def build_parser() -> argparse.ArgumentParser:

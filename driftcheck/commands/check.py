@@ -10,7 +10,14 @@ from typing import Any
 
 from driftcheck import api
 from driftcheck.check import DEFAULT_MIN_CONFIDENCE
-from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
+from driftcheck.commands.common import (
+    EXIT_DIFFERENT,
+    EXIT_OK,
+    SNAPSHOT_REF_HELP,
+    add_host_arguments,
+    remote_host,
+    use_colour,
+)
 from driftcheck.probes import probe_names
 from driftcheck.snapshot.explain.render import explain_markdown, explain_text
 
@@ -27,7 +34,9 @@ def add(sub: Any) -> None:
     p.add_argument("--policy", type=Path, metavar="FILE", help="YAML policy: ignore, tolerances, must")
     p.add_argument("--probe", action="append", metavar="NAME",
                    help=f"take this probe (repeatable); default: the cheap ones; known: {', '.join(probe_names())}")
-    p.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter whose packages matter; default: ours, or python3 on a --host")
+    add_host_arguments(p)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
     p.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
                    help=f"causes below this confidence are shown but are not drift (default {DEFAULT_MIN_CONFIDENCE})")
@@ -36,8 +45,10 @@ def add(sub: Any) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    result = api.check(args.against, policy=args.policy, probes=args.probe, python=args.python,
-                       min_confidence=args.min_confidence, keep=not args.no_store)
+    with remote_host(args) as host:
+        result = api.check(args.against, policy=args.policy, probes=args.probe,
+                           python=None if host else args.python, host=host,
+                           min_confidence=args.min_confidence, keep=not args.no_store)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts.base import Host
 
 _CPU_DIR = re.compile(r"^cpu\d+$")
 

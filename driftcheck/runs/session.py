@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts.local import LocalHost
 from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions

@@ -27,7 +27,9 @@ from urllib.parse import urlparse
 
 import psutil
 
-from driftcheck.host import CommandTimeout, Host, LineStream, LocalHost
+from driftcheck.errors import CommandTimeout
+from driftcheck.hosts.base import Host, LineStream
+from driftcheck.hosts.local import LocalHost
 from driftcheck.runs.cpu_samples import CpuReader
 from driftcheck.runs.gpu_samples import (
     FIELDS,

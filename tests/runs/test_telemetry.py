@@ -11,8 +11,8 @@ from statistics import median
 
 import psutil
 
-from driftcheck.host import LocalHost
-from driftcheck.recording import ReplayHost
+from driftcheck.hosts.local import LocalHost
+from driftcheck.hosts.replay import ReplayHost
 from driftcheck.runs.gpu_samples import SMI_QUERY, smi_header, smi_row, smi_stream_argv
 from driftcheck.runs.summary import condition_text, summarize
 from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
