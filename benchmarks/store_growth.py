@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import functools
 import hashlib
 import importlib.util
 import io
@@ -128,16 +129,29 @@ def _cli(*args: str) -> None:
         raise SystemExit(f"driftcheck {' '.join(args)} exited {code}")
 
 
-def _timings(home: Path, count: int, repeat: int) -> dict[str, float]:
-    """Median times of the commands a user runs on history; the diff compares two adjacent days, so the
-    work of the diff itself is alike and what differs is the store."""
-    os.environ["DRIFTCHECK_HOME"] = str(home)
+def _commands(count: int) -> dict[str, list[str]]:
+    """The commands a user runs on history; the diffs compare two adjacent days, so the work of the diff
+    itself is alike and what differs is the store."""
     middle, before = f"@{count // 2}", f"@{count // 2 + 1}"
-    return {"log -n 20": _median_ms(lambda: _cli("log", "-n", "20"), repeat),
-            "log (all)": _median_ms(lambda: _cli("log"), repeat),
-            f"show {middle}": _median_ms(lambda: _cli("show", middle, "--format", "json"), repeat),
-            f"diff {before} {middle}": _median_ms(lambda: _cli("diff", before, middle, "--format", "json"), repeat),
-            "diff @prev @latest": _median_ms(lambda: _cli("diff", "@prev", "@latest", "--format", "json"), repeat)}
+    return {"log -n 20": ["log", "-n", "20"], "log (all)": ["log"],
+            f"show {middle}": ["show", middle, "--format", "json"],
+            f"diff {before} {middle}": ["diff", before, middle, "--format", "json"],
+            "diff @prev @latest": ["diff", "@prev", "@latest", "--format", "json"]}
+
+
+def _timings(homes: tuple[Path, Path], counts: tuple[int, int], repeat: int) -> list[tuple[str, float, str, float]]:
+    """(name, ms) with the small store and with the large one, per command. The two are timed in turn,
+    so a burst of other work on the machine falls on both alike."""
+    rows = []
+    for (small_name, small_args), (large_name, large_args) in zip(_commands(counts[0]).items(),
+                                                                  _commands(counts[1]).items(), strict=True):
+        times: tuple[list[float], list[float]] = ([], [])
+        for _ in range(repeat):
+            for side, (home, args) in enumerate(((homes[0], small_args), (homes[1], large_args))):
+                os.environ["DRIFTCHECK_HOME"] = str(home)
+                times[side].append(_median_ms(functools.partial(_cli, *args), 1))
+        rows.append((small_name, statistics.median(times[0]), large_name, statistics.median(times[1])))
+    return rows
 
 
 def _fill(home: Path, days: int, base: dict[str, Any], progress: bool,
@@ -191,8 +205,7 @@ def main() -> int:
         print(f"ratio store of {args.days} / one snapshot's JSON file: {many_store / file_bytes:.2f}")
         print(f"ratio store of {args.days} / whole documents: {many_store / old:.4f}")
         print(f"snapshots read back byte for byte: {'yes' if exact else 'NO'}")
-        small, large = _timings(ten, 10, args.repeat), _timings(many, args.days, args.repeat)
-        for (name_small, ms_small), (name_large, ms_large) in zip(small.items(), large.items(), strict=True):
+        for name_small, ms_small, name_large, ms_large in _timings((ten, many), (10, args.days), args.repeat):
             print(f"{name_large:<20} {ms_large:8.1f} ms with {args.days} stored | {name_small:<18} {ms_small:8.1f} ms "
                   f"with 10 | ratio {ms_large / ms_small:.2f}")
         return 0 if many_store < 10 * one_store and exact else 1

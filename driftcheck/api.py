@@ -30,7 +30,7 @@ from driftcheck.check import (
     probes_to_check,
 )
 from driftcheck.errors import UsageError
-from driftcheck.host import Host, LocalHost
+from driftcheck.hosts import Host, LocalHost, ReplayHost
 from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
@@ -39,7 +39,6 @@ from driftcheck.probes.kernels import HashProgress, attach_hash_progress
 from driftcheck.probes.runner import ProgressCallback
 from driftcheck.probes.server import SERVER_OPTION, server_options
 from driftcheck.record import replay_options
-from driftcheck.recording import ReplayHost
 from driftcheck.redact import Redactor
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.store import Store
@@ -73,9 +72,13 @@ def make_probe_options(pids: Sequence[int] = (), processes: Sequence[str] = (), 
                         extra={**bench_options(bench, bench_budget_s, bench_runs), **server_options(server)})
 
 
-def _host_and_options(python: str | None, replay: str | Path | None,
-                      options: ProbeOptions) -> tuple[Host, ProbeOptions]:
-    """This machine, or the recording `replay` names, and the options to probe it with."""
+def _host_and_options(python: str | None, replay: str | Path | None, options: ProbeOptions,
+                      host: Host | None = None) -> tuple[Host, ProbeOptions]:
+    """`host` if given, else this machine, or the recording `replay` names, and the options to probe it with."""
+    if host is not None:
+        if python or replay is not None:
+            raise UsageError("a host given as an object carries its interpreter; no python or replay with it")
+        return host, options
     if replay is None:
         return target_host(python), options
     if options.extra.get(SERVER_OPTION):
@@ -87,7 +90,8 @@ def _host_and_options(python: str | None, replay: str | Path | None,
 
 
 def snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, skip: Sequence[str] | None = None,
-             python: str | None = None, replay: str | Path | None = None, pids: Sequence[int] = (),
+             python: str | None = None, replay: str | Path | None = None, host: Host | None = None,
+             pids: Sequence[int] = (),
              processes: Sequence[str] = (), deep: bool = False, bench: str | None = None,
              bench_budget_s: float | None = None, bench_runs: int | None = None, server: str | None = None,
              cheap_only: bool = False, sign: bool = True, keep: bool = True, store: Store | None = None,
@@ -95,6 +99,7 @@ def snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, s
              hash_progress: HashProgress | None = None) -> Snapshot:
     """Probe this machine (or the recording `replay`) and return the signed snapshot, kept in the store.
 
+    `host` is another machine to probe (e.g. a connected `driftcheck.hosts.ssh.SSHHost`).
     `probes`/`skip` choose probes by name (default: every probe the options do not hold back;
     `cheap_only`: the cheap set `check` takes). `python` is the interpreter whose packages matter.
     `pids`/`processes` also describe running processes; `server` (a URL) records what the SGLang / vLLM /
@@ -103,14 +108,14 @@ def snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, s
     `keep=False` keeps it out of `store` (default: the user's store). `progress`/`hash_progress` receive
     progress reports.
     """
-    host, options = _host_and_options(python, replay, make_probe_options(pids, processes, deep, bench,
-                                                                          bench_budget_s, server=server,
-                                                                          bench_runs=bench_runs))
+    target, options = _host_and_options(python, replay, make_probe_options(pids, processes, deep, bench,
+                                                                            bench_budget_s, server=server,
+                                                                            bench_runs=bench_runs), host)
     redactor = Redactor(load_redaction_secret())
     chosen = select_probes(builtin_probes(redactor), list(probes) if probes else None,
                            list(skip) if skip else None, cheap_only=cheap_only, options=options)
     attach_hash_progress(chosen, hash_progress)
-    taken = take_snapshot(host, chosen, options, label=label, key=load_signing_key() if sign else None,
+    taken = take_snapshot(target, chosen, options, label=label, key=load_signing_key() if sign else None,
                           progress=progress)
     if keep:
         (store or Store()).add(taken)
@@ -135,7 +140,7 @@ def bench_rerun(reference: Snapshot, bench: bool | None, runs: int | None) -> di
 
 
 def check(against: str | Snapshot | None = None, *, policy: Policy | str | Path | None = None,
-          probes: Sequence[str] | None = None, python: str | None = None,
+          probes: Sequence[str] | None = None, python: str | None = None, host: Host | None = None,
           min_confidence: float = DEFAULT_MIN_CONFIDENCE, label: str = "driftcheck check", keep: bool = True,
           store: Store | None = None, progress: ProgressCallback | None = None, bench: bool | None = None,
           bench_runs: int | None = None) -> CheckResult:
@@ -145,6 +150,7 @@ def check(against: str | Snapshot | None = None, *, policy: Policy | str | Path 
     default: baseline `default`, else the newest snapshot probed on this host. `policy` is a Policy or
     the path of a policy YAML file. The fresh snapshot takes `probes` (default: the cheap probes the
     reference holds) and is kept in `store` unless `keep=False`. `result.drift` is the verdict.
+    `host` checks another machine (e.g. a connected SSHHost) instead of this one.
 
     When the reference carries benchmark results, the fresh snapshot reruns the same suite with the
     same number of runs and budget (`bench_runs` overrides the runs; `bench=False` skips it), and a
@@ -152,12 +158,13 @@ def check(against: str | Snapshot | None = None, *, policy: Policy | str | Path 
     """
     store = store or Store()
     rules = load_policy(Path(policy)) if isinstance(policy, (str, Path)) else policy
-    host = target_host(python)
-    reference = against if isinstance(against, Snapshot) else check_reference(against, store, host.name)
+    target = host or target_host(python)
+    reference = against if isinstance(against, Snapshot) else check_reference(against, store, target.name)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
     rerun = bench_rerun(reference, bench, bench_runs)
-    fresh = snapshot(label=label, probes=list(probes or probes_to_check(reference)) or None, python=python,
-                     cheap_only=True, keep=False, progress=progress, **rerun)
+    fresh = snapshot(label=label, probes=list(probes or probes_to_check(reference)) or None,
+                     python=None if host else python, host=host, cheap_only=True, keep=False, progress=progress,
+                     **rerun)
     result = check_against(reference, fresh, rules, min_confidence)
     if keep:
         store.add(fresh)

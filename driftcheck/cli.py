@@ -20,11 +20,15 @@ from driftcheck.commands import (
     check,
     diff,
     explain,
+    fleet,
     gc,
     importing,
     key,
     log,
     record,
+    report,
+    run,
+    runs,
     schedule,
     show,
     snapshot,
@@ -34,7 +38,7 @@ from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 
 COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc,
-            schedule)
+            schedule, report, fleet, run, runs)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -52,3 +52,88 @@ class ProbeUnavailable(Exception):
 
 class ProbeDenied(Exception):
     """The probe lacks the permission to read what it needs."""
+
+
+class HostKeyError(HostError):
+    """An SSH host key that is not trusted: unknown (not in known_hosts) or changed since it was recorded."""
+
+    def __init__(self, message: str, host: str, fingerprint: str) -> None:
+        super().__init__(message)
+        self.host = host
+        self.fingerprint = fingerprint
+
+
+class UnknownHostKeyError(HostKeyError):
+    """The host offered a key known_hosts does not hold; trusted only with --accept-new-host-key."""
+
+
+class ChangedHostKeyError(HostKeyError):
+    """The host offered a key other than the one known_hosts holds for it: always refused."""
+
+
+# Failures of one call on a host (a command, a read, a facts script). They end the probe that made the
+# call with the outcome in PROBE_OUTCOMES, never the snapshot. They are not DriftcheckErrors: the CLI
+# never shows them as its own error.
+
+class CommandTimeout(Exception):
+    """A command on a host ran past its time limit and was stopped."""
+
+
+class TargetPythonError(Exception):
+    """The target interpreter could not run a facts script (not a Python, too old), or printed no JSON."""
+
+
+class FactsScriptError(Exception):
+    """A facts script ran in the target interpreter and raised: a bug or a broken install, not an absence."""
+
+
+class ConnectionLost(Exception):
+    """The connection to a remote host dropped (or could not carry the call): the call has no answer."""
+
+
+# The one table from a failure to the probe outcome it ends in. The name is the key because failures
+# also cross process boundaries and recordings by name; the runner, the isolated child and replays use it.
+PROBE_OUTCOMES: dict[str, tuple[type[BaseException], str]] = {
+    "ProbeUnavailable": (ProbeUnavailable, "unavailable"),
+    "FileNotFoundError": (FileNotFoundError, "unavailable"),
+    "NotADirectoryError": (NotADirectoryError, "unavailable"),
+    "IsADirectoryError": (IsADirectoryError, "unavailable"),
+    "ModuleNotFoundError": (ModuleNotFoundError, "unavailable"),
+    "ImportError": (ImportError, "unavailable"),
+    "TargetPythonError": (TargetPythonError, "unavailable"),
+    "ProbeDenied": (ProbeDenied, "denied"),
+    "PermissionError": (PermissionError, "denied"),
+    "CommandTimeout": (CommandTimeout, "timeout"),
+    "ConnectionLost": (ConnectionLost, "error"),
+    "FactsScriptError": (FactsScriptError, "error"),
+}
+
+
+def probe_status(exc: BaseException) -> str:
+    """The outcome (unavailable, denied, timeout, error) a probe ends in when its gather or parse raised `exc`."""
+    for cls, status in PROBE_OUTCOMES.values():
+        if isinstance(exc, cls):
+            return status
+    return "error"
+
+
+def probe_status_by_name(type_name: str) -> str:
+    """The outcome for a failure known only by its type name (from a child process or a recording)."""
+    entry = PROBE_OUTCOMES.get(type_name)
+    return entry[1] if entry else "error"
+
+
+def failure_by_name(type_name: str, message: str) -> BaseException:
+    """The failure called `type_name` rebuilt with `message` (an OSError when the name is not in the table)."""
+    entry = PROBE_OUTCOMES.get(type_name)
+    return entry[0](message) if entry else OSError(message)
+
+
+class CommandNotRunnable(DriftcheckError):
+    """The command given to `driftcheck run` could not be started: exit 127 when not found, 126 otherwise,
+    as a shell reports it."""
+
+    def __init__(self, program: str, reason: str, exit_code: int) -> None:
+        super().__init__(f"{program}: {reason}")
+        self.program = program
+        self.exit_code = exit_code

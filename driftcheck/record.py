@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from driftcheck.errors import UsageError
-from driftcheck.host import Host
+from driftcheck.hosts import Host, RecordingHost, ReplayHost
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.runner import ProbeOutcome, ProgressCallback, run_probes
 from driftcheck.probes.system import parse_cmdline
-from driftcheck.recording import RecordingHost, ReplayHost
 from driftcheck.redact import Redactor
 
 _PROC_ENVIRON = re.compile(r"^/proc/[^/]+/environ$")

@@ -93,8 +93,13 @@ def _describe_change_value(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change] = ()) -> str:
-    """`driftcheck diff` in text: changes grouped by category; `also`: hidden changes to show anyway."""
+def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change] = (),
+              ranked: Sequence[str] = ()) -> str:
+    """`driftcheck diff` in text: changes grouped by category; `also`: hidden changes to show anyway.
+
+    Categories named in `ranked` (those of explain's ranked causes, most likely first) come first, in that
+    order; the rest follow alphabetically.
+    """
     a, b = diff.a, diff.b
     lines = [f"A {a.short_id}  {a.created_at}  {a.host_name}" + (f"  {a.label!r}" if a.label else ""),
              f"B {b.short_id}  {b.created_at}  {b.host_name}" + (f"  {b.label!r}" if b.label else "")]
@@ -106,10 +111,13 @@ def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change]
         lines.append("no relevant differences" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
         return "\n".join(lines) + "\n"
     lines.append(f"{len(changes)} change(s)" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
+    if diff.not_in_report:
+        lines.append(f"{len(diff.not_in_report)} fact(s) not in the report, not compared")
     by_category: dict[str, list[Any]] = {}
     for change in changes:
         by_category.setdefault(change.category, []).append(change)
-    for category in sorted(by_category):
+    order = {category: i for i, category in enumerate(dict.fromkeys(ranked))}
+    for category in sorted(by_category, key=lambda c: (order.get(c, len(order)), c)):
         lines.append(f"\n{category}")
         for change in by_category[category]:
             if change.kind == "added":

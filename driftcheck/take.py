@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 from driftcheck.keys import KeyPair
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.runner import ProgressCallback, run_probes
@@ -27,7 +27,7 @@ def take_snapshot(host: Host, probes: Sequence[Probe], options: ProbeOptions | N
     # Report order follows the probe list, not completion order, so two snapshots read alike.
     probes_json = {probe.name: outcomes[probe.name].to_json() for probe in probes}
     document = new_document(host.describe(), probes_json, label=label,
-                            origin=origin or ("replayed" if host.kind == "replay" else "probed"))
+                            origin=origin or ("replayed" if host.capabilities.recorded else "probed"))
     if key is not None:
         document = sign_document(document, key)
     return Snapshot(document, source="<new>")

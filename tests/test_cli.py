@@ -164,7 +164,8 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_show_lists_probes_in_report_order(cli, tmp_path: Path) -> None:
     cli("snapshot", "--probe", "env", "--probe", "python", "--probe", "system")
-    headers = [line.split("]")[0] + "]" for line in cli("show", "@latest").stdout.splitlines() if line.startswith("[")]
+    full = cli("show", "@latest", "--full").stdout
+    headers = [line.split("]")[0] + "]" for line in full.splitlines() if line.startswith("[")]
     assert headers == ["[python]", "[env]", "[system]"]
 
 

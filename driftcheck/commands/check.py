@@ -15,8 +15,10 @@ from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
     SNAPSHOT_REF_HELP,
+    add_host_arguments,
     positive_int,
     progress_printer,
+    remote_host,
     use_colour,
 )
 from driftcheck.errors import UsageError
@@ -39,7 +41,9 @@ def add(sub: Any) -> None:
     p.add_argument("--policy", type=Path, metavar="FILE", help="YAML policy: ignore, tolerances, must")
     p.add_argument("--probe", action="append", metavar="NAME",
                    help=f"take this probe (repeatable); default: the cheap ones; known: {', '.join(probe_names())}")
-    p.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter whose packages matter; default: ours, or python3 on a --host")
+    add_host_arguments(p)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
     p.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
                    help=f"causes below this confidence are shown but are not drift (default {DEFAULT_MIN_CONFIDENCE})")
@@ -55,10 +59,12 @@ def add(sub: Any) -> None:
 def _cmd_check(args: argparse.Namespace) -> int:
     if args.no_bench and args.runs:
         raise UsageError("--runs sets the benchmark reruns that --no-bench skips; give one")
-    result = api.check(args.against, policy=args.policy, probes=args.probe, python=args.python,
-                       min_confidence=args.min_confidence, keep=not args.no_store,
-                       bench=False if args.no_bench else None, bench_runs=args.runs,
-                       progress=progress_printer(sys.stderr.isatty()))
+    with remote_host(args) as host:
+        result = api.check(args.against, policy=args.policy, probes=args.probe,
+                           python=None if host else args.python, host=host,
+                           min_confidence=args.min_confidence, keep=not args.no_store,
+                           bench=False if args.no_bench else None, bench_runs=args.runs,
+                           progress=progress_printer(sys.stderr.isatty()))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:

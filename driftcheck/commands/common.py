@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from driftcheck.api import make_probe_options
 from driftcheck.errors import UsageError
+from driftcheck.hosts import Host
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.snapshot.canonical import pretty_json
@@ -20,8 +22,9 @@ from driftcheck.snapshot.store import Store
 EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
 SNAPSHOT_REF_HELP = ("a snapshot file, a stored id (or unique prefix), @latest, @prev, @N (N-th newest, 0-based), "
-                     "@boot (first of the current boot), @before-boot (newest before the last reboot) "
-                     "or baseline:NAME")
+                     "@boot (first of the current boot), @before-boot (newest before the last reboot), "
+                     "baseline:NAME, or a run: run:ID, run:@latest, run:@prev (the snapshot before it; add "
+                     ":after for the reading after it)")
 
 
 class Parser(argparse.ArgumentParser):
@@ -31,8 +34,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_TROUBLE, f"{self.prog}: error: {message} (see --help)\n")
 
 
+STDOUT = Path("-")
+
+
 def check_output_path(path: Path, force: bool) -> None:
     """Refuse, before any work, an output path that cannot be written or would replace a file unasked."""
+    if path == STDOUT:
+        return
     if path.is_dir():
         raise UsageError(f"{path} is a directory; give a file name")
     if path.exists() and not force:
@@ -122,6 +130,36 @@ def probe_options(args: argparse.Namespace) -> ProbeOptions:
                               server=getattr(args, "server", None))
 
 
+def add_host_arguments(p: Any) -> None:
+    """--host, --identity and --accept-new-host-key: take the snapshot of a machine over SSH."""
+    p.add_argument("--host", metavar="[USER@]HOST[:PORT]",
+                   help="probe this machine over SSH instead of this one (~/.ssh/config aliases work); nothing "
+                        "is installed there: its --python runs driftcheck's stdlib-only readers")
+    p.add_argument("--identity", metavar="FILE", help="with --host: the private key to log in with "
+                                                      "(besides ssh-agent and ~/.ssh/config)")
+    p.add_argument("--accept-new-host-key", action="store_true",
+                   help="with --host: trust a host key seen for the first time and record it in known_hosts "
+                        "(like StrictHostKeyChecking=accept-new); a changed key is always refused")
+
+
+@contextlib.contextmanager
+def remote_host(args: argparse.Namespace) -> Iterator[Host | None]:
+    """The --host machine over SSH (connected, closed after), or None when the command describes this one."""
+    host_arg = getattr(args, "host", None)
+    if not host_arg:
+        if getattr(args, "identity", None) or getattr(args, "accept_new_host_key", False):
+            raise UsageError("--identity and --accept-new-host-key go with --host")
+        yield None
+        return
+    from driftcheck.hosts.ssh import SSHHost  # paramiko is loaded only for a remote host
+
+    if args.identity and not os.path.isfile(args.identity):
+        raise UsageError(f"--identity {args.identity}: no such file")
+    with SSHHost(host_arg, python=args.python, identity=args.identity,
+                 accept_new_host_key=args.accept_new_host_key) as host:
+        yield host
+
+
 def check_keep(args: argparse.Namespace) -> None:
     """Refuse, before any work, a `-o`/`--no-store` combination `keep` could not honour."""
     if args.no_store and not args.output:
@@ -133,7 +171,11 @@ def check_keep(args: argparse.Namespace) -> None:
 def keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
     """Write the snapshot to `-o` and the store as asked; returns where it went, for the message."""
     places = []
-    if args.output:
+    if args.output == STDOUT:
+        sys.stdout.write(pretty_json(snapshot.document))
+        sys.stdout.flush()
+        places.append("stdout")
+    elif args.output:
         write_new_file(args.output, pretty_json(snapshot.document), args.force)
         places.append(str(args.output))
     if not args.no_store:

@@ -18,8 +18,11 @@ from driftcheck.snapshot.store import Store
 def add(sub: Any) -> None:
     """Register `driftcheck diff` and its handler."""
     p = sub.add_parser("diff", help="compare two snapshots",
-                       description="Compare snapshot A (before) with B (after). Exit 0 when nothing relevant "
-                                   "differs, 1 when something does, 2 when a snapshot cannot be read.")
+                       description="Compare snapshot A (before) with B (after), the categories of the likeliest "
+                                   "causes first. A or B may be a pasted report (collect_env, check_env, nvidia-smi), "
+                                   "imported on the fly; then only the facts both sides hold are compared. Exit 0 "
+                                   "when nothing relevant differs, 1 when something does, 2 when a snapshot cannot "
+                                   "be read.")
     p.add_argument("a", help=SNAPSHOT_REF_HELP)
     p.add_argument("b", help=SNAPSHOT_REF_HELP)
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
@@ -35,9 +38,13 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     diff = diff_snapshots(a, b)
     explained = explain(diff, include_volatile=args.all)
     if args.format == "json":
-        print(json.dumps(explained.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
+        report = explained.to_json()
+        if diff.not_in_report:
+            report["not_in_report"] = diff.not_in_report
+        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
     else:
         # A reading a plain diff hides (a clock under load, the boot id) is shown when a cause rests on it.
         evidence = explained.evidence_paths()
-        sys.stdout.write(diff_text(diff, args.all, also=[c for c in diff.volatile if c.path in evidence]))
+        sys.stdout.write(diff_text(diff, args.all, also=[c for c in diff.volatile if c.path in evidence],
+                                   ranked=[e.category for e in explained.explanations]))
     return EXIT_DIFFERENT if diff.changes or explained.explanations else EXIT_OK

@@ -9,6 +9,8 @@ from typing import Any
 
 from driftcheck.baselines.confirm import bench_runner, confirm
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
+from driftcheck.runs.causes import compare_references, rank_with_telemetry
+from driftcheck.runs.render import comparison_head_text
 from driftcheck.snapshot.diff import diff_snapshots
 from driftcheck.snapshot.explain import explain
 from driftcheck.snapshot.explain.render import explain_markdown, explain_text
@@ -39,6 +41,10 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     a = resolve_snapshot(args.a, store)
     b = resolve_snapshot(args.b, store)
     result = explain(diff_snapshots(a, b), include_volatile=args.all)
+    # Two runs: their figures go on top, and what the telemetry saw joins the ranked causes.
+    runs = compare_references(args.a, args.b)
+    if runs is not None:
+        rank_with_telemetry(result, runs)
     confirmations = None
     if args.confirm:
         run, why_not = bench_runner()
@@ -49,9 +55,16 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             for row in report["explanations"]:
                 if row["rank"] in confirmations:
                     row["confirm"] = confirmations[row["rank"]]
+        if runs is not None:
+            report["runs"] = runs.to_json()
+            report["changes"].extend(runs.change_rows())
         print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
     elif args.format == "markdown":
+        if runs is not None:
+            sys.stdout.write("```\n" + comparison_head_text(runs) + "```\n\n")
         sys.stdout.write(explain_markdown(result, confirmations))
     else:
+        if runs is not None:
+            sys.stdout.write(comparison_head_text(runs) + "\n")
         sys.stdout.write(explain_text(result, use_colour(), confirmations))
     return EXIT_DIFFERENT if result.explanations else EXIT_OK

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from driftcheck.api import target_host
-from driftcheck.commands.common import EXIT_OK, add_process_arguments, probe_options, progress_printer
+from driftcheck.commands.common import (
+    EXIT_OK,
+    add_host_arguments,
+    add_process_arguments,
+    probe_options,
+    progress_printer,
+    remote_host,
+)
 from driftcheck.keys import load_redaction_secret
 from driftcheck.probes import builtin_probes, probe_names, select_probes
 from driftcheck.record import ensure_empty_directory, record
@@ -26,7 +33,9 @@ def add(sub: Any) -> None:
     p.add_argument("--probe", action="append", metavar="NAME",
                    help=f"record only this probe (repeatable); known: {', '.join(probe_names())}")
     p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
-    p.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter; default: ours")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter whose packages matter; default: ours, or python3 on a --host")
+    add_host_arguments(p)
     add_process_arguments(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(handler=_cmd_record)
@@ -38,8 +47,9 @@ def _cmd_record(args: argparse.Namespace) -> int:
     redactor = Redactor(load_redaction_secret())
     probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
     show_progress = not args.quiet and sys.stderr.isatty()
-    result = record(args.directory, target_host(args.python), probes, redactor, options,
-                    progress=progress_printer(show_progress))
+    with remote_host(args) as host:
+        result = record(args.directory, host or target_host(args.python), probes, redactor, options,
+                        progress=progress_printer(show_progress))
     counts: dict[str, int] = {}
     for outcome in result.outcomes.values():
         counts[outcome.status] = counts.get(outcome.status, 0) + 1

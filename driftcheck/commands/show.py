@@ -8,8 +8,9 @@ from typing import Any
 
 import yaml
 
-from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP
+from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, use_colour
 from driftcheck.render import snapshot_text
+from driftcheck.reports.summary import summary_text
 from driftcheck.snapshot.canonical import pretty_json
 from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.signing import verify_document
@@ -17,8 +18,13 @@ from driftcheck.snapshot.signing import verify_document
 
 def add(sub: Any) -> None:
     """Register `driftcheck show` and its handler."""
-    p = sub.add_parser("show", help="print a snapshot", description="Print a snapshot's probes and facts.")
-    p.add_argument("snapshot", help=SNAPSHOT_REF_HELP)
+    p = sub.add_parser("show", help="print a snapshot (a one-screen summary; --full for every fact)",
+                       description="Print a snapshot: by default a one-screen summary (host, OS, CPU, Python, torch "
+                                   "build, the packages that decide speed, GPUs with clocks, power, PCIe and "
+                                   "topology, performance variables, system knobs, probe outcomes); --full prints "
+                                   "every fact. Colour only on a terminal.")
+    p.add_argument("snapshot", help=SNAPSHOT_REF_HELP + "; or a pasted report file, imported on the fly")
+    p.add_argument("--full", action="store_true", help="every fact of every probe, not the summary")
     p.add_argument("--format", choices=("text", "json", "yaml"), default="text", help="output format (default text)")
     p.set_defaults(handler=_cmd_show)
 
@@ -31,5 +37,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
         sys.stdout.write(yaml.safe_dump(snapshot.document, sort_keys=True, allow_unicode=True))
     else:
         verdict = verify_document(snapshot.document)
-        sys.stdout.write(snapshot_text(snapshot, verdict.fingerprint if verdict.intact else None))
+        signer = verdict.fingerprint if verdict.intact else None
+        if args.full:
+            sys.stdout.write(snapshot_text(snapshot, signer))
+        else:
+            sys.stdout.write(summary_text(snapshot, signer, colour=use_colour()))
     return EXIT_OK

@@ -10,6 +10,8 @@ from typing import Any
 from driftcheck import api
 from driftcheck.commands.common import (
     EXIT_OK,
+    STDOUT,
+    add_host_arguments,
     add_process_arguments,
     add_server_argument,
     check_keep,
@@ -17,6 +19,7 @@ from driftcheck.commands.common import (
     keep,
     positive_int,
     progress_printer,
+    remote_host,
 )
 from driftcheck.errors import UsageError
 from driftcheck.probes import probe_names
@@ -25,18 +28,23 @@ from driftcheck.probes.kernels import hash_cache_note
 
 def add(sub: Any) -> None:
     """Register `driftcheck snapshot` and its handler."""
-    p = sub.add_parser("snapshot", help="probe this machine and keep a signed snapshot",
-                       description="Probe this machine, sign the result, keep it in the local store and "
-                                   "print its id. Probes run concurrently, each under its own time limit; a "
-                                   "probe that fails is recorded with its outcome and the rest goes on.")
-    p.add_argument("-o", "--output", type=Path, help="also write the snapshot to this JSON file")
+    p = sub.add_parser("snapshot", help="probe this machine (or one over SSH) and keep a signed snapshot",
+                       description="Probe this machine (or, with --host, one over SSH), sign the result, keep it "
+                                   "in the local store and print its id. Probes run concurrently, each under its "
+                                   "own time limit; a probe that fails is recorded with its outcome and the rest "
+                                   "goes on.")
+    p.add_argument("-o", "--output", type=Path,
+                   help="also write the snapshot to this JSON file; `-o -` prints the snapshot JSON on stdout "
+                        "(and nothing else there)")
     p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")
     p.add_argument("--label", help="a note kept with the snapshot (e.g. 'before reboot')")
     p.add_argument("--probe", action="append", metavar="NAME",
                    help=f"take only this probe (repeatable); known: {', '.join(probe_names())}")
     p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
     p.add_argument("--python", metavar="PATH",
-                   help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours")
+                   help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours, or "
+                        "python3 on a --host")
+    add_host_arguments(p)
     add_process_arguments(p)
     add_server_argument(p)
     p.add_argument("--replay", metavar="DIR", type=Path,
@@ -60,14 +68,18 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     check_keep(args)
     if args.bench_runs and not args.bench:
         raise UsageError("--bench-runs sets the runs of --bench SUITE; give the suite too")
+    if args.host and args.replay is not None:
+        raise UsageError("--host and --replay do not go together: a recording holds its machine's facts")
     show_progress = not args.quiet and sys.stderr.isatty()
-    # Stored by `keep` below, after -o is written, as before the library call existed.
-    snapshot = api.snapshot(label=args.label, probes=args.probe, skip=args.skip, python=args.python,
-                            replay=args.replay, pids=args.pid, processes=args.process, deep=args.deep,
-                            bench=args.bench, bench_budget_s=args.bench_budget_s,
-                            bench_runs=args.bench_runs, server=args.server, sign=not args.no_sign,
-                            keep=False, progress=progress_printer(show_progress),
-                            hash_progress=hash_progress_printer() if show_progress else None)
+    with remote_host(args) as host:
+        # Stored by `keep` below, after -o is written, as before the library call existed.
+        snapshot = api.snapshot(label=args.label, probes=args.probe, skip=args.skip,
+                                python=None if host else args.python, replay=args.replay, host=host,
+                                pids=args.pid, processes=args.process, deep=args.deep, bench=args.bench,
+                                bench_budget_s=args.bench_budget_s, bench_runs=args.bench_runs,
+                                server=args.server, sign=not args.no_sign,
+                                keep=False, progress=progress_printer(show_progress),
+                                hash_progress=hash_progress_printer() if show_progress else None)
     where = keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
     note = hash_cache_note(snapshot.probe_data("kernels"))
@@ -76,5 +88,6 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     if not args.quiet:
         sys.stderr.write(f"snapshot {snapshot.short_id} of {snapshot.host_name} saved to {where} "
                          f"({len(snapshot.probes)} probes: {counts})\n")
-    print(snapshot.short_id)
+    if args.output != STDOUT:
+        print(snapshot.short_id)
     return EXIT_OK

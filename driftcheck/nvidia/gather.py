@@ -11,7 +11,7 @@ import contextlib
 from typing import Any
 
 from driftcheck.errors import ProbeUnavailable
-from driftcheck.host import Host, LocalHost
+from driftcheck.hosts import Host
 from driftcheck.nvidia.nvml import read_nvml
 
 SMI_XML_ARGV = ("nvidia-smi", "-q", "-x")
@@ -66,7 +66,7 @@ def run_smi(host: Host, argv: tuple[str, ...], why_not_nvml: str | None) -> str:
 def gather_nvidia(host: Host, with_topology: bool) -> dict[str, Any]:
     """Raw GPU facts: {"nvml": shapes} in-process when NVML works, else {"xml": ..., "topo": ...} from nvidia-smi."""
     why_not_nvml = None
-    if isinstance(host, LocalHost):
+    if host.capabilities.in_process:
         try:
             return {"nvml": read_local_nvml()}
         except NvmlUnavailable as exc:

@@ -30,6 +30,12 @@ _P2P_CAPS = (("read", 0), ("write", 1), ("nvlink", 2), ("atomics", 3))
 _NVLINK_MAX_LINKS = 18
 
 
+def clock_event_reasons(mask: int) -> list[str]:
+    """The names of the clock event (throttle) reasons set in a bit mask of NVML or of nvidia-smi's
+    `clocks_event_reasons.active` field, sorted (decoded once, in `driftcheck.nvidia.values`)."""
+    return clock_event_names(mask)
+
+
 def _text(value: Any) -> str | None:
     if value is None:
         return None

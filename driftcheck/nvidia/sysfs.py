@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 
 PCI_DEVICES = "/sys/bus/pci/devices"
 NVIDIA_VENDOR = "0x10de"

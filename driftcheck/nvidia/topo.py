@@ -83,3 +83,17 @@ def parse_topo(text: str) -> dict[str, Any]:
         "gpu_numa_id": affinity["gpu_numa_id"] if "gpu_numa_id" in extras else None,
         "nics": nics,
     }
+
+
+def merge_topology(pcie: dict[str, Any], topology: dict[str, Any]) -> dict[str, Any]:
+    """`pcie` with the topo matrix added, and each GPU's CPU affinity and NUMA node taken from its row."""
+    merged = {**pcie, "topology": topology, "gpus": {key: dict(entry) for key, entry in pcie["gpus"].items()}}
+    for entry in merged["gpus"].values():
+        label = f"GPU{entry['index']}"
+        affinity = (topology.get("cpu_affinity") or {}).get(label)
+        numa = (topology.get("numa_affinity") or {}).get(label)
+        if affinity is not None:
+            entry["cpu_affinity"] = affinity
+        if numa is not None and numa.isdigit():
+            entry["numa_node"] = int(numa)
+    return merged

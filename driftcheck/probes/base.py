@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from driftcheck.errors import ProbeDenied, ProbeUnavailable
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 from driftcheck.vocabulary import CATEGORIES, STATUSES
 
 __all__ = ["CATEGORIES", "STATUSES", "Probe", "ProbeDenied", "ProbeOptions", "ProbeUnavailable"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from driftcheck.host import Host, LocalHost
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 
 BENCH_OPTION = "bench_suite"
@@ -33,7 +33,7 @@ class BenchProbe(Probe):
         return BENCH_OPTION in options.extra
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
-        if not isinstance(host, LocalHost):
+        if not host.capabilities.in_process:
             raise ProbeUnavailable("benchmarks run only on the local machine")
         # Imported here: the suites pull in torch-facing code that a plain snapshot never needs.
         from driftcheck.baselines.deps import BenchDependencyError

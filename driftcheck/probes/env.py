@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.redact import Redactor
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 from driftcheck.nvidia.gather import gather_nvidia
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.probes.base import Probe, ProbeOptions

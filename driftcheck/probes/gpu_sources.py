@@ -12,10 +12,9 @@ import time
 from typing import Any
 
 from driftcheck.host import Host, LocalHost
-from driftcheck.nvidia.detect import merge_topology
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV, NvmlUnavailable, read_local_nvml
 from driftcheck.nvidia.smi_xml import parse_smi_xml
-from driftcheck.nvidia.topo import parse_topo
+from driftcheck.nvidia.topo import merge_topology, parse_topo
 from driftcheck.snapshot.facts import is_volatile
 from driftcheck.snapshot.paths import format_path
 

@@ -13,7 +13,7 @@ import sys
 import traceback
 from typing import Any
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost
 from driftcheck.probes.base import ProbeOptions
 
 

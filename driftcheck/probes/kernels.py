@@ -22,11 +22,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from driftcheck.host import CommandTimeout, Host
+from driftcheck.errors import CommandTimeout, ConnectionLost
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.hashcache import CachedFile, FileIdentity, HashCache
 from driftcheck.probes.packages import normalize_name
-from driftcheck.recording import RecordingHost
 
 # Distributions whose compiled files are always hashed (normalized names); plus every `nvidia-*` wheel.
 KERNEL_PACKAGES = frozenset({
@@ -216,7 +216,7 @@ class KernelsProbe(Probe):
         for argv in (["ldconfig", "-p"], ["/sbin/ldconfig", "-p"]):
             try:
                 result = host.run(argv, timeout_s=10.0)
-            except (OSError, CommandTimeout):
+            except (OSError, CommandTimeout, ConnectionLost):
                 # No usable ldconfig: the loader's view is lost, the packages' binaries are still hashed.
                 continue
             paths.extend(ldconfig_libraries(result.stdout))
@@ -240,14 +240,15 @@ class KernelsProbe(Probe):
             args.extend(["--lib", path])
         files = host.python("dist_facts", args)
         found = candidates(files)
-        # A replay answers only the calls that were recorded. So neither a recording nor a replay uses the
-        # hash cache (whose content differs between the two machines), and both hash in one sorted call.
-        replayable = host.kind == "replay" or isinstance(host, RecordingHost)
-        cache = None if replayable else (self.cache or HashCache())
+        # The host says whether hashes may be cached (not in a recording or a replay: the cache describes
+        # the live machine) and whether to hash in one sorted call (a replay answers only recorded calls;
+        # over SSH each call is a round trip).
+        cache = (self.cache or HashCache()) if host.capabilities.hash_cache else None
         cached = cache.lookup(host.name) if cache else {}
         plan = plan_hashing(found, cached)
         hashes: dict[str, Any] = dict(plan.known)
-        batches = [sorted(plan.to_hash)] if replayable and plan.to_hash else hash_batches(plan.to_hash)
+        batches = [sorted(plan.to_hash)] if host.capabilities.few_calls and plan.to_hash \
+            else hash_batches(plan.to_hash)
         hashed_bytes = self._hash(host, batches, plan.to_hash, hashes)
         if cache:
             cache.remember(host.name, self._learned(found, hashes, cached))
@@ -263,7 +264,7 @@ class KernelsProbe(Probe):
             try:
                 results = host.python("dist_facts", ["hash", "--jobs", "0", *batch], timeout_s=self.timeout_s)
             except FileNotFoundError:
-                if host.kind != "replay":
+                if not host.capabilities.recorded:
                     raise
                 # A recording made by another driftcheck may hash another set of files: those stay unknown.
                 results = {}

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from driftcheck.host import CommandTimeout, FactsScriptError, Host, TargetPythonError
+from driftcheck.errors import CommandTimeout, ConnectionLost, FactsScriptError, TargetPythonError
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.sysread import RawView, SysReader, to_int
 from driftcheck.redact import Redactor
@@ -117,7 +118,7 @@ def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> d
         try:
             ldconfig = host.run([program, "-p"], timeout_s=10.0)
             break
-        except (OSError, CommandTimeout):
+        except (OSError, CommandTimeout, ConnectionLost):
             continue
     for line in (ldconfig.stdout if ldconfig and ldconfig.returncode == 0 else "").splitlines():
         match = re.match(r"\s*(libnccl\.so[.\d]*)\s.*=>\s*(\S+)$", line)
@@ -127,7 +128,7 @@ def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> d
                                      "source": "ldconfig"}
     try:
         sys_path = host.python("python_facts", timeout_s=10.0).get("sys_path") or []
-    except (OSError, CommandTimeout, TargetPythonError, FactsScriptError, AttributeError):
+    except (OSError, CommandTimeout, ConnectionLost, TargetPythonError, FactsScriptError, AttributeError):
         sys_path = []
     for entry in sys_path:
         names = reader.listing(entry) or []

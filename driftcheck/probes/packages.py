@@ -12,7 +12,7 @@ import hashlib
 import re
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 
 

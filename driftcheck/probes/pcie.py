@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from driftcheck.host import Host
-from driftcheck.nvidia.detect import merge_topology
+from driftcheck.hosts import Host
 from driftcheck.nvidia.gather import gather_nvidia
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.sysfs import gather_sysfs, parse_sysfs
-from driftcheck.nvidia.topo import parse_topo
+from driftcheck.nvidia.topo import merge_topology, parse_topo
 from driftcheck.nvidia.values import NvidiaFormatError
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 

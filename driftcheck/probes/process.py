@@ -12,7 +12,8 @@ import os
 import re
 from typing import Any
 
-from driftcheck.host import CommandTimeout, Host
+from driftcheck.errors import CommandTimeout, ConnectionLost
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.sysread import key_values, to_int
 from driftcheck.redact import Redactor
@@ -283,7 +284,7 @@ def _sha256(host: Host, paths: list[str]) -> dict[str, str]:
         return {}
     try:
         result = host.run(["sha256sum", "--", *sorted(paths)], timeout_s=25.0)
-    except (OSError, CommandTimeout):
+    except (OSError, CommandTimeout, ConnectionLost):
         return {}
     hashes: dict[str, str] = {}
     for line in result.stdout.splitlines():

@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from driftcheck.host import CommandTimeout, Host, LocalHost, TargetPythonError
-from driftcheck.probes.base import Probe, ProbeDenied, ProbeOptions, ProbeUnavailable
+from driftcheck.errors import probe_status, probe_status_by_name
+from driftcheck.hosts import Host
+from driftcheck.probes.base import Probe, ProbeOptions
 
 
 @dataclass
@@ -38,34 +39,19 @@ class ProbeOutcome:
 
 ProgressCallback = Callable[[str, ProbeOutcome, int, int], None]
 
-_UNAVAILABLE = (ProbeUnavailable, FileNotFoundError, NotADirectoryError, ImportError, TargetPythonError)
-_DENIED = (ProbeDenied, PermissionError)
-# Exceptions raised in an isolated child arrive as names; these map them back to an outcome.
-_STATUS_BY_EXCEPTION_NAME = {
-    "ProbeUnavailable": "unavailable", "FileNotFoundError": "unavailable", "NotADirectoryError": "unavailable",
-    "ImportError": "unavailable", "ModuleNotFoundError": "unavailable", "TargetPythonError": "unavailable",
-    "ProbeDenied": "denied", "PermissionError": "denied", "CommandTimeout": "timeout",
-}
-
 
 def _short_traceback(exc: BaseException, frames: int = 4) -> str:
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-frames)).strip()
 
 
 def outcome_from_exception(exc: BaseException, duration_s: float) -> ProbeOutcome:
-    """The outcome a probe ends in when `gather` or `parse` raised `exc`."""
+    """The outcome a probe ends in when `gather` or `parse` raised `exc` (see errors.PROBE_OUTCOMES)."""
     message = str(exc) or type(exc).__name__
-    if isinstance(exc, _UNAVAILABLE):
-        return ProbeOutcome("unavailable", error={"type": type(exc).__name__, "message": message},
-                            duration_s=duration_s)
-    if isinstance(exc, _DENIED):
-        return ProbeOutcome("denied", error={"type": type(exc).__name__, "message": message},
-                            duration_s=duration_s)
-    if isinstance(exc, CommandTimeout):
-        return ProbeOutcome("timeout", error={"type": "CommandTimeout", "message": message},
-                            duration_s=duration_s)
-    return ProbeOutcome("error", error={"type": type(exc).__name__, "message": message,
-                                        "traceback": _short_traceback(exc)}, duration_s=duration_s)
+    status = probe_status(exc)
+    error = {"type": type(exc).__name__, "message": message}
+    if status == "error":
+        error["traceback"] = _short_traceback(exc)
+    return ProbeOutcome(status, error=error, duration_s=duration_s)
 
 
 def _probe_reference(probe: Probe) -> str:
@@ -73,7 +59,7 @@ def _probe_reference(probe: Probe) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def _gather_isolated(probe: Probe, host: LocalHost, options: ProbeOptions, timeout_s: float) -> Any:
+def _gather_isolated(probe: Probe, host: Host, options: ProbeOptions, timeout_s: float) -> Any:
     """Run `probe.gather` in a child interpreter; a hang is killed, a crash is an error, not ours."""
     request = json.dumps({"probe": _probe_reference(probe), "python": host.target_python,
                           "options": options.to_json()})
@@ -108,7 +94,7 @@ def run_one(probe: Probe, host: Host, options: ProbeOptions) -> ProbeOutcome:
     """Gather and parse one probe in this thread, turning every failure into an outcome."""
     started = time.monotonic()
     try:
-        if probe.isolated and isinstance(host, LocalHost):
+        if probe.isolated and host.capabilities.in_process:
             raw = _gather_isolated(probe, host, options, probe.timeout_s)
         else:
             raw = probe.gather(host, options)
@@ -117,7 +103,7 @@ def run_one(probe: Probe, host: Host, options: ProbeOptions) -> ProbeOutcome:
         return ProbeOutcome("timeout", error={"type": "timeout", "message": str(exc)},
                             duration_s=time.monotonic() - started)
     except _ChildException as exc:
-        status = _STATUS_BY_EXCEPTION_NAME.get(exc.type_name, "error")
+        status = probe_status_by_name(exc.type_name)
         error = {"type": exc.type_name, "message": str(exc)}
         if status == "error":
             error["traceback"] = exc.child_traceback
@@ -149,6 +135,7 @@ def run_probes(host: Host, probes: Sequence[Probe], options: ProbeOptions | None
     options = options or ProbeOptions()
     outcomes: dict[str, ProbeOutcome] = {}
     total = len(probes)
+    host.prefetch(lambda target: _gather_each(target, probes, options))
     for wave in _dependency_waves(probes):
         runnable = []
         for probe in wave:
@@ -162,6 +149,17 @@ def run_probes(host: Host, probes: Sequence[Probe], options: ProbeOptions | None
                 runnable.append(probe)
         _run_wave(host, runnable, options, outcomes, progress, total)
     return outcomes
+
+
+def _gather_each(host: Host, probes: Sequence[Probe], options: ProbeOptions) -> None:
+    """Every probe's gather once against `host`, failures ignored: a host learns from it what will be asked."""
+    for probe in probes:
+        if probe.isolated and host.capabilities.in_process:
+            continue
+        try:
+            probe.gather(host, options)
+        except Exception:  # noqa: BLE001, S112 - the real run below reports each probe's failure
+            continue
 
 
 def _run_wave(host: Host, probes: Sequence[Probe], options: ProbeOptions, outcomes: dict[str, ProbeOutcome],

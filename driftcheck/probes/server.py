@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from driftcheck.host import Host, LocalHost
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.redact import Redactor
 from driftcheck.serving.engine import Scrub, describe, gather_replies
@@ -80,14 +80,15 @@ class ServerProbe(Probe):
         url = options.extra.get(SERVER_OPTION)
         if not url:
             raise ProbeUnavailable("no server asked for (snapshot --server URL)")
-        if host.kind == "replay":
+        if host.capabilities.recorded:
             raise ProbeUnavailable("a recording holds no server answers; ask the live server")
-        if not isinstance(host, LocalHost) and _is_loopback(str(url)):
+        if not host.capabilities.in_process and _is_loopback(str(url)):
             # Asked from this machine, a loopback URL would describe a server here, not on that host.
             raise ProbeUnavailable(f"{url} is this machine's loopback, not {host.name}'s; give a URL this machine "
                                    "reaches, or run the snapshot on that host")
         try:
-            return gather_replies(str(url), timeout_s=10.0)
+            # Up to six GETs must fit the probe's limit even when each one times out.
+            return gather_replies(str(url), timeout_s=4.0)
         except ServerError as exc:
             raise ProbeUnavailable(str(exc)) from None
 

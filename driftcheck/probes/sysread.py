@@ -4,13 +4,15 @@ Probes such as `system` and `nccl` read dozens of files of which any may be abse
 cpufreq, a container without /sys/class/infiniband) or unreadable. `SysReader` collects what it read
 into a JSON-able raw record (`files`: path → text or null, `dirs`: path → names or null) so that
 `parse` stays a pure function of it, and `RawView` answers the same questions from that record.
+A path that exists but may not be read is also listed under `denied`: "not allowed to see" is not
+"not there" (a denied cgroup limit file must never read as "no limit").
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 
 
 class SysReader:
@@ -20,28 +22,39 @@ class SysReader:
         self.host = host
         self.files: dict[str, str | None] = {}
         self.dirs: dict[str, list[str] | None] = {}
+        self.denied: set[str] = set()
 
     def text(self, path: str) -> str | None:
-        """The file's text, or None when it is absent or cannot be read."""
+        """The file's text, or None when it is absent or cannot be read (see `is_denied`)."""
         if path not in self.files:
             try:
                 self.files[path] = self.host.read_text(path)
+            except PermissionError:
+                self.files[path] = None
+                self.denied.add(path)
             except (OSError, ValueError):
                 self.files[path] = None
         return self.files[path]
 
     def listing(self, path: str) -> list[str] | None:
-        """The directory's entry names, or None when it is absent or cannot be listed."""
+        """The directory's entry names, or None when it is absent or cannot be listed (see `is_denied`)."""
         if path not in self.dirs:
             try:
                 self.dirs[path] = self.host.list_dir(path)
+            except PermissionError:
+                self.dirs[path] = None
+                self.denied.add(path)
             except (OSError, ValueError):
                 self.dirs[path] = None
         return self.dirs[path]
 
+    def is_denied(self, path: str) -> bool:
+        """Whether `path` exists but reading or listing it was refused."""
+        return path in self.denied
+
     def raw(self) -> dict[str, Any]:
         """Everything read so far, as the JSON-able raw material of a probe."""
-        return {"files": dict(self.files), "dirs": dict(self.dirs)}
+        return {"files": dict(self.files), "dirs": dict(self.dirs), "denied": sorted(self.denied)}
 
 
 class RawView:
@@ -50,6 +63,11 @@ class RawView:
     def __init__(self, raw: dict[str, Any]) -> None:
         self.files: dict[str, str | None] = dict(raw.get("files") or {})
         self.dirs: dict[str, list[str] | None] = dict(raw.get("dirs") or {})
+        self.denied: frozenset[str] = frozenset(raw.get("denied") or ())
+
+    def is_denied(self, path: str) -> bool:
+        """Whether reading or listing `path` was refused (it exists), as opposed to absent."""
+        return path in self.denied
 
     def text(self, path: str) -> str | None:
         """The recorded text of `path`, None when it was absent or unreadable."""

@@ -12,7 +12,7 @@ import re
 import shlex
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.sysread import RawView, SysReader, key_values, kib, to_int
 
@@ -55,6 +55,8 @@ GPU_RDMA_MODULES = (
 GVISOR_KERNEL_VERSION = "#1 SMP Sun Jan 10 15:06:54 PST 2016"
 # v1 reports "no memory limit" as the largest page-aligned signed 64-bit number; anything this big is none.
 _NO_LIMIT_BYTES = 1 << 62
+# A limit file that exists but may not be read: its limit is unknown, never "no limit".
+DENIED = "denied"
 
 
 class SystemProbe(Probe):
@@ -64,8 +66,12 @@ class SystemProbe(Probe):
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         reader = SysReader(host)
+        # /proc/self describes whoever reads it: only a host whose reads are served by the process
+        # that matters (this one, or the target interpreter over SSH) says anything true with it.
+        own_view = host.capabilities.process_local_reads
         for path in PLAIN_FILES:
-            reader.text(path)
+            if own_view or not path.startswith("/proc/self/"):
+                reader.text(path)
         if reader.text("/proc/cpuinfo") is None and reader.text("/proc/meminfo") is None:
             raise ProbeUnavailable("no /proc/cpuinfo or /proc/meminfo: not a Linux host")
         for policy in _numbered(reader.listing(CPUFREQ_DIR), "policy"):
@@ -77,7 +83,8 @@ class SystemProbe(Probe):
         for size in reader.listing(HUGEPAGES_DIR) or []:
             reader.text(f"{HUGEPAGES_DIR}/{size}/nr_hugepages")
             reader.text(f"{HUGEPAGES_DIR}/{size}/free_hugepages")
-        cgroup = _gather_cgroup(reader)
+        # Without our own cgroup membership the limits found would be the root's: unknown, not "none".
+        cgroup = _gather_cgroup(reader) if own_view else {"version": None}
         # Presence checks by listing, so a container's own files (which may name it) are never read.
         reader.listing("/")
         reader.listing("/run")
@@ -364,11 +371,23 @@ def _limit_bytes(text: str | None) -> int | str | None:
     return "max" if value is not None and value >= _NO_LIMIT_BYTES else value
 
 
+def _limit_or_denied(view: RawView, path: str) -> int | str | None:
+    if view.is_denied(path):
+        return DENIED
+    return _limit_bytes(view.stripped(path))
+
+
 def _tightest(values: list[int | float | str | None]) -> int | float | str | None:
-    """The strictest of the limits found along a cgroup's ancestry ("max" = none, None = unreadable)."""
+    """The strictest of the limits found along a cgroup's ancestry.
+
+    "max" = no limit anywhere, "denied" = a level we may not read (its limit is unknown, so the whole
+    answer is unknown unless a readable level already sets a number), None = nothing readable.
+    """
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if numbers:
         return min(numbers)
+    if DENIED in values:
+        return DENIED
     return "max" if "max" in values else None
 
 
@@ -385,7 +404,9 @@ def _cgroup(view: RawView, where: dict[str, Any]) -> dict[str, Any]:
                 quota, _, period = text.partition(" ")
                 v2_period_us = to_int(period) or 100000
                 quotas.append("max" if quota == "max" else round((to_int(quota) or 0) / v2_period_us, 3))
-            memory.append(_limit_bytes(view.stripped(f"{directory}/memory.max")))
+            elif view.is_denied(f"{directory}/cpu.max"):
+                quotas.append(DENIED)
+            memory.append(_limit_or_denied(view, f"{directory}/memory.max"))
             cpuset = cpuset or view.stripped(f"{directory}/cpuset.cpus.effective") or None
     elif version == 1:
         for directory in dirs.get("cpu", []):
@@ -393,8 +414,10 @@ def _cgroup(view: RawView, where: dict[str, Any]) -> dict[str, Any]:
             period_us = view.integer(f"{directory}/cpu.cfs_period_us")
             if quota_us is not None:
                 quotas.append("max" if quota_us < 0 else round(quota_us / (period_us or 100000), 3))
+            elif view.is_denied(f"{directory}/cpu.cfs_quota_us"):
+                quotas.append(DENIED)
         for directory in dirs.get("memory", []):
-            memory.append(_limit_bytes(view.stripped(f"{directory}/memory.limit_in_bytes")))
+            memory.append(_limit_or_denied(view, f"{directory}/memory.limit_in_bytes"))
         for directory in dirs.get("cpuset", []):
             cpuset = cpuset or view.stripped(f"{directory}/cpuset.effective_cpus") \
                 or view.stripped(f"{directory}/cpuset.cpus") or None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 
 _BUILD_SETTING = re.compile(r",\s*(?=[A-Z][A-Z0-9_]*=)")

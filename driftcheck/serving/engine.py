@@ -41,12 +41,19 @@ def gather_replies(url: str, timeout_s: float = 10.0) -> dict[str, Any]:
 
     /get_model_info is asked only of a server that answered /get_server_info, /metrics only of one that
     answered /version (vLLM): elsewhere they say nothing about configuration. An unreachable server raises
-    ServerError on the first request.
+    ServerError on the first request; a later endpoint that fails is recorded with its error (status None).
     """
     replies: dict[str, Any] = {}
 
     def ask(path: str) -> bool:
-        reply = get(url, path, timeout_s)
+        try:
+            reply = get(url, path, timeout_s)
+        except ServerError as exc:
+            if not replies:
+                raise  # the server is not there at all
+            # It answered before: one endpoint that hangs or drops the connection is a fact about that endpoint.
+            replies[path] = {"status": None, "error": str(exc)}
+            return False
         replies[path] = {"status": reply.status, "content_type": reply.content_type, "server": reply.server,
                          "body": reply.text()}
         return reply.status == 200
@@ -160,15 +167,29 @@ def _scrubbed(key: str, value: Any, scrub: Scrub) -> Any:
 
 
 def engine_name(replies: dict[str, Any]) -> str:
-    """sglang, vllm, openai-compatible (lists models, nothing else), or unknown."""
+    """sglang, vllm, openai-compatible (lists models or has a /version, nothing engine-specific), or unknown."""
     if _json_body(replies, *SGLANG_INFO_PATHS) is not None:
         return "sglang"
-    version = _json_body(replies, "/version")
-    if isinstance(version, dict) and version.get("version") is not None:
+    models = _models(_json_body(replies, "/v1/models"))
+    if _vllm_signs(replies, models):
         return "vllm"
-    if _models(_json_body(replies, "/v1/models")):
+    if models or _version(replies) is not None:
         return "openai-compatible"
     return "unknown"
+
+
+def _version(replies: dict[str, Any]) -> Any:
+    version = _json_body(replies, "/version")
+    return version.get("version") if isinstance(version, dict) else None
+
+
+def _vllm_signs(replies: dict[str, Any], models: dict[str, Any]) -> bool:
+    """A /version answer is not enough (other servers have one): vLLM also owns its models or its metrics."""
+    if _version(replies) is None:
+        return False
+    metrics = replies.get("/metrics") or {}
+    return any(m.get("owned_by") == "vllm" for m in models.values()) or \
+        (metrics.get("status") == 200 and "vllm:" in (metrics.get("body") or ""))
 
 
 def no_scrub(key: str, value: str) -> str:
@@ -197,8 +218,9 @@ def describe(raw: dict[str, Any], scrub: Scrub = no_scrub) -> dict[str, Any]:
         data["version"] = info.get("version") if isinstance(info, dict) else None
         if isinstance(info, dict):
             data.update(_sglang(info, _json_body(replies, *SGLANG_MODEL_PATHS), scrub))
-    elif engine == "vllm":
-        data["version"] = _json_body(replies, "/version").get("version")
+    else:
+        data["version"] = _version(replies)
+    if engine == "vllm":
         metrics = replies.get("/metrics") or {}
         if metrics.get("status") == 200:
             data["vllm_config"] = _vllm_config(metrics.get("body") or "", scrub)

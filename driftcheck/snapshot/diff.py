@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from driftcheck.reports.compare import comparable
 from driftcheck.snapshot.facts import fact_table
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
@@ -52,6 +53,8 @@ class SnapshotDiff:
     b: Snapshot
     changes: list[Change] = field(default_factory=list)
     volatile: list[Change] = field(default_factory=list)
+    # Facts one side holds that an imported report cannot carry: not compared, never "removed".
+    not_in_report: list[str] = field(default_factory=list)
 
     def shown(self, include_volatile: bool = False) -> list[Change]:
         return sorted(self.changes + (self.volatile if include_volatile else []), key=lambda c: c.path)
@@ -122,8 +125,12 @@ def _probe_changes(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None
 
 
 def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
-    """Every difference between A and B, split into relevant and volatile changes."""
-    result = SnapshotDiff(a, b)
+    """Every difference between A and B, split into relevant and volatile changes.
+
+    When either side is an imported report, both are first cut to the facts both hold.
+    """
+    a, b, not_in_report = comparable(a, b)
+    result = SnapshotDiff(a, b, not_in_report=not_in_report)
     all_changes: list[Change] = []
     for key in _VOLATILE_TOP:
         for parts, old, new in _leaf_changes({key: a.document.get(key)}, {key: b.document.get(key)}):

@@ -6,7 +6,10 @@ import re
 from pathlib import Path
 
 from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
-from driftcheck.snapshot.model import Snapshot, read_snapshot_file
+from driftcheck.reports.importer import read_snapshot_or_report
+from driftcheck.runs.reference import is_run_reference, run_snapshot_id
+from driftcheck.runs.store import RunStore
+from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.named import PREFIX as BASELINE_PREFIX
 from driftcheck.snapshot.named import NamedSnapshots
 from driftcheck.snapshot.signing import verify_document
@@ -27,7 +30,8 @@ def check_not_tampered(snapshot: Snapshot) -> Snapshot:
 def resolve_snapshot(reference: str, store: Store | None = None, check_signature: bool = True) -> Snapshot:
     """The snapshot `reference` names: a file, `@latest`, `@prev`, `@N` (N-th newest), `@boot` (the first
     snapshot of the newest one's boot), `@before-boot` (the newest of the same host under another boot id),
-    `baseline:NAME` or an id prefix.
+    `baseline:NAME`, a run (`run:ID`, `run:@latest`...: the snapshot taken before it; `:after` for the one
+    after) or an id prefix.
 
     With `check_signature`, a signed snapshot whose content was altered is refused.
     """
@@ -35,6 +39,8 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
     position = _POSITION.match(reference)
     if reference.startswith(BASELINE_PREFIX):
         snapshot = NamedSnapshots(store).snapshot(reference[len(BASELINE_PREFIX):])
+    elif is_run_reference(reference):
+        snapshot = store.by_prefix(run_snapshot_id(reference, RunStore(store.path)))
     elif position:
         which = position.group(1)
         n = 0 if which == "latest" else 1 if which == "prev" else int(which)
@@ -45,7 +51,8 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
         raise UnknownSnapshotError(reference, "unknown position; use @latest, @prev, @N (0 = newest), @boot "
                                               "or @before-boot")
     elif Path(reference).exists():
-        snapshot = read_snapshot_file(Path(reference))
+        # A pasted report (collect_env, check_env, nvidia-smi) is imported on the fly.
+        snapshot = read_snapshot_or_report(Path(reference))
     elif "/" in reference or reference.endswith((".json", ".yaml")):
         raise UnknownSnapshotError(reference, "no such file")
     else:

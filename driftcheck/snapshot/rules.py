@@ -135,7 +135,8 @@ class Rule:
     ignore: bool = False
     size: str = "relative"  # relative | fixed
     revert: str | None = None  # what --confirm can toggle per process: "env"
-    note: str = ""
+    # Every change this rule claims is one cause (a module swap: one unloaded, another loaded).
+    merge: bool = False
     # The catch-all rule: keeps the category the probe gave the change.
     inherit_category: bool = False
     # Interprets an instantaneous reading that its probe marks volatile (a current clock, a temperature,
@@ -244,7 +245,7 @@ def _rule(entry: Any, index: int) -> Rule:
                 affects=affects, title=str(entry.get("title", "")), fix=str(entry.get("fix", "")),
                 reboot_reset=bool(entry.get("reboot_reset", False)), not_drift=bool(entry.get("not_drift", False)),
                 ignore=ignore, size=str(entry.get("size", "relative")), revert=entry.get("revert"),
-                note=str(entry.get("note", "")), inherit_category=bool(entry.get("inherit_category", False)),
+                merge=bool(entry.get("merge", False)), inherit_category=bool(entry.get("inherit_category", False)),
                 reads_volatile=bool(entry.get("reads_volatile", False)))
 
 

@@ -1,11 +1,11 @@
 """The local snapshot store: one SQLite file under the data dir, safe for concurrent writers, kept small.
 
 A machine snapshotted every day repeats itself: the store keeps each snapshot as compressed canonical
-JSON, the first of a host whole and the others only as the delta (`driftcheck.snapshot.delta`) from an
-earlier one: the previous snapshot, or, every `RUN_LENGTH` snapshots, the start of the previous run, so
-reading one walks a short chain. A snapshot whose delta would not be much smaller is kept whole. A
-store written before this layout (whole documents as text) is converted in place the first time it is
-opened.
+JSON, the first of a host (and set of probes) whole and the others only as the delta
+(`driftcheck.snapshot.delta`) from an earlier one: the previous snapshot with the same probes, or, every
+`RUN_LENGTH` snapshots, the start of the previous run, so reading one walks a short chain. A snapshot
+whose delta would not be much smaller is kept whole. A store written before this layout (whole
+documents as text) is converted in place the first time it is opened.
 """
 
 from __future__ import annotations
@@ -45,11 +45,12 @@ CREATE TABLE IF NOT EXISTS snapshots (
     boot_id TEXT,
     base_seq INTEGER,
     run_pos INTEGER NOT NULL DEFAULT 0,
-    payload BLOB
+    payload BLOB,
+    probe_set TEXT
 );
 """
 _ADDED_COLUMNS = (("boot_id", "TEXT"), ("base_seq", "INTEGER"), ("run_pos", "INTEGER NOT NULL DEFAULT 0"),
-                  ("payload", "BLOB"))
+                  ("payload", "BLOB"), ("probe_set", "TEXT"))
 _CHAIN = """
 WITH RECURSIVE chain(seq, base_seq, payload, document, n) AS (
     SELECT seq, base_seq, payload, document, 0 FROM snapshots WHERE seq = ?
@@ -108,6 +109,11 @@ class BootPoints:
     before_id: str | None
 
 
+def probe_set_of(document: dict[str, Any]) -> str:
+    """The names of the probes a snapshot holds, as one string: snapshots alike in it delta well."""
+    return ",".join(sorted(document.get("probes", {})))
+
+
 def boot_id_of(document: dict[str, Any]) -> str | None:
     """The kernel boot id a snapshot recorded (system probe), or None when it holds none."""
     outcome = document.get("probes", {}).get("system")
@@ -163,8 +169,11 @@ class Store:
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         with open_database(self.path, _SCHEMA, "snapshot store") as db:
-            if "payload" not in _columns(db):
+            columns = _columns(db)
+            if "payload" not in columns:
                 self._migrate(db)
+            elif "probe_set" not in columns:
+                self._add_probe_sets(db)
             yield db
 
     def _migrate(self, db: sqlite3.Connection) -> None:
@@ -185,6 +194,16 @@ class Store:
                     continue  # a damaged row stays as it was: reading it says so, the others convert
                 self._write_encoding(db, seq, document)
 
+    def _add_probe_sets(self, db: sqlite3.Connection) -> None:
+        """Record which probes each snapshot holds, in a store written before deltas chose bases by them."""
+        with _transaction(db):
+            if "probe_set" in _columns(db):
+                return
+            db.execute("ALTER TABLE snapshots ADD COLUMN probe_set TEXT")
+            for (seq,) in db.execute("SELECT seq FROM snapshots WHERE payload IS NOT NULL").fetchall():
+                db.execute("UPDATE snapshots SET probe_set = ? WHERE seq = ?",
+                           (probe_set_of(self._decode(db, seq)), seq))
+
     def _decode(self, db: sqlite3.Connection, seq: int) -> dict[str, Any]:
         """The document of row `seq`: its whole snapshot with every delta on the way applied."""
         document: dict[str, Any] | None = None
@@ -204,24 +223,27 @@ class Store:
             raise SnapshotError(f"{self.path} row {seq}", "missing or damaged in the store")
         return document
 
-    def _encode(self, db: sqlite3.Connection, document: dict[str, Any], host: str,
-                before_seq: int | None) -> tuple[int | None, int, bytes]:
+    def _encode(self, db: sqlite3.Connection, document: dict[str, Any], host: str, before_seq: int | None,
+                avoid: set[int] | frozenset[int] = frozenset()) -> tuple[int | None, int, bytes]:
         """(base_seq, run, payload) for `document`: a delta when that is small and exact, else the whole.
 
-        The base is the host's previous snapshot, until a run of RUN_LENGTH deltas is complete; then it
-        is the snapshot that run started from, so a read crosses at most RUN_LENGTH deltas plus one per
-        earlier run, and the store holds one whole document per host, not one per run.
+        The base is the host's previous snapshot with the same probes (a cheap `check` snapshot between
+        two full ones would otherwise make every full one a large delta), until a run of RUN_LENGTH
+        deltas is complete; then it is the snapshot that run started from, so a read crosses at most
+        RUN_LENGTH deltas plus one per earlier run, and the store holds one whole document per host and
+        set of probes, not one per run. Rows in `avoid` (about to be deleted) are never a base.
         """
-        query = "SELECT seq, run_pos FROM snapshots WHERE host = ? AND payload IS NOT NULL"
-        params: tuple[Any, ...] = (host,)
+        query = "SELECT seq, run_pos FROM snapshots WHERE host = ? AND probe_set = ? AND payload IS NOT NULL"
+        params: tuple[Any, ...] = (host, probe_set_of(document))
         if before_seq is not None:
             query += " AND seq < ?"
             params += (before_seq,)
-        previous = db.execute(query + " ORDER BY seq DESC LIMIT 1", params).fetchone()
+        previous = next((row for row in db.execute(query + " ORDER BY seq DESC", params) if row[0] not in avoid),
+                        None)
         if previous is None:
             return None, 0, pack(document)
         base_seq, run = previous[0], previous[1] + 1
-        if run >= RUN_LENGTH:
+        if run >= RUN_LENGTH or avoid:  # a re-stored snapshot starts a run: no run start to look up
             base_seq, run = db.execute(_RUN_START, (previous[0],)).fetchone()[0], 0
         base = self._decode(db, base_seq)
         delta = delta_tree(base, document)
@@ -238,8 +260,9 @@ class Store:
     def _write_encoding(self, db: sqlite3.Connection, seq: int, document: dict[str, Any]) -> None:
         host = str(document["host"].get("name", "?"))
         base_seq, run_pos, payload = self._encode(db, document, host, seq)
-        db.execute("UPDATE snapshots SET document = '', boot_id = ?, base_seq = ?, run_pos = ?, payload = ? "
-                   "WHERE seq = ?", (boot_id_of(document), base_seq, run_pos, payload, seq))
+        db.execute("UPDATE snapshots SET document = '', boot_id = ?, base_seq = ?, run_pos = ?, payload = ?, "
+                   "probe_set = ? WHERE seq = ?",
+                   (boot_id_of(document), base_seq, run_pos, payload, probe_set_of(document), seq))
 
     def add(self, snapshot: Snapshot) -> str:
         """Keep `snapshot`; returns its id. Adding the same snapshot twice keeps one copy."""
@@ -250,9 +273,10 @@ class Store:
             base_seq, run_pos, payload = self._encode(db, document, snapshot.host_name, None)
             db.execute(
                 "INSERT INTO snapshots (id, created_at, host, label, status_counts, document, boot_id, base_seq, "
-                "run_pos, payload) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
+                "run_pos, payload, probe_set) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)",
                 (snapshot.id, snapshot.created_at, snapshot.host_name, snapshot.label,
-                 json.dumps(snapshot.status_counts()), boot_id_of(document), base_seq, run_pos, payload))
+                 json.dumps(snapshot.status_counts()), boot_id_of(document), base_seq, run_pos, payload,
+                 probe_set_of(document)))
         return snapshot.id
 
     def entries(self, limit: int | None = None) -> list[StoredSnapshot]:
@@ -343,19 +367,22 @@ class Store:
             return [row[0] for row in db.execute("SELECT DISTINCT host FROM snapshots ORDER BY host")]
 
     def remove(self, ids: Sequence[str]) -> int:
-        """Delete the snapshots `ids`; a kept snapshot whose delta rested on one becomes whole. Returns how many."""
+        """Delete the snapshots `ids`; a kept snapshot whose delta rested on one is stored again, as a
+        delta from an earlier kept one, or whole. Returns how many went."""
         if not ids:
             return 0
         with self._connect() as db, _transaction(db):
             doomed = {row[0] for chunk in _chunks(list(ids)) for row in db.execute(
                 f"SELECT seq FROM snapshots WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
             rows = db.execute("SELECT seq, base_seq FROM snapshots WHERE base_seq IS NOT NULL").fetchall()
-            orphans = [seq for seq, base in rows if base in doomed and seq not in doomed]
-            # Decode every orphan before anything goes: its chain may pass through rows about to be deleted.
-            whole = {seq: pack(self._decode(db, seq)) for seq in orphans}
-            for seq, payload in whole.items():
-                db.execute("UPDATE snapshots SET base_seq = NULL, run_pos = 0, payload = ? WHERE seq = ?",
-                           (payload, seq))
+            # Oldest first: an orphan re-stored becomes a safe base for the ones after it. Nothing is
+            # deleted before the end, so every chain still decodes while this runs.
+            for seq in sorted(seq for seq, base in rows if base in doomed and seq not in doomed):
+                document = self._decode(db, seq)
+                base_seq, run_pos, payload = self._encode(db, document, str(document["host"].get("name", "?")),
+                                                          seq, avoid=doomed)
+                db.execute("UPDATE snapshots SET base_seq = ?, run_pos = ?, payload = ? WHERE seq = ?",
+                           (base_seq, run_pos, payload, seq))
             for chunk in _chunks(sorted(doomed)):
                 db.execute(f"DELETE FROM snapshots WHERE seq IN ({','.join('?' * len(chunk))})", chunk)
         return len(doomed)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from driftcheck.host import Host, LocalHost
+from driftcheck.hosts import Host, LocalHost
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import run_one
@@ -175,3 +175,49 @@ def test_a_loopback_url_is_not_asked_for_another_host(replay_server: Replay) -> 
     # A URL this machine reaches by name is asked from here.
     url = replay_server(recorded_routes("sglang-docs-native-api")).replace("127.0.0.1", "ip6-localhost-not")
     assert "loopback" not in str(run_one(probe, _Remote(), ProbeOptions(extra=server_options(url))).error)
+
+
+def test_a_version_endpoint_alone_does_not_make_vllm() -> None:
+    raw = {"replies": {"/version": {"status": 200, "body": '{"version": "2.1.0"}'},
+                       "/v1/models": {"status": 200, "body": '{"data": [{"id": "m", "owned_by": "someone"}]}'},
+                       "/metrics": {"status": 200, "body": "process_open_fds 45.0\n"}}}
+    data = describe(raw)
+    assert data["engine"] == "openai-compatible" and data["version"] == "2.1.0" and "vllm_config" not in data
+    raw["replies"]["/v1/models"]["body"] = '{"data": [{"id": "m", "owned_by": "vllm", "max_model_len": 4096}]}'
+    assert describe(raw)["engine"] == "vllm"
+
+
+def test_an_endpoint_that_hangs_is_recorded_not_fatal() -> None:
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    models = b'{"object":"list","data":[{"id":"m","object":"model"}]}'
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            request = conn.recv(4096)
+            if request.startswith(b"GET /v1/models "):
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                             + str(len(models)).encode() + b"\r\nConnection: close\r\n\r\n" + models)
+                conn.close()
+            # every other endpoint: accepted, never answered (the probe's timeout ends it)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        from driftcheck.serving.engine import gather_replies
+
+        raw = gather_replies(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout_s=0.5)
+    finally:
+        listener.close()
+    assert raw["replies"]["/v1/models"]["status"] == 200
+    hung = raw["replies"]["/get_server_info"]
+    assert hung["status"] is None and "timed out" in hung["error"]
+    data = describe(raw)
+    assert data["engine"] == "openai-compatible" and data["endpoints"]["/get_server_info"] is None

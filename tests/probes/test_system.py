@@ -151,3 +151,22 @@ def test_gpu_and_rdma_modules_with_versions(tmp_path: Path) -> None:
     assert data["modules"] == {"nvidia": {"version": "550.54.15"}, "nvidia_uvm": {"version": None},
                                "nvidia_peermem": {"version": "550.54.15"}, "ib_core": {"version": None}}
     assert data["cpufreq"] is None and data["numa"]["nodes"] == {} and data["container"]["kind"] == "none"
+
+
+def test_a_denied_cgroup_limit_reads_as_denied_never_as_no_limit(tmp_path: Path) -> None:
+    root = make_recording(tmp_path, {
+        "/proc/meminfo": "MemTotal: 1000 kB\n",
+        "/proc/self/cgroup": "0::/job/step\n",
+        "/sys/fs/cgroup/job/cpu.max": "max 100000\n",
+        "/sys/fs/cgroup/job/memory.max": "max\n",
+        "/sys/fs/cgroup/cpu.max": "max 100000\n",
+        "/sys/fs/cgroup/memory.max": "max\n",
+    }, {"/sys/fs/cgroup": ["cgroup.controllers", "job"]})
+    # The step's own limit files exist but may not be read (as for an unprivileged user in some setups).
+    document = json.loads((root / "host.json").read_text())
+    denied = {"error": "PermissionError", "message": "[Errno 13] Permission denied"}
+    document["missing"] = {"/sys/fs/cgroup/job/step/cpu.max": denied, "/sys/fs/cgroup/job/step/memory.max": denied}
+    (root / "host.json").write_text(json.dumps(document))
+    data = run_one(SystemProbe(), ReplayHost(root), ProbeOptions()).data or {}
+    assert data["cgroup"]["cpu_quota_cores"] == "denied"
+    assert data["cgroup"]["memory_limit_bytes"] == "denied"

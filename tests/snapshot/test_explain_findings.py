@@ -124,8 +124,9 @@ def test_no_unfilled_placeholders(case: str) -> None:
     ("network-interface", False, "restore eth0 as on A: sudo ip link set eth0 mtu 9000"),
     ("conda-package-changed", False, "conda install mkl=2023.1"),
     ("package-duplicates", False, "pip uninstall torch until one copy is left, then pip install torch==2.13.0+cpu"),
-    ("torch-nccl-version", False,
-     "pip install nvidia-nccl-cu12==2.26.2 (or point LD_LIBRARY_PATH at the libnccl of A)"),
+    # A's packages hold no NCCL wheel: no pin is invented for one.
+    ("torch-nccl-version", False, "install the NCCL library 2.26.2 as on A (A has no pip wheel of it); "
+                                  "or point LD_LIBRARY_PATH at the libnccl of A"),
     ("gpu-numa-affinity", False, "pin the benchmark to the NUMA node of GPU 0 (numactl --cpunodebind=1 --membind=1)"),
     ("nccl-conf-file", False, "remove /etc/nccl.conf (A had none)"),
     ("nccl-conf-file", True, "restore /etc/nccl.conf of A: NCCL_IB_DISABLE=1"),
@@ -142,7 +143,7 @@ def test_fix_uses_the_values_of_a(case: str, reverse: bool, fix: str) -> None:
     ("cpu-governor", False, "CPU frequency governors performance on 224 CPUs -> none"),
     ("gpu-other-process", False, "another process on GPU 0: python3 (pid 48213, 30412 MiB)"),
     ("nccl-conf-file", False, "NCCL configuration file: added /etc/nccl.conf with NCCL_IB_DISABLE=1"),
-    ("gpu-numa-affinity", False, "NUMA/CPU affinity of GPU 0: numa_node 0 -> 1"),
+    ("gpu-numa-affinity", False, "NUMA/CPU affinity of GPU 0: node 0 -> 1"),
 ])
 def test_titles_read_as_prose(case: str, reverse: bool, title: str) -> None:
     assert _explained(case, reverse=reverse).explanations[0].title == title

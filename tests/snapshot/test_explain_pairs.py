@@ -33,6 +33,7 @@ def test_pair_top_explanation(case: str) -> None:
     assert rules[: len(expected["top"])] == expected["top"], [e.to_json() for e in result.explanations]
     notes = [e.rule for e in result.notes]
     assert notes == expected["notes"]
+    assert list(result.explanations[0].merged if result.explanations else ()) == expected.get("merged", [])
     if expected["top"]:
         assert result.explanations[0].category == expected["category"]
         assert result.explanations[0].fix
@@ -48,7 +49,7 @@ def test_every_rule_has_a_pair() -> None:
     covered = set()
     for case in CASES:
         expected = json.loads((PAIRS / case / "expected.json").read_text("utf-8"))
-        covered.update(expected["top"] + expected["notes"])
+        covered.update(expected["top"] + expected["notes"] + expected.get("merged", []))
     rules = {rule.id for rule in default_catalog().rules if not rule.ignore}
     assert len(rules) >= 40
     assert rules - covered == set()

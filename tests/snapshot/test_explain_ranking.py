@@ -35,12 +35,12 @@ def _bench(allreduce: float, gemm: float) -> dict[str, Any]:
 
 
 def _two_causes(bench_a: dict[str, Any] | None, bench_b: dict[str, Any] | None) -> tuple[Snapshot, Snapshot]:
-    """A: the base; B: NCCL_P2P_DISABLE=1 set, the power limit of GPU 0 lowered, deepdiff upgraded."""
+    """A: the base; B: NCCL_P2P_DISABLE=1 set, the power limit of GPU 0 lowered, torch upgraded."""
     a = copy.deepcopy(read_snapshot_file(PAIRS / "nccl-env-added" / "a.json").document)
     b = copy.deepcopy(a)
     b["probes"]["env"]["data"]["vars"]["NCCL_P2P_DISABLE"] = "1"
     b["probes"]["gpu"]["data"]["gpus"][G0]["power"]["limit_w"] = 500.0
-    b["probes"]["packages"]["data"]["packages"]["deepdiff"]["version"] = "9.2.0"
+    b["probes"]["packages"]["data"]["packages"]["torch"]["version"] = "2.14.0+cpu"
     if bench_a and bench_b:
         a["probes"]["bench"], b["probes"]["bench"] = bench_a, bench_b
     return Snapshot(a), Snapshot(b)

@@ -195,3 +195,58 @@ def test_an_old_store_with_a_damaged_row_still_opens(tmp_path: Path) -> None:
     assert verify_document(store.nth_newest(0).document).intact
     with pytest.raises(SnapshotError, match="truncated"):
         store.nth_newest(1)
+
+
+def _cheap(document: dict[str, Any], day: int) -> Snapshot:
+    """What `driftcheck check` keeps between two full snapshots: a few cheap probes."""
+    doc = copy.deepcopy(document)
+    doc["probes"] = {name: doc["probes"][name] for name in ("env", "system")}
+    doc["label"] = "driftcheck check"
+    return _signed_day(doc, day)
+
+
+def test_cheap_check_snapshots_in_between_do_not_break_the_chain_of_full_ones(tmp_path: Path) -> None:
+    base = json.loads((PAIRS / "base.json").read_text("utf-8"))
+    store = Store(tmp_path / "s.db")
+    days = [maker(base, day) for day in range(8) for maker in (_signed_day, _cheap)]
+    for snap in days:
+        store.add(snap)
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        whole = db.execute("SELECT label FROM snapshots WHERE base_seq IS NULL ORDER BY seq").fetchall()
+    assert whole == [(None,), ("driftcheck check",)]  # the first of each kind, and no other
+    for snap in days:
+        assert verify_document(store.load(snap.id).document).intact
+
+
+def test_a_store_from_before_probe_sets_gets_them(tmp_path: Path) -> None:
+    base = json.loads((PAIRS / "base.json").read_text("utf-8"))
+    path = tmp_path / "s.db"
+    days = [_signed_day(base, 0), _cheap(base, 1)]
+    for snap in days:
+        Store(path).add(snap)
+    with sqlite3.connect(path) as db:
+        db.execute("ALTER TABLE snapshots DROP COLUMN probe_set")
+    store = Store(path)
+    store.add(_signed_day(base, 2))
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT probe_set, base_seq FROM snapshots ORDER BY seq").fetchall()
+    assert rows[1][0] == "env,system" and rows[2] == (rows[0][0], 1)
+    assert all(verify_document(store.nth_newest(n).document).intact for n in range(3))
+
+
+def test_removing_the_oldest_keeps_the_rest_as_deltas(tmp_path: Path) -> None:
+    base = json.loads((PAIRS / "base.json").read_text("utf-8"))
+    store = Store(tmp_path / "s.db")
+    days = [_signed_day(base, day) for day in range(20)]
+    for snap in days:
+        store.add(snap)
+    store.compact()
+    before = store.size_bytes()
+    assert store.remove([snap.id for snap in days[:5]] + [days[9].id]) == 6
+    store.compact()
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        whole = db.execute("SELECT COUNT(*) FROM snapshots WHERE base_seq IS NULL").fetchone()[0]
+    assert whole == 1  # the first kept one; every other kept one is still a delta
+    assert store.size_bytes() <= before
+    for snap in days[5:9] + days[10:]:
+        assert canonical_bytes(store.load(snap.id).document) == canonical_bytes(snap.document)

@@ -24,7 +24,9 @@ from driftcheck.snapshot.explain.lookup import (
     package_version,
     probe_data,
 )
-from driftcheck.snapshot.explain.values import show_at, show_locked_clocks, show_value
+from driftcheck.snapshot.explain.relevance import RelevanceTable
+from driftcheck.snapshot.explain.values import human_field, show_at, show_locked_clocks, show_value
+from driftcheck.snapshot.explain.versions import is_pinnable
 from driftcheck.snapshot.model import Snapshot
 
 
@@ -51,8 +53,16 @@ def render(template: str, values: Vars) -> str:
         return template
 
 
-def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]]) -> Vars:
-    """Every variable a rule's title and fix may use, for a group of changes of one rule."""
+_LIBRARY_FIXES = ("nccl_fix", "cudnn_fix", "cublas_fix", "torch_pin_a")
+
+
+def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]], table: RelevanceTable,
+                  wanted: str = "") -> Vars:
+    """Every variable a rule's title and fix may use, for a group of changes of one rule.
+
+    `wanted` is the rule's templates: variables that cost a walk over every package are computed only
+    when they are named there.
+    """
     first, captures = changes[0]
     values = Vars(captures)
     # A variable that is absent is "unset", not "none" (which could be its value).
@@ -62,22 +72,88 @@ def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]]) ->
     values.update(path=first.path, kind=first.kind, before=before, after=after,
                   before_sh=shlex.quote(show_value(first.before)), after_sh=shlex.quote(show_value(first.after)),
                   n=str(len(changes)))
-    values["field"] = _field(first, captures)
+    for name in captures:
+        # Every subject of a merged group: "0000:19:00.0, 0000:3b:00.0" and a shell list of them.
+        subjects = sorted({c[name] for _, c in changes if name in c})
+        values[f"all_{name}"] = (", ".join(subjects) if len(subjects) <= 3
+                                 else f"{', '.join(subjects[:2])} and {len(subjects) - 2} more")
+        values[f"all_{name}_sh"] = " ".join(shlex.quote(subject) for subject in subjects)
+    values["field"] = human_field(_field(first, captures))
+    values["fact"] = _fact(first)
     values["restore_env"] = (f"unset {captures.get('var', '?')}" if first.before is None else
                              f"export {captures.get('var', '?')}={values['before_sh']}")
     after_n, before_n = number(first.after), number(first.before)
     if after_n is not None and before_n is not None:
         values["delta"] = show_value(round(after_n - before_n, 3))
-    if "file" in captures:
-        values["dist"], values["relpath"] = dist_of(captures["file"])
-        values["version"] = show_value(package_version(sides.current, values["dist"]))
+    if "file" in captures or "dist" in captures:
+        values["dist"], values["relpath"] = dist_of(captures["file"]) if "file" in captures else (captures["dist"], "")
+        version = package_version(sides.current, values["dist"])
+        values["version"] = show_value(version)
+        # Restore the reference's wheel: its version, the current one when the reference lacks the package.
+        pin = package_version(sides.reference, values["dist"]) or version
+        values["dist_pin"] = f"{values['dist']}=={pin}" if is_pinnable(pin) else values["dist"]
     if "pkg" in captures:
         record = package_record(sides.current, captures["pkg"]) or package_record(sides.reference, captures["pkg"])
         values["name"] = str(record.get("name") or captures["pkg"])
         values["version"] = show_value(record.get("version"))
+        group = table.group_of(captures["pkg"])
+        values["subject"] = f"{group.library} ({values['name']})" if group and group.library else values["name"]
     values.update(_gpu_vars(sides, changes))
+    values.update(_module_vars(changes))
     values.update(reference_state(sides, first, captures, values))
+    if any(f"{{{name}}}" in wanted for name in _LIBRARY_FIXES):
+        values.update(library_fixes(sides, first, table))
     return values
+
+
+def _fact(change: Change) -> str:
+    """A changed fact named in words, for the catch-all rule: "torch CUDA wheels nvidia-nccl-cu12"."""
+    parts = [str(part) for part in change.parts]
+    if parts[:1] == ["probes"] and len(parts) > 3:
+        return f"{parts[1]}: {human_field('.'.join(parts[3:]))}"
+    return human_field(".".join(parts))
+
+
+def _module_vars(changes: list[tuple[Change, dict[str, str]]]) -> dict[str, str]:
+    """Kernel modules loaded, unloaded or changed, as one sentence and the commands that restore A."""
+    said, load, unload = [], [], []
+    for change, captures in sorted(changes, key=lambda member: member[0].path):
+        module = captures.get("module")
+        if module is None:
+            continue
+        version = mapping(change.before if change.kind == "removed" else change.after).get("version")
+        label = f"{module} {version}" if version else module
+        if change.kind == "removed" and len(change.parts) == 5:
+            said.append(f"{label} unloaded")
+            load.append(module)
+        elif change.kind == "added" and len(change.parts) == 5:
+            said.append(f"{label} loaded")
+            unload.append(module)
+        else:
+            said.append(f"{module} {human_field(_field(change, captures))} {show_value(change.before)} -> "
+                        f"{show_value(change.after)}")
+    commands = [f"sudo modprobe -r {name}" for name in unload] + [f"sudo modprobe {name}" for name in load]
+    return {"module_changes": ", ".join(said) or "none",
+            "module_fix": "; ".join(commands) or "load the module versions of A (modinfo; the driver or OFED of A)"}
+
+
+def library_fixes(sides: Sides, change: Change, table: RelevanceTable) -> dict[str, str]:
+    """`pip install` commands that restore a library torch loads (NCCL, cuDNN) and torch itself, from the
+    wheels the reference has installed; a sentence instead of a pin when it has none."""
+    out: dict[str, str] = {}
+    for key, library in (("nccl_fix", "NCCL"), ("cudnn_fix", "cuDNN"), ("cublas_fix", "cuBLAS")):
+        wheel = table.library_wheel(library, sides.reference)
+        version = package_version(sides.reference, wheel) if wheel else None
+        if wheel and is_pinnable(version):
+            out[key] = f"pip install {wheel}=={version}"
+        else:
+            before = show_value(change.before) if change.kind != "added" else "of A"
+            out[key] = f"install the {library} library {before} as on A (A has no pip wheel of it)"
+    torch = package_version(sides.reference, "torch")
+    if not is_pinnable(torch):
+        torch = lookup(probe_data(sides.reference, "torch"), ("version",))
+    out["torch_pin_a"] = f"torch=={torch}" if is_pinnable(torch) else "torch"
+    return out
 
 
 def _gpu_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]]) -> dict[str, str]:
@@ -169,11 +245,6 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
         out["iface_fix"] = _iface_fix(sides, captures["iface"])
     python = probe_data(ref, "python").get("executable")
     out["python_a"] = show_value(python) if python else "the interpreter of A"
-    nccl = package_version(ref, "nvidia-nccl-cu12")
-    if nccl is None and change.parts[-1:] in (("nccl_version",), ("version",)) and isinstance(change.before, str):
-        nccl = change.before
-    out["nccl_fix"] = (f"pip install nvidia-nccl-cu12=={nccl}" if nccl is not None
-                       else "reinstall the NCCL library of A")
     if "conf" in captures:
         out.update(conf_vars(change, captures["conf"]))
     return out
@@ -184,8 +255,16 @@ def _pins(sides: Sides, change: Change, pkg: str, name: str) -> dict[str, str]:
     if change.parts[:4] == ("probes", "packages", "data", "conda"):
         version = lookup(packages, ("conda", pkg, "version"))
         return {"conda_pin_a": f"{pkg}={version}" if version is not None else pkg}
-    version = mapping(lookup(packages, ("packages", pkg))).get("version")
-    return {"pin_a": f"{name}=={version}" if version is not None else name}
+    record = mapping(lookup(packages, ("packages", pkg)))
+    version = record.get("version")
+    if is_pinnable(version):
+        return {"pin_a": f"{name}=={version}", "pip_a": f"pip install {name}=={version}"}
+    source = record.get("direct_url") or record.get("location")
+    whence = f" from {show_value(source)}" if source else ""
+    if version is None:
+        return {"pin_a": name, "pip_a": f"pip uninstall {name} (A did not have it)"}
+    return {"pin_a": name, "pip_a": f"reinstall {name} {show_value(version)} as A had it{whence} "
+                                    "(not a release version pip can pin)"}
 
 
 def _iface_fix(sides: Sides, iface: str) -> str:

@@ -23,12 +23,24 @@ class Explanation:
     reboot_reset: bool = False
     revert: dict[str, Any] | None = None
     rank: int = 0
+    # Why this cause matters (a package's relevance), shown to the reader; empty when the rule says it all.
+    why: str = ""
+    # For ordering causes of equal confidence: how much the subject matters (the prior, scaled by a
+    # package's relevance), then how big the change is (a major release over a patch).
+    relevance: float = 0.0
+    magnitude: float = 0.0
+    # The underlying change this cause is part of (a wheel and the library it ships); None: its own.
+    root: str | None = None
+    # The rules whose changes this cause took in because they share its root (not in the JSON contract).
+    merged: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The explanation as one item of the `explanations` list of the JSON contract."""
         out: dict[str, Any] = {"rank": self.rank, "rule": self.rule, "category": self.category,
                                "title": self.title, "evidence": list(self.evidence),
                                "confidence": self.confidence, "fix": self.fix}
+        if self.why:
+            out["why"] = self.why
         if self.reboot_reset:
             out["reboot_reset"] = True
         return out

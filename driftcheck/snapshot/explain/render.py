@@ -62,6 +62,8 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
             head = f"{e.rank:>2}. [{e.confidence:.2f}] {e.category}: {e.title}"
             lines.append(_paint(head, _confidence_colour(e), colour))
             lines.append(f"      fix: {e.fix}")
+            if e.why:
+                lines.append(_paint(f"      why it matters: {e.why}", "dim", colour))
             shown = list(e.evidence[:3]) + ([f"... and {len(e.evidence) - 3} more"] if len(e.evidence) > 3 else [])
             lines.extend(_paint(f"      evidence: {path}", "dim", colour) for path in shown)
             if confirmations and e.rank in confirmations:

@@ -12,20 +12,16 @@ from driftcheck.snapshot.rules import Catalog, PathPattern
 
 def _count_nodes(data: Any, pattern: PathPattern, prefix: tuple[PathPart, ...]) -> int:
     """How many nodes under `prefix` match `pattern` (a fixed-depth pattern: its segments bound the walk)."""
-    depth = len(pattern.segments)
-    count = 0
-
-    def walk(node: Any, path: tuple[PathPart, ...]) -> None:
-        nonlocal count
-        if pattern.match(path) is not None:
-            count += 1
-            return
-        if isinstance(node, dict) and len(path) < depth:
-            for key, value in node.items():
-                walk(value, (*path, key))
-
-    walk(data, prefix)
-    return count
+    segments = pattern.segments
+    if any(segment.many for segment in segments) or len(segments) < len(prefix) \
+            or any(not segment.accepts(part) for segment, part in zip(segments, prefix, strict=False)):
+        return 0
+    # Level by level, keeping only the keys each segment accepts: no full path is matched per node.
+    level = [data]
+    for segment in segments[len(prefix):]:
+        level = [value for node in level if isinstance(node, dict)
+                 for key, value in node.items() if segment.accepts(key)]
+    return len(level)
 
 
 def _overlaps(parts: tuple[PathPart, ...], target: tuple[PathPart, ...]) -> bool:
@@ -51,25 +47,31 @@ def _packages_unchanged(diff: SnapshotDiff, catalog: Catalog, changed: list[Chan
     kernels_ok = diff.a.probe_data("kernels") is not None and diff.b.probe_data("kernels") is not None
     files = probe_data(diff.a, "kernels").get("files") or {}
     modified = probe_data(diff.b, "kernels").get("modified_in_place") or {}
+    by_dist: dict[str, int] = {}
+    for key in files:
+        dist = dist_of(key)[0]
+        by_dist[dist] = by_dist.get(dist, 0) + 1
+    package_changes = [c for c in changed if c.probe == "packages"]
+    kernel_changes = [c for c in changed if c.probe == "kernels"]
     out = []
     for name in catalog.packages:
         old, new = before.get(name), after.get(name)
         if not isinstance(old, dict) or not isinstance(new, dict) or old.get("version") != new.get("version"):
             continue
-        if any(_overlaps(c.parts, ("probes", "packages", "data", "packages", name)) for c in changed):
+        if any(_overlaps(c.parts, ("probes", "packages", "data", "packages", name)) for c in package_changes):
             continue
         if any(name in (probe_data(s, "packages").get("duplicates") or {}) for s in (diff.a, diff.b)):
             # Two copies installed: which one runs is not a fact the snapshot pins down.
             continue
         label = f"{new.get('name') or name} {new.get('version')}: same version"
-        binaries = [key for key in files if dist_of(key)[0] == name]
+        binaries = by_dist.get(name, 0)
         if not kernels_ok or not binaries:
             out.append({"category": "package_version", "title": f"{label}, compiled files not recorded"})
             continue
-        touched = any(_touches_binaries(c, name) for c in changed) or bool(modified.get(name))
+        touched = any(_touches_binaries(c, name) for c in kernel_changes) or bool(modified.get(name))
         if not touched:
             out.append({"category": "package_binary",
-                        "title": f"{label}, same binary ({len(binaries)} compiled file(s) identical)"})
+                        "title": f"{label}, same binary ({binaries} compiled file(s) identical)"})
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,3 +67,41 @@ def show_at(parts: Sequence[PathPart], value: Any) -> str:
     if tail[-2:] == ["cpufreq", "governors"]:
         return show_governors(value)
     return show_value(value)
+
+
+# Words a field name spells in lower case that people write otherwise.
+_WORDS = {"sm": "SM", "cuda": "CUDA", "cudnn": "cuDNN", "hip": "HIP", "nccl": "NCCL", "gpu": "GPU", "cpu": "CPU",
+          "numa": "NUMA", "id": "ID", "mig": "MIG", "ecc": "ECC", "pcie": "PCIe", "os": "OS", "smt": "SMT",
+          "thp": "THP", "epp": "EPP", "nvlink": "NVLink", "mtu": "MTU", "fw": "firmware", "ver": "version",
+          "vbios": "VBIOS", "libc": "libc", "p2p": "peer-to-peer", "max": "maximum", "min": "minimum",
+          "hugepages": "huge pages", "cpufreq": "CPU frequency", "iommu": "IOMMU"}
+# Unit suffixes: the title states the unit beside the value.
+_UNITS = ("mhz", "w", "c", "mib", "kib", "bytes", "s", "pct", "mbps", "cores")
+
+
+def human_field(field: str) -> str:
+    """A field path as words: `power.limit_w` -> "power limit", `version_id` -> "version ID"."""
+    words: list[str] = []
+    for part in field.split("."):
+        tokens = [token for token in part.split("_") if token]
+        if len(tokens) > 1 and tokens[-1].lower() in _UNITS:
+            tokens = tokens[:-1]
+        words.extend(_WORDS.get(token, token) for token in tokens)
+    return " ".join(words)
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def field_for(field: str, template: str) -> str:
+    """`field` without the words the template already says around it: a title "GPU count {field}" shows
+    "2 -> 1", not "GPU count GPU count 2 -> 1"."""
+    said = {_stem(word) for word in re.findall(r"[A-Za-z0-9]+", re.sub(r"\{[^}]*\}", " ", template))}
+    kept = []
+    for word in field.split(" "):
+        parts = re.findall(r"[A-Za-z0-9]+", word)
+        if not parts or any(_stem(part) not in said for part in parts):
+            kept.append(word)
+    return " ".join(kept)

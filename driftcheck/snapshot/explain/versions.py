@@ -42,3 +42,19 @@ def same_release(before: Any, after: Any) -> bool:
 def is_pinnable(version: Any) -> bool:
     """Whether `pip install X==version` names a release pip can find (not a git sha, not free text)."""
     return parse_version(version) is not None
+
+
+def version_distance(before: Any, after: Any) -> float:
+    """How big a version step is, for ordering causes of equal confidence: a major release 1.0, a
+    minor 0.75, a micro 0.5, anything finer (post, local build) 0.3; 0 when not comparable."""
+    vb, va = parse_version(before), parse_version(after)
+    if vb is None or va is None:
+        return 0.0
+    for index, weight in enumerate((1.0, 0.75, 0.5)):
+        if _part(vb.release, index) != _part(va.release, index):
+            return weight
+    return 0.3 if vb != va else 0.0
+
+
+def _part(release: tuple[int, ...], index: int) -> int:
+    return release[index] if index < len(release) else 0

@@ -2,7 +2,8 @@
 
 Run from the repository root: `python tests/data/pairs/make_pairs.py`. Every case is base.json as
 a.json and an edit of it as b.json with exactly the change its rule is about; expected.json names
-the rule(s) expected on top (or as notes, for the traps) and their category.
+the rule(s) expected on top (or as notes, for the traps) and their category, and the rules whose
+changes the top cause took in (`merged`).
 """
 
 from __future__ import annotations
@@ -211,7 +212,8 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "hugepages": (set_at(f"{SY}/hugepages/total", 1024), ["hugepages"], "thp_memory"),
     "swappiness": (set_at(f"{SY}/swappiness", 10), ["swappiness"], "thp_memory"),
     "memory-total": (set_at(f"{SY}/memory/total_kib", 1056694272), ["memory-total"], "hardware_change"),
-    "cgroup-cpu-quota": (set_at(f"{SY}/cgroup/cpu_quota", "800000 100000"), ["cgroup-cpu-quota"], "container_limits"),
+    "cgroup-cpu-quota": (prepared(lambda d: system(d)["cgroup"].update(cpu_quota_cores="max"),
+                                  set_at(f"{SY}/cgroup/cpu_quota_cores", 8.0)), ["cgroup-cpu-quota"], "container_limits"),
     "cgroup-memory-limit": (set_at(f"{SY}/cgroup/memory_limit_bytes", 68719476736), ["cgroup-memory-limit"],
                             "container_limits"),
     "cpu-affinity": (set_at(f"{SY}/affinity", "0-7"), ["cpu-affinity"], "container_limits"),
@@ -229,6 +231,14 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
                             "cuda_version"),
     "torch-cuda-version": (set_at(f"{P}/torch/data/cuda_version", "12.6"), ["torch-cuda-version"], "cuda_version"),
     "torch-nccl-version": (set_at(f"{P}/torch/data/nccl_version", "2.21.5"), ["torch-nccl-version"], "nccl_env"),
+    "torch-cudnn-version": (prepared(lambda d: data(d, "torch").update(cudnn_version="9.8.0"),
+                                     set_at(f"{P}/torch/data/cudnn_version", "9.1.0")),
+                            ["torch-cudnn-version"], "cuda_version"),
+    "torch-git-version": (prepared(lambda d: data(d, "torch").update(git_version="e2d141dbde55c2a4370fac5165b0561b6af4798b"),
+                                   set_at(f"{P}/torch/data/git_version", "0982a4eee31c5c58e1c3a6ef1b7c7cd7f5a3ac04")),
+                          ["torch-git-version"], "package_binary"),
+    "nccl-library-path": (set_at(f"{P}/nccl/data/library/path", "/usr/lib/x86_64-linux-gnu/libnccl.so.2"),
+                          ["nccl-library-path"], "nccl_env"),
     "kernel-rebuilt-same-version": (_kernel_rebuilt, ["kernel-rebuilt-same-version"], "package_binary"),
     "kernel-file-added": (set_at(f"{KF}/torch:torch~2Flib~2Flibextra_kernels.so",
                                  {"path": "torch/lib/libextra_kernels.so", "size_bytes": 1024, "sha256": "ab" * 32,
@@ -243,6 +253,11 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
                           ["jit-cache-changed"], "package_binary"),
     "package-downgraded": (set_at(f"{PK}/deepdiff/version", "8.6.1"), ["package-downgraded"], "package_version"),
     "package-upgraded": (set_at(f"{PK}/deepdiff/version", "9.2.0"), ["package-upgraded"], "package_version"),
+    # A new version comes as a new build: one cause, told by the version change.
+    "package-build-follows-version": (do(set_at(f"{PK}/pyyaml/version", "6.0.5"),
+                                         set_at(f"{PK}/pyyaml/wheel_tags", ["cp311-cp311-manylinux_2_28_x86_64"])),
+                                      ["package-upgraded", "merged:package-build-follows-version"],
+                                      "package_version"),
     "package-local-build": (set_at(f"{PK}/torch/version", "2.13.0+cu128"), ["package-local-build"], "package_binary"),
     "package-version-changed": (prepared(lambda d: pkgs(d)["deepdiff"].update(version="main-a491d6f"),
                                          set_at(f"{PK}/deepdiff/version", "main-b1c1fe3")),
@@ -281,6 +296,10 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "os-release": (set_at(f"{SY}/os/version_id", "24.04"), ["os-release"], "kernel_os"),
     "iommu": (set_at(f"{SY}/iommu/mode", "translated"), ["iommu"], "kernel_os"),
     "kernel-module": (set_at(f"{SY}/modules/mlx5_core/version", "24.10-1.1.4"), ["kernel-module"], "kernel_os"),
+    "gpudirect-rdma-module": (prepared(lambda d: system(d)["modules"].update(nv_peer_mem={"version": "1.3-0"}),
+                                       do(delete_at(f"{SY}/modules/nv_peer_mem"),
+                                          set_at(f"{SY}/modules/nvidia_peermem", {"version": "535.161.08"}))),
+                              ["gpudirect-rdma-module"], "p2p_topology"),
     "platform-libc": (set_at(f"{P}/python/data/platform/libc", "glibc 2.39"), ["platform-libc"], "kernel_os"),
     "gpu-added-or-removed": (_gpu_removed, ["gpu-added-or-removed"], "hardware_change"),
     "gpu-count": (set_at(f"{P}/gpu/data/gpu_count", 1), ["gpu-count"], "hardware_change"),
@@ -448,8 +467,11 @@ def main() -> None:
         for fname, doc in (("a.json", a), ("b.json", b)):
             # One line each: 100+ pairs stay small; `python -m json.tool` reads them.
             (folder / fname).write_text(json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n", "utf-8")
-        expected = {"top": [t for t in top if not t.startswith("note:")],
+        expected = {"top": [t for t in top if not t.startswith(("note:", "merged:"))],
                     "notes": [t[5:] for t in top if t.startswith("note:")], "category": category}
+        if any(t.startswith("merged:") for t in top):
+            # Rules whose changes the top cause speaks for (one cause per underlying change).
+            expected["merged"] = [t[7:] for t in top if t.startswith("merged:")]
         (folder / "expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n", "utf-8")
     print(f"{len(CASES)} cases written")
 

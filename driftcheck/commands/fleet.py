@@ -1,0 +1,160 @@
+"""`driftcheck fleet`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, EXIT_TROUBLE, SNAPSHOT_REF_HELP, positive_int
+from driftcheck.errors import UsageError
+from driftcheck.keys import load_redaction_secret, load_signing_key
+from driftcheck.probes import builtin_probes, probe_names, select_probes
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.redact import Redactor
+from driftcheck.remote import slurm
+from driftcheck.remote.fleet import DEFAULT_CONCURRENCY, DEFAULT_HOST_TIMEOUT_S, HostResult, snapshot_fleet
+from driftcheck.remote.peers import PeerReport, peer_report
+from driftcheck.remote.report_render import render_markdown, render_text
+from driftcheck.remote.targets import fleet_hosts
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.resolve import resolve_snapshot
+from driftcheck.snapshot.store import Store
+from driftcheck.take import take_snapshot
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck fleet` and its handler."""
+    p = sub.add_parser(
+        "fleet", help="snapshot many hosts (SSH or Slurm) and name the odd ones out",
+        description="Snapshot many hosts at once over SSH (or every node of a Slurm allocation with --slurm), "
+                    "keep each snapshot, and print a peer report: for every fact not identical across the hosts, "
+                    "the majority value and the outliers, ranked by how likely they move performance. A host that "
+                    "fails is reported and the others are still compared. Exit 0 uniform, 1 outliers, 2 trouble "
+                    "(a host failed, or bad input).",
+        epilog="Hosts: [user@]host[:port], ~/.ssh/config aliases, and Slurm hostlist expressions such as gpu[01-16]. "
+               "With --slurm, arguments after `--` go to srun (e.g. `driftcheck fleet --slurm -- -N 16 -p gpu`), "
+               "and driftcheck must be installed on the nodes.")
+    p.add_argument("hosts", nargs="*", metavar="HOST",
+                   help="hosts or hostlist expressions (with --slurm: srun arguments, after --)")
+    p.add_argument("--hosts-file", type=Path, metavar="FILE",
+                   help="more hosts, one or more per line (hostlist expressions too); # starts a comment")
+    p.add_argument("--slurm", action="store_true",
+                   help="snapshot every node of the allocation through `srun --ntasks-per-node=1` instead of SSH")
+    p.add_argument("--driftcheck", metavar="CMD",
+                   help="with --slurm: how the nodes start driftcheck "
+                        f"(default: {' '.join(slurm.driftcheck_command())})")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter whose packages matter on each host (default python3; with --slurm: "
+                        "driftcheck's own on the node)")
+    p.add_argument("--identity", metavar="FILE", help="the private key to log in with (besides agent and config)")
+    p.add_argument("--accept-new-host-key", action="store_true",
+                   help="trust host keys seen for the first time and record them in known_hosts")
+    p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY, metavar="N",
+                   help=f"hosts snapshotted at once (default {DEFAULT_CONCURRENCY})")
+    p.add_argument("--host-timeout", type=float, default=DEFAULT_HOST_TIMEOUT_S, metavar="S",
+                   help=f"give up on a host after this many seconds (default {DEFAULT_HOST_TIMEOUT_S:g})")
+    p.add_argument("--probe", action="append", metavar="NAME",
+                   help=f"take only this probe (repeatable); known: {', '.join(probe_names())}")
+    p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
+    p.add_argument("--against", metavar="REF",
+                   help=f"compare every host with this snapshot instead of the majority ({SNAPSHOT_REF_HELP})")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
+    p.add_argument("--no-store", action="store_true", help="do not keep the hosts' snapshots in the store")
+    p.add_argument("--label", help="a note kept with every snapshot")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(handler=_cmd_fleet)
+
+
+def _progress(enabled: bool) -> Any:
+    if not enabled:
+        return None
+
+    def report(result: HostResult, done: int, total: int) -> None:
+        outcome = "ok" if result.snapshot else f"FAILED: {result.error}"
+        sys.stderr.write(f"[{done}/{total}] {result.host}: {outcome} ({result.duration_s:.1f} s)\n")
+        sys.stderr.flush()
+
+    return report
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if args.host_timeout <= 0:
+        raise UsageError("--host-timeout must be more than 0 seconds")
+    if args.slurm:
+        if args.hosts_file or args.identity or args.accept_new_host_key:
+            raise UsageError("--slurm takes its nodes from srun: "
+                             "no --hosts-file, --identity or --accept-new-host-key")
+        if args.hosts and not args.hosts[0].startswith("-"):
+            # srun options come first; a bare word here is a host, which srun would run as a command.
+            raise UsageError(f"--slurm takes its nodes from srun, not {args.hosts[0]!r}; srun options go after "
+                             "`--` (e.g. -- -N 4 -w gpu[01-04])")
+    elif args.driftcheck:
+        raise UsageError("--driftcheck goes with --slurm")
+    if args.identity and not Path(args.identity).is_file():
+        raise UsageError(f"--identity {args.identity}: no such file")
+
+
+def _ssh_fleet(args: argparse.Namespace, options: ProbeOptions) -> tuple[dict[str, Snapshot], dict[str, str]]:
+    from driftcheck.hosts.ssh import SSHHost  # paramiko only when SSH is used
+
+    hosts = fleet_hosts(args.hosts, args.hosts_file)
+    redactor = Redactor(load_redaction_secret())
+    key = load_signing_key()
+    select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)  # unknown names fail now
+
+    def take(host: str) -> Snapshot:
+        probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
+        with SSHHost(host, python=args.python, identity=args.identity,
+                     accept_new_host_key=args.accept_new_host_key) as target:
+            return take_snapshot(target, probes, options, label=args.label, key=key)
+
+    results = snapshot_fleet(hosts, take, args.concurrency, args.host_timeout,
+                             _progress(not args.quiet and sys.stderr.isatty()))
+    snapshots = {h: r.snapshot for h, r in results.items() if r.snapshot is not None}
+    failures = {h: r.error or "no snapshot" for h, r in results.items() if r.snapshot is None}
+    return snapshots, failures
+
+
+def _slurm_fleet(args: argparse.Namespace) -> tuple[dict[str, Snapshot], dict[str, str]]:
+    snapshot_args: list[str] = []
+    for name in args.probe or []:
+        snapshot_args += ["--probe", name]
+    for name in args.skip or []:
+        snapshot_args += ["--skip", name]
+    if args.python:
+        snapshot_args += ["--python", args.python]
+    if args.label:
+        snapshot_args += ["--label", args.label]
+    command = args.driftcheck.split() if args.driftcheck else slurm.driftcheck_command()
+    gathered = slurm.gather(args.hosts, command, snapshot_args, args.host_timeout)
+    return gathered.snapshots, gathered.failures
+
+
+def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str) -> None:
+    if fmt == "json":
+        document = report.to_json()
+        document["snapshots"] = {host: snapshots[host].id for host in sorted(snapshots)}
+        print(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False))
+    elif fmt == "markdown":
+        sys.stdout.write(render_markdown(report))
+    else:
+        sys.stdout.write(render_text(report))
+
+
+def _cmd_fleet(args: argparse.Namespace) -> int:
+    _check_args(args)
+    store = Store()
+    reference = resolve_snapshot(args.against, store) if args.against else None
+    options = ProbeOptions()
+    snapshots, failures = _slurm_fleet(args) if args.slurm else _ssh_fleet(args, options)
+    if not args.no_store:
+        for snapshot in snapshots.values():
+            store.add(snapshot)
+    report = peer_report(snapshots, reference, args.against or "majority", failures)
+    _print(report, snapshots, args.format)
+    if failures or not snapshots:
+        return EXIT_TROUBLE
+    return EXIT_OK if report.uniform else EXIT_DIFFERENT

@@ -1,0 +1,90 @@
+"""`driftcheck run`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from driftcheck.api import target_host
+from driftcheck.commands.common import add_process_arguments, add_server_argument, probe_options
+from driftcheck.errors import UsageError
+from driftcheck.probes import probe_names
+from driftcheck.runs.metrics import user_pattern
+from driftcheck.runs.render import headline
+from driftcheck.runs.session import RunOutcome, RunPlan, record_run
+from driftcheck.runs.summary import condition_text
+
+
+def add(sub: Any) -> None:
+    """Register `driftcheck run` and its handler."""
+    p = sub.add_parser(
+        "run", help="run a benchmark command and keep its figures with the machine state",
+        usage="%(prog)s [options] -- CMD [ARGS...]",
+        description="Take a cheap snapshot, run CMD with its output passed through unchanged, watch the GPUs "
+                    "(clocks, power, temperature, throttle reasons, processes) and the CPUs once a second while "
+                    "it runs, take a second reading after it, and store a run record: the figures CMD printed "
+                    "(SGLang/vLLM benchmarks, nccl-tests, 'N tok/s' and 'N ms' lines, your --metric regexes), "
+                    "the telemetry summary and both snapshots. Exits with CMD's exit code; Ctrl-C reaches CMD "
+                    "and the record says so. With --server URL both snapshots also hold what that engine "
+                    "reports about its settings, and its process (the one listening on URL's port) counts as "
+                    "the run's own on the GPUs, not as sharing (--pid/--process name a server elsewhere). "
+                    "`driftcheck runs` lists runs; `run:ID` stands for a snapshot.",
+        epilog="example: driftcheck run --label nightly -- python -m sglang.bench_serving --backend sglang")
+    p.add_argument("--label", help="a name for the run (kept in the record and on its snapshots)")
+    p.add_argument("--metric", action="append", default=[], metavar="NAME[UNIT]=REGEX",
+                   help="also read this figure: the regex's group named 'value' (else its first group) is "
+                        "the number; the unit is [UNIT] or a group named 'unit' (a unit ending in /s is "
+                        "better higher, ms/s/us better lower); repeatable")
+    p.add_argument("--probe", action="append", metavar="NAME",
+                   help=f"snapshot only this probe (repeatable); default: the cheap ones; known: "
+                        f"{', '.join(probe_names())}")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter whose packages matter; default: CMD's own when CMD is a Python, "
+                        "else driftcheck's")
+    add_process_arguments(p)
+    add_server_argument(p)
+    p.add_argument("--interval", type=float, default=1.0, metavar="S",
+                   help="seconds between telemetry samples (default 1)")
+    p.add_argument("--no-sign", action="store_true", help="do not sign the two snapshots")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing of our own, only CMD's output")
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the command to run")
+    p.set_defaults(handler=_cmd_run, deep=False)
+
+
+def _summary(outcome: RunOutcome) -> str:
+    record = outcome.record
+    ended = f"exit {record.exit_code}" + (f" ({record.signal})" if record.signal else "")
+    figures = headline(record.metrics)
+    shown = ", ".join(f"{m.label} {m.value:g}{' ' + m.unit if m.unit else ''}" for m in figures[:3])
+    more = f" (+{len(figures) - 3} more)" if len(figures) > 3 else ""
+    what = f"{len(figures)} figure(s): {shown}{more}" if figures else "no figure found in the output"
+    after = outcome.after.short_id if outcome.after else "none"
+    lines = [f"driftcheck: run {record.id} stored ({ended}, {record.duration_s:.1f} s); {what}; "
+             f"snapshots {outcome.before.short_id if outcome.before else 'none'} before, {after} after"]
+    lines.extend(f"driftcheck: ! {condition_text(c, f'run {record.id}')}" for c in record.conditions)
+    return "\n".join(lines) + "\n"
+
+
+def _note(text: str) -> None:
+    sys.stderr.write(f"driftcheck: {text}\n")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    argv = list(args.command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("give the command to run after --, e.g. driftcheck run -- python bench.py")
+    if not 0.1 <= args.interval <= 60:
+        raise UsageError(f"--interval {args.interval:g}: give between 0.1 and 60 seconds")
+    if args.python:
+        target_host(args.python)  # refuses, before anything runs, a path that is no interpreter
+    plan = RunPlan(argv=argv, label=args.label, user_patterns=tuple(user_pattern(s) for s in args.metric),
+                   probes=args.probe, python=args.python, options=probe_options(args), interval_s=args.interval,
+                   sign=not args.no_sign, server=args.server)
+    show = not args.quiet and sys.stderr.isatty()
+    outcome = record_run(plan, note=_note if show else None)
+    if not args.quiet:
+        sys.stderr.write(_summary(outcome))
+    return outcome.record.exit_code

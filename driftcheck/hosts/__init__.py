@@ -1,0 +1,14 @@
+"""Hosts: where a probe's I/O goes. Local, a recording of one, a replay of a recording, and SSH.
+
+`SSHHost` lives in `driftcheck.hosts.ssh` and is imported from there (it pulls in paramiko).
+"""
+
+from __future__ import annotations
+
+from driftcheck.hosts.base import Capabilities, CommandResult, GatherAll, Host, facts_script, parse_script_output
+from driftcheck.hosts.local import LocalHost
+from driftcheck.hosts.recording import RECORDING_FORMAT, RecordingHost
+from driftcheck.hosts.replay import ReplayHost
+
+__all__ = ["RECORDING_FORMAT", "Capabilities", "CommandResult", "GatherAll", "Host", "LocalHost", "RecordingHost",
+           "ReplayHost", "facts_script", "parse_script_output"]

@@ -1,0 +1,165 @@
+"""The face every host shows the probes: files, commands, the target interpreter, the environment.
+
+A probe never opens a file or starts a process itself; it asks its `Host`. That keeps parsing a
+pure function of what was gathered, lets the same probe run over SSH, and lets tests replay a real
+recorded machine instead of patching `open`. What differs between hosts (NVML in this process, a
+hash cache, calls that cost a round trip) is declared in `Capabilities`, so probes ask what a host
+can do instead of which class it is.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import Any
+
+from driftcheck.errors import FactsScriptError, TargetPythonError
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a host can do beyond the common face; every probe decision between hosts reads these."""
+
+    # Code may run in this driftcheck process (or a child of it) against the machine itself: NVML,
+    # isolated probes, benchmarks. Only for the machine driftcheck runs on.
+    in_process: bool = False
+    # A read of /proc/self/* is answered by the process that matters: driftcheck itself locally, the
+    # target interpreter over SSH (its batch reader runs in it), as recorded in a replay.
+    process_local_reads: bool = True
+    # File hashes may be cached between snapshots (not for a recording or a replay: the cache
+    # describes the live machine, and a replay answers only the calls that were recorded).
+    hash_cache: bool = False
+    # Each call is costly (a network round trip) or recorded call by call: ask in as few calls as possible.
+    few_calls: bool = False
+    # Answers come from a recording: a call that was not recorded is an absence, not a failure.
+    recorded: bool = False
+
+    def to_json(self) -> dict[str, bool]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a command printed and how it ended."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"argv": list(self.argv), "returncode": self.returncode, "stdout": self.stdout,
+                "stderr": self.stderr}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CommandResult:
+        return cls(tuple(data["argv"]), int(data["returncode"]), str(data["stdout"]), str(data["stderr"]))
+
+
+def facts_script(script_name: str) -> str:
+    """The source of a stdlib-only facts script shipped in `driftcheck/probes/scripts/`."""
+    return resources.files("driftcheck.probes.scripts").joinpath(f"{script_name}.py").read_text("utf-8")
+
+
+# Called with a host to run every probe's gather against it once; exceptions are the caller's to swallow.
+GatherAll = Callable[["Host"], None]
+
+
+class LineStream:
+    """The lines of a command that keeps printing (`nvidia-smi -lms`); `close()` ends it.
+
+    This base form holds an output that has already ended: what a replay or a host that cannot stream gives.
+    """
+
+    def __init__(self, lines: Sequence[str] = ()) -> None:
+        self._lines = list(lines)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines)
+
+    def close(self) -> None:
+        """Stop the command (nothing to do for an output that has ended)."""
+
+
+class Host(ABC):
+    """One machine as the probes see it: files, commands, the target interpreter, the environment."""
+
+    kind: str = "abstract"
+    capabilities: Capabilities = Capabilities()
+    # The interpreter whose packages matter, as named on the host itself.
+    target_python: str = "python3"
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """The host's name as recorded in a snapshot."""
+
+    @abstractmethod
+    def read_bytes(self, path: str) -> bytes:
+        """The content of `path`; FileNotFoundError or PermissionError when it cannot be read."""
+
+    @abstractmethod
+    def list_dir(self, path: str) -> list[str]:
+        """The sorted entry names of directory `path`; FileNotFoundError when absent."""
+
+    @abstractmethod
+    def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
+        """Run a command; FileNotFoundError when the program does not exist, CommandTimeout past the limit."""
+
+    @abstractmethod
+    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
+        """Run a facts script with the target interpreter and return the JSON it printed."""
+
+    @abstractmethod
+    def environ(self) -> dict[str, str]:
+        """The environment the probes describe (for a local host, this process's)."""
+
+    def prefetch(self, gather_all: GatherAll) -> None:  # noqa: B027 - a hook: most hosts need nothing here
+        """Learn ahead, in few calls, what `gather_all` will ask; a host whose calls are cheap does nothing."""
+
+    def stream(self, argv: Sequence[str], timeout_s: float = 30.0) -> LineStream:
+        """The stdout lines of a command that prints as it runs (`nvidia-smi -lms`), as they come.
+
+        Hosts that cannot stream run the command to its end (within `timeout_s`) and give its lines then:
+        a replay of a recorded sampling log reads back exactly as it was printed.
+        """
+        return LineStream(self.run(argv, timeout_s).stdout.splitlines())
+
+    def read_text(self, path: str) -> str:
+        """The content of `path` decoded as UTF-8, undecodable bytes replaced."""
+        return self.read_bytes(path).decode("utf-8", errors="replace")
+
+    def exists(self, path: str) -> bool:
+        """Whether `path` can be read as a file or listed as a directory."""
+        try:
+            self.read_bytes(path)
+            return True
+        except IsADirectoryError:
+            return True
+        except OSError:
+            pass
+        try:
+            self.list_dir(path)
+            return True
+        except OSError:
+            return False
+
+    def describe(self) -> dict[str, Any]:
+        """What a snapshot records about the host it was taken on."""
+        return {"name": self.name, "kind": self.kind}
+
+
+def parse_script_output(script_name: str, interpreter: str, returncode: int, stdout: str, stderr: str) -> Any:
+    """The JSON a facts script printed; FactsScriptError when it raised, TargetPythonError when it could not run."""
+    if returncode != 0:
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {returncode}"
+        if "Traceback (most recent call last)" in stderr:
+            raise FactsScriptError(f"{script_name} raised in {interpreter}: {last}")
+        raise TargetPythonError(f"{script_name} could not run in {interpreter}: {last}")
+    try:
+        return json.loads(stdout)
+    except json.JSONDecodeError as exc:
+        raise TargetPythonError(f"{script_name} in {interpreter} printed no JSON: {exc}") from exc

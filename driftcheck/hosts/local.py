@@ -1,0 +1,99 @@
+"""This machine as a host: files opened and commands started by this process."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from driftcheck.errors import CommandTimeout
+from driftcheck.hosts.base import Capabilities, CommandResult, Host, LineStream, facts_script, parse_script_output
+
+
+class _ProcessLineStream(LineStream):
+    """A local process's stdout, line by line, as it prints; closing terminates the process."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        super().__init__()
+        self._process = process
+
+    def __iter__(self) -> Iterator[str]:
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            yield line.rstrip("\r\n")
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.terminate()
+        try:
+            self._process.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+class LocalHost(Host):
+    """This machine. `target_python` is the interpreter whose packages matter (default: our own)."""
+
+    kind = "local"
+    capabilities = Capabilities(in_process=True, hash_cache=True)
+
+    def __init__(self, target_python: str | None = None) -> None:
+        self.target_python = target_python or sys.executable
+
+    @property
+    def name(self) -> str:
+        return socket.gethostname()
+
+    def read_bytes(self, path: str) -> bytes:
+        with open(path, "rb") as handle:
+            return handle.read()
+
+    def list_dir(self, path: str) -> list[str]:
+        return sorted(os.listdir(path))
+
+    def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
+        try:
+            completed = subprocess.run(list(argv), capture_output=True, timeout=timeout_s,
+                                       stdin=subprocess.DEVNULL, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise CommandTimeout(f"{argv[0]} ran past {timeout_s:g} s") from exc
+        return CommandResult(tuple(argv), completed.returncode,
+                             completed.stdout.decode("utf-8", errors="replace"),
+                             completed.stderr.decode("utf-8", errors="replace"))
+
+    def stream(self, argv: Sequence[str], timeout_s: float = 30.0) -> LineStream:
+        process = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                   stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1)
+        return _ProcessLineStream(process)
+
+    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
+        # cwd "/" keeps the caller's working directory (sys.path[0]) out of the target's package view.
+        argv = [self.target_python, "-c", facts_script(script_name), *args]
+        try:
+            completed = subprocess.run(argv, capture_output=True, timeout=timeout_s, cwd="/",
+                                       env=_absolute_pythonpath(), stdin=subprocess.DEVNULL, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise CommandTimeout(f"{script_name} in {self.target_python} ran past {timeout_s:g} s") from exc
+        return parse_script_output(script_name, self.target_python, completed.returncode,
+                                   completed.stdout.decode("utf-8", errors="replace"),
+                                   completed.stderr.decode("utf-8", errors="replace"))
+
+    def environ(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "python": self.target_python}
+
+
+def _absolute_pythonpath() -> dict[str, str]:
+    """This environment with relative PYTHONPATH entries made absolute, as the target would see them from here."""
+    environ = dict(os.environ)
+    entries = environ.get("PYTHONPATH")
+    if entries:
+        environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(e) if e else os.getcwd()
+                                                for e in entries.split(os.pathsep))
+    return environ

@@ -1,0 +1,92 @@
+"""Replaying a recording directory (written by `RecordingHost.save`) as a host."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from driftcheck.errors import HostError, failure_by_name
+from driftcheck.hosts.base import Capabilities, CommandResult, Host
+from driftcheck.hosts.recording import RECORDING_FORMAT, command_key, python_key
+
+
+def _raise_recorded(entry: dict[str, str]) -> None:
+    raise failure_by_name(entry["error"], entry.get("message", ""))
+
+
+class ReplayHost(Host):
+    """A recorded machine: every read, command and script answers as it did when recorded.
+
+    Anything the recording does not hold answers FileNotFoundError, as a machine without it would.
+    """
+
+    kind = "replay"
+    capabilities = Capabilities(few_calls=True, recorded=True)
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        manifest = self.directory / "host.json"
+        try:
+            self._doc: dict[str, Any] = json.loads(manifest.read_text("utf-8"))
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise HostError(f"{self.directory} is not a recording (a directory with host.json)") from exc
+        except OSError as exc:
+            raise HostError(f"{manifest}: cannot read: {exc.strerror or exc}") from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise HostError(f"{manifest} is not valid JSON: {exc}") from exc
+        if not isinstance(self._doc, dict) or self._doc.get("format") != RECORDING_FORMAT:
+            raise HostError(f"{manifest} is not a driftcheck recording of format {RECORDING_FORMAT}")
+
+    @property
+    def name(self) -> str:
+        return str(self._doc.get("host", {}).get("name", self.directory.name))
+
+    def read_bytes(self, path: str) -> bytes:
+        recorded = self._doc.get("missing", {}).get(path)
+        if recorded is not None:
+            _raise_recorded(recorded)
+        target = self.directory / "files" / path.lstrip("/")
+        if not target.is_file():
+            raise FileNotFoundError(f"{path} (not in the recording)")
+        return target.read_bytes()
+
+    def list_dir(self, path: str) -> list[str]:
+        entry = self._doc.get("dirs", {}).get(path)
+        if entry is None:
+            raise FileNotFoundError(f"{path} (not in the recording)")
+        if isinstance(entry, dict):
+            _raise_recorded(entry)
+        return list(entry)
+
+    def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
+        entry = self._doc.get("commands", {}).get(command_key(argv))
+        if entry is None:
+            raise FileNotFoundError(f"{argv[0]}: command not in the recording")
+        if "error" in entry:
+            _raise_recorded(entry)
+        return CommandResult.from_json(entry)
+
+    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
+        entry = self._doc.get("scripts", {}).get(python_key(script_name, args))
+        if entry is None:
+            raise FileNotFoundError(f"{script_name}: script result not in the recording")
+        if "error" in entry:
+            _raise_recorded(entry)
+        return entry["result"]
+
+    def environ(self) -> dict[str, str]:
+        return dict(self._doc.get("environ", {}))
+
+    @property
+    def recorded_options(self) -> dict[str, Any] | None:
+        """The probe options the recording was taken with, when it kept them."""
+        options = self._doc.get("options")
+        return dict(options) if isinstance(options, dict) else None
+
+    def describe(self) -> dict[str, Any]:
+        recorded = dict(self._doc.get("host", {}))
+        recorded["kind"] = self.kind
+        recorded["recorded_kind"] = self._doc.get("host", {}).get("kind")
+        return recorded

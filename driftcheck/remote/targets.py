@@ -1,0 +1,47 @@
+"""The hosts of a fleet: from arguments, a hosts file, and Slurm hostlist expressions (`gpu[01-16]`).
+
+Hostlist expressions are expanded by python-hostlist, the parser Slurm users already rely on (ranges,
+zero padding, several brackets, comma lists), rather than by a home-made one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import hostlist
+
+from driftcheck.errors import UsageError
+
+
+def expand(expression: str) -> list[str]:
+    """`gpu[01-03]` → gpu01, gpu02, gpu03; `root@gpu[1,3]:2222` keeps the user and port on each host."""
+    try:
+        return list(hostlist.expand_hostlist(expression.strip()))
+    except hostlist.BadHostlist as exc:
+        raise UsageError(f"{expression!r} is not a host list: {exc}") from None
+
+
+def read_hosts_file(path: Path) -> list[str]:
+    """The host expressions in `path`: one or more per line (space or comma separated), `#` comments."""
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise UsageError(f"--hosts-file {path}: {exc.strerror or exc}") from None
+    found: list[str] = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        found.extend(line.split())
+    return found
+
+
+def fleet_hosts(arguments: Iterable[str], hosts_file: Path | None = None) -> list[str]:
+    """Every host named, expanded, in the order given, each once; UsageError when there is none."""
+    expressions = list(arguments) + (read_hosts_file(hosts_file) if hosts_file else [])
+    hosts: list[str] = []
+    for expression in expressions:
+        hosts.extend(expand(expression))
+    unique = list(dict.fromkeys(h for h in hosts if h))
+    if not unique:
+        raise UsageError("no hosts: name them as arguments (gpu[01-16] works), with --hosts-file, or use --slurm")
+    return unique

@@ -1,0 +1,1 @@
+"""Bug reports: reading the environment reports users paste, the one-screen summary, the Markdown report."""

@@ -1,0 +1,247 @@
+"""Facts read from a text report, put into the data shapes of the probes that own them.
+
+Each builder goes through its probe's own parser or helpers (`PackagesProbe.parse`, `TorchProbe.parse`,
+`parse_topo`, `performance_groups`, ...), so a pip list in a report and a live `packages` probe give the
+same shape. A report carries fewer facts than a probe gathers: a builder keeps only the fields the
+report held. Absent means "not in the report"; null is never written for it (null means unreadable).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from driftcheck.nvidia.topo import parse_topo
+from driftcheck.nvidia.values import NvidiaFormatError
+from driftcheck.probes.env import performance_groups
+from driftcheck.probes.packages import PackagesProbe, normalize_name
+from driftcheck.probes.system import cpu_count
+from driftcheck.probes.torch import TorchProbe, cudnn_version_string, nccl_version_string
+
+# Answers the tools print when they could not read a fact.
+UNKNOWN = frozenset({"", "n/a", "na", "none", "could not collect", "no cuda", "not set", "module not found",
+                     "unknown", "not available"})
+_VERSION = re.compile(r"\d+(\.\d+)+")
+
+
+def known(value: str | None) -> str | None:
+    """`value` stripped, or None when the tool said it could not read it."""
+    if value is None:
+        return None
+    value = value.strip()
+    return None if value.lower() in UNKNOWN else value
+
+
+def truth(value: str | None) -> bool | None:
+    """`True`/`Yes` → True, `False`/`No` → False, anything else None."""
+    text = (value or "").strip().lower()
+    return True if text in ("true", "yes") else False if text in ("false", "no") else None
+
+
+def prune(value: Any) -> Any:
+    """`value` without the None members of its dicts (at every depth), and without emptied dicts."""
+    if isinstance(value, dict):
+        kept = {k: prune(v) for k, v in value.items() if v is not None}
+        return {k: v for k, v in kept.items() if v != {} or not isinstance(value[k], dict)}
+    return value
+
+
+def packages_data(pip: list[tuple[str, str]], conda: list[dict[str, str | None]] | None) -> dict[str, Any]:
+    """The `packages` shape of a listed set of (name, version) and conda rows; only name and version per entry."""
+    raw = {"distributions": [{"name": name, "version": version} for name, version in pip],
+           "conda": None if conda is None else {"packages": conda}}
+    data = PackagesProbe().parse(raw)
+    out: dict[str, Any] = {"packages": {key: {"name": entry["name"], "version": entry["version"]}
+                                        for key, entry in data["packages"].items()}}
+    if data["duplicates"]:
+        out["duplicates"] = {key: [{"version": d["version"]} for d in found]
+                             for key, found in data["duplicates"].items()}
+    if data["conda"] is not None:
+        out["conda"] = prune(data["conda"])
+    return out
+
+
+def torch_version_cuda(version: str | None) -> str | None:
+    """The CUDA a wheel was built for, from its local version label (`2.3.1+cu121` → `12.1`)."""
+    match = re.search(r"\+cu(\d{2,3})(\b|$)", version or "")
+    if not match:
+        return None
+    digits = match.group(1)
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def torch_data(version: str | None, *, debug: bool | None = None, cuda: str | None = None,
+               hip: str | None = None, wheels: dict[str, str] | None = None, cudnn: str | None = None,
+               cuda_available: bool | None = None, device_count: int | None = None) -> dict[str, Any] | None:
+    """The `torch` shape of a report's torch facts; None when the report names no torch version."""
+    if not version:
+        return None
+    cuda_wheels = {name: v for name, v in sorted((wheels or {}).items()) if name.startswith("nvidia-")}
+    raw = {"installed": True, "version_py": {"__version__": version, "debug": debug, "cuda": cuda, "hip": hip},
+           "cuda_wheels": cuda_wheels}
+    data = TorchProbe().parse(raw)
+    # A wheel's cuDNN is what torch loads; a system library found on disk is the report's only other clue.
+    data["cudnn_version"] = data["cudnn_version"] or cudnn_version_string(cudnn)
+    data["nccl_version"] = nccl_version_string(data["nccl_version"])
+    data["cuda_available"] = cuda_available
+    data["device_count"] = device_count
+    for key in ("deep", "location", "git_version", "devices", "arch_list", "backends", "config"):
+        data.pop(key, None)
+    if not cuda_wheels:
+        data.pop("cuda_wheels")
+    return prune(data)
+
+
+def cudnn_from_text(text: str | None) -> str | None:
+    """cuDNN's version from a report's line: a number, or the newest version in library file names."""
+    if not text:
+        return None
+    versions = re.findall(r"libcudnn(?:\.so|64_|\.\w*dylib)?[._]?(\d+(?:\.\d+)*)", text)
+    if not versions:
+        plain = _VERSION.search(text)
+        if plain and "/" not in text and "\\" not in text:
+            return plain.group(0)
+        return None
+    return max(versions, key=lambda v: tuple(int(p) for p in v.split(".")))
+
+
+def gpu_data(names: list[str], driver: str | None, source: str, *, count_known: bool = True,
+             cuda_driver: str | None = None) -> dict[str, Any] | None:
+    """The `gpu` shape of GPU model names in index order (keyed `GPU<index>`: a report names no UUID).
+
+    `count_known` is False when the report names one model without enumerating the GPUs (ROCm's line).
+    """
+    driver = known(driver)
+    if not names and not driver:
+        return None
+    gpus = {f"GPU{i}": {"index": i, "name": name} for i, name in enumerate(names)}
+    return prune({"source": source, "driver_version": driver, "cuda_driver_version": known(cuda_driver),
+                  "gpu_count": len(names) if names and count_known else None, "gpus": gpus or None})
+
+
+def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
+    """The `pcie` shape holding the topology matrix of a report; None when it holds no readable matrix."""
+    if not topology_text:
+        return None
+    try:
+        topology = parse_topo(topology_text)
+    except NvidiaFormatError:
+        return None
+    if len(topology["devices"]) < _header_devices(topology_text):
+        # The paste stops inside the matrix: the rows left would read as a smaller, different machine.
+        return None
+    gpus: dict[str, Any] = {}
+    for label in topology["devices"]:
+        if label.startswith("GPU") and label[3:].isdigit():
+            entry: dict[str, Any] = {"index": int(label[3:])}
+            affinity = (topology.get("cpu_affinity") or {}).get(label)
+            numa = (topology.get("numa_affinity") or {}).get(label)
+            if affinity:
+                entry["cpu_affinity"] = affinity
+            if numa and numa.isdigit():
+                entry["numa_node"] = int(numa)
+            gpus[label] = entry
+    return {"source": source, "gpus": gpus, "topology": topology}
+
+
+def _header_devices(text: str) -> int:
+    """How many devices the matrix's header names (0 when there is no header line)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    for before, line in zip(lines, lines[1:], strict=False):
+        tokens = line.split()
+        if len(tokens) > 1 and tokens[1] == "X":
+            return sum(1 for t in before.split() if re.fullmatch(r"(?:\S*m)?(GPU\d+|NIC\d+|mlx\S+)", t))
+    return 0
+
+
+def env_data(variables: dict[str, str]) -> dict[str, Any] | None:
+    """The `env` shape of the variables a report lists."""
+    if not variables:
+        return None
+    ordered = dict(sorted(variables.items()))
+    return {"vars": ordered, "groups": performance_groups(list(ordered))}
+
+
+def nccl_data(variables: dict[str, str]) -> dict[str, Any] | None:
+    """The `nccl` shape of the NCCL_* variables among a report's variables."""
+    env = {k: v for k, v in sorted(variables.items()) if k.startswith("NCCL_") and k != "NCCL_VERSION"}
+    return {"env": env} if env else None
+
+
+def python_data(version_line: str | None, platform_line: str | None) -> dict[str, Any] | None:
+    """The `python` shape of `Python version: 3.12.3 | packaged by ... (64-bit runtime)` and the platform line."""
+    version = _VERSION.search(version_line or "")
+    if not version:
+        return None
+    data: dict[str, Any] = {"version": version.group(0)}
+    compiler = re.search(r"\[([^\]]+)\]", version_line or "")
+    if compiler:
+        data["compiler"] = compiler.group(1).strip()
+    platform = platform_fields(platform_line)
+    if platform:
+        data["platform"] = platform
+    return data
+
+
+def platform_fields(line: str | None) -> dict[str, str] | None:
+    """system, release, machine and libc from Python's `platform.platform()`.
+
+    `Linux-5.15.0-143-generic-x86_64-with-glibc2.35` → Linux, 5.15.0-143-generic, x86_64, glibc 2.35.
+    """
+    text = known(line)
+    if not text:
+        return None
+    match = re.match(r"^(Linux)-(.+)-(x86_64|aarch64|ppc64le|s390x|arm64|i686)-with-(.+)$", text)
+    if match:
+        return {"system": match.group(1), "release": match.group(2), "machine": match.group(3),
+                "libc": match.group(4).replace("glibc", "glibc ").strip()}
+    system, _, rest = text.partition("-")
+    return {"system": system, "release": rest} if rest else {"system": system}
+
+
+def system_data(os_line: str | None, kernel_release: str | None, lscpu: dict[str, str],
+                numa_cpus: dict[str, str]) -> dict[str, Any] | None:
+    """The `system` shape of a report's OS line, kernel release and lscpu block."""
+    data: dict[str, Any] = {}
+    os_name = known(os_line)
+    if os_name:
+        # collect_env appends the machine to the OS name: `Ubuntu 22.04.5 LTS (x86_64)`.
+        data["os"] = {"pretty_name": re.sub(r"\s*\((x86_64|aarch64|arm64|ppc64le|s390x)\)$", "", os_name)}
+    if kernel_release:
+        data["kernel"] = {"release": kernel_release}
+    cpu = _cpu_from_lscpu(lscpu)
+    if cpu:
+        data["cpu"] = cpu
+    nodes = {node: {"cpus": cpus} for node, cpus in numa_cpus.items() if cpus}
+    if nodes:
+        data["numa"] = {"nodes": nodes}
+    return data or None
+
+
+def _number(text: str | None) -> int | None:
+    match = re.match(r"^\s*(\d+)\s*$", text or "")
+    return int(match.group(1)) if match else None
+
+
+def _cpu_from_lscpu(lscpu: dict[str, str]) -> dict[str, Any] | None:
+    if not lscpu:
+        return None
+    sockets = _number(lscpu.get("Socket(s)"))
+    per_socket = _number(lscpu.get("Core(s) per socket"))
+    threads = _number(lscpu.get("CPU(s)"))
+    online = known(lscpu.get("On-line CPU(s) list"))
+    cpu = {
+        # lscpu on Linux; the Windows form of collect_env prints WMI's Name and Manufacturer instead.
+        "model": known(lscpu.get("Model name") or lscpu.get("Name")),
+        "vendor": known(lscpu.get("Vendor ID") or lscpu.get("Manufacturer")),
+        "sockets": sockets,
+        "cores": sockets * per_socket if sockets and per_socket else None,
+        "threads": threads if threads is not None else cpu_count(online),
+        "online": online,
+    }
+    return prune(cpu) or None
+
+
+def package_key(name: str) -> str:
+    """A listed name as the `packages` probe keys it."""
+    return normalize_name(name)

@@ -1,0 +1,50 @@
+"""The text formats `driftcheck import` reads, as a registry: one module per format, listed here.
+
+Order matters: a report that embeds another format comes first (vLLM's report holds PyTorch's lines;
+SGLang's and vLLM's hold a topology matrix), so the most specific format claims the text. A new format
+is a new module with a `FORMAT` entry, added to `FORMATS`.
+"""
+
+from __future__ import annotations
+
+from driftcheck.reports.formats import (
+    nvidia_smi_csv,
+    nvidia_smi_table,
+    nvidia_smi_text,
+    nvidia_smi_topo,
+    nvidia_smi_xml,
+    pytorch_collect_env,
+    sglang_check_env,
+    vllm_collect_env,
+)
+from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.reports.paste import Paste
+
+FORMATS: tuple[Format, ...] = (
+    vllm_collect_env.FORMAT,
+    sglang_check_env.FORMAT,
+    pytorch_collect_env.FORMAT,
+    nvidia_smi_xml.FORMAT,
+    nvidia_smi_text.FORMAT,
+    nvidia_smi_table.FORMAT,
+    nvidia_smi_topo.FORMAT,
+    nvidia_smi_csv.FORMAT,
+)
+
+
+def detect(text: str) -> Format | None:
+    """The first format in `FORMATS` that claims `text` as pasted, or once a paste's line noise is removed
+    (CR line ends, a log shipper's prefix on every line); None when none does."""
+    found = next((fmt for fmt in FORMATS if fmt.detect(text)), None)
+    if found is None:
+        cleaned = "\n".join(Paste.of(text).lines)
+        found = next((fmt for fmt in FORMATS if fmt.detect(cleaned)), None)
+    return found
+
+
+def by_name(name: str) -> Format | None:
+    """The format called `name`, or None."""
+    return next((fmt for fmt in FORMATS if fmt.name == name), None)
+
+
+__all__ = ["FORMATS", "Format", "Parsed", "by_name", "detect"]

@@ -1,0 +1,107 @@
+"""`nvidia-smi` with no arguments: the boxed table users paste most often.
+
+One header box with the driver and CUDA versions, then per GPU a block of two or three table rows
+(index, name, persistence, bus id, display, ECC / fan, temperature, performance state, power draw and
+cap, memory, utilisation, compute mode / MIG mode), then the processes box. Names may be cut with `...`
+to fit the column. GPUs are keyed by bus id, as for any nvidia-smi output without UUIDs; the values go
+through the same converters (`driftcheck.nvidia.values`) as `nvidia-smi -q`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from driftcheck.nvidia.values import flag, integer, mebibytes, normalize_bus_id, text_value, watts
+from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.reports.paste import Paste
+
+_HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+_FIRST = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off|N/A)\s*\|\s*([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+"
+                    r"(\S+)\s*\|\s*(.*?)\s*\|$")
+_SECOND = re.compile(r"^\|\s*(\S+)\s+(\S+?)C?\s+(P\d+|\S+)\s+(\S+?)W?\s*/\s*(\S+?)W?\s*\|"
+                     r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\S+?)%?\s+(\S+)\s*\|$")
+_THIRD = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
+_PROCESS = re.compile(r"^\|\s+(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(.+?)\s+(\d+)MiB\s*\|$")
+
+
+def detect(text: str) -> bool:
+    """Whether `text` holds nvidia-smi's header box."""
+    return bool(_HEADER.search(text)) and "Bus-Id" in text
+
+
+def _gpu(first: re.Match[str], index: int) -> dict[str, Any]:
+    bus_id = normalize_bus_id(first.group(4))
+    return {"index": index, "pci_bus_id": bus_id, "name": first.group(2).strip(),
+            "persistence_mode": flag(first.group(3)), "ecc": {"volatile": {"uncorrected": integer(first.group(6))}}}
+
+
+def _fill(gpu: dict[str, Any], second: re.Match[str]) -> None:
+    fan = text_value(second.group(1).rstrip("%"))
+    gpu.update({"fan_speed_pct": integer(fan), "temperature": {"gpu_c": integer(second.group(2))},
+                "performance_state": text_value(second.group(3)),
+                "power": {"draw_w": watts(second.group(4)), "limit_w": watts(second.group(5))},
+                "memory": {"used_mib": mebibytes(second.group(6)), "total_mib": mebibytes(second.group(7))},
+                "utilization": {"gpu_pct": integer(second.group(8))}, "compute_mode": text_value(second.group(9))})
+
+
+def parse(text: str) -> Parsed:
+    """The `gpu` probe (and `pcie` GPU list) of the table."""
+    paste = Paste.of(text)
+    header = None
+    gpus: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    processes: list[re.Match[str]] = []
+    in_processes = False
+    rows_begun = processes_closed = False
+    for i, line in enumerate(paste.lines):
+        stripped = line.strip()
+        if not header and (match := _HEADER.search(line)):
+            header = match
+        elif "Processes:" in stripped:
+            in_processes = True
+        elif in_processes and (proc := _PROCESS.match(stripped)):
+            processes.append(proc)
+        elif in_processes and (stripped.startswith("|=") or "No running processes" in stripped):
+            rows_begun = True
+        elif in_processes and rows_begun and stripped.startswith("+"):
+            processes_closed = True
+        elif not in_processes and (first := _FIRST.match(stripped)):
+            current = _gpu(first, int(first.group(1)))
+            gpus.append(current)
+        elif current is not None and not in_processes and (second := _SECOND.match(stripped)):
+            _fill(current, second)
+        elif current is not None and not in_processes and (third := _THIRD.match(stripped)):
+            current["mig"] = {"mode_current": text_value(third.group(1))}
+        elif not (stripped.startswith(("+", "|")) or not stripped):
+            continue
+        paste.claim(i)
+    if header is None:
+        raise ValueError("no NVIDIA-SMI header box")
+    for proc in processes:
+        owner = next((g for g in gpus if str(g["index"]) == proc.group(1)), None)
+        if owner is not None:
+            owner.setdefault("processes", {})[proc.group(4)] = {
+                "pid": int(proc.group(4)), "type": proc.group(5), "name": proc.group(6).strip(),
+                "used_memory_mib": int(proc.group(7))}
+    if processes_closed:
+        for gpu in gpus:
+            gpu.setdefault("processes", {})  # the whole box was pasted: a GPU it does not list runs nothing
+    keyed = {g["pci_bus_id"]: g for g in gpus}
+    data = {"source": FORMAT.name, "driver_version": header.group(2), "cuda_driver_version": header.group(3),
+            "gpu_count": len(gpus), "gpus": keyed}
+    pcie = {"source": FORMAT.name, "gpus": {key: {"index": g["index"], "pci_bus_id": key} for key, g in keyed.items()}}
+    complete = ["probes.gpu.data.gpus"] if gpus else []
+    return Parsed(probes={"gpu": _pruned(data), "pcie": pcie}, role="gpu", variant=f"NVIDIA-SMI {header.group(1)}",
+                  unclaimed=paste.unclaimed(), noise=paste.noise_lines(), complete=complete)
+
+
+def _pruned(value: Any) -> Any:
+    """`value` without unreadable (None) members and the groups they leave empty; `processes: {}` stays."""
+    if isinstance(value, dict):
+        kept = {k: _pruned(v) for k, v in value.items() if v is not None}
+        return {k: v for k, v in kept.items() if v != {} or k == "processes"}
+    return value
+
+
+FORMAT = Format("nvidia-smi-table", "nvidia-smi", "nvidia-smi", detect, parse)

@@ -1,0 +1,24 @@
+"""`nvidia-smi topo -m`: the connection matrix alone."""
+
+from __future__ import annotations
+
+import re
+
+from driftcheck.nvidia.topo import parse_topo
+from driftcheck.reports.formats.base import Format, Parsed
+
+_ROW = re.compile(r"^\S*GPU0\s+X\s", re.MULTILINE)
+_LEGEND = re.compile(r"^\s*X\s+=\s+Self\s*$", re.MULTILINE)
+
+
+def detect(text: str) -> bool:
+    """Whether `text` holds the matrix's legend or its first row."""
+    return bool(_LEGEND.search(text) or _ROW.search(text))
+
+
+def parse(text: str) -> Parsed:
+    """The `pcie` probe's topology (merged into a GPU description of the same machine when one is given)."""
+    return Parsed(probes={"pcie": {"topology": parse_topo(text)}}, role="topology")
+
+
+FORMAT = Format("nvidia-smi-topo", "nvidia-smi topo -m", "nvidia-smi", detect, parse)

@@ -1,0 +1,74 @@
+"""Pasted text as a parser sees it: noise set aside, lines numbered, and every line accounted for.
+
+Reports reach a maintainer through a GitHub comment: wrapped in markdown fences and `<details>` tags,
+with CRLF line ends, log lines from the tool's own import, and sometimes a banner fused into the first
+line by a terminal that lost its newlines. `Paste` cleans that once, then lets each parser *claim* the
+lines it understood, so whatever no parser claimed can be kept verbatim and counted instead of dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Markup a paste adds around the report; never part of what the tool printed.
+_MARKUP = re.compile(r"^\s*(```.*|~~~.*|</?details>.*|<summary>.*</summary>\s*|</?summary>\s*|</?pre>\s*"
+                     r"|<!--.*-->\s*|#{1,4} ?\w[\w ]*|\*\*[\w ]+\*\*:?\s*)$", re.IGNORECASE)
+# Log and warning lines printed by the imported libraries while the tool ran.
+_LOG = re.compile(r"^\s*(?:\[?(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b.*\d\d:\d\d:\d\d"
+                  r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d\S*\]?\s"
+                  r"|\S+\.py:\d+: \w*Warning:|warnings\.warn\(|Collecting environment information\.*\s*$"
+                  r"|(?:root|\w+)@[\w.-]+:.*[#$] |\$ |\(\S+\) \S+@\S+:)")
+# A log-shipper prefix on every line (`INFO 2025-04-06T03:02:45.843368291Z Python: 3.10.12`).
+_SHIPPER_PREFIX = re.compile(r"^(INFO|WARNING|ERROR|DEBUG)\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?\s")
+
+
+@dataclass
+class Paste:
+    """The lines of a pasted report; `claim` marks what a parser understood."""
+
+    lines: list[str]
+    noise: list[int] = field(default_factory=list)
+    claimed: set[int] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, text: str, anchors: tuple[str, ...] = ()) -> Paste:
+        """Clean `text`; a line holding one of `anchors` after other text is split before the anchor."""
+        text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        raw = text.split("\n")
+        if sum(1 for line in raw if _SHIPPER_PREFIX.match(line)) > len(raw) // 2:
+            raw = [_SHIPPER_PREFIX.sub("", line) for line in raw]
+        lines: list[str] = []
+        for line in raw:
+            lines.extend(_split_fused(line, anchors))
+        paste = cls([line.rstrip() for line in lines])
+        paste.noise = [i for i, line in enumerate(paste.lines) if _is_noise(line)]
+        paste.claimed.update(paste.noise)
+        return paste
+
+    def claim(self, *indexes: int) -> None:
+        """Mark lines as understood."""
+        self.claimed.update(indexes)
+
+    def unclaimed(self) -> list[str]:
+        """The non-blank lines no parser claimed, verbatim, in order."""
+        return [line for i, line in enumerate(self.lines) if i not in self.claimed and line.strip()]
+
+    def noise_lines(self) -> list[str]:
+        """The markup and log lines set aside, verbatim."""
+        return [self.lines[i] for i in self.noise if self.lines[i].strip()]
+
+
+def _is_noise(line: str) -> bool:
+    return bool(line.strip()) and bool(_MARKUP.match(line) or _LOG.match(line))
+
+
+def _split_fused(line: str, anchors: tuple[str, ...]) -> list[str]:
+    """A line a terminal fused with its neighbours, cut before each anchor that does not start it."""
+    for anchor in anchors:
+        at = line.find(anchor)
+        if at > 0 and not line[:at].endswith(("(", "/")):
+            return [*_split_fused(line[:at], anchors), *_split_fused(line[at:], anchors)]
+    # A banner or log line followed by long runs of spaces (a terminal's wrapped width) on one line.
+    parts = re.split(r"\s{40,}(?=\S)", line)
+    return parts if len(parts) > 1 else [line]

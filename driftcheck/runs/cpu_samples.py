@@ -1,0 +1,97 @@
+"""One reading of the CPU side through a Host: mean core frequency, steal time since the last reading, load.
+
+Frequency comes from cpufreq's `scaling_cur_freq` where the kernel exposes it, else from the `cpu MHz`
+lines of /proc/cpuinfo (what a VM without cpufreq shows); steal from the `cpu` line of /proc/stat
+(time the hypervisor gave our virtual CPUs to someone else); load from /proc/loadavg.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from statistics import fmean
+from typing import Any
+
+from driftcheck.hosts.base import Host
+
+_CPU_DIR = re.compile(r"^cpu\d+$")
+
+
+def _stat_counters(text: str) -> tuple[int, int] | None:
+    """(steal, total) jiffies from the aggregate `cpu` line of /proc/stat."""
+    for line in text.splitlines():
+        if line.startswith("cpu "):
+            values = [int(v) for v in line.split()[1:]]
+            # guest and guest_nice are already counted inside user and nice
+            total = sum(values[:8])
+            return (values[7] if len(values) > 7 else 0), total
+    return None
+
+
+def _cpuinfo_mhz(text: str) -> float | None:
+    values = [float(m) for m in re.findall(r"^cpu MHz\s*:\s*([\d.]+)", text, re.MULTILINE)]
+    return round(fmean(values), 1) if values else None
+
+
+@dataclass
+class CpuReader:
+    """Reads the CPU side of `host` once per call; keeps the last /proc/stat counters for the steal delta."""
+
+    host: Host
+    _last: tuple[int, int] | None = None
+    _freq_files: list[str] | None = field(default=None)
+
+    def _frequency_files(self) -> list[str]:
+        if self._freq_files is None:
+            try:
+                cpus = [name for name in self.host.list_dir("/sys/devices/system/cpu") if _CPU_DIR.match(name)]
+            except OSError:
+                cpus = []
+            files = [f"/sys/devices/system/cpu/{cpu}/cpufreq/scaling_cur_freq" for cpu in cpus]
+            # One probe read decides for all: cpufreq is there for every core or for none.
+            self._freq_files = files if files and self._readable(files[0]) else []
+        return self._freq_files
+
+    def _readable(self, path: str) -> bool:
+        try:
+            self.host.read_bytes(path)
+            return True
+        except OSError:
+            return False
+
+    def frequency_mhz(self) -> float | None:
+        """The mean current frequency of the cores, in MHz; None where neither source is readable."""
+        readings = []
+        for path in self._frequency_files():
+            try:
+                readings.append(int(self.host.read_text(path).strip()) / 1000.0)
+            except (OSError, ValueError):
+                continue
+        if readings:
+            return round(fmean(readings), 1)
+        try:
+            return _cpuinfo_mhz(self.host.read_text("/proc/cpuinfo"))
+        except OSError:
+            return None
+
+    def steal_pct(self) -> float | None:
+        """The share of CPU time stolen by the hypervisor since the previous call (None on the first)."""
+        try:
+            counters = _stat_counters(self.host.read_text("/proc/stat"))
+        except OSError:
+            return None
+        last, self._last = self._last, counters
+        if counters is None or last is None or counters[1] <= last[1]:
+            return None
+        return round(100.0 * (counters[0] - last[0]) / (counters[1] - last[1]), 2)
+
+    def load1(self) -> float | None:
+        """The one-minute load average."""
+        try:
+            return float(self.host.read_text("/proc/loadavg").split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def read(self) -> dict[str, Any]:
+        """One reading: {"freq_mhz", "steal_pct", "load1"}."""
+        return {"freq_mhz": self.frequency_mhz(), "steal_pct": self.steal_pct(), "load1": self.load1()}

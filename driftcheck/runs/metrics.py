@@ -1,0 +1,290 @@
+"""Benchmark figures found in a command's output: built-in patterns for the tools our users run, plus theirs.
+
+Each output line is offered to the patterns in order; the first that matches claims the line. A figure
+printed several times (bench_one_batch prints a warm-up pass, then the measured one) keeps its last
+value and counts how often it was seen. The generic "N tok/s" and "N ms" patterns only see lines no
+specific pattern claimed, so a serving-benchmark table is not read twice.
+
+Formats, as the tools print them (checked against outputs pasted in public issues, tests/data/bench_outputs):
+- SGLang `bench_serving`, `bench_offline_throughput`, vLLM `benchmark_serving.py` / `vllm bench serve`:
+  `Output token throughput (tok/s):          1915.40` — one figure per line, its unit in brackets.
+- vLLM `benchmark_throughput.py` / `vllm bench throughput`:
+  `Throughput: 89.27 requests/s, 22853.37 total tokens/s, 11426.69 output tokens/s` (older: `... tokens/s`);
+  SGLang's first `bench_offline_throughput` printed `Throughput: 12577.55 tokens/s`.
+- vLLM `benchmark_latency.py` / `vllm bench latency`: `Avg latency: 0.451 seconds`,
+  `90% percentile latency: 0.4517 seconds`.
+- SGLang `bench_one_batch` (formerly `bench_latency`): `Prefill. latency: 0.01014 s, throughput: 5916.43 token/s`,
+  `Decode.  median latency: 0.00572 s, median throughput: 174.85 token/s`, `Total. latency: 0.062 s, ...`.
+- nccl-tests: `# Avg bus bandwidth    : 84.8558` (GB/s), also behind an `srun --label` prefix (` 0: `).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from driftcheck.errors import UsageError
+
+_NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+# Units whose figure is better when higher; every other known unit is a time, better when lower.
+_RATE_UNITS = ("/s", "GB/s")
+_TIME_UNITS = ("ms", "s", "us")
+_UNIT_NAMES = {"token/s": "tok/s", "tokens/s": "tok/s", "tok/s": "tok/s", "req/s": "req/s",
+               "requests/s": "req/s", "seconds": "s", "s": "s", "ms": "ms", "us": "us", "GB/s": "GB/s"}
+
+
+@dataclass
+class Metric:
+    """One figure a run printed: a stable name, its value and unit, and how it was found."""
+
+    name: str
+    value: float
+    unit: str | None
+    label: str
+    source: str
+    count: int = 1
+
+    @property
+    def higher_is_better(self) -> bool | None:
+        """True for a rate, False for a time, None when the unit does not say."""
+        return direction(self.unit)
+
+    def to_json(self) -> dict[str, Any]:
+        """The figure as stored in a run record."""
+        return {"name": self.name, "value": self.value, "unit": self.unit, "label": self.label,
+                "source": self.source, "count": self.count}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Metric:
+        """A figure read back from a run record."""
+        return cls(str(data["name"]), float(data["value"]), data.get("unit"), str(data.get("label") or data["name"]),
+                   str(data.get("source") or ""), int(data.get("count") or 1))
+
+
+def direction(unit: str | None) -> bool | None:
+    """Whether a higher figure in `unit` is better (True), worse (False), or unknown (None)."""
+    if unit is None:
+        return None
+    if unit.endswith(_RATE_UNITS):
+        return True
+    if unit in _TIME_UNITS:
+        return False
+    return None
+
+
+def slug(text: str) -> str:
+    """A metric name from a label: lower case, words joined by `_` ("Mean TTFT" -> "mean_ttft")."""
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("%", " pct "))
+    return "_".join(words)
+
+
+# (name, value, unit, label) per figure; an empty list claims a line that holds no figure worth keeping.
+Found = list[tuple[str, float, str | None, str]]
+Matcher = Callable[[str], Found | None]
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A named way of reading figures from one line; `read` returns them, or None when the line is not its own."""
+
+    source: str
+    read: Matcher
+
+
+def _unit(raw: str | None) -> str | None:
+    return None if raw is None else _UNIT_NAMES.get(raw, raw)
+
+
+# --- the built-in patterns ---------------------------------------------------------------------------
+
+_BRACKETED = re.compile(rf"^\s*(?P<label>[A-Za-z][A-Za-z0-9 ._%-]*?)\s*\((?P<unit>tok/s|req/s|ms|s|GB/s)\)\s*:"
+                        rf"\s*(?P<value>{_NUM})\s*$")
+
+
+def _bracketed(line: str) -> Found | None:
+    match = _BRACKETED.match(line)
+    if not match:
+        return None
+    label = match["label"].strip()
+    return [(slug(label), float(match["value"]), _unit(match["unit"]), label)]
+
+
+_THROUGHPUT = re.compile(rf"^\s*Throughput:\s*(?P<rest>{_NUM}\s+\S.*)$")
+_THROUGHPUT_PART = re.compile(rf"(?P<value>{_NUM})\s+(?P<what>(?:total |output )?(?:requests|tokens)/s)")
+
+
+def _throughput(line: str) -> Found | None:
+    match = _THROUGHPUT.match(line)
+    if not match:
+        return None
+    found: Found = []
+    for part in _THROUGHPUT_PART.finditer(match["rest"]):
+        what = part["what"]
+        if what == "requests/s":
+            found.append(("request_throughput", float(part["value"]), "req/s", "Request throughput"))
+        else:
+            kind = what.split()[0] if " " in what else ""
+            label = f"{kind.capitalize()} token throughput" if kind else "Token throughput"
+            found.append((slug(label), float(part["value"]), "tok/s", label))
+    return found or None
+
+
+_LATENCY = re.compile(rf"^\s*(?P<label>Avg latency|\d+% percentile latency):\s*(?P<value>{_NUM})\s*seconds\s*$")
+
+
+def _latency(line: str) -> Found | None:
+    match = _LATENCY.match(line)
+    if not match:
+        return None
+    label = match["label"]
+    name = "avg_latency" if label == "Avg latency" else f"p{label.split('%')[0]}_latency"
+    return [(name, float(match["value"]), "s", label)]
+
+
+_ONE_BATCH = re.compile(rf"^\s*(?P<stage>Prefill|Decode|Total)\.\s+(?P<median>median )?latency:\s*(?P<lat>{_NUM})\s*"
+                        rf"(?P<lat_unit>ms|s)\s*,\s*(?:median )?throughput:\s*(?P<tput>{_NUM})\s*token/s\s*$")
+
+
+_ONE_BATCH_STEP = re.compile(r"^\s*Decode \d+\. Batch size: \d+, latency: ")
+
+
+def _one_batch(line: str) -> Found | None:
+    match = _ONE_BATCH.match(line)
+    if not match:
+        # One decode step of many: the median line after them is the figure; a step is not.
+        return [] if _ONE_BATCH_STEP.match(line) else None
+    stage = match["stage"].lower()
+    prefix = f"{stage}_median" if match["median"] else stage
+    words = f"{match['stage']}{' median' if match['median'] else ''}"
+    return [(f"{prefix}_latency", float(match["lat"]), match["lat_unit"], f"{words} latency"),
+            (f"{prefix}_throughput", float(match["tput"]), "tok/s", f"{words} throughput")]
+
+
+_BUS_BANDWIDTH = re.compile(rf"^\s*(?:\d+:\s*)?#\s*Avg bus bandwidth\s*:\s*(?P<value>{_NUM})\s*$")
+
+
+def _bus_bandwidth(line: str) -> Found | None:
+    match = _BUS_BANDWIDTH.match(line)
+    if not match:
+        return None
+    return [("avg_bus_bandwidth", float(match["value"]), "GB/s", "Avg bus bandwidth")]
+
+
+_GENERIC_RATE = re.compile(rf"(?:(?P<label>[A-Za-z][A-Za-z _-]{{0,40}}?)\s*[:=]?\s*)?(?P<value>{_NUM})\s*"
+                           rf"(?P<unit>tok/s|tokens/s|token/s|ms)(?![A-Za-z/])")
+
+
+def _generic(line: str) -> Found | None:
+    found: Found = []
+    for match in _GENERIC_RATE.finditer(line):
+        unit = _unit(match["unit"])
+        words = (match["label"] or "").strip(" :=_-")
+        label = " ".join(words.split()[-4:]) or ("tokens per second" if unit == "tok/s" else "milliseconds")
+        found.append((slug(label), float(match["value"]), unit, label))
+    return found or None
+
+
+BUILTIN_PATTERNS: tuple[Pattern, ...] = (
+    Pattern("serving-benchmark table (sglang bench_serving / bench_offline_throughput, vllm benchmark_serving)",
+            _bracketed),
+    Pattern("vllm benchmark_throughput", _throughput),
+    Pattern("vllm benchmark_latency", _latency),
+    Pattern("sglang bench_one_batch", _one_batch),
+    Pattern("nccl-tests", _bus_bandwidth),
+)
+GENERIC_PATTERNS: tuple[Pattern, ...] = (Pattern("generic 'N tok/s' / 'N ms'", _generic),)
+
+
+# --- the user's own ----------------------------------------------------------------------------------
+
+_USER_NAME = re.compile(r"^\s*(?P<name>[^\[\]=]+?)\s*(?:\[(?P<unit>[^\]]+)\])?\s*$")
+
+
+def user_pattern(spec: str) -> Pattern:
+    """A `--metric NAME=REGEX` or `NAME[UNIT]=REGEX` pattern; the figure is the group named `value`, else the
+    first group. A group named `unit` gives the unit where `[UNIT]` does not. UsageError when it cannot work.
+    """
+    head, sep, regex = spec.partition("=")
+    named = _USER_NAME.match(head)
+    if not sep or not named or not regex:
+        raise UsageError(f"--metric {spec!r}: give NAME=REGEX or NAME[UNIT]=REGEX, "
+                         f"e.g. 'decode[tok/s]=decode: ([0-9.]+) tok/s'")
+    name, fixed_unit = named["name"], named["unit"]
+    try:
+        compiled = re.compile(regex)
+    except re.error as exc:
+        raise UsageError(f"--metric {name}: not a regular expression ({exc})") from None
+    if compiled.groups == 0:
+        raise UsageError(f"--metric {name}: the regex needs a group around the number, e.g. ([0-9.]+)")
+    key = slug(name) or name.strip()
+    value_group: int | str = "value" if "value" in compiled.groupindex else 1
+
+    def read(line: str) -> Found | None:
+        """The user's figure in `line`, if the regex finds a number there."""
+        match = compiled.search(line)
+        if not match or match.group(value_group) is None:
+            return None
+        try:
+            value = float(match.group(value_group))
+        except ValueError:
+            return None
+        unit = match.group("unit") if "unit" in compiled.groupindex else fixed_unit
+        return [(key, value, _unit(unit), name.strip())]
+
+    return Pattern(f"--metric {name.strip()}", read)
+
+
+# --- scanning output -----------------------------------------------------------------------------------
+
+@dataclass
+class MetricScanner:
+    """Fed the output line by line; `metrics()` gives what was found. The user's patterns come first."""
+
+    user: tuple[Pattern, ...] = ()
+    found: dict[str, Metric] = field(default_factory=dict)
+
+    def feed(self, line: str) -> None:
+        """Look for figures in one output line (without its line end)."""
+        line = _ANSI.sub("", line)
+        if len(line) > 4096:  # a progress bar redrawn without line ends: nothing to read there
+            return
+        claimed = False
+        for pattern in self.user:  # the user's figures never hide a built-in one on the same line
+            hits = pattern.read(line)
+            if hits:
+                self._keep(hits, pattern.source)
+                claimed = True
+        for pattern in BUILTIN_PATTERNS:
+            hits = pattern.read(line)
+            if hits is not None:
+                self._keep(hits, pattern.source)
+                return
+        if claimed:
+            return
+        for pattern in GENERIC_PATTERNS:
+            hits = pattern.read(line)
+            if hits:
+                self._keep(hits, pattern.source)
+
+    def _keep(self, hits: Found, source: str) -> None:
+        for name, value, unit, label in hits:
+            previous = self.found.get(name)
+            count = previous.count + 1 if previous else 1
+            self.found[name] = Metric(name, value, unit, label, source, count)
+
+    def metrics(self) -> list[Metric]:
+        """Every figure found, in the order first seen."""
+        return list(self.found.values())
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def scan_text(text: str, user: Iterable[Pattern] = ()) -> list[Metric]:
+    """The figures in a whole output (for tests and for importing a saved log)."""
+    scanner = MetricScanner(tuple(user))
+    for line in re.split(r"\r\n|\r|\n", text):
+        scanner.feed(line)
+    return scanner.metrics()

@@ -1,0 +1,121 @@
+"""One recorded run, end to end: a cheap snapshot, the command watched and scanned, a second reading, the record.
+
+The snapshots are taken with the cheap probes (or the ones asked for) and kept in the store like any
+other; the run record points at both. When the command is a Python interpreter (`python bench.py`,
+`/root/ml-env/bin/python3 -m sglang.bench_serving`), that interpreter is the one whose packages the
+snapshot describes, unless `--python` says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from driftcheck.hosts.local import LocalHost
+from driftcheck.keys import load_redaction_secret, load_signing_key
+from driftcheck.probes import builtin_probes, select_probes
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.redact import Redactor
+from driftcheck.runs.execute import Finished, run_command
+from driftcheck.runs.metrics import MetricScanner, Pattern
+from driftcheck.runs.store import RunRecord, RunStore
+from driftcheck.runs.summary import summarize
+from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.store import Store
+from driftcheck.take import take_snapshot
+
+_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
+
+
+@dataclass
+class RunPlan:
+    """What `driftcheck run` was asked to do."""
+
+    argv: list[str]
+    label: str | None = None
+    user_patterns: tuple[Pattern, ...] = ()
+    probes: list[str] | None = None
+    python: str | None = None
+    options: ProbeOptions = field(default_factory=ProbeOptions)
+    interval_s: float = 1.0
+    sign: bool = True
+    server: str | None = None  # the URL of the engine the benchmark talks to (also in `options` for its probe)
+    nvml: Any | None = None  # an NVML module to sample with instead of pynvml (tests)
+
+
+@dataclass
+class RunOutcome:
+    """The stored record, how the command ended, and the snapshots around it."""
+
+    record: RunRecord
+    finished: Finished
+    before: Snapshot | None
+    after: Snapshot | None
+
+
+def command_python(argv: Sequence[str]) -> str | None:
+    """The interpreter the command runs, when its program is a Python (`python3`, `/venv/bin/python`)."""
+    program = shutil.which(argv[0]) if argv else None
+    if program and _PYTHON_NAME.match(os.path.basename(program)):
+        return program
+    return None
+
+
+def _snapshot(plan: RunPlan, label: str) -> Snapshot:
+    host = LocalHost(plan.python or command_python(plan.argv))
+    probes = select_probes(builtin_probes(Redactor(load_redaction_secret())), plan.probes, None,
+                           cheap_only=True, options=plan.options)
+    key = load_signing_key() if plan.sign else None
+    snapshot = take_snapshot(host, probes, plan.options, label=label, key=key)
+    Store().add(snapshot)
+    return snapshot
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunOutcome:
+    """Snapshot, run `plan.argv` watched, snapshot again, store the record; returns it all.
+
+    `note` receives one-line progress messages (the CLI shows them on a terminal only).
+    """
+    name = plan.label or " ".join(plan.argv)[:80]
+    if note:
+        note("taking a snapshot before the run")
+    before = _snapshot(plan, f"run: {name}")
+    if note:
+        note(f"snapshot {before.short_id} taken; running {name}")
+    scanner = MetricScanner(plan.user_patterns)
+    child: dict[str, int] = {}
+    # The server a serving benchmark talks to uses the GPUs on the run's behalf: not a sharer.
+    servers = sorted(listener_pids(plan.server)) if plan.server else []
+    sampler = TelemetrySampler(LocalHost(), plan.interval_s, nvml=plan.nvml,
+                               own_pids=lambda: process_tree(child.get("pid"), *plan.options.pids, *servers,
+                                                             patterns=plan.options.process_patterns))
+    sampler.start()
+    try:
+        finished = run_command(plan.argv, scanner.feed, on_start=lambda pid: child.update(pid=pid))
+    finally:
+        series = sampler.stop().to_json()
+    after: Snapshot | None = None
+    if note:
+        note("taking the reading after the run")
+    try:
+        after = _snapshot(plan, f"run: {name} (after)")
+    except KeyboardInterrupt:
+        after = None  # a second Ctrl-C after the command ended: keep the record, skip the reading
+    record = RunRecord(command=list(plan.argv), cwd=os.getcwd(), host=socket.gethostname(),
+                       started_at=_iso(finished.started_at), duration_s=round(finished.duration_s, 3),
+                       exit_code=finished.exit_code, snapshot_id=before.id,
+                       after_snapshot_id=after.id if after else None, label=plan.label, signal=finished.signal,
+                       metrics=scanner.metrics(), telemetry=summarize(series))
+    RunStore().add(record, series)
+    return RunOutcome(record, finished, before, after)

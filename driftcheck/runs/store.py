@@ -1,0 +1,155 @@
+"""Run records, kept in the table `runs` of the snapshot store's SQLite file.
+
+`snapshot_id` and `after_snapshot_id` are the ids of the snapshots a run points at (the cheap reading
+before the command and the one after it); garbage collection treats them as pinned. The raw telemetry
+series sits in its own column beside the summary, so listing runs never loads it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from driftcheck.errors import UnknownSnapshotError
+from driftcheck.paths import data_dir
+from driftcheck.runs.metrics import Metric
+from driftcheck.snapshot.store import STORE_FILE, open_database
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    label TEXT,
+    command TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    host TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    exit_code INTEGER NOT NULL,
+    signal TEXT,
+    snapshot_id TEXT,
+    after_snapshot_id TEXT,
+    metrics TEXT NOT NULL,
+    telemetry TEXT NOT NULL,
+    telemetry_series TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_snapshot ON runs(snapshot_id);
+CREATE INDEX IF NOT EXISTS runs_after_snapshot ON runs(after_snapshot_id);
+"""
+_COLUMNS = ("id, label, command, cwd, host, started_at, duration_s, exit_code, signal, snapshot_id, "
+            "after_snapshot_id, metrics, telemetry")
+
+
+@dataclass
+class RunRecord:
+    """One run: the command, how it ended, what it printed, how the machine behaved, the snapshots around it."""
+
+    command: list[str]
+    cwd: str
+    host: str
+    started_at: str
+    duration_s: float
+    exit_code: int
+    snapshot_id: str | None
+    after_snapshot_id: str | None = None
+    label: str | None = None
+    signal: str | None = None
+    metrics: list[Metric] = field(default_factory=list)
+    telemetry: dict[str, Any] = field(default_factory=dict)
+    id: int | None = None
+
+    def metric(self, name: str) -> Metric | None:
+        """The figure called `name`, if the run printed it."""
+        return next((m for m in self.metrics if m.name == name), None)
+
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        """The GPU conditions (HW slowdown, power cap, shared...) the telemetry saw."""
+        return list(self.telemetry.get("conditions") or [])
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as `runs --format json` prints it (the raw series left out)."""
+        return {"id": self.id, "label": self.label, "command": self.command, "cwd": self.cwd, "host": self.host,
+                "started_at": self.started_at, "duration_s": self.duration_s, "exit_code": self.exit_code,
+                "signal": self.signal, "snapshot_id": self.snapshot_id, "after_snapshot_id": self.after_snapshot_id,
+                "metrics": [m.to_json() for m in self.metrics], "telemetry": self.telemetry}
+
+
+def _record(row: tuple[Any, ...]) -> RunRecord:
+    (run_id, label, command, cwd, host, started_at, duration_s, exit_code, signal, snapshot_id, after_id,
+     metrics, telemetry) = row
+    return RunRecord(json.loads(command), cwd, host, started_at, float(duration_s), int(exit_code), snapshot_id,
+                     after_id, label, signal, [Metric.from_json(m) for m in json.loads(metrics)],
+                     json.loads(telemetry), int(run_id))
+
+
+class RunStore:
+    """The runs of the local store, addressable by id and by position (`@latest`, `@prev`, `@N`)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / STORE_FILE
+
+    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        return open_database(self.path, _SCHEMA, "snapshot store")
+
+    def add(self, record: RunRecord, series: dict[str, Any] | None = None) -> int:
+        """Keep `record` (and its raw telemetry series); returns the run's id and sets it on the record."""
+        with self._connect() as db:
+            cursor = db.execute(
+                "INSERT INTO runs (label, command, cwd, host, started_at, duration_s, exit_code, signal, "
+                "snapshot_id, after_snapshot_id, metrics, telemetry, telemetry_series) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (record.label, json.dumps(record.command), record.cwd, record.host, record.started_at,
+                 record.duration_s, record.exit_code, record.signal, record.snapshot_id, record.after_snapshot_id,
+                 json.dumps([m.to_json() for m in record.metrics]), json.dumps(record.telemetry),
+                 None if series is None else json.dumps(series)))
+        record.id = int(cursor.lastrowid or 0)
+        return record.id
+
+    def entries(self, limit: int | None = None, label: str | None = None) -> list[RunRecord]:
+        """Runs, oldest first (the last `limit` when given), optionally only those with `label`."""
+        query = f"SELECT {_COLUMNS} FROM runs"
+        params: list[Any] = []
+        if label is not None:
+            query += " WHERE label = ?"
+            params.append(label)
+        query += " ORDER BY id DESC"
+        if limit is not None:
+            query += " LIMIT ?"
+            params.append(limit)
+        with self._connect() as db:
+            rows = db.execute(query, params).fetchall()
+        return [_record(row) for row in reversed(rows)]
+
+    def get(self, run_id: int) -> RunRecord:
+        """The run with this id; UnknownSnapshotError when there is none."""
+        with self._connect() as db:
+            row = db.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise UnknownSnapshotError(f"run:{run_id}", "no such run in the store; `driftcheck runs` lists them")
+        return _record(row)
+
+    def nth_newest(self, n: int) -> RunRecord:
+        """The n-th newest run (0 = latest)."""
+        with self._connect() as db:
+            row = db.execute(f"SELECT {_COLUMNS} FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (n,)).fetchone()
+            count = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        if row is None:
+            hint = "; record one with `driftcheck run -- CMD`" if count == 0 else ""
+            raise UnknownSnapshotError(f"run:@{n}", f"the store holds {count} run(s){hint}")
+        return _record(row)
+
+    def series(self, run_id: int) -> dict[str, Any] | None:
+        """The raw telemetry series of a run, if it kept one."""
+        with self._connect() as db:
+            row = db.execute("SELECT telemetry_series FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return None if row is None or row[0] is None else dict(json.loads(row[0]))
+
+    def pinned_snapshot_ids(self) -> set[str]:
+        """Every snapshot id a run points at: what garbage collection must keep."""
+        with self._connect() as db:
+            rows = db.execute("SELECT snapshot_id, after_snapshot_id FROM runs").fetchall()
+        return {sid for row in rows for sid in row if sid}

@@ -1,0 +1,115 @@
+"""The compact telemetry summary kept in a run record, and the conditions worth saying out loud.
+
+Per GPU: min / median / max of every sampled figure, seconds spent in each clock event reason, and
+the processes that were not the run's own. A condition is a GPU that spent time in a hardware
+slowdown, at its power cap, in a software thermal slowdown, or shared with another process; `runs`
+and `explain` print them ("GPU 3 spent 41% of the run in HW slowdown").
+"""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any
+
+from driftcheck.runs.gpu_samples import FIELDS
+
+# Condition -> the clock event reasons that make it. HW slowdown covers the thermal and power-brake
+# variants: all three mean the hardware itself pulled the clocks down.
+CONDITION_REASONS = {
+    "hw_slowdown": ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"),
+    "power_cap": ("sw_power_cap",),
+    "thermal": ("sw_thermal_slowdown",),
+}
+CONDITION_TITLES = {"hw_slowdown": "HW slowdown", "power_cap": "at its power cap",
+                    "thermal": "SW thermal slowdown", "shared": "shared with another process"}
+CONDITION_CATEGORIES = {"hw_slowdown": "thermal", "power_cap": "gpu_clock_power", "thermal": "thermal",
+                        "shared": "gpu_contention"}
+
+
+def spread(values: list[Any]) -> dict[str, float] | None:
+    """{"min", "median", "max"} of the numbers in `values` (None entries skipped); None when there are none."""
+    numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if not numbers:
+        return None
+    return {"min": round(min(numbers), 2), "median": round(median(numbers), 2), "max": round(max(numbers), 2)}
+
+
+def gpu_label(key: str, series: dict[str, Any]) -> str:
+    """How a GPU is named to a person: "GPU 3" by index, else its key."""
+    return f"GPU {series['index']}" if series.get("index") is not None else key
+
+
+def _gpu_summary(series: dict[str, Any], interval_s: float) -> dict[str, Any]:
+    samples = len(series.get("t") or [])
+    reason_s: dict[str, float] = {}
+    for reasons in series.get("reasons") or []:
+        for reason in reasons or []:
+            reason_s[reason] = reason_s.get(reason, 0.0) + interval_s
+    foreign = sorted({pid for pids in series.get("foreign_pids") or [] for pid in pids or []})
+    shared_samples = sum(1 for pids in series.get("foreign_pids") or [] if pids)
+    unresolved = sorted({pid for pids in series.get("unresolved_pids") or [] for pid in pids or []})
+    summary: dict[str, Any] = {"index": series.get("index"), "name": series.get("name"), "samples": samples,
+                               "seconds": round(samples * interval_s, 1)}
+    for name in FIELDS:
+        summary[name] = spread(series.get(name) or [])
+    summary["reason_s"] = {reason: round(seconds, 1) for reason, seconds in sorted(reason_s.items())}
+    summary["foreign_pids"] = foreign
+    names = series.get("foreign_names") or {}
+    summary["foreign_processes"] = {str(pid): names.get(str(pid)) for pid in foreign}
+    summary["shared_s"] = round(shared_samples * interval_s, 1)
+    summary["unresolved_pids"] = unresolved
+    return summary
+
+
+def conditions(summary_gpus: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conditions of every GPU: kind, seconds, share of the run, in GPU then kind order."""
+    out = []
+    for key, gpu in summary_gpus.items():
+        seconds_total = gpu.get("seconds") or 0.0
+        if not seconds_total:
+            continue
+        found = {kind: sum((gpu.get("reason_s") or {}).get(r, 0.0) for r in reasons)
+                 for kind, reasons in CONDITION_REASONS.items()}
+        found["shared"] = gpu.get("shared_s") or 0.0
+        for kind, seconds in found.items():
+            if seconds > 0:
+                out.append({"gpu": key, "label": gpu_label(key, gpu), "kind": kind, "seconds": round(seconds, 1),
+                            "fraction": round(min(1.0, seconds / seconds_total), 3),
+                            **({"processes": gpu["foreign_processes"]} if kind == "shared" else {})})
+    return out
+
+
+def summarize(series: dict[str, Any]) -> dict[str, Any]:
+    """The record's telemetry summary from the raw series (`Series.to_json()`)."""
+    interval_s = float(series.get("interval_s") or 1.0)
+    gpus = {key: _gpu_summary(gpu, interval_s) for key, gpu in (series.get("gpus") or {}).items()}
+    cpu = series.get("cpu") or {}
+    return {
+        "interval_s": interval_s,
+        "gpu_source": series.get("gpu_source"),
+        "gpu_note": series.get("gpu_note"),
+        "gpus": gpus,
+        "cpu": {"samples": len(cpu.get("t") or []), "freq_mhz": spread(cpu.get("freq_mhz") or []),
+                "steal_pct": spread(cpu.get("steal_pct") or []), "load1": spread(cpu.get("load1") or [])},
+        "conditions": conditions(gpus),
+    }
+
+
+def share_text(kind: str, label: str, fraction: float, run_name: str) -> str:
+    """"GPU 3 spent 41% of run 15 in HW slowdown", "GPU 1 was shared with another process for 20% of run 15"."""
+    share = f"{fraction * 100:.0f}% of {run_name}"
+    if kind == "shared":
+        return f"{label} was {CONDITION_TITLES[kind]} for {share}"
+    if kind == "power_cap":
+        return f"{label} spent {share} {CONDITION_TITLES[kind]}"
+    return f"{label} spent {share} in {CONDITION_TITLES.get(kind, kind)}"
+
+
+def condition_text(condition: dict[str, Any], run_name: str = "the run") -> str:
+    """One condition as a sentence: "GPU 3 spent 41% of run 15 in HW slowdown (12 s)"."""
+    text = share_text(condition["kind"], condition["label"], condition["fraction"], run_name)
+    if condition["kind"] == "shared":
+        processes = ", ".join(f"{pid} {name}" if name else pid
+                              for pid, name in (condition.get("processes") or {}).items())
+        return text + (f" (pid {processes})" if processes else "")
+    return f"{text} ({condition['seconds']:g} s)"

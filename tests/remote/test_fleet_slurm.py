@@ -1,0 +1,63 @@
+"""`driftcheck fleet --slurm` against a real single-node Slurm (munged, slurmctld, slurmd) started here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from driftcheck.remote.slurm import split_labelled
+from driftcheck.snapshot.store import Store
+from tests.conftest import CliResult
+from tests.remote.slurm_cluster import SlurmCluster, needs_slurm, start_cluster
+
+pytestmark = needs_slurm
+
+
+@pytest.fixture
+def slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SlurmCluster]:
+    cluster = start_cluster(tmp_path / "slurm")
+    monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def test_fleet_over_slurm_returns_one_verified_snapshot_per_node(slurm: SlurmCluster,
+                                                                 cli: Callable[..., CliResult]) -> None:
+    result = cli("fleet", "--slurm", "--format", "json", "--probe", "env", "--probe", "python", "--", "-N", "1")
+    assert result.returncode == 0, result.stdout + result.stderr + slurm.log_tail()
+    report = json.loads(result.stdout)
+    assert report["failures"] == {}
+    assert list(report["snapshots"]) == [slurm.node]
+    stored = Store().entries()
+    assert [entry.id for entry in stored] == list(report["snapshots"].values())
+    assert report["uniform"] is True
+
+
+def test_a_node_whose_snapshot_was_altered_is_a_failure(slurm: SlurmCluster, tmp_path: Path,
+                                                        cli: Callable[..., CliResult]) -> None:
+    forger = tmp_path / "forge.sh"
+    forger.write_text(f'#!/bin/sh\n{sys.executable} -m driftcheck "$@" | sed \'s/"label": null/"label": "x"/\'\n')
+    forger.chmod(0o755)
+    result = cli("fleet", "--slurm", "--driftcheck", str(forger), "--format", "json", "--probe", "env")
+    assert result.returncode == 2
+    report = json.loads(result.stdout)
+    assert report["snapshots"] == {}
+    assert "signature" in report["failures"]["task 0"]
+    assert Store().entries() == []
+
+
+def test_srun_labels_split_back_into_one_text_per_task() -> None:
+    stream = "0: {\n1: {\n0:   \"a\": 1\n1:   \"b\": 2\n0: }\n1: }\nsrun: warning\n"
+    assert split_labelled(stream) == {0: '{\n  "a": 1\n}\n', 1: '{\n  "b": 2\n}\n'}
+
+
+def test_hosts_with_slurm_are_a_usage_error(cli: Callable[..., CliResult]) -> None:
+    result = cli("fleet", "--slurm", "gpu01")
+    assert result.returncode == 2
+    assert "srun options go after" in result.stderr

@@ -1,0 +1,52 @@
+"""Running the command: output passed through byte for byte, lines scanned, exit codes and signals kept."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+from driftcheck.errors import CommandNotRunnable
+from driftcheck.runs.execute import LineSplitter, run_command
+
+
+def _run(code: str) -> tuple[int, str | None, bytes, bytes, list[str]]:
+    out, err, lines = io.BytesIO(), io.BytesIO(), []
+    finished = run_command([sys.executable, "-c", code], lines.append, stdout=out, stderr=err)
+    return finished.exit_code, finished.signal, out.getvalue(), err.getvalue(), lines
+
+
+def test_output_passes_through_unchanged_and_is_split_into_lines() -> None:
+    code = ("import sys; o = sys.stdout.buffer; o.write(b'caf\\xc3\\xa9 \\xff raw\\r\\n10%\\r100%\\rdone'); o.flush(); "
+            "sys.stderr.write('Output token throughput (tok/s): 94.1\\n')")
+    exit_code, signal, out, err, lines = _run(code)
+    assert exit_code == 0 and signal is None
+    assert out == b"caf\xc3\xa9 \xff raw\r\n10%\r100%\rdone"  # bytes as printed, invalid UTF-8 included
+    assert err == b"Output token throughput (tok/s): 94.1\n"
+    assert sorted(lines) == sorted(["caf\u00e9 \ufffd raw", "10%", "100%", "done",
+                                    "Output token throughput (tok/s): 94.1"])
+
+
+def test_exit_code_is_passed_through() -> None:
+    assert _run("import sys; sys.exit(3)")[0] == 3
+
+
+def test_a_command_killed_by_a_signal_exits_128_plus_its_number() -> None:
+    exit_code, signal, *_ = _run("import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    assert (exit_code, signal) == (137, "SIGKILL")
+
+
+def test_a_missing_command_is_exit_127() -> None:
+    with pytest.raises(CommandNotRunnable) as caught:
+        run_command(["/nonexistent/bench"], lambda line: None, stdout=io.BytesIO(), stderr=io.BytesIO())
+    assert caught.value.exit_code == 127 and "command not found" in str(caught.value)
+
+
+def test_line_splitter_waits_for_a_split_crlf() -> None:
+    lines: list[str] = []
+    splitter = LineSplitter(lines.append)
+    for chunk in (b"a\r", b"\nb", b"\xc3", b"\xa9\r", b"c"):
+        splitter.feed(chunk)
+    splitter.close()
+    assert lines == ["a", "b\u00e9", "c"]

@@ -1,0 +1,131 @@
+"""Figures read from real benchmark outputs pasted in public issues (tests/data/bench_outputs/SOURCES.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from driftcheck.errors import UsageError
+from driftcheck.runs.metrics import MetricScanner, scan_text, user_pattern
+
+OUTPUTS = Path(__file__).resolve().parent.parent / "data" / "bench_outputs"
+
+# file -> {metric name: (value, unit)}; every figure listed must be found with exactly this value.
+EXPECTED: dict[str, dict[str, tuple[float, str]]] = {
+    "sglang_bench_serving_2805.txt": {
+        "request_throughput": (9.67, "req/s"), "input_token_throughput": (2165.94, "tok/s"),
+        "output_token_throughput": (1915.40, "tok/s"), "total_token_throughput": (4081.34, "tok/s"),
+        "benchmark_duration": (170.41, "s"), "mean_e2e_latency": (80126.93, "ms"), "mean_ttft": (44294.80, "ms")},
+    "sglang_bench_serving_fa4_9428.txt": {
+        "output_token_throughput": (6.60, "tok/s"), "input_token_throughput": (137022.74, "tok/s"),
+        "median_ttft": (6711.85, "ms"), "p99_ttft": (15292.66, "ms"), "mean_itl": (8132.74, "ms"),
+        "p95_itl": (13752.97, "ms"), "p99_itl": (13753.42, "ms")},
+    "sglang_bench_serving_1639.txt": {
+        "output_token_throughput": (10896.87, "tok/s"), "total_token_throughput": (24022.63, "tok/s"),
+        "median_tpot": (74.07, "ms"), "p99_tpot": (1647.41, "ms")},
+    "sglang_bench_one_batch_30147.txt": {  # the measured pass, printed after the warm-up, is the one kept
+        "prefill_latency": (0.01014, "s"), "prefill_throughput": (5916.43, "tok/s"),
+        "decode_median_latency": (0.00572, "s"), "decode_median_throughput": (174.85, "tok/s"),
+        "total_latency": (0.062, "s"), "total_throughput": (1122.76, "tok/s")},
+    "sglang_bench_latency_564.txt": {
+        "prefill_latency": (0.019, "ms"), "prefill_throughput": (52553.25, "tok/s"),
+        "decode_throughput": (108.31, "tok/s")},
+    "sglang_bench_offline_throughput_1968.txt": {"token_throughput": (12577.550785919339, "tok/s")},
+    "vllm_benchmark_serving_12845.txt": {
+        "request_throughput": (2.34, "req/s"), "output_token_throughput": (529.33, "tok/s"),
+        "total_token_throughput": (925.72, "tok/s"), "mean_ttft": (249.49, "ms"), "p99_tpot": (169.89, "ms"),
+        "median_itl": (80.62, "ms"), "p99_itl": (340.52, "ms")},
+    "vllm_benchmark_serving_7062.txt": {
+        "output_token_throughput": (1556.25, "tok/s"), "p90_ttft": (332.99, "ms"), "p95_ttft": (400.04, "ms"),
+        "median_tpot": (223.08, "ms")},
+    "vllm_benchmark_throughput_8914.txt": {
+        "request_throughput": (89.27, "req/s"), "total_token_throughput": (22853.37, "tok/s"),
+        "output_token_throughput": (11426.69, "tok/s")},
+    "vllm_benchmark_throughput_before_8914.txt": {
+        "request_throughput": (81.74, "req/s"), "token_throughput": (20926.37, "tok/s")},
+    "vllm_bench_latency_36517.txt": {
+        "avg_latency": (0.45101274012898407, "s"), "p10_latency": (0.45005662548355757, "s"),
+        "p50_latency": (0.4513282610569149, "s"), "p99_latency": (0.4531175020430237, "s")},
+    "nccl_tests_all_reduce_119.txt": {"avg_bus_bandwidth": (84.8558, "GB/s")},
+}
+
+# Figures that must NOT be read: per-step lines, counts without a unit, the generic fallback on tables.
+NOT_EXPECTED = {
+    "sglang_bench_one_batch_30147.txt": {"throughput", "decode_0_batch_size_1_latency"},
+    "sglang_bench_serving_2805.txt": {"successful_requests", "total_input_tokens", "milliseconds"},
+    "nccl_tests_all_reduce_119.txt": {"milliseconds", "tokens_per_second"},
+}
+
+
+def test_every_output_file_is_checked_and_has_a_source() -> None:
+    files = {p.name for p in OUTPUTS.glob("*.txt")}
+    assert files == set(EXPECTED)
+    sources = (OUTPUTS / "SOURCES.md").read_text("utf-8")
+    for name in files:
+        assert f"| {name} |" in sources and "https://github.com/" in sources.split(f"| {name} |")[1].split("\n")[0]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_builtin_patterns_read_real_outputs(name: str) -> None:
+    found = {m.name: m for m in scan_text((OUTPUTS / name).read_text("utf-8"))}
+    for metric, (value, unit) in EXPECTED[name].items():
+        assert metric in found, f"{metric} not read from {name}; read: {sorted(found)}"
+        assert found[metric].value == pytest.approx(value, rel=1e-12)
+        assert found[metric].unit == unit
+    assert not (NOT_EXPECTED.get(name, set()) & set(found))
+
+
+def test_direction_follows_the_unit() -> None:
+    found = {m.name: m for m in scan_text((OUTPUTS / "vllm_benchmark_serving_12845.txt").read_text("utf-8"))}
+    assert found["output_token_throughput"].higher_is_better is True
+    assert found["mean_ttft"].higher_is_better is False
+
+
+def test_a_figure_printed_twice_keeps_the_last_and_counts() -> None:
+    found = {m.name: m for m in scan_text((OUTPUTS / "sglang_bench_one_batch_30147.txt").read_text("utf-8"))}
+    assert found["total_throughput"].count == 2
+    assert found["total_throughput"].value == 1122.76
+
+
+def test_generic_lines() -> None:
+    found = {m.name: m for m in scan_text("decode: 61.5 tok/s\nstep time = 12.5 ms\nall done\n")}
+    assert found["decode"].value == 61.5 and found["decode"].unit == "tok/s"
+    assert found["step_time"].value == 12.5 and found["step_time"].unit == "ms"
+
+
+def test_progress_bars_redrawn_with_carriage_returns_are_split() -> None:
+    found = {m.name: m for m in scan_text("\r 10%|#  | 1/10\r100%|###| 10/10\rOutput token throughput (tok/s): 94.1\n")}
+    assert found["output_token_throughput"].value == 94.1
+
+
+def test_user_pattern_with_value_and_unit_groups() -> None:
+    pattern = user_pattern(r"verify cycle=cycle (?P<value>[0-9.]+) ?(?P<unit>ms)")
+    scanner = MetricScanner((pattern,))
+    scanner.feed("spec decode: cycle 20.4 ms, accept 3.1")
+    (metric,) = [m for m in scanner.metrics() if m.name == "verify_cycle"]
+    assert (metric.value, metric.unit, metric.label) == (20.4, "ms", "verify cycle")
+
+
+def test_user_pattern_does_not_hide_builtin_figures() -> None:
+    scanner = MetricScanner((user_pattern(r"otp=throughput \(tok/s\):\s+([0-9.]+)"),))
+    scanner.feed("Output token throughput (tok/s):          1915.40")
+    names = {m.name for m in scanner.metrics()}
+    assert names == {"otp", "output_token_throughput"}
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("no-equals-sign", "NAME=REGEX"),
+    ("x=([0-9]+", "not a regular expression"),
+    ("x=[0-9]+", "needs a group"),
+])
+def test_bad_user_patterns_are_usage_errors(spec: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message.replace("(", r"\(")):
+        user_pattern(spec)
+
+
+def test_user_pattern_with_a_fixed_unit() -> None:
+    scanner = MetricScanner((user_pattern(r"accept len[tokens/s]=accept len: ([0-9.]+)"),))
+    scanner.feed("Decode batch, #running-req: 40, accept len: 3.13, accept rate: 0.71")
+    (metric,) = scanner.metrics()
+    assert (metric.name, metric.value, metric.unit, metric.higher_is_better) == ("accept_len", 3.13, "tok/s", True)

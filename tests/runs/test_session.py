@@ -1,0 +1,70 @@
+"""A whole recorded run with GPU telemetry (NVML through the fake), and `explain` ranking what it saw."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+from driftcheck.runs.session import RunPlan, command_python, record_run
+from driftcheck.runs.store import RunStore
+from tests.conftest import CliResult
+from tests.nvidia.fake_pynvml import FakeNvml, dual_rtx_2070
+
+SLEEP_AND_PRINT = "import time; time.sleep(1.2); print('Output token throughput (tok/s): {}')"
+
+
+def _record(value: float, reasons: int, clock_mhz: int) -> None:
+    gpus = dual_rtx_2070()
+    for gpu in gpus:
+        gpu.update({"reasons": reasons, "clocks": {1: clock_mhz, 2: 7001, 0: clock_mhz, 3: 1500}})
+    plan = RunPlan(argv=[sys.executable, "-c", SLEEP_AND_PRINT.format(value)], probes=["env"], interval_s=0.2,
+                   nvml=FakeNvml(gpus))
+    outcome = record_run(plan)
+    assert outcome.record.exit_code == 0 and outcome.after is not None
+
+
+def test_telemetry_lands_in_the_record_and_explain_ranks_it(cli: Callable[..., CliResult]) -> None:
+    _record(94.1, reasons=0x0, clock_mhz=1980)
+    _record(60.3, reasons=0x8, clock_mhz=1200)  # HW slowdown the whole run on both GPUs
+    first, second = RunStore().entries()
+    assert first.telemetry["gpu_source"] == "nvml" and len(first.telemetry["gpus"]) == 2
+    assert first.conditions == []
+    assert {(c["label"], c["kind"], c["fraction"]) for c in second.conditions} == \
+        {("GPU 0", "hw_slowdown", 1.0), ("GPU 1", "hw_slowdown", 1.0)}
+    series = RunStore().series(second.id or 0)
+    assert series is not None and len(series["gpus"]["GPU-12345678-aaaa-bbbb-cccc-0123456789ab"]["t"]) >= 4
+
+    listed = cli("runs")
+    assert "! GPU 0 spent 100% of the run in HW slowdown" in listed.stdout
+
+    explained = cli("explain", "run:1", "run:2")
+    lines = explained.stdout.splitlines()
+    assert lines[1] == "  Output token throughput: 94.1 \u2192 60.3 tok/s (\u221236%) worse"
+    causes = [line for line in lines if line.lstrip().startswith(("1. [", "2. [", "3. [", "4. ["))]
+    assert "GPU 0 spent 100% of run 2 in HW slowdown; 0% in run 1" in causes[0] or \
+        "GPU 1 spent 100% of run 2 in HW slowdown; 0% in run 1" in causes[0], explained.stdout
+    assert any("median SM clock of 1200 MHz in run 2, 1980 MHz in run 1" in line for line in causes)
+
+    report = json.loads(cli("explain", "run:1", "run:2", "--format", "json").stdout)
+    assert report["runs"]["metrics"][0]["worse"] is True
+    changes = {row["path"]: row for row in report["changes"]}
+    for explanation in report["explanations"]:  # the contract: every evidence path is a row of `changes`
+        assert all(path in changes for path in explanation["evidence"])
+    slowdown = changes["runs.telemetry.gpus.GPU-12345678-aaaa-bbbb-cccc-0123456789ab.hw_slowdown.fraction"]
+    assert (slowdown["before"], slowdown["after"], slowdown["category"]) == (0.0, 1.0, "thermal")
+
+
+def test_the_command_interpreter_is_the_target_python() -> None:
+    assert command_python([sys.executable, "-c", "pass"]) == sys.executable
+    assert command_python(["true"]) is None
+
+
+def test_snapshots_a_run_points_at_are_pinned_and_resolvable(cli: Callable[..., CliResult]) -> None:
+    _record(94.1, reasons=0x0, clock_mhz=1980)
+    (run,) = RunStore().entries()
+    assert RunStore().pinned_snapshot_ids() == {run.snapshot_id, run.after_snapshot_id}
+    before = cli("show", "run:1", "--format", "json")
+    after = cli("show", "run:@latest:after", "--format", "json")
+    assert before.returncode == after.returncode == 0
+    assert before.stdout != after.stdout
