@@ -73,11 +73,17 @@ def test_benchmark_baseline_then_checks(cli_process: Callable[..., CliResult], b
             assert row["verdict"] == "slower" or row["reason"], row["verdict_text"]
     else:
         gemm, decode = watched
-        assert gemm["verdict"] == "slower" and abs(gemm["change_pct"]) > gemm["mds_pct"], gemm["verdict_text"]
-        assert any(line.startswith("  ! gemm_fp32_1024_gflops: ") and "MDS ±" in line
-                   for line in slow.stdout.splitlines()), slow.stdout
-        # The decode's response to one thread was measured only on a busy machine so far: it must not
-        # get faster, and is expected slower (see benchmarks/decode_threads.py).
+        # GEMM loses ~40% with one thread. Whether that is beyond the MDS depends on the machine's
+        # between-run spread at this small budget (seen on the 2-core VM: spread ±17%, MDS ±81%): when
+        # it is, the verdict is slower and shown as a shift; when not, inconclusive, never faster.
+        assert gemm["change_pct"] < 0, gemm["verdict_text"]
+        if abs(gemm["change_pct"]) >= gemm["mds_pct"]:
+            assert gemm["verdict"] == "slower", gemm["verdict_text"]
+            assert any(line.startswith("  ! gemm_fp32_1024_gflops: ") and "MDS ±" in line
+                       for line in slow.stdout.splitlines()), slow.stdout
+        else:
+            assert gemm["verdict"] == "inconclusive" and "resolve" in gemm["reason"], gemm["verdict_text"]
+        # The decode's response to one thread was measured only on a busy machine so far.
         assert decode["verdict"] in ("slower", "inconclusive"), decode["verdict_text"]
     # --no-bench: the same reference, no rerun, no benchmark rows.
     quick = cli_process("check", "--against", "b1", "--policy", policy, "--no-bench", "--format", "json",
