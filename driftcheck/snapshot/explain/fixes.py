@@ -2,7 +2,7 @@
 
 A fix puts a fact back as the *reference* has it: A of a diff, or, for a fleet, a host that holds the
 majority value. Commands are computed from the reference's record (`nvidia-smi -pl 700`, `pip install
-torch==2.7.0`), never a `<placeholder>` for the user to fill in.
+torch==2.7.0`), never a blank in angle brackets for the user to fill in.
 """
 
 from __future__ import annotations
