@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from deepdiff import DeepDiff  # noqa: E402
 
-from driftcheck.snapshot.diff import diff_snapshots  # noqa: E402
-from driftcheck.snapshot.explain import explain  # noqa: E402
+from driftcheck.analysis.diff import diff_snapshots  # noqa: E402
+from driftcheck.analysis.explain import explain  # noqa: E402
 from driftcheck.snapshot.model import Snapshot  # noqa: E402
 
 

@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from driftcheck.hosts import LocalHost  # noqa: E402
 from driftcheck.hosts.ssh import SSHHost  # noqa: E402
-from driftcheck.keys import load_signing_key  # noqa: E402
 from driftcheck.probes import builtin_probes, select_probes  # noqa: E402
 from driftcheck.probes.base import ProbeOptions  # noqa: E402
-from driftcheck.redact import Redactor  # noqa: E402
+from driftcheck.probes.prober import take_snapshot  # noqa: E402
+from driftcheck.probes.redact import Redactor  # noqa: E402
 from driftcheck.remote.fleet import snapshot_fleet  # noqa: E402
+from driftcheck.snapshot.keys import load_signing_key  # noqa: E402
 from driftcheck.snapshot.model import Snapshot  # noqa: E402
-from driftcheck.take import take_snapshot  # noqa: E402
 from tests.remote.sshd import SSHD, Sshd, client_home, keygen, start_sshd  # noqa: E402
 
 FLEET_SIZE = 32

@@ -39,11 +39,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from driftcheck.cli import main as cli_main  # noqa: E402
-from driftcheck.keys import load_signing_key  # noqa: E402
 from driftcheck.snapshot.canonical import canonical_bytes, pretty_json  # noqa: E402
+from driftcheck.snapshot.keys import load_signing_key  # noqa: E402
 from driftcheck.snapshot.model import Snapshot  # noqa: E402
 from driftcheck.snapshot.signing import sign_document  # noqa: E402
-from driftcheck.snapshot.store import Store  # noqa: E402
+from driftcheck.store.snapshots import Store  # noqa: E402
 
 
 def _large_document() -> dict[str, Any]:

@@ -1,36 +1,59 @@
 """driftcheck: signed snapshots of a GPU machine, and why its performance moved between two of them.
 
-The library's face: `snapshot(...)` and `check(...)` for harnesses (see `driftcheck.api`), and
-`take_snapshot`, `load`, `diff`, `explain`. The CLI (`driftcheck.cli`) is a thin layer on it.
+The library's face, and the only supported import: plain typed functions and types.
+
+    import driftcheck
+    result = driftcheck.check(against="baseline:default")     # the pre-benchmark gate
+    taken = driftcheck.take_snapshot(label="after run")      # signed, kept in the store
+    ranked = driftcheck.explain(driftcheck.load("@prev"), driftcheck.load("@latest"))
+
+The functions live in `driftcheck.api` and are imported on first use, so that `import driftcheck` (and
+an isolated probe's child process, which imports `driftcheck.*`) does not pay for deepdiff,
+cryptography and the rule catalog. Type checkers see them through the `TYPE_CHECKING` imports below.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from driftcheck.errors import (
+    DriftcheckError,
+    HostError,
+    SnapshotError,
+    TamperedSnapshotError,
+    UnknownSnapshotError,
+    UsageError,
+)
+from driftcheck.snapshot.version import VERSION
 
-# Resolved on first use: an isolated probe's child process imports `driftcheck.*` and should not pay
-# for deepdiff, cryptography and the rule catalog it never touches.
-_FACE = {
-    "diff": ("driftcheck.snapshot.diff", "diff_snapshots"),
-    "explain": ("driftcheck.snapshot.explain", "explain"),
-    "load": ("driftcheck.snapshot.resolve", "resolve_snapshot"),
-    "take_snapshot": ("driftcheck.take", "take_snapshot"),
+__version__ = VERSION
+
+if TYPE_CHECKING:
+    from driftcheck.analysis.diff import SnapshotDiff
+    from driftcheck.analysis.explain import Explained
+    from driftcheck.analysis.gate import CheckResult
+    from driftcheck.analysis.policy import Policy
+    from driftcheck.api import check, diff, explain, load, take_snapshot
+    from driftcheck.snapshot.model import Snapshot
+
+# name -> module that defines it; resolved on first attribute access.
+_LAZY = {
+    "check": "driftcheck.api", "diff": "driftcheck.api", "explain": "driftcheck.api", "load": "driftcheck.api",
+    "take_snapshot": "driftcheck.api", "CheckResult": "driftcheck.analysis.gate",
+    "Explained": "driftcheck.analysis.explain", "Policy": "driftcheck.analysis.policy",
+    "Snapshot": "driftcheck.snapshot.model", "SnapshotDiff": "driftcheck.analysis.diff",
 }
-# `snapshot` and `check` are modules that answer a call (driftcheck.callable_module): Python binds an
-# imported submodule over any function of the same name here, so the modules themselves are the face.
-_CALLABLE_MODULES = ("check", "snapshot")
+
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an error for them
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'driftcheck' has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _FACE:
-        module, attribute = _FACE[name]
-        return getattr(importlib.import_module(module), attribute)
-    if name in _CALLABLE_MODULES:
-        return importlib.import_module(f"driftcheck.{name}")
-    raise AttributeError(f"module 'driftcheck' has no attribute {name!r}")
-
-
-__all__ = ["__version__", "check", "diff", "explain", "load", "snapshot", "take_snapshot"]
+__all__ = ["CheckResult", "DriftcheckError", "Explained", "HostError", "Policy", "Snapshot", "SnapshotDiff",
+           "SnapshotError", "TamperedSnapshotError", "UnknownSnapshotError", "UsageError", "__version__", "check",
+           "diff", "explain", "load", "take_snapshot"]

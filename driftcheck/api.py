@@ -1,4 +1,4 @@
-"""The Python face for harnesses: `snapshot(...)` and `check(...)`, the calls the CLI itself makes.
+"""The Python face for harnesses: `take_snapshot(...)` and `check(...)`, the calls the CLI itself makes.
 
 A benchmark script gates itself without a subprocess:
 
@@ -6,10 +6,9 @@ A benchmark script gates itself without a subprocess:
     result = driftcheck.check(against="baseline:default")
     if result.drift:
         raise SystemExit(result.explained.explanations[0].title)
-    driftcheck.snapshot(label="after run")
+    driftcheck.take_snapshot(label="after run")
 
-Every option is a keyword argument, so new ones (another host, a benchmark re-run) can be added
-without breaking callers. Errors are the typed ones of `driftcheck.errors`.
+Errors are the typed ones of `driftcheck.errors`.
 """
 
 from __future__ import annotations
@@ -20,31 +19,35 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from driftcheck.check import (
+from driftcheck.analysis.diff import SnapshotDiff, diff_snapshots
+from driftcheck.analysis.explain import Explained
+from driftcheck.analysis.explain import explain as explain_diff
+from driftcheck.analysis.gate import (
     DEFAULT_MIN_CONFIDENCE,
     CheckResult,
-    Policy,
     check_against,
     check_reference,
-    load_policy,
     probes_to_check,
 )
+from driftcheck.analysis.policy import Policy, load_policy
+from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.errors import UsageError
 from driftcheck.hosts import Host, LocalHost, ReplayHost
-from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import bench_options
 from driftcheck.probes.kernels import HashProgress, attach_hash_progress
+from driftcheck.probes.prober import take_snapshot as probe_and_sign
+from driftcheck.probes.record import replay_options
+from driftcheck.probes.redact import Redactor
 from driftcheck.probes.runner import ProgressCallback
 from driftcheck.probes.server import SERVER_OPTION, server_options
-from driftcheck.record import replay_options
-from driftcheck.redact import Redactor
+from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.snapshot.store import Store
-from driftcheck.take import take_snapshot
+from driftcheck.store.snapshots import Store
 
-__all__ = ["CheckResult", "Snapshot", "bench_rerun", "check", "make_probe_options", "snapshot", "target_host"]
+__all__ = ["CheckResult", "Snapshot", "bench_rerun", "check", "diff", "explain", "load", "make_probe_options",
+           "take_snapshot", "target_host"]
 
 
 def target_host(python: str | None = None) -> LocalHost:
@@ -89,7 +92,7 @@ def _host_and_options(python: str | None, replay: str | Path | None, options: Pr
     return host, replay_options(host, options.pids, options.process_patterns)
 
 
-def snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, skip: Sequence[str] | None = None,
+def take_snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, skip: Sequence[str] | None = None,
              python: str | None = None, replay: str | Path | None = None, host: Host | None = None,
              pids: Sequence[int] = (),
              processes: Sequence[str] = (), deep: bool = False, bench: str | None = None,
@@ -115,7 +118,7 @@ def snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, s
     chosen = select_probes(builtin_probes(redactor), list(probes) if probes else None,
                            list(skip) if skip else None, cheap_only=cheap_only, options=options)
     attach_hash_progress(chosen, hash_progress)
-    taken = take_snapshot(target, chosen, options, label=label, key=load_signing_key() if sign else None,
+    taken = probe_and_sign(target, chosen, options, label=label, key=load_signing_key() if sign else None,
                           progress=progress)
     if keep:
         (store or Store()).add(taken)
@@ -162,10 +165,26 @@ def check(against: str | Snapshot | None = None, *, policy: Policy | str | Path 
     reference = against if isinstance(against, Snapshot) else check_reference(against, store, target.name)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
     rerun = bench_rerun(reference, bench, bench_runs)
-    fresh = snapshot(label=label, probes=list(probes or probes_to_check(reference)) or None,
+    fresh = take_snapshot(label=label, probes=list(probes or probes_to_check(reference)) or None,
                      python=None if host else python, host=host, cheap_only=True, keep=False, progress=progress,
                      **rerun)
     result = check_against(reference, fresh, rules, min_confidence)
     if keep:
         store.add(fresh)
     return result
+
+
+def load(reference: str, store: Store | None = None) -> Snapshot:
+    """The snapshot `reference` names: a file (a snapshot or a pasted report), an id or its prefix,
+    `@latest`, `@prev`, `@N`, `@boot`, `@before-boot`, `baseline:NAME` or `run:ID`."""
+    return resolve_snapshot(reference, store or Store())
+
+
+def diff(a: Snapshot, b: Snapshot) -> SnapshotDiff:
+    """Every difference between two snapshots, each with its category (volatile ones marked)."""
+    return diff_snapshots(a, b)
+
+
+def explain(a: Snapshot, b: Snapshot) -> Explained:
+    """The differences between `a` and `b` ranked by how likely each moved performance, with fixes."""
+    return explain_diff(diff_snapshots(a, b))

@@ -13,7 +13,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from driftcheck import __version__
 from driftcheck.commands import (
     baseline,
     bench,
@@ -36,6 +35,7 @@ from driftcheck.commands import (
 )
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
+from driftcheck.snapshot.version import VERSION
 
 COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc,
             schedule, report, fleet, run, runs)
@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  "and compare two of them to see what changed.",
                      epilog="Exit codes: 0 no relevant difference / all well, 1 differences or a failed "
                             "verification, 2 trouble. Files live under $DRIFTCHECK_HOME when it is set.")
-    parser.add_argument("--version", action="version", version=f"driftcheck {__version__}")
+    parser.add_argument("--version", action="version", version=f"driftcheck {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for command in COMMANDS:

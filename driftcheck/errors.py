@@ -137,3 +137,7 @@ class CommandNotRunnable(DriftcheckError):
         super().__init__(f"{program}: {reason}")
         self.program = program
         self.exit_code = exit_code
+
+
+class RuleCatalogError(DriftcheckError):
+    """The rule catalog, a fact table or a policy's patterns are malformed."""

@@ -1,4 +1,4 @@
-"""The harness face: `driftcheck.snapshot(...)` and `driftcheck.check(...)` in-process, as the README shows,
+"""The harness face: `driftcheck.take_snapshot(...)` and `driftcheck.check(...)` in-process, as the README shows,
 returning the objects the CLI prints. Snapshots of this machine and of a real recorded one."""
 
 from __future__ import annotations
@@ -14,24 +14,25 @@ from pathlib import Path
 import pytest
 
 import driftcheck
-from driftcheck.check import CheckResult
+from driftcheck.analysis.gate import CheckResult
 from driftcheck.errors import UnknownSnapshotError, UsageError
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.snapshot.store import Store
+from driftcheck.store.snapshots import Store
 from tests.conftest import REPO_ROOT, CliResult
 
 HOSTS = Path(__file__).resolve().parent / "data" / "hosts"
 
 
-def test_snapshot_and_check_are_callable_and_their_modules_still_import() -> None:
-    # Importing the submodules binds them on the package; the calls must survive that.
-    importlib.import_module("driftcheck.snapshot.store")
-    importlib.import_module("driftcheck.check")
-    assert callable(driftcheck.snapshot) and callable(driftcheck.check)
+def test_the_face_is_plain_functions_that_survive_importing_every_submodule() -> None:
+    # Importing a submodule binds it on the package; no face name may be shadowed by one.
+    for module in ("driftcheck.snapshot", "driftcheck.store.snapshots", "driftcheck.analysis.gate"):
+        importlib.import_module(module)
+    assert inspect.isfunction(driftcheck.take_snapshot) and inspect.isfunction(driftcheck.check)
     assert "against" in inspect.signature(driftcheck.check).parameters
-    assert "label" in inspect.signature(driftcheck.snapshot).parameters
-    from driftcheck.check import Policy  # the modules are still themselves
-    assert Policy().ignore == ()
+    assert "label" in inspect.signature(driftcheck.take_snapshot).parameters
+    assert driftcheck.Policy().ignore == ()
+    assert set(driftcheck.__all__) <= set(dir(driftcheck)) | {name for name in driftcheck.__all__
+                                                              if getattr(driftcheck, name, None) is not None}
 
 
 def test_import_stays_lazy() -> None:
@@ -43,7 +44,7 @@ def test_import_stays_lazy() -> None:
 
 
 def test_snapshot_of_a_replayed_recording_is_kept_and_signed() -> None:
-    taken = driftcheck.snapshot(replay=HOSTS / "debian12-vm-docker", label="replayed", probes=["system", "env"])
+    taken = driftcheck.take_snapshot(replay=HOSTS / "debian12-vm-docker", label="replayed", probes=["system", "env"])
     assert isinstance(taken, Snapshot)
     assert {"env", "system"} <= set(taken.probes) and "packages" not in taken.probes
     assert taken.document["origin"] == "replayed"
@@ -53,23 +54,23 @@ def test_snapshot_of_a_replayed_recording_is_kept_and_signed() -> None:
 
 
 def test_snapshot_keep_false_stores_nothing_and_sign_false_leaves_it_unsigned() -> None:
-    taken = driftcheck.snapshot(replay=HOSTS / "debian12-vm-docker", probes=["system"], keep=False, sign=False)
+    taken = driftcheck.take_snapshot(replay=HOSTS / "debian12-vm-docker", probes=["system"], keep=False, sign=False)
     assert "signature" not in taken.document or not taken.document["signature"]
     assert Store().entries() == []
 
 
 def test_snapshot_bad_input_raises_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="unknown probe nope"):
-        driftcheck.snapshot(probes=["nope"], keep=False)
+        driftcheck.take_snapshot(probes=["nope"], keep=False)
     with pytest.raises(UsageError, match="a process id is a positive number"):
-        driftcheck.snapshot(pids=[0], keep=False)
+        driftcheck.take_snapshot(pids=[0], keep=False)
     with pytest.raises(UsageError, match="no executable interpreter"):
-        driftcheck.snapshot(python=str(tmp_path / "python"), keep=False)
+        driftcheck.take_snapshot(python=str(tmp_path / "python"), keep=False)
 
 
 def test_check_in_process_matches_the_cli(cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    baseline = driftcheck.snapshot(label="golden")
+    baseline = driftcheck.take_snapshot(label="golden")
     assert cli("baseline", "save", "default", baseline.id).returncode == 0
     clean = driftcheck.check()
     assert isinstance(clean, CheckResult)
@@ -87,7 +88,7 @@ def test_check_in_process_matches_the_cli(cli: Callable[..., CliResult], monkeyp
 def test_check_against_a_snapshot_object_and_a_policy_file(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    reference = driftcheck.snapshot(probes=["env"], keep=False)
+    reference = driftcheck.take_snapshot(probes=["env"], keep=False)
     policy = tmp_path / "gate.yaml"
     policy.write_text("must:\n  - {match: probes.env.data.vars.OMP_NUM_THREADS, equals: '8'}\n", "utf-8")
     result = driftcheck.check(against=reference, policy=policy, keep=False)
@@ -104,12 +105,27 @@ def test_check_with_nothing_to_compare_is_a_usage_error() -> None:
         driftcheck.check(against="no-such-baseline", keep=False)
 
 
-def test_the_readme_example_runs(cli: Callable[..., CliResult], tmp_path: Path,
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def readme_example() -> str:
+    """The harness example of the README's "Python API for harnesses" section."""
     readme = (REPO_ROOT / "README.md").read_text("utf-8")
     section = readme[readme.index("## Python API for harnesses"):]
-    example = section[section.index("```python\n") + len("```python\n"):section.index("```\n", 10)]
-    assert len(example.strip().splitlines()) == 5
+    return section[section.index("```python\n") + len("```python\n"):section.index("```\n", 10)]
+
+
+@pytest.mark.slow
+def test_the_readme_example_passes_the_type_checker(tmp_path: Path) -> None:
+    example = tmp_path / "harness.py"
+    example.write_text(readme_example(), "utf-8")
+    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental",
+                           "--config-file", str(REPO_ROOT / "pyproject.toml"), str(example)],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_readme_example_runs(cli: Callable[..., CliResult], tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    example = readme_example()
+    assert len(example.strip().splitlines()) == 7
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     (tmp_path / "gate.yaml").write_text("ignore: [probes.env.data.vars.HOSTNAME]\n", "utf-8")

@@ -8,15 +8,15 @@ import sys
 from typing import Any
 
 from driftcheck import api
+from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.analysis.render import snapshot_text
 from driftcheck.baselines.plans import SUITES
 from driftcheck.baselines.render import results_text
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, Parser, positive_int, progress_printer
 from driftcheck.errors import DriftcheckError, UsageError
-from driftcheck.render import snapshot_text
-from driftcheck.snapshot.named import NamedSnapshots
-from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.signing import verify_document
-from driftcheck.snapshot.store import Store
+from driftcheck.store.named import NamedSnapshots
+from driftcheck.store.snapshots import Store
 
 # Three runs are the fewest whose spread means something; each more narrows the MDS further.
 DEFAULT_BASELINE_RUNS = 3
@@ -63,7 +63,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
         if not args.snapshot and not args.force:
             named.check_free(args.name)
         snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else \
-            api.snapshot(label=args.label or f"baseline {args.name}", python=args.python, keep=False,
+            api.take_snapshot(label=args.label or f"baseline {args.name}", python=args.python, keep=False,
                          bench=args.bench, bench_budget_s=args.budget_s, bench_runs=args.runs,
                          progress=progress_printer(sys.stderr.isatty()) if args.bench else None)
         bench_data = snapshot.probe_data("bench")

@@ -15,9 +15,9 @@ from driftcheck.baselines.repeated import run_repeated
 from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
 from driftcheck.commands.common import EXIT_OK, check_output_path, positive_int, run_progress, write_new_file
 from driftcheck.errors import UsageError
-from driftcheck.keys import load_redaction_secret
+from driftcheck.probes.redact import Redactor
 from driftcheck.probes.server import redacting_scrub
-from driftcheck.redact import Redactor
+from driftcheck.snapshot.keys import load_redaction_secret
 
 
 def add(sub: Any) -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from driftcheck import api
+from driftcheck.analysis.explain.render import explain_markdown, explain_text
+from driftcheck.analysis.gate import DEFAULT_MIN_CONFIDENCE
 from driftcheck.baselines.verdict import verdict_line
-from driftcheck.check import DEFAULT_MIN_CONFIDENCE
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
@@ -23,7 +24,6 @@ from driftcheck.commands.common import (
 )
 from driftcheck.errors import UsageError
 from driftcheck.probes import probe_names
-from driftcheck.snapshot.explain.render import explain_markdown, explain_text
 
 
 def add(sub: Any) -> None:

@@ -17,7 +17,7 @@ from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.snapshot.canonical import pretty_json
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.snapshot.store import Store
+from driftcheck.store.snapshots import Store
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 

@@ -7,12 +7,12 @@ import json
 import sys
 from typing import Any
 
+from driftcheck.analysis.diff import diff_snapshots
+from driftcheck.analysis.explain import explain
+from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.analysis.render import diff_text
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP
-from driftcheck.render import diff_text
-from driftcheck.snapshot.diff import diff_snapshots
-from driftcheck.snapshot.explain import explain
-from driftcheck.snapshot.resolve import resolve_snapshot
-from driftcheck.snapshot.store import Store
+from driftcheck.store.snapshots import Store
 
 
 def add(sub: Any) -> None:

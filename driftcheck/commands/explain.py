@@ -7,15 +7,15 @@ import json
 import sys
 from typing import Any
 
-from driftcheck.baselines.confirm import bench_runner, confirm
+from driftcheck.analysis.confirm import bench_runner, confirm
+from driftcheck.analysis.diff import diff_snapshots
+from driftcheck.analysis.explain import explain
+from driftcheck.analysis.explain.render import explain_markdown, explain_text
+from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.analysis.run_causes import compare_references, rank_with_telemetry
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
-from driftcheck.runs.causes import compare_references, rank_with_telemetry
 from driftcheck.runs.render import comparison_head_text
-from driftcheck.snapshot.diff import diff_snapshots
-from driftcheck.snapshot.explain import explain
-from driftcheck.snapshot.explain.render import explain_markdown, explain_text
-from driftcheck.snapshot.resolve import resolve_snapshot
-from driftcheck.snapshot.store import Store
+from driftcheck.store.snapshots import Store
 
 
 def add(sub: Any) -> None:

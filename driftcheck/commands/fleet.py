@@ -8,21 +8,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from driftcheck.analysis.peers import PeerReport, peer_report
+from driftcheck.analysis.peers_render import render_markdown, render_text
+from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, EXIT_TROUBLE, SNAPSHOT_REF_HELP, positive_int
 from driftcheck.errors import UsageError
-from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, probe_names, select_probes
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.redact import Redactor
+from driftcheck.probes.prober import take_snapshot
+from driftcheck.probes.redact import Redactor
 from driftcheck.remote import slurm
 from driftcheck.remote.fleet import DEFAULT_CONCURRENCY, DEFAULT_HOST_TIMEOUT_S, HostResult, snapshot_fleet
-from driftcheck.remote.peers import PeerReport, peer_report
-from driftcheck.remote.report_render import render_markdown, render_text
 from driftcheck.remote.targets import fleet_hosts
+from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.snapshot.resolve import resolve_snapshot
-from driftcheck.snapshot.store import Store
-from driftcheck.take import take_snapshot
+from driftcheck.store.snapshots import Store
 
 
 def add(sub: Any) -> None:

@@ -7,11 +7,11 @@ import json
 import sys
 from typing import Any
 
+from driftcheck.analysis.render import human_size
 from driftcheck.api import target_host
 from driftcheck.commands.common import EXIT_OK
-from driftcheck.gc import collect
-from driftcheck.render import human_size
-from driftcheck.snapshot.store import Store
+from driftcheck.store.gc import collect
+from driftcheck.store.snapshots import Store
 
 
 def _count(text: str) -> int:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from driftcheck.commands.common import EXIT_OK, check_keep, keep
-from driftcheck.keys import load_signing_key
 from driftcheck.reports.formats import FORMATS
 from driftcheck.reports.importer import import_snapshot
+from driftcheck.snapshot.keys import load_signing_key
 
 
 def add(sub: Any) -> None:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from driftcheck.commands.common import EXIT_OK
-from driftcheck.keys import load_signing_key
+from driftcheck.snapshot.keys import load_signing_key
 
 
 def add(sub: Any) -> None:

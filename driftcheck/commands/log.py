@@ -7,9 +7,9 @@ import json
 import sys
 from typing import Any
 
+from driftcheck.analysis.render import log_text
 from driftcheck.commands.common import EXIT_OK, positive_int
-from driftcheck.render import log_text
-from driftcheck.snapshot.store import Store
+from driftcheck.store.snapshots import Store
 
 
 def add(sub: Any) -> None:

@@ -16,10 +16,10 @@ from driftcheck.commands.common import (
     progress_printer,
     remote_host,
 )
-from driftcheck.keys import load_redaction_secret
 from driftcheck.probes import builtin_probes, probe_names, select_probes
-from driftcheck.record import ensure_empty_directory, record
-from driftcheck.redact import Redactor
+from driftcheck.probes.record import ensure_empty_directory, record
+from driftcheck.probes.redact import Redactor
+from driftcheck.snapshot.keys import load_redaction_secret
 
 
 def add(sub: Any) -> None:

@@ -7,15 +7,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from driftcheck.analysis.diff import diff_snapshots
+from driftcheck.analysis.explain import explain
+from driftcheck.analysis.explain.render import explain_markdown
+from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP
-from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.reports.anonymize import Anonymizer
 from driftcheck.reports.report import prepare, write_report
-from driftcheck.snapshot.diff import diff_snapshots
-from driftcheck.snapshot.explain import explain
-from driftcheck.snapshot.explain.render import explain_markdown
-from driftcheck.snapshot.resolve import resolve_snapshot
-from driftcheck.snapshot.store import Store
+from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
+from driftcheck.store.snapshots import Store
 
 
 def add(sub: Any) -> None:

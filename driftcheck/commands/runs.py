@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from driftcheck.analysis.run_causes import change_points
 from driftcheck.commands.common import EXIT_OK, check_output_path, positive_int, write_new_file
-from driftcheck.runs.causes import change_points
 from driftcheck.runs.html import runs_html
 from driftcheck.runs.reference import REFERENCE_HELP, resolve_run
 from driftcheck.runs.render import run_detail_text, runs_text

@@ -10,7 +10,7 @@ from typing import Any
 
 from driftcheck.commands.common import EXIT_OK, Parser
 from driftcheck.errors import UsageError
-from driftcheck.schedule import (
+from driftcheck.schedule.installer import (
     Installed,
     Outcome,
     Settings,
@@ -20,7 +20,7 @@ from driftcheck.schedule import (
     parse_duration,
     remove,
 )
-from driftcheck.snapshot.store import Store
+from driftcheck.store.snapshots import Store
 
 LABELS = ("boot", "scheduled")
 

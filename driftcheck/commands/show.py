@@ -8,11 +8,11 @@ from typing import Any
 
 import yaml
 
+from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.analysis.render import snapshot_text
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, use_colour
-from driftcheck.render import snapshot_text
 from driftcheck.reports.summary import summary_text
 from driftcheck.snapshot.canonical import pretty_json
-from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.signing import verify_document
 
 

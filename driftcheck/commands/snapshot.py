@@ -73,7 +73,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     show_progress = not args.quiet and sys.stderr.isatty()
     with remote_host(args) as host:
         # Stored by `keep` below, after -o is written, as before the library call existed.
-        snapshot = api.snapshot(label=args.label, probes=args.probe, skip=args.skip,
+        snapshot = api.take_snapshot(label=args.label, probes=args.probe, skip=args.skip,
                                 python=None if host else args.python, replay=args.replay, host=host,
                                 pids=args.pid, processes=args.process, deep=args.deep, bench=args.bench,
                                 bench_budget_s=args.bench_budget_s, bench_runs=args.bench_runs,

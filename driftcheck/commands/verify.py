@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP
-from driftcheck.snapshot.resolve import resolve_snapshot
 from driftcheck.snapshot.signing import verify_document
 
 

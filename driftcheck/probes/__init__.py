@@ -13,10 +13,10 @@ from driftcheck.probes.packages import PackagesProbe
 from driftcheck.probes.pcie import PcieProbe
 from driftcheck.probes.process import ProcessProbe
 from driftcheck.probes.python import PythonProbe
+from driftcheck.probes.redact import Redactor
 from driftcheck.probes.server import ServerProbe
 from driftcheck.probes.system import SystemProbe
 from driftcheck.probes.torch import TorchProbe
-from driftcheck.redact import Redactor
 
 PROBE_CLASSES: tuple[type[Probe], ...] = (
     PythonProbe,

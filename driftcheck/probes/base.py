@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from driftcheck.errors import ProbeDenied, ProbeUnavailable
 from driftcheck.hosts import Host
-from driftcheck.vocabulary import CATEGORIES, STATUSES
+from driftcheck.snapshot.vocabulary import CATEGORIES, STATUSES
 
 __all__ = ["CATEGORIES", "STATUSES", "Probe", "ProbeDenied", "ProbeOptions", "ProbeUnavailable"]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
-from driftcheck.redact import Redactor
+from driftcheck.probes.redact import Redactor
 
 # Performance families: group name → the prefixes (ending in "_") or exact names that belong to it.
 GROUPS: dict[str, tuple[str, ...]] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from driftcheck.host import Host, LocalHost
+from driftcheck.hosts import Host, LocalHost
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV, NvmlUnavailable, read_local_nvml
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.topo import merge_topology, parse_topo

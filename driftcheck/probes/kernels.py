@@ -25,8 +25,8 @@ from typing import Any
 from driftcheck.errors import CommandTimeout, ConnectionLost
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
-from driftcheck.probes.hashcache import CachedFile, FileIdentity, HashCache
 from driftcheck.probes.packages import normalize_name
+from driftcheck.store.hashcache import CachedFile, FileIdentity, HashCache
 
 # Distributions whose compiled files are always hashed (normalized names); plus every `nvidia-*` wheel.
 KERNEL_PACKAGES = frozenset({

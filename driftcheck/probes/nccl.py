@@ -14,8 +14,8 @@ from typing import Any
 from driftcheck.errors import CommandTimeout, ConnectionLost, FactsScriptError, TargetPythonError
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
+from driftcheck.probes.redact import Redactor
 from driftcheck.probes.sysread import RawView, SysReader, to_int
-from driftcheck.redact import Redactor
 
 IB_DIR = "/sys/class/infiniband"
 NET_DIR = "/sys/class/net"

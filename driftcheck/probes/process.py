@@ -15,8 +15,8 @@ from typing import Any
 from driftcheck.errors import CommandTimeout, ConnectionLost
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
+from driftcheck.probes.redact import Redactor
 from driftcheck.probes.sysread import key_values, to_int
-from driftcheck.redact import Redactor
 
 # Shared objects whose exact build decides inference speed; a mapped path containing one is hashed.
 PERFORMANCE_LIBRARIES = (

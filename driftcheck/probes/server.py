@@ -16,7 +16,7 @@ from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
-from driftcheck.redact import Redactor
+from driftcheck.probes.redact import Redactor
 from driftcheck.serving.engine import Scrub, describe, gather_replies
 from driftcheck.serving.http import ServerError, parse_url
 

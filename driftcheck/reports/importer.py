@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from driftcheck.errors import DriftcheckError, SnapshotError, UsageError
-from driftcheck.keys import KeyPair
 from driftcheck.nvidia.topo import merge_topology
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.reports import formats
 from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.snapshot.keys import KeyPair
 from driftcheck.snapshot.model import Snapshot, new_document, read_snapshot_file
 from driftcheck.snapshot.signing import sign_document
 

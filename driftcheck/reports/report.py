@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from driftcheck.errors import UsageError
-from driftcheck.keys import KeyPair
 from driftcheck.reports.anonymize import Anonymizer
 from driftcheck.reports.markdown import render_report
 from driftcheck.snapshot.canonical import pretty_json
+from driftcheck.snapshot.keys import KeyPair
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.signing import sign_document, verify_document
 

@@ -18,18 +18,18 @@ from datetime import datetime, timezone
 from typing import Any
 
 from driftcheck.hosts.local import LocalHost
-from driftcheck.keys import load_redaction_secret, load_signing_key
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.redact import Redactor
+from driftcheck.probes.prober import take_snapshot
+from driftcheck.probes.redact import Redactor
 from driftcheck.runs.execute import Finished, run_command
 from driftcheck.runs.metrics import MetricScanner, Pattern
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.summary import summarize
 from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
+from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.snapshot.store import Store
-from driftcheck.take import take_snapshot
+from driftcheck.store.snapshots import Store
 
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
 

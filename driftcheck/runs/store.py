@@ -15,30 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from driftcheck.errors import UnknownSnapshotError
-from driftcheck.paths import data_dir
 from driftcheck.runs.metrics import Metric
-from driftcheck.snapshot.store import STORE_FILE, open_database
+from driftcheck.snapshot.home import data_dir
+from driftcheck.store.database import STORE_FILE, open_database
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    label TEXT,
-    command TEXT NOT NULL,
-    cwd TEXT NOT NULL,
-    host TEXT NOT NULL,
-    started_at TEXT NOT NULL,
-    duration_s REAL NOT NULL,
-    exit_code INTEGER NOT NULL,
-    signal TEXT,
-    snapshot_id TEXT,
-    after_snapshot_id TEXT,
-    metrics TEXT NOT NULL,
-    telemetry TEXT NOT NULL,
-    telemetry_series TEXT
-);
-CREATE INDEX IF NOT EXISTS runs_snapshot ON runs(snapshot_id);
-CREATE INDEX IF NOT EXISTS runs_after_snapshot ON runs(after_snapshot_id);
-"""
 _COLUMNS = ("id, label, command, cwd, host, started_at, duration_s, exit_code, signal, snapshot_id, "
             "after_snapshot_id, metrics, telemetry")
 
@@ -93,7 +73,7 @@ class RunStore:
         self.path = path or data_dir() / STORE_FILE
 
     def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
-        return open_database(self.path, _SCHEMA, "snapshot store")
+        return open_database(self.path, "snapshot store")
 
     def add(self, record: RunRecord, series: dict[str, Any] | None = None) -> int:
         """Keep `record` (and its raw telemetry series); returns the run's id and sets it on the record."""

@@ -1,8 +1,4 @@
-"""The snapshot document: model, canonical JSON, signing, store, resolution, diff.
-
-Calling the package, `driftcheck.snapshot(label=...)`, takes a snapshot: see `driftcheck.api.snapshot`.
+"""The snapshot document: its model, canonical JSON, signing, the path language of its facts, the fact
+table, and the user's keys. The lowest layer above `driftcheck.errors`: it imports nothing else of
+driftcheck, so every other layer can read a snapshot.
 """
-
-from driftcheck.callable_module import make_callable
-
-make_callable(__name__, "driftcheck.api", "snapshot")

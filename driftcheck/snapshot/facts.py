@@ -15,9 +15,10 @@ from typing import Any
 
 import yaml
 
+from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.paths import PathPart
-from driftcheck.snapshot.rules import PathPattern, RuleCatalogError, compile_pattern
-from driftcheck.vocabulary import CATEGORIES
+from driftcheck.snapshot.patterns import PathPattern, compile_pattern
+from driftcheck.snapshot.vocabulary import CATEGORIES
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from driftcheck import __version__
 from driftcheck.errors import SnapshotError
 from driftcheck.snapshot.canonical import snapshot_id
-from driftcheck.vocabulary import STATUSES
+from driftcheck.snapshot.version import VERSION
+from driftcheck.snapshot.vocabulary import STATUSES
 
 SCHEMA_VERSION = 1
 REQUIRED_KEYS = ("schema", "created_at", "host", "probes")
@@ -80,7 +80,7 @@ def new_document(host: dict[str, Any], probes: dict[str, dict[str, Any]], label:
     return {
         "schema": SCHEMA_VERSION,
         "created_at": created_at or utc_now(),
-        "tool": {"name": "driftcheck", "version": __version__},
+        "tool": {"name": "driftcheck", "version": VERSION},
         "origin": origin,
         "host": host,
         "label": label,

@@ -10,8 +10,8 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from driftcheck.keys import KeyPair, fingerprint
 from driftcheck.snapshot.canonical import canonical_bytes, content_of
+from driftcheck.snapshot.keys import KeyPair, fingerprint
 
 ALGORITHM = "ed25519"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import bench_options
-from driftcheck.redact import Redactor
+from driftcheck.probes.redact import Redactor
 from tests.baselines.test_serving import server  # noqa: F401 - fixture
 from tests.conftest import REPO_ROOT
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from driftcheck.analysis.explain import bench_moved
 from driftcheck.baselines.repeated import between_runs, combine, repeated_runs
 from driftcheck.errors import UsageError
-from driftcheck.snapshot.explain import bench_moved
 
 
 def one_run(gemm: float, disturbed: str | None = None, taken: float = 0.0) -> dict:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost
 from driftcheck.nvidia import parse_smi_xml, read_nvml
 from driftcheck.nvidia.gather import gather_nvidia
 from driftcheck.probes.base import ProbeUnavailable

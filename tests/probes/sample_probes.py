@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any
 
-from driftcheck.host import Host
+from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeDenied, ProbeOptions
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from driftcheck.hosts import RECORDING_FORMAT, ReplayHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import BenchProbe
 from driftcheck.probes.runner import run_one
-from driftcheck.recording import RECORDING_FORMAT, ReplayHost
 from tests.probes.facts_of import is_volatile
 
 

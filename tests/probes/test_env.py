@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from driftcheck.hosts import ReplayHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.env import EnvProbe, performance_groups
+from driftcheck.probes.redact import REDACTED_PATTERN, Redactor
 from driftcheck.probes.runner import run_one
-from driftcheck.recording import ReplayHost
-from driftcheck.redact import REDACTED_PATTERN, Redactor
 from tests.conftest import DATA
 from tests.probes.facts_of import category_of, is_volatile
 

@@ -12,13 +12,13 @@ from importlib import resources
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.hashcache import HashCache
 from driftcheck.probes.kernels import KernelsProbe
 from driftcheck.probes.packages import PackagesProbe
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.torch import TorchProbe
+from driftcheck.store.hashcache import HashCache
 
 SCRIPTS = ("dist_facts", "torch_facts")
 

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost, ReplayHost
 from driftcheck.nvidia.gather import SMI_XML_ARGV
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.gpu import GpuProbe
 from driftcheck.probes.pcie import PcieProbe
 from driftcheck.probes.runner import run_one, run_probes
-from driftcheck.recording import ReplayHost
 from tests.nvidia.helpers import make_replay, nvidia_text
 from tests.probes.facts_of import category_of, is_volatile
 

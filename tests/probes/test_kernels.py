@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost, RecordingHost, ReplayHost
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.hashcache import HashCache
 from driftcheck.probes.kernels import (
     HASH_BATCH_FILES,
     KernelsProbe,
@@ -26,7 +25,7 @@ from driftcheck.probes.kernels import (
     record_sha256_hex,
 )
 from driftcheck.probes.runner import run_one
-from driftcheck.recording import RecordingHost, ReplayHost
+from driftcheck.store.hashcache import HashCache
 from tests.conftest import DATA
 from tests.probes.conftest import WheelVenv
 from tests.probes.facts_of import category_of, is_volatile

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost, ReplayHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.nccl import NcclProbe, parse_conf, preferred_library
+from driftcheck.probes.redact import REDACTED_PATTERN, Redactor
 from driftcheck.probes.runner import run_one
-from driftcheck.recording import ReplayHost
-from driftcheck.redact import REDACTED_PATTERN, Redactor
 from tests.conftest import DATA
 from tests.probes.facts_of import category_of, is_volatile
 

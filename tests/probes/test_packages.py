@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost, ReplayHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.packages import PackagesProbe, build_id, normalize_name, package_entry
 from driftcheck.probes.runner import run_one
-from driftcheck.recording import ReplayHost
 from tests.conftest import DATA
 from tests.probes.conftest import WheelVenv
 from tests.probes.facts_of import category_of

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from driftcheck.hosts import ReplayHost
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV
 from driftcheck.nvidia.sysfs import acs_control
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.pcie import PcieProbe
 from driftcheck.probes.runner import run_one
-from driftcheck.recording import ReplayHost
 from tests.nvidia.helpers import make_replay, nvidia_text
 
 A10G = "GPU-9a9a6c50-2a47-2f51-a902-b82c3b127e94"

@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost, ReplayHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.process import ProcessProbe, mapped_gpus, performance_libraries, process_key
+from driftcheck.probes.redact import REDACTED_PATTERN, Redactor
 from driftcheck.probes.runner import run_one
-from driftcheck.recording import ReplayHost
-from driftcheck.redact import REDACTED_PATTERN, Redactor
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")

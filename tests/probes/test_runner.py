@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost
 from driftcheck.probes.runner import run_probes
 from tests.probes import sample_probes as sp
 

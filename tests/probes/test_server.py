@@ -12,9 +12,9 @@ import pytest
 from driftcheck.hosts import Host, LocalHost
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.redact import REDACTED_PATTERN, Redactor
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.server import SERVER_OPTION, ServerProbe, is_secret_argument, server_options
-from driftcheck.redact import REDACTED_PATTERN, Redactor
 from driftcheck.serving.engine import describe, label_value, prometheus_info_gauges
 from tests.servers import SERVERS_DATA, RunningServer, recorded_routes
 

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost, ReplayHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.system import SystemProbe, cpu_count, parse_cmdline, selected_choice
-from driftcheck.recording import ReplayHost
 from tests.conftest import DATA
 from tests.probes.facts_of import category_of, is_volatile
 

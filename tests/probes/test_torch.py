@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.host import LocalHost
+from driftcheck.hosts import LocalHost, ReplayHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.torch import TorchProbe, cudnn_version_string, nccl_version_string, parse_config_show
-from driftcheck.recording import ReplayHost
 from tests.conftest import DATA, CliResult
 from tests.probes.conftest import WheelVenv
 from tests.probes.facts_of import category_of

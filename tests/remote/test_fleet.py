@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.snapshot.store import Store
+from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
 from tests.remote.sshd import Sshd, needs_sshd
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from driftcheck.remote.slurm import split_labelled
-from driftcheck.snapshot.store import Store
+from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
 from tests.remote.slurm_cluster import SlurmCluster, needs_slurm, start_cluster
 

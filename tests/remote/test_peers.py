@@ -6,16 +6,16 @@ import copy
 import sys
 from pathlib import Path
 
+from driftcheck.analysis.peers import peer_report
+from driftcheck.analysis.peers_render import render_markdown, render_text
 from driftcheck.hosts import LocalHost, ReplayHost
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV
 from driftcheck.probes.gpu import GpuProbe
 from driftcheck.probes.packages import PackagesProbe, normalize_name
 from driftcheck.probes.pcie import PcieProbe
-from driftcheck.remote.peers import peer_report
-from driftcheck.remote.report_render import render_markdown, render_text
+from driftcheck.probes.prober import take_snapshot
 from driftcheck.remote.targets import expand, fleet_hosts
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.take import take_snapshot
 from tests.nvidia.helpers import make_replay, nvidia_text
 
 XML = "xml/rtx-2070-x2_590.44.01_v13.xml"

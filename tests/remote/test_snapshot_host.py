@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from driftcheck.snapshot.store import Store
+from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
 from tests.remote.sshd import Sshd, needs_sshd
 

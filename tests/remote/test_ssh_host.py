@@ -14,16 +14,16 @@ import pytest
 
 from driftcheck.errors import ChangedHostKeyError, CommandTimeout, ConnectionLost, HostError, UnknownHostKeyError
 from driftcheck.hosts.ssh import SSHHost
-from driftcheck.keys import load_signing_key
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.gpu import GpuProbe
 from driftcheck.probes.pcie import PcieProbe
+from driftcheck.probes.prober import take_snapshot
+from driftcheck.probes.redact import Redactor
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.system import SystemProbe
-from driftcheck.redact import Redactor
+from driftcheck.snapshot.keys import load_signing_key
 from driftcheck.snapshot.signing import verify_document
-from driftcheck.take import take_snapshot
 from tests.remote.sshd import Sshd, keygen, needs_sshd
 
 pytestmark = needs_sshd

@@ -105,9 +105,9 @@ def test_a_truncated_snapshot_is_not_mistaken_for_a_report(cli_process: Callable
 
 
 def test_nvidia_smi_table_compares_with_a_probed_snapshot_by_bus_id() -> None:
-    from driftcheck.reports.compare import comparable
+    from driftcheck.analysis.diff import diff_snapshots
+    from driftcheck.analysis.partial import comparable
     from driftcheck.reports.importer import import_files
-    from driftcheck.snapshot.diff import diff_snapshots
     from driftcheck.snapshot.model import Snapshot, new_document
 
     table = import_files([parse_text((REPORTS / "smi_03.txt").read_text("utf-8"), "smi_03.txt")])

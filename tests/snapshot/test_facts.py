@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
+from driftcheck.errors import RuleCatalogError
 from driftcheck.probes import PROBE_CLASSES
 from driftcheck.snapshot.facts import fact_table, parse_facts
 from driftcheck.snapshot.paths import format_path, parse_path
-from driftcheck.snapshot.rules import RuleCatalogError
 
 BASE = Path(__file__).resolve().parent.parent / "data" / "pairs" / "base.json"
 
 # Run in a fresh interpreter: this process has imported the probes already (pytest collected them).
 _ISOLATED = """
 import json, sys
-from driftcheck.snapshot.diff import diff_snapshots
+from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.snapshot.model import read_snapshot_file
 from pathlib import Path
 a = read_snapshot_file(Path(sys.argv[1]))
@@ -46,7 +46,7 @@ def test_diffing_two_snapshots_loads_no_probe_code(tmp_path: Path) -> None:
 
 def test_explain_loads_no_probe_code_either(tmp_path: Path) -> None:
     script = _ISOLATED.replace("diff = diff_snapshots(a, b)",
-                               "from driftcheck.snapshot.explain import explain\n"
+                               "from driftcheck.analysis.explain import explain\n"
                                "diff = diff_snapshots(a, b)\nexplain(diff).to_json()")
     done = subprocess.run([sys.executable, "-c", script, str(BASE), str(BASE)], capture_output=True, text=True,
                           check=True)

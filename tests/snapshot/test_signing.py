@@ -6,7 +6,7 @@ import copy
 import stat
 from pathlib import Path
 
-from driftcheck.keys import load_redaction_secret, load_signing_key
+from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
 from driftcheck.snapshot.model import new_document
 from driftcheck.snapshot.signing import sign_document, verify_document
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from driftcheck.reports import collect_env
+from driftcheck.reports.formats import collect_env_scan as collect_env
 from driftcheck.reports.formats.base import Format, Parsed
 
 _VERSION_LINE = re.compile(r"PyTorch version\s*:")

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from driftcheck.reports import collect_env, facts
+from driftcheck.reports import facts
+from driftcheck.reports.formats import collect_env_scan as collect_env
 from driftcheck.reports.formats.base import Format, Parsed
 
 _PYTHON = re.compile(r"^\s*Python: \d", re.MULTILINE)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from driftcheck.reports import collect_env, facts
+from driftcheck.reports import facts
+from driftcheck.reports.formats import collect_env_scan as collect_env
 from driftcheck.reports.formats.base import Format, Parsed
 
 _MARK = re.compile(r"^\s*vLLM (Version|Build Flags)\s*:", re.MULTILINE)

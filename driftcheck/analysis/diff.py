@@ -1,0 +1,145 @@
+"""Structural diff of two snapshots: every changed fact, with its category from the facts table.
+
+The changed leaves inside each probe's data are found by a walk that skips identical subtrees; lists
+are compared as wholes (probe data is keyed by identity, so a list is an ordered value such as a
+command line, not a collection).
+A probe that succeeded on one side only is reported as an outcome change, never as "everything
+removed".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from driftcheck.analysis.partial import comparable
+from driftcheck.snapshot.facts import fact_table
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.paths import PathPart, format_path
+
+# Document members outside the probes that say how a snapshot was taken, not what the machine is.
+_VOLATILE_TOP = ("host", "label", "tool", "origin")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between snapshot A and B."""
+
+    parts: tuple[PathPart, ...]
+    kind: str  # added | removed | changed
+    before: Any
+    after: Any
+    category: str
+    volatile: bool = False
+
+    @property
+    def path(self) -> str:
+        return format_path(self.parts)
+
+    @property
+    def probe(self) -> str | None:
+        return str(self.parts[1]) if len(self.parts) > 1 and self.parts[0] == "probes" else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "before": self.before, "after": self.after,
+                "category": self.category}
+
+
+@dataclass
+class SnapshotDiff:
+    """All changes from A to B; `changes` holds the relevant ones, `volatile` what is hidden by default."""
+
+    a: Snapshot
+    b: Snapshot
+    changes: list[Change] = field(default_factory=list)
+    volatile: list[Change] = field(default_factory=list)
+    # Facts one side holds that an imported report cannot carry: not compared, never "removed".
+    not_in_report: list[str] = field(default_factory=list)
+
+    def shown(self, include_volatile: bool = False) -> list[Change]:
+        return sorted(self.changes + (self.volatile if include_volatile else []), key=lambda c: c.path)
+
+
+_MISSING = object()
+
+
+def _same(before: Any, after: Any) -> bool:
+    """Equal and of the same type all the way down (1, 1.0 and True differ, as they do for deepdiff)."""
+    if type(before) is not type(after):
+        return False
+    if isinstance(before, dict):
+        return before.keys() == after.keys() and all(_same(before[k], after[k]) for k in before)
+    if isinstance(before, list):
+        return len(before) == len(after) and all(_same(x, y) for x, y in zip(before, after, strict=True))
+    return bool(before == after)
+
+
+def _leaf_changes(before: Any, after: Any) -> list[tuple[tuple[PathPart, ...], Any, Any]]:
+    """(path, before, after) for every changed leaf; a change inside a list is reported on the list.
+
+    Identical subtrees are skipped by one equality test each, so two large snapshots that differ in a
+    handful of facts cost little more than comparing them (a full deepdiff walks every leaf).
+    """
+    out: list[tuple[tuple[PathPart, ...], Any, Any]] = []
+    _walk(before, after, (), out)
+    return out
+
+
+def _walk(before: Any, after: Any, prefix: tuple[PathPart, ...],
+          out: list[tuple[tuple[PathPart, ...], Any, Any]]) -> None:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in before:
+            if key not in after:
+                out.append(((*prefix, key), before[key], _MISSING))
+            elif not _same(before[key], after[key]):
+                _walk(before[key], after[key], (*prefix, key), out)
+        out.extend(((*prefix, key), _MISSING, after[key]) for key in after if key not in before)
+    elif not _same(before, after):
+        out.append((prefix, before, after))
+
+
+def _change(parts: tuple[PathPart, ...], before: Any, after: Any, category: str, volatile: bool) -> Change:
+    if before is _MISSING:
+        return Change(parts, "added", None, after, category, volatile)
+    if after is _MISSING:
+        return Change(parts, "removed", before, None, category, volatile)
+    return Change(parts, "changed", before, after, category, volatile)
+
+
+def _probe_changes(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[Change]:
+    facts = fact_table()
+    default = facts.category(("probes", name))
+    if a is None or b is None:
+        return [_change(("probes", name), _MISSING if a is None else a.get("status"),
+                        _MISSING if b is None else b.get("status"), default, False)]
+    if a["status"] != b["status"]:
+        # One side has no data to compare: say so, instead of reporting every fact as removed.
+        return [Change(("probes", name, "status"), "changed", a["status"], b["status"], default)]
+    if a["status"] != "ok":
+        return []
+    changes = []
+    for parts, old, new in _leaf_changes(a.get("data") or {}, b.get("data") or {}):
+        full = ("probes", name, "data", *parts)
+        changes.append(_change(full, old, new, facts.category(full), facts.volatile(full)))
+    return changes
+
+
+def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
+    """Every difference between A and B, split into relevant and volatile changes.
+
+    When either side is an imported report, both are first cut to the facts both hold.
+    """
+    a, b, not_in_report = comparable(a, b)
+    result = SnapshotDiff(a, b, not_in_report=not_in_report)
+    all_changes: list[Change] = []
+    for key in _VOLATILE_TOP:
+        for parts, old, new in _leaf_changes({key: a.document.get(key)}, {key: b.document.get(key)}):
+            all_changes.append(_change(parts, old, new, "other", True))
+    names = list(dict.fromkeys([*a.document["probes"], *b.document["probes"]]))
+    for name in names:
+        before, after = a.document["probes"].get(name), b.document["probes"].get(name)
+        all_changes.extend(_probe_changes(name, before, after))
+    for change in all_changes:
+        (result.volatile if change.volatile else result.changes).append(change)
+    return result
+

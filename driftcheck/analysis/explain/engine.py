@@ -1,0 +1,182 @@
+"""`explain`: classify every change of a diff by the rule catalog, group, merge by root, rank, and
+list what did not change."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from driftcheck.analysis.diff import Change, SnapshotDiff
+from driftcheck.analysis.explain.bench import bench_better, bench_evidence, bench_moved
+from driftcheck.analysis.explain.conditions import classify
+from driftcheck.analysis.explain.fixes import Sides, render, template_vars
+from driftcheck.analysis.explain.lookup import lookup, probe_data
+from driftcheck.analysis.explain.model import Explained, Explanation
+from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitude, order_key, ranked
+from driftcheck.analysis.explain.relevance import Relevance, RelevanceTable, relevance_table
+from driftcheck.analysis.explain.roots import root_of
+from driftcheck.analysis.explain.unchanged import unchanged_suspects
+from driftcheck.analysis.explain.values import field_for
+from driftcheck.analysis.rules import Catalog, Rule, default_catalog
+from driftcheck.snapshot.model import Snapshot
+
+Member = tuple[Change, dict[str, str]]
+
+
+def _boot_changed(diff: SnapshotDiff) -> bool:
+    before = lookup(probe_data(diff.a, "system"), ("boot_id",))
+    after = lookup(probe_data(diff.b, "system"), ("boot_id",))
+    return before is not None and after is not None and before != after
+
+
+def _revert(rule: Rule, change: Change, captures: dict[str, str]) -> dict[str, Any] | None:
+    if rule.revert == "env" and "var" in captures:
+        # `value` is A's (None: unset on A), `current` B's: --confirm measures one against the other.
+        return {"kind": "env", "name": captures["var"], "value": None if change.kind == "added" else change.before,
+                "current": None if change.kind == "removed" else change.after}
+    return None
+
+
+def _group_key(rule: Rule, change: Change, captures: dict[str, str]) -> str:
+    if rule.merge:
+        return json.dumps([rule.id])
+    others = {k: v for k, v in captures.items() if k != "gpu"}
+    return json.dumps([rule.id, others, change.kind, change.before, change.after], sort_keys=True, default=str)
+
+
+def _groups(diff: SnapshotDiff, catalog: Catalog, include_volatile: bool,
+            ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member]]]:
+    """The claimed changes, one group per rule and values (the same power limit on 8 GPUs is one)."""
+    groups: dict[str, tuple[Rule, list[Member]]] = {}
+    hidden = set() if include_volatile else {id(change) for change in diff.volatile}
+    for change in diff.shown(include_volatile=True):
+        if ignore is not None and ignore(change):
+            continue
+        found = classify(diff.a, diff.b, change, catalog)
+        if found is None or found[0].ignore:
+            continue
+        if id(change) in hidden and not found[0].reads_volatile:
+            continue
+        rule, captures = found
+        groups.setdefault(_group_key(rule, change, captures), (rule, []))[1].append((change, captures))
+    return list(groups.values())
+
+
+def _subject(root: str | None, sides: Sides, table: RelevanceTable) -> Relevance | None:
+    """How much the package or library a cause is about matters; None when it is about neither."""
+    if root is None:
+        return None
+    kind, _, name = root.partition(":")
+    if kind == "library":
+        return table.of_library(name)
+    if kind == "package":
+        return table.of(name, (sides.current, sides.reference))
+    return None
+
+
+def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool, moves: BenchMoves,
+                 table: RelevanceTable) -> Explanation:
+    first, captures = members[0]
+    root = root_of(rule, first, table)
+    subject = _subject(root, sides, table)
+    values = template_vars(sides, members, table, rule.title + rule.fix)
+    values["field"] = field_for(values["field"], rule.title)
+    title = " ".join(render(rule.title, values).split())
+    reboot = rule.reboot_reset and rebooted
+    if reboot:
+        title += " (reset by the reboot: boot id changed)"
+    category = first.category if rule.inherit_category and first.category != "other" else rule.category
+    prior = rule.prior * (subject.prior if subject else 1.0)
+    affects = subject.affects if subject and subject.affects else rule.affects
+    return Explanation(rule.id, category, title, tuple(sorted(c.path for c, _ in members)),
+                       confidence(prior, rule, first, affects, moves), render(rule.fix, values), reboot,
+                       _revert(rule, first, captures), why=subject.why if subject else "", relevance=prior,
+                       magnitude=max(magnitude(change) for change, _ in members), root=root)
+
+
+def _primacy(explanation: Explanation) -> tuple[int, float]:
+    """Which cause of one root speaks for it: the installable unit (a package's version) first, then
+    what a person sets (the driver, a variable), then the most confident."""
+    def level(path: str) -> int:
+        if path.startswith("probes.packages.data.packages.") and (path.endswith(".version") or path.count(".") == 4):
+            return 0
+        if path.startswith(("probes.gpu.data.driver_version", "probes.env.data.vars.")):
+            return 1
+        return 2
+    return min(level(path) for path in explanation.evidence), -explanation.confidence
+
+
+def merged_by_root(explanations: list[Explanation]) -> list[Explanation]:
+    """One explanation per underlying change: causes of one root become the primary cause, with every
+    evidence path and the highest confidence of them."""
+    by_root: dict[str, list[Explanation]] = {}
+    out: list[Explanation] = []
+    for explanation in explanations:
+        if explanation.root is None:
+            out.append(explanation)
+        else:
+            by_root.setdefault(explanation.root, []).append(explanation)
+    for members in by_root.values():
+        primary = min(members, key=_primacy)
+        top = min(members, key=order_key)
+        out.append(replace(primary,
+                           evidence=tuple(sorted({path for e in members for path in e.evidence})),
+                           confidence=top.confidence, relevance=max(e.relevance for e in members),
+                           magnitude=max(e.magnitude for e in members),
+                           reboot_reset=any(e.reboot_reset for e in members),
+                           revert=primary.revert or next((e.revert for e in members if e.revert), None),
+                           merged=tuple(sorted({e.rule for e in members} - {primary.rule}))))
+    return out
+
+
+def _bench_moves(result: Explained, catalog: Catalog) -> BenchMoves:
+    # Only conclusive verdicts are evidence: all inconclusive is "no benchmark evidence", not "nothing moved".
+    worse = bench_moved(result.bench, catalog.bench_class)
+    if worse is None:
+        return BenchMoves()
+    return BenchMoves(frozenset(worse),
+                      frozenset(catalog.bench_class(str(row["name"])) for row in result.bench if bench_better(row)))
+
+
+def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile: bool = False,
+            ignore: Callable[[Change], bool] | None = None) -> Explained:
+    """Classify and rank the changes of `diff`; list unchanged suspects and the benchmark evidence.
+
+    `ignore` drops changes the user said may differ (a policy's ignore patterns).
+    """
+    catalog = catalog or default_catalog()
+    table = relevance_table()
+    result = Explained(diff, rebooted=_boot_changed(diff), include_volatile=include_volatile)
+    result.bench, result.bench_note = bench_evidence(diff.a, diff.b)
+    moves = _bench_moves(result, catalog)
+    sides = Sides(diff.a, diff.b)
+    causes: list[Explanation] = []
+    notes: list[Explanation] = []
+    for rule, members in _groups(diff, catalog, include_volatile, ignore):
+        explanation = _explanation(sides, rule, members, result.rebooted, moves, table)
+        (notes if rule.not_drift else causes).append(explanation)
+    result.explanations = ranked(merged_by_root(causes))
+    result.notes = sorted(notes, key=order_key)
+    # Every difference voids the suspects it touches, volatile and policy-ignored ones included: "checked
+    # and unchanged" must never claim identical what changed.
+    result.unchanged = unchanged_suspects(diff, catalog, diff.shown(include_volatile=True))
+    return result
+
+
+def fix_for(change: Change, reference: Snapshot, current: Snapshot, catalog: Catalog | None = None) \
+        -> Explanation | None:
+    """The cause and fix of one change measured against any `reference`: the fact at `change.parts` is
+    `change.after` on `current` and should be `change.before`, as on `reference`.
+
+    For a fleet, `reference` is a host holding the majority value and `current` the odd one out; for a
+    diff it is A and B. None when no rule claims the change or its rule never explains (a volatile reading).
+    """
+    catalog = catalog or default_catalog()
+    found = classify(reference, current, change, catalog)
+    if found is None or found[0].ignore:
+        return None
+    rule, captures = found
+    return _explanation(Sides(reference, current), rule, [(change, captures)], False, BenchMoves(),
+                        relevance_table())

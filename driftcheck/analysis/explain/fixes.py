@@ -1,0 +1,310 @@
+"""Titles and fixes: the template variables of a rule, computed against any reference.
+
+A fix puts a fact back as the *reference* has it: A of a diff, or, for a fleet, a host that holds the
+majority value. Commands are computed from the reference's record (`nvidia-smi -pl 700`, `pip install
+torch==2.7.0`), never a blank in angle brackets for the user to fill in.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from driftcheck.analysis.diff import Change
+from driftcheck.analysis.explain.lookup import (
+    dist_of,
+    gpu_label,
+    gpu_record,
+    lookup,
+    mapping,
+    number,
+    package_record,
+    package_version,
+    probe_data,
+)
+from driftcheck.analysis.explain.relevance import RelevanceTable
+from driftcheck.analysis.explain.values import human_field, show_at, show_locked_clocks, show_value
+from driftcheck.analysis.explain.versions import is_pinnable
+from driftcheck.snapshot.model import Snapshot
+
+
+@dataclass(frozen=True)
+class Sides:
+    """The two snapshots a fix is computed between: put `current` back as `reference` has it."""
+
+    reference: Snapshot
+    current: Snapshot
+
+
+class Vars(dict[str, str]):
+    """Template variables; an unknown one renders as "?" rather than failing the whole title."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def render(template: str, values: Vars) -> str:
+    """`template` with `values` filled in (the template itself when it is malformed)."""
+    try:
+        return template.format_map(values)
+    except (ValueError, IndexError, AttributeError):
+        return template
+
+
+_LIBRARY_FIXES = ("nccl_fix", "cudnn_fix", "cublas_fix", "torch_pin_a")
+
+
+def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]], table: RelevanceTable,
+                  wanted: str = "") -> Vars:
+    """Every variable a rule's title and fix may use, for a group of changes of one rule.
+
+    `wanted` is the rule's templates: variables that cost a walk over every package are computed only
+    when they are named there.
+    """
+    first, captures = changes[0]
+    values = Vars(captures)
+    # A variable that is absent is "unset", not "none" (which could be its value).
+    absent = "unset" if "var" in captures else show_value(None)
+    before = absent if first.kind == "added" else show_at(first.parts, first.before)
+    after = absent if first.kind == "removed" else show_at(first.parts, first.after)
+    values.update(path=first.path, kind=first.kind, before=before, after=after,
+                  before_sh=shlex.quote(show_value(first.before)), after_sh=shlex.quote(show_value(first.after)),
+                  n=str(len(changes)))
+    for name in captures:
+        # Every subject of a merged group: "0000:19:00.0, 0000:3b:00.0" and a shell list of them.
+        subjects = sorted({c[name] for _, c in changes if name in c})
+        values[f"all_{name}"] = (", ".join(subjects) if len(subjects) <= 3
+                                 else f"{', '.join(subjects[:2])} and {len(subjects) - 2} more")
+        values[f"all_{name}_sh"] = " ".join(shlex.quote(subject) for subject in subjects)
+    values["field"] = human_field(_field(first, captures))
+    values["fact"] = _fact(first)
+    values["restore_env"] = (f"unset {captures.get('var', '?')}" if first.before is None else
+                             f"export {captures.get('var', '?')}={values['before_sh']}")
+    after_n, before_n = number(first.after), number(first.before)
+    if after_n is not None and before_n is not None:
+        values["delta"] = show_value(round(after_n - before_n, 3))
+    if "file" in captures or "dist" in captures:
+        values["dist"], values["relpath"] = dist_of(captures["file"]) if "file" in captures else (captures["dist"], "")
+        version = package_version(sides.current, values["dist"])
+        values["version"] = show_value(version)
+        # Restore the reference's wheel: its version, the current one when the reference lacks the package.
+        pin = package_version(sides.reference, values["dist"]) or version
+        values["dist_pin"] = f"{values['dist']}=={pin}" if is_pinnable(pin) else values["dist"]
+    if "pkg" in captures:
+        record = package_record(sides.current, captures["pkg"]) or package_record(sides.reference, captures["pkg"])
+        values["name"] = str(record.get("name") or captures["pkg"])
+        values["version"] = show_value(record.get("version"))
+        group = table.group_of(captures["pkg"])
+        values["subject"] = f"{group.library} ({values['name']})" if group and group.library else values["name"]
+    values.update(_gpu_vars(sides, changes))
+    values.update(_module_vars(changes))
+    values.update(reference_state(sides, first, captures, values))
+    if any(f"{{{name}}}" in wanted for name in _LIBRARY_FIXES):
+        values.update(library_fixes(sides, first, table))
+    return values
+
+
+def _fact(change: Change) -> str:
+    """A changed fact named in words, for the catch-all rule: "torch CUDA wheels nvidia-nccl-cu12"."""
+    parts = [str(part) for part in change.parts]
+    if parts[:1] == ["probes"] and len(parts) > 3:
+        return f"{parts[1]}: {human_field('.'.join(parts[3:]))}"
+    return human_field(".".join(parts))
+
+
+def _module_vars(changes: list[tuple[Change, dict[str, str]]]) -> dict[str, str]:
+    """Kernel modules loaded, unloaded or changed, as one sentence and the commands that restore A."""
+    said, load, unload = [], [], []
+    for change, captures in sorted(changes, key=lambda member: member[0].path):
+        module = captures.get("module")
+        if module is None:
+            continue
+        version = mapping(change.before if change.kind == "removed" else change.after).get("version")
+        label = f"{module} {version}" if version else module
+        if change.kind == "removed" and len(change.parts) == 5:
+            said.append(f"{label} unloaded")
+            load.append(module)
+        elif change.kind == "added" and len(change.parts) == 5:
+            said.append(f"{label} loaded")
+            unload.append(module)
+        else:
+            said.append(f"{module} {human_field(_field(change, captures))} {show_value(change.before)} -> "
+                        f"{show_value(change.after)}")
+    commands = [f"sudo modprobe -r {name}" for name in unload] + [f"sudo modprobe {name}" for name in load]
+    return {"module_changes": ", ".join(said) or "none",
+            "module_fix": "; ".join(commands) or "load the module versions of A (modinfo; the driver or OFED of A)"}
+
+
+def library_fixes(sides: Sides, change: Change, table: RelevanceTable) -> dict[str, str]:
+    """`pip install` commands that restore a library torch loads (NCCL, cuDNN) and torch itself, from the
+    wheels the reference has installed; a sentence instead of a pin when it has none."""
+    out: dict[str, str] = {}
+    for key, library in (("nccl_fix", "NCCL"), ("cudnn_fix", "cuDNN"), ("cublas_fix", "cuBLAS")):
+        wheel = table.library_wheel(library, sides.reference)
+        version = package_version(sides.reference, wheel) if wheel else None
+        if wheel and is_pinnable(version):
+            out[key] = f"pip install {wheel}=={version}"
+        else:
+            before = show_value(change.before) if change.kind != "added" else "of A"
+            out[key] = f"install the {library} library {before} as on A (A has no pip wheel of it)"
+    torch = package_version(sides.reference, "torch")
+    if not is_pinnable(torch):
+        torch = lookup(probe_data(sides.reference, "torch"), ("version",))
+    out["torch_pin_a"] = f"torch=={torch}" if is_pinnable(torch) else "torch"
+    return out
+
+
+def _gpu_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    gpu_keys = sorted({c.get("gpu", "") for _, c in changes if c.get("gpu")})
+    devs = sorted({c.get("dev", "") for _, c in changes if re.fullmatch(r"GPU\d+", c.get("dev", ""))})
+    if devs and not gpu_keys:
+        # The topology matrix names GPUs GPU0, GPU1, ...: label them as the other rules do.
+        indexes = sorted((dev[3:] for dev in devs), key=lambda index: (len(index), index))
+        out["gpu"] = f"GPU {indexes[0]}"
+        out["gpu_indexes"] = ",".join(indexes)
+        out["gpus"] = ", ".join(f"GPU {index}" for index in indexes)
+    if gpu_keys:
+        current = sides.current
+        labels = sorted((gpu_label((current, sides.reference), key) for key in gpu_keys),
+                        key=lambda lab: (len(lab[1]), lab[1]))
+        total = len(probe_data(current, "gpu").get("gpus") or probe_data(current, "pcie").get("gpus") or {})
+        out["gpu"] = labels[0][0]
+        out["gpu_indexes"] = ",".join(index for _, index in labels)
+        out["gpus"] = (f"all {total} GPUs" if total > 1 and len(labels) == total
+                       else ", ".join(label for label, _ in labels))
+        link = mapping(lookup(gpu_record(current, gpu_keys[0], "pcie"), ("link",)))
+        out["width_max"] = show_value(link.get("width_max"))
+        out["gen_max"] = show_value(link.get("gen_max"))
+        out.update(gpu_fix_vars(sides, gpu_keys[0], out["gpu_indexes"]))
+    return out
+
+
+def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
+    """Commands that put a GPU back as the reference has it, computed from the reference's record."""
+    ref, now = gpu_record(sides.reference, key), gpu_record(sides.current, key)
+    smi = f"sudo nvidia-smi -i {indexes}"
+    out: dict[str, str] = {"locked_fix": _locked_fix(smi, mapping(ref.get("locked_clocks")),
+                                                     mapping(now.get("locked_clocks")))}
+    out["locked_a"] = show_locked_clocks(ref.get("locked_clocks")) if ref else show_value(None)
+    out["locked_b"] = show_locked_clocks(now.get("locked_clocks")) if now else show_value(None)
+    app = mapping(ref.get("application_clocks"))
+    memory, graphics = app.get("memory_mhz"), app.get("graphics_mhz")
+    out["ac_fix"] = (f"{smi} -ac {show_value(memory)},{show_value(graphics)}"
+                     if memory is not None and graphics is not None else f"{smi} -rac")
+    power = mapping(ref.get("power"))
+    limit = power.get("limit_w") if power.get("limit_w") is not None else power.get("enforced_limit_w")
+    default = power.get("default_limit_w")
+    if default is None:
+        default = mapping(now.get("power")).get("default_limit_w")
+    out["pl_fix"] = (f"{smi} -pl {show_value(limit)}, as on A" if number(limit) is not None else
+                     f"{smi} -pl {show_value(default)}, the board default" if number(default) is not None else
+                     f"{smi} -pl with the board default of nvidia-smi -q -d POWER")
+    instances = lookup(ref, ("mig", "instances"))
+    profiles = [str(item.get("profile")).removeprefix("MIG ") for _, item in sorted(instances.items())
+                if isinstance(item, dict) and item.get("profile")] if isinstance(instances, dict) else []
+    clear = f"sudo nvidia-smi mig -i {indexes} -dci; sudo nvidia-smi mig -i {indexes} -dgi"
+    out["mig_fix"] = (f"{clear}; sudo nvidia-smi mig -i {indexes} -cgi {','.join(profiles)} -C" if profiles
+                      else f"{clear} (A had no MIG instances)")
+    out["numa_node"] = show_value(gpu_record(sides.current, key, "pcie").get("numa_node"))
+    return out
+
+
+def _locked_fix(smi: str, ref: dict[str, Any], now: dict[str, Any]) -> str:
+    commands = []
+    gpu_low, gpu_high = ref.get("gpu_min_mhz"), ref.get("gpu_max_mhz")
+    commands.append(f"{smi} -lgc {show_value(gpu_low)},{show_value(gpu_high)}"
+                    if gpu_low is not None and gpu_high is not None else f"{smi} -rgc")
+    mem_low, mem_high = ref.get("memory_min_mhz"), ref.get("memory_max_mhz")
+    if mem_low is not None and mem_high is not None:
+        commands.append(f"{smi} -lmc {show_value(mem_low)},{show_value(mem_high)}")
+    elif now.get("memory_min_mhz") is not None or now.get("memory_max_mhz") is not None:
+        commands.append(f"{smi} -rmc")
+    return "; ".join(commands)
+
+
+def reference_state(sides: Sides, change: Change, captures: dict[str, str], values: Vars) -> dict[str, str]:
+    """Template variables read from the reference (what to restore) for rules whose fix needs its value."""
+    out: dict[str, str] = {}
+    ref = sides.reference
+    if "pkg" in captures:
+        out.update(_pins(sides, change, captures["pkg"], str(values.get("name", captures["pkg"]))))
+    if "dev" in captures and "numa_node" not in values:
+        numa = lookup(probe_data(sides.current, "pcie"), ("topology", "numa_affinity", captures["dev"]))
+        out["numa_node"] = show_value(numa)
+    node = out.get("numa_node", values.get("numa_node", "none"))
+    out["numactl"] = (f"numactl --cpunodebind={node} --membind={node}" if node not in ("none", "?", "")
+                      else "numactl --cpunodebind=N --membind=N, N from nvidia-smi topo -m")
+    hugepages = mapping(probe_data(ref, "system").get("hugepages"))
+    total = hugepages.get("total")
+    out["hugepages_fix"] = (f"sudo sysctl vm.nr_hugepages={show_value(total)}" if total is not None
+                            else "restore the huge page settings of A (/proc/sys/vm/nr_hugepages)")
+    if "iface" in captures:
+        out["iface_fix"] = _iface_fix(sides, captures["iface"])
+    python = probe_data(ref, "python").get("executable")
+    out["python_a"] = show_value(python) if python else "the interpreter of A"
+    if "conf" in captures:
+        out.update(conf_vars(change, captures["conf"]))
+    return out
+
+
+def _pins(sides: Sides, change: Change, pkg: str, name: str) -> dict[str, str]:
+    packages = probe_data(sides.reference, "packages")
+    if change.parts[:4] == ("probes", "packages", "data", "conda"):
+        version = lookup(packages, ("conda", pkg, "version"))
+        return {"conda_pin_a": f"{pkg}={version}" if version is not None else pkg}
+    record = mapping(lookup(packages, ("packages", pkg)))
+    version = record.get("version")
+    if is_pinnable(version):
+        return {"pin_a": f"{name}=={version}", "pip_a": f"pip install {name}=={version}"}
+    source = record.get("direct_url") or record.get("location")
+    whence = f" from {show_value(source)}" if source else ""
+    if version is None:
+        return {"pin_a": name, "pip_a": f"pip uninstall {name} (A did not have it)"}
+    return {"pin_a": name, "pip_a": f"reinstall {name} {show_value(version)} as A had it{whence} "
+                                    "(not a release version pip can pin)"}
+
+
+def _iface_fix(sides: Sides, iface: str) -> str:
+    record = mapping(lookup(probe_data(sides.reference, "nccl"), ("net", iface)))
+    now = mapping(lookup(probe_data(sides.current, "nccl"), ("net", iface)))
+    commands = []
+    if record.get("mtu") is not None and record.get("mtu") != now.get("mtu"):
+        commands.append(f"sudo ip link set {iface} mtu {show_value(record['mtu'])}")
+    if record.get("operstate") in ("up", "down") and record.get("operstate") != now.get("operstate"):
+        commands.append(f"sudo ip link set {iface} {record['operstate']}")
+    if not record:
+        return f"{iface} was absent on A"
+    return "; ".join(commands) if commands else f"check {iface} against A (ip link show {iface}; ethtool {iface})"
+
+
+def conf_vars(change: Change, conf: str) -> dict[str, str]:
+    """Title and fix of an NCCL configuration file change (the file's content is {NCCL_X: value})."""
+    inner = [str(part) for part in change.parts[5:]]
+    if not inner:
+        if change.kind == "added":
+            return {"conf_change": f"added {conf} with {show_value(change.after)}",
+                    "conf_fix": f"remove {conf} (A had none)"}
+        if change.kind == "removed":
+            return {"conf_change": f"removed {conf} (it had {show_value(change.before)})",
+                    "conf_fix": f"restore {conf} of A: {show_value(change.before)}"}
+        return {"conf_change": f"{conf}: {show_value(change.before)} -> {show_value(change.after)}",
+                "conf_fix": f"restore {conf} of A: {show_value(change.before)}"}
+    var = ".".join(inner)
+    before = "unset" if change.kind == "added" else show_value(change.before)
+    after = "unset" if change.kind == "removed" else show_value(change.after)
+    fix = (f"remove {var} from {conf}" if change.kind == "added"
+           else f"set {var}={show_value(change.before)} in {conf}, as on A")
+    return {"conf_change": f"{conf}: {var} {before} -> {after}", "conf_fix": fix}
+
+
+def _field(change: Change, captures: dict[str, str]) -> str:
+    """The changed fact relative to its subject: `power.limit_w` of a GPU, `version_id` of the OS."""
+    inside = [str(part) for part in change.parts[3:]] if change.parts[:1] == ("probes",) else \
+        [str(part) for part in change.parts]
+    captured = set(captures.values())
+    last = max((i for i, part in enumerate(inside) if part in captured), default=-1)
+    rest = inside[last + 1:]
+    return ".".join(rest) if rest else (inside[-1] if inside else change.path)

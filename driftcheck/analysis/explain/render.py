@@ -1,0 +1,133 @@
+"""Human renderings of an explanation: text (colour only when asked, i.e. on a TTY) and markdown.
+
+Deterministic: the same two snapshots give byte-identical output (no clock, no locale, sorted).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from driftcheck.analysis.explain.model import Explained, Explanation
+from driftcheck.snapshot.model import Snapshot
+
+_COLOURS = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+
+
+def _paint(text: str, colour: str, enabled: bool) -> str:
+    return f"\033[{_COLOURS[colour]}m{text}\033[0m" if enabled else text
+
+
+def _header(tag: str, snapshot: Snapshot) -> str:
+    label = f"  {snapshot.label!r}" if snapshot.label else ""
+    return f"{tag} {snapshot.short_id}  {snapshot.created_at}  {snapshot.host_name}{label}"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
+
+
+def _bench_line(row: dict[str, Any]) -> str:
+    if "verdict" in row:
+        # Rows with a verdict (driftcheck.baselines.verdict) carry their own wording, MDS included.
+        line = f"{row.get('name')}: {_value(row.get('before'))} -> {_value(row.get('after'))}"
+        line += f" {row['unit']}" if row.get("unit") else ""
+        return line + " " + str(row.get("verdict_text") or row["verdict"])
+    ratio = row.get("ratio")
+    ratio_text = f"x{ratio:.3f}" if isinstance(ratio, (int, float)) else "x?"
+    flag = "significant" if row.get("significant") else "within noise"
+    direction = f", {row['direction']}" if row.get("direction") else ""
+    unit = f" {row['unit']}" if row.get("unit") else ""
+    return (f"{row.get('name')}: {_value(row.get('before'))} -> {_value(row.get('after'))}{unit} "
+            f"({ratio_text}{direction}, {flag})")
+
+
+def _confidence_colour(explanation: Explanation) -> str:
+    return "red" if explanation.confidence >= 0.5 else "yellow" if explanation.confidence >= 0.2 else "dim"
+
+
+def explain_text(result: Explained, colour: bool = False, confirmations: dict[int, str] | None = None) -> str:
+    """`driftcheck explain` as text: ranked causes, notes, unchanged suspects, benchmark evidence."""
+    diff = result.diff
+    lines = [_header("A", diff.a), _header("B", diff.b)]
+    if result.rebooted:
+        lines.append(_paint("the machine rebooted between A and B (boot id changed)", "yellow", colour))
+    if result.explanations:
+        lines.append("")
+        lines.append(_paint(f"Likely causes, most likely first ({len(result.explanations)}):", "bold", colour))
+        for e in result.explanations:
+            head = f"{e.rank:>2}. [{e.confidence:.2f}] {e.category}: {e.title}"
+            lines.append(_paint(head, _confidence_colour(e), colour))
+            lines.append(f"      fix: {e.fix}")
+            if e.why:
+                lines.append(_paint(f"      why it matters: {e.why}", "dim", colour))
+            shown = list(e.evidence[:3]) + ([f"... and {len(e.evidence) - 3} more"] if len(e.evidence) > 3 else [])
+            lines.extend(_paint(f"      evidence: {path}", "dim", colour) for path in shown)
+            if confirmations and e.rank in confirmations:
+                lines.append(f"      confirm: {confirmations[e.rank]}")
+    else:
+        lines.append("")
+        lines.append(_paint("No relevant difference explains a performance shift.", "green", colour))
+    if result.notes:
+        lines.append("")
+        lines.append(_paint("Differences that are not drift:", "bold", colour))
+        lines.extend(f"  - {n.title}" for n in result.notes)
+    if result.unchanged:
+        lines.append("")
+        lines.append(_paint("Checked and unchanged:", "bold", colour))
+        lines.extend(_paint(f"  = {row['title']}", "green", colour) for row in result.unchanged)
+    if result.bench or result.bench_note:
+        lines.append("")
+        lines.append(_paint("Benchmarks (B against A):", "bold", colour))
+        lines.extend(f"  {_bench_line(row)}" for row in result.bench)
+        if result.bench_note:
+            lines.append(f"  {result.bench_note}")
+    return "\n".join(lines) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_code(text: str) -> str:
+    """`text` as inline code in a table cell: a fence longer than any backtick run inside it."""
+    cell = _md_cell(text)
+    longest = max((len(run) for run in re.findall(r"`+", cell)), default=0)
+    if not longest:
+        return f"`{cell}`"
+    fence = "`" * (longest + 1)
+    return f"{fence} {cell} {fence}"
+
+
+def explain_markdown(result: Explained, confirmations: dict[int, str] | None = None) -> str:
+    """`driftcheck explain --format markdown`: a section to paste into an issue."""
+    diff = result.diff
+    lines = ["## driftcheck explain", "",
+             f"- **A** `{diff.a.short_id}` {diff.a.created_at} on `{diff.a.host_name}`"
+             + (f" ({diff.a.label})" if diff.a.label else ""),
+             f"- **B** `{diff.b.short_id}` {diff.b.created_at} on `{diff.b.host_name}`"
+             + (f" ({diff.b.label})" if diff.b.label else "")]
+    if result.rebooted:
+        lines.append("- the machine **rebooted** between A and B (boot id changed)")
+    lines += ["", "### Likely causes", ""]
+    if result.explanations:
+        lines += ["| # | confidence | category | cause | fix |", "|---|---|---|---|---|"]
+        for e in result.explanations:
+            fix = _md_code(e.fix)
+            if confirmations and e.rank in confirmations:
+                fix += f" — {_md_cell(confirmations[e.rank])}"
+            lines.append(f"| {e.rank} | {e.confidence:.2f} | {e.category} | {_md_cell(e.title)} | {fix} |")
+    else:
+        lines.append("No relevant difference explains a performance shift.")
+    if result.notes:
+        lines += ["", "### Not drift", ""] + [f"- {n.title}" for n in result.notes]
+    if result.unchanged:
+        lines += ["", "### Checked and unchanged", ""] + [f"- {row['title']}" for row in result.unchanged]
+    if result.bench or result.bench_note:
+        lines += ["", "### Benchmarks", ""] + [f"- {_bench_line(row)}" for row in result.bench]
+        if result.bench_note:
+            lines.append(f"- {result.bench_note}")
+    return "\n".join(lines) + "\n"

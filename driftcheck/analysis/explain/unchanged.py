@@ -1,0 +1,99 @@
+"""The usual suspects that were checked and did not change: the list that ends a debugging session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from driftcheck.analysis.diff import Change, SnapshotDiff
+from driftcheck.analysis.explain.lookup import dist_of, probe_data
+from driftcheck.analysis.rules import Catalog
+from driftcheck.snapshot.paths import PathPart
+from driftcheck.snapshot.patterns import PathPattern
+
+
+def _count_nodes(data: Any, pattern: PathPattern, prefix: tuple[PathPart, ...]) -> int:
+    """How many nodes under `prefix` match `pattern` (a fixed-depth pattern: its segments bound the walk)."""
+    segments = pattern.segments
+    if any(segment.many for segment in segments) or len(segments) < len(prefix) \
+            or any(not segment.accepts(part) for segment, part in zip(segments, prefix, strict=False)):
+        return 0
+    # Level by level, keeping only the keys each segment accepts: no full path is matched per node.
+    level = [data]
+    for segment in segments[len(prefix):]:
+        level = [value for node in level if isinstance(node, dict)
+                 for key, value in node.items() if segment.accepts(key)]
+    return len(level)
+
+
+def _overlaps(parts: tuple[PathPart, ...], target: tuple[PathPart, ...]) -> bool:
+    """Whether a change at `parts` touches `target`: the same path, an ancestor or a descendant of it."""
+    common = min(len(parts), len(target))
+    return parts[:common] == target[:common]
+
+
+def _touches_binaries(change: Change, dist: str) -> bool:
+    """Whether a change of the kernels probe may concern the compiled files of `dist`: one of its files,
+    its JIT cache, or a whole `files` / `modified_in_place` table (not the probe's hash cache)."""
+    if change.probe != "kernels":
+        return False
+    if len(change.parts) <= 4:
+        return any(_overlaps(change.parts, ("probes", "kernels", "data", table))
+                   for table in ("files", "modified_in_place"))
+    return change.parts[3] != "hash_cache" and dist_of(str(change.parts[4]))[0] == dist
+
+
+def _packages_unchanged(diff: SnapshotDiff, catalog: Catalog, changed: list[Change]) -> list[dict[str, str]]:
+    before = probe_data(diff.a, "packages").get("packages") or {}
+    after = probe_data(diff.b, "packages").get("packages") or {}
+    kernels_ok = diff.a.probe_data("kernels") is not None and diff.b.probe_data("kernels") is not None
+    files = probe_data(diff.a, "kernels").get("files") or {}
+    modified = probe_data(diff.b, "kernels").get("modified_in_place") or {}
+    by_dist: dict[str, int] = {}
+    for key in files:
+        dist = dist_of(key)[0]
+        by_dist[dist] = by_dist.get(dist, 0) + 1
+    package_changes = [c for c in changed if c.probe == "packages"]
+    kernel_changes = [c for c in changed if c.probe == "kernels"]
+    out = []
+    for name in catalog.packages:
+        old, new = before.get(name), after.get(name)
+        if not isinstance(old, dict) or not isinstance(new, dict) or old.get("version") != new.get("version"):
+            continue
+        if any(_overlaps(c.parts, ("probes", "packages", "data", "packages", name)) for c in package_changes):
+            continue
+        if any(name in (probe_data(s, "packages").get("duplicates") or {}) for s in (diff.a, diff.b)):
+            # Two copies installed: which one runs is not a fact the snapshot pins down.
+            continue
+        label = f"{new.get('name') or name} {new.get('version')}: same version"
+        binaries = by_dist.get(name, 0)
+        if not kernels_ok or not binaries:
+            out.append({"category": "package_version", "title": f"{label}, compiled files not recorded"})
+            continue
+        touched = any(_touches_binaries(c, name) for c in kernel_changes) or bool(modified.get(name))
+        if not touched:
+            out.append({"category": "package_binary",
+                        "title": f"{label}, same binary ({binaries} compiled file(s) identical)"})
+    return out
+
+
+def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Change]) -> list[dict[str, str]]:
+    """The usual suspects that both snapshots recorded and that did not change.
+
+    `changed` should be every change of the diff (volatile and policy-ignored ones too): a change at a
+    suspect's path or at an ancestor of it (a whole GPU added or removed) voids the suspect.
+    """
+    out = _packages_unchanged(diff, catalog, changed)
+    for suspect in catalog.suspects:
+        if not suspect.probes:
+            continue
+        if any(diff.a.probe_data(p) is None or diff.b.probe_data(p) is None for p in suspect.probes):
+            continue
+        if any(pattern.covers(c.parts) for c in changed for pattern in suspect.patterns):
+            continue
+        title = suspect.title
+        if suspect.count is not None:
+            count = sum(_count_nodes(probe_data(diff.a, p), suspect.count, ("probes", p, "data"))
+                        for p in suspect.probes)
+            title = title.replace("{n}", str(count))
+        out.append({"category": suspect.category, "title": title})
+    return sorted(out, key=lambda row: (row["category"], row["title"]))

@@ -1,0 +1,116 @@
+"""`driftcheck check`: the pre-benchmark gate. A fresh snapshot against a reference, under a policy
+(`driftcheck.analysis.policy`): which reference, which probes to retake, and the verdict.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from driftcheck.analysis.diff import diff_snapshots
+from driftcheck.analysis.explain import Explained, explain
+from driftcheck.analysis.policy import Policy, violations
+from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.errors import UnknownSnapshotError, UsageError
+from driftcheck.probes import probe_class
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.store.named import NamedSnapshots
+from driftcheck.store.snapshots import Store
+
+
+def check_reference(against: str | None, store: Store, host_name: str) -> Snapshot:
+    """What `driftcheck check` compares with: `against` (a baseline name or any snapshot reference), else
+    baseline `default`, else the newest snapshot probed on this host (never an import or a replay)."""
+    named = NamedSnapshots(store)
+    names = [b.name for b in named.entries()]
+    if against:
+        if against in names:
+            return named.snapshot(against)
+        try:
+            return resolve_snapshot(against, store)
+        except UnknownSnapshotError as exc:
+            known = f"baselines: {', '.join(names)}" if names else "no baselines saved yet"
+            raise UnknownSnapshotError(against, f"no such baseline, and {exc.reason} ({known})") from None
+    if "default" in names:
+        return named.snapshot("default")
+    for entry in store.entries():
+        if entry.host != host_name:
+            continue
+        snapshot = resolve_snapshot(entry.id, store)
+        if snapshot.document.get("origin") == "probed":
+            return snapshot
+    raise UsageError(f"nothing to check against: no baseline `default` and no snapshot probed on {host_name}; "
+                     "run `driftcheck baseline save default` first")
+
+
+def probes_to_check(reference: Snapshot) -> list[str]:
+    """The cheap built-in probes that `reference` holds: what a fresh check must take to compare with it."""
+    names = []
+    for name in reference.document["probes"]:
+        cls = probe_class(name)
+        if cls is not None and cls.cheap and not cls.on_request:
+            names.append(name)
+    return names
+
+
+def restricted_to(reference: Snapshot, probes: list[str]) -> Snapshot:
+    """`reference` with only the probes a check took, so probes it left out are not "missing"."""
+    document = copy.deepcopy(reference.document)
+    document["probes"] = {name: outcome for name, outcome in document["probes"].items() if name in probes}
+    return Snapshot(document, reference.source)
+
+
+# Benchmark verdicts that fail the gate (`driftcheck.baselines.verdict`): a shift either way.
+SHIFT_VERDICTS = ("slower", "faster")
+
+# Causes below this confidence (an unrelated variable such as LANG, a fact no rule knows) are shown
+# but do not fail the gate on their own.
+DEFAULT_MIN_CONFIDENCE = 0.1
+
+
+@dataclass
+class CheckResult:
+    """The verdict of `driftcheck check`."""
+
+    reference: Snapshot
+    fresh: Snapshot
+    explained: Explained
+    violations: list[str] = field(default_factory=list)
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE
+
+    @property
+    def relevant(self) -> list[Any]:
+        """The explanations confident enough to count as drift."""
+        return [e for e in self.explained.explanations if e.confidence >= self.min_confidence]
+
+    @property
+    def bench_shifts(self) -> list[dict[str, Any]]:
+        """Benchmarks that moved beyond their minimum detectable shift (`slower` or `faster`)."""
+        return [row for row in self.explained.bench if row.get("verdict") in SHIFT_VERDICTS]
+
+    @property
+    def drift(self) -> bool:
+        """The verdict: a confident enough cause, a policy violation, or a benchmark that moved.
+
+        An `inconclusive` benchmark never counts: the records could not tell a change from noise.
+        """
+        return bool(self.relevant or self.violations or self.bench_shifts)
+
+    def to_json(self) -> dict[str, Any]:
+        """What `driftcheck check --format json` prints: the explain report, the violations, the verdict."""
+        report = self.explained.to_json()
+        report["violations"] = self.violations
+        report["drift"] = self.drift
+        report["bench_shifts"] = [str(row.get("name")) for row in self.bench_shifts]
+        return report
+
+
+def check_against(reference: Snapshot, fresh: Snapshot, policy: Policy | None = None,
+                  min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> CheckResult:
+    """Compare `fresh` with `reference` (only the probes `fresh` took) and apply the policy."""
+    policy = policy or Policy()
+    base = restricted_to(reference, list(fresh.document["probes"]))
+    explained = explain(diff_snapshots(base, fresh), ignore=policy.ignores)
+    return CheckResult(reference, fresh, explained, violations(policy, fresh), min_confidence)
+

@@ -1,0 +1,75 @@
+"""Turning what the user typed (a path, an id prefix, @latest, @prev, @N, @boot, @before-boot) into a snapshot."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
+from driftcheck.reports.importer import read_snapshot_or_report
+from driftcheck.runs.reference import is_run_reference, run_snapshot_id
+from driftcheck.runs.store import RunStore
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.signing import verify_document
+from driftcheck.store.named import PREFIX as BASELINE_PREFIX
+from driftcheck.store.named import NamedSnapshots
+from driftcheck.store.snapshots import Store
+
+_POSITION = re.compile(r"^@(latest|prev|\d+)$")
+BOOT_REFERENCES = ("@boot", "@before-boot")
+
+
+def check_not_tampered(snapshot: Snapshot) -> Snapshot:
+    """`snapshot` if it is unsigned or its signature holds; TamperedSnapshotError if it was altered."""
+    verdict = verify_document(snapshot.document)
+    if verdict.status == "altered":
+        raise TamperedSnapshotError(snapshot.source, f"{verdict.message}; `driftcheck verify` says more")
+    return snapshot
+
+
+def resolve_snapshot(reference: str, store: Store | None = None, check_signature: bool = True) -> Snapshot:
+    """The snapshot `reference` names: a file, `@latest`, `@prev`, `@N` (N-th newest), `@boot` (the first
+    snapshot of the newest one's boot), `@before-boot` (the newest of the same host under another boot id),
+    `baseline:NAME`, a run (`run:ID`, `run:@latest`...: the snapshot taken before it; `:after` for the one
+    after) or an id prefix.
+
+    With `check_signature`, a signed snapshot whose content was altered is refused.
+    """
+    store = store or Store()
+    position = _POSITION.match(reference)
+    if reference.startswith(BASELINE_PREFIX):
+        snapshot = NamedSnapshots(store).snapshot(reference[len(BASELINE_PREFIX):])
+    elif is_run_reference(reference):
+        snapshot = store.by_prefix(run_snapshot_id(reference, RunStore(store.path)))
+    elif position:
+        which = position.group(1)
+        n = 0 if which == "latest" else 1 if which == "prev" else int(which)
+        snapshot = store.nth_newest(n)
+    elif reference in BOOT_REFERENCES:
+        snapshot = store.load(boot_reference(reference, store))
+    elif reference.startswith("@"):
+        raise UnknownSnapshotError(reference, "unknown position; use @latest, @prev, @N (0 = newest), @boot "
+                                              "or @before-boot")
+    elif Path(reference).exists():
+        # A pasted report (collect_env, check_env, nvidia-smi) is imported on the fly.
+        snapshot = read_snapshot_or_report(Path(reference))
+    elif "/" in reference or reference.endswith((".json", ".yaml")):
+        raise UnknownSnapshotError(reference, "no such file")
+    else:
+        snapshot = store.by_prefix(reference)
+    return check_not_tampered(snapshot) if check_signature else snapshot
+
+
+def boot_reference(reference: str, store: Store) -> str:
+    """The id `@boot` or `@before-boot` names, for the host of the newest snapshot; UnknownSnapshotError
+    saying why when there is none."""
+    points = store.boot_points(store.newest_host(reference))
+    if points.boot_id is None:
+        raise UnknownSnapshotError(reference, f"no stored snapshot of {points.host} records a boot id "
+                                              "(the system probe records it)")
+    if reference == "@boot":
+        return str(points.first_id)
+    if points.before_id is None:
+        raise UnknownSnapshotError(reference, f"every stored snapshot of {points.host} is from this boot "
+                                              f"({points.boot_id[:8]}); none was taken before it")
+    return points.before_id

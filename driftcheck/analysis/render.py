@@ -1,0 +1,130 @@
+"""Human renderings of snapshots, logs and diffs (the JSON forms come from the library directly)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from driftcheck.analysis.diff import Change, SnapshotDiff
+from driftcheck.probes import probe_names
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.paths import PathPart, format_path
+from driftcheck.store.snapshots import StoredSnapshot
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def flatten(data: Any, prefix: tuple[PathPart, ...] = ()) -> list[tuple[str, str]]:
+    """(path, value) for every leaf of `data`; lists stay whole, as in a diff."""
+    if isinstance(data, dict) and data:
+        rows: list[tuple[str, str]] = []
+        for key in sorted(data):
+            rows.extend(flatten(data[key], (*prefix, str(key))))
+        return rows
+    return [(format_path(prefix), _scalar(data))]
+
+
+def status_summary(counts: dict[str, int]) -> str:
+    return ", ".join(f"{status} {count}" for status, count in counts.items())
+
+
+def snapshot_text(snapshot: Snapshot, signer: str | None) -> str:
+    """`driftcheck show` in text: a header, then each probe's outcome and facts."""
+    doc = snapshot.document
+    lines = [f"snapshot {snapshot.short_id}  {snapshot.created_at}  host {snapshot.host_name}"
+             + (f"  label {snapshot.label!r}" if snapshot.label else ""),
+             f"origin {doc.get('origin', '?')}, driftcheck {doc.get('tool', {}).get('version', '?')}, "
+             + (f"signed by {signer}" if signer else "unsigned")]
+    # A stored document's keys come back sorted; show the probes in their report order instead.
+    order = {name: i for i, name in enumerate(probe_names())}
+    for name in sorted(doc["probes"], key=lambda n: (order.get(n, len(order)), n)):
+        outcome = doc["probes"][name]
+        status = outcome["status"]
+        duration = outcome.get("duration_s")
+        head = f"\n[{name}] {status}" + (f" ({duration:.2f} s)" if isinstance(duration, (int, float)) else "")
+        lines.append(head)
+        if status != "ok":
+            lines.append(f"  {(outcome.get('error') or {}).get('message', '')}")
+            continue
+        lines.extend(f"  {path}: {value}" for path, value in flatten(outcome.get("data") or {}))
+    return "\n".join(lines) + "\n"
+
+
+def human_size(size_bytes: int) -> str:
+    """`812 KiB`, `1.4 MiB`: a size as people read it."""
+    if size_bytes < 2**20:
+        return f"{size_bytes / 2**10:.0f} KiB"
+    return f"{size_bytes / 2**20:.1f} MiB" if size_bytes < 2**30 else f"{size_bytes / 2**30:.2f} GiB"
+
+
+def log_text(entries: list[StoredSnapshot], size_bytes: int | None = None) -> str:
+    """`driftcheck log` as a table, newest first; @N counts down this list from 0. A line marks each
+    reboot (a new boot id on a host) between the snapshots on either side of it."""
+    if not entries:
+        return "no snapshots yet; take one with `driftcheck snapshot`\n"
+    header = ("@", "id", "created (UTC)", "host", "boot", "label", "probes")
+    rows = [(str(position), entry.id[:12], entry.created_at[:19].replace("T", " "), entry.host,
+             (entry.boot_id or "")[:8], entry.label or "", status_summary(entry.status_counts))
+            for position, entry in enumerate(entries)]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"
+
+    out = [line(header)]
+    for entry, row in zip(entries, rows, strict=True):
+        out.append(line(row))
+        if entry.new_boot:
+            # Newest first: the reboot happened between this snapshot and the older one below.
+            out.append(f"{'':{widths[0]}}  -- {entry.host} rebooted: boot {str(entry.previous_boot_id)[:8]} below, "
+                       f"{str(entry.boot_id)[:8]} above --\n")
+    if size_bytes is not None:
+        out.append(f"store: {human_size(size_bytes)} on disk\n")
+    return "".join(out)
+
+
+def _describe_change_value(value: Any) -> str:
+    text = _scalar(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change] = (),
+              ranked: Sequence[str] = ()) -> str:
+    """`driftcheck diff` in text: changes grouped by category; `also`: hidden changes to show anyway.
+
+    Categories named in `ranked` (those of explain's ranked causes, most likely first) come first, in that
+    order; the rest follow alphabetically.
+    """
+    a, b = diff.a, diff.b
+    lines = [f"A {a.short_id}  {a.created_at}  {a.host_name}" + (f"  {a.label!r}" if a.label else ""),
+             f"B {b.short_id}  {b.created_at}  {b.host_name}" + (f"  {b.label!r}" if b.label else "")]
+    changes = diff.shown(include_volatile)
+    if not include_volatile:
+        changes = sorted(changes + [c for c in also if c not in changes], key=lambda c: c.path)
+    hidden = 0 if include_volatile else len(diff.volatile) - len([c for c in also if c in diff.volatile])
+    if not changes:
+        lines.append("no relevant differences" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
+        return "\n".join(lines) + "\n"
+    lines.append(f"{len(changes)} change(s)" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
+    if diff.not_in_report:
+        lines.append(f"{len(diff.not_in_report)} fact(s) not in the report, not compared")
+    by_category: dict[str, list[Any]] = {}
+    for change in changes:
+        by_category.setdefault(change.category, []).append(change)
+    order = {category: i for i, category in enumerate(dict.fromkeys(ranked))}
+    for category in sorted(by_category, key=lambda c: (order.get(c, len(order)), c)):
+        lines.append(f"\n{category}")
+        for change in by_category[category]:
+            if change.kind == "added":
+                lines.append(f"  + {change.path} = {_describe_change_value(change.after)}")
+            elif change.kind == "removed":
+                lines.append(f"  - {change.path} (was {_describe_change_value(change.before)})")
+            else:
+                lines.append(f"  ~ {change.path}: {_describe_change_value(change.before)} -> "
+                             f"{_describe_change_value(change.after)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,60 @@
+"""Where runs meet `explain`: the causes between the snapshots of two runs, and the telemetry findings
+ranked among them.
+
+`explain run:A run:B` diffs the snapshots taken before the two commands, as for any two snapshots;
+what this module adds is the telemetry, ranked with the snapshot's causes by confidence, and the
+change points of `runs --html` (consecutive runs whose snapshots differ in a way explain ranks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import pairwise
+
+from driftcheck.analysis.diff import diff_snapshots
+from driftcheck.analysis.explain import Explained, Explanation, explain
+from driftcheck.errors import DriftcheckError
+from driftcheck.runs.compare import Finding, RunComparison, compare_runs
+from driftcheck.runs.html import ChangePoint
+from driftcheck.runs.reference import is_run_reference, resolve_run
+from driftcheck.runs.store import RunRecord, RunStore
+from driftcheck.store.snapshots import Store
+
+TELEMETRY_RULE = "run_telemetry"
+
+
+def _as_explanation(finding: Finding) -> Explanation:
+    return Explanation(TELEMETRY_RULE, finding.category, finding.title, (finding.evidence,), finding.confidence,
+                       finding.fix)
+
+
+def rank_with_telemetry(result: Explained, comparison: RunComparison) -> Explained:
+    """`result` with the runs' telemetry findings ranked among its causes (by confidence, then category)."""
+    merged = [*result.explanations, *(_as_explanation(f) for f in comparison.findings)]
+    merged.sort(key=lambda e: (-e.confidence, e.category, e.title))
+    result.explanations = [replace(e, rank=rank) for rank, e in enumerate(merged, start=1)]
+    return result
+
+
+def change_points(runs: list[RunRecord], store: Store | None = None) -> list[ChangePoint]:
+    """Each run whose snapshot differs from the previous run's in a way explain ranks, with the top cause."""
+    store = store or Store()
+    points = []
+    for previous, run in pairwise(runs):
+        if not previous.snapshot_id or not run.snapshot_id:
+            continue
+        try:
+            result = explain(diff_snapshots(store.by_prefix(previous.snapshot_id), store.by_prefix(run.snapshot_id)))
+        except DriftcheckError:
+            continue  # a snapshot no longer in the store: no marker rather than a failed page
+        if result.explanations and previous.id is not None and run.id is not None:
+            points.append(ChangePoint(run.id, previous.id, result.explanations[0].title, len(result.explanations)))
+    return points
+
+
+def compare_references(a: str, b: str) -> RunComparison | None:
+    """The comparison of two run references (`run:12`, `run:@prev`); None unless both name runs."""
+    if not (is_run_reference(a) and is_run_reference(b)):
+        return None
+    store = RunStore()
+    return compare_runs(resolve_run(a, store)[0], resolve_run(b, store)[0])

@@ -1,0 +1,114 @@
+"""`driftcheck record`: save what the probes gathered on a host, redacted, as a replayable recording.
+
+A recording holds the raw inputs (files, listings, command output, facts-script results), not the
+parsed data, so a newer driftcheck can re-parse a user's machine, and a recording with one file
+edited (a governor, a THP setting, a cgroup limit) is a test case. Secrets are redacted on the way
+to disk exactly as in a snapshot: the environment, every process's environ and command line, and
+credentials in URLs or token shapes anywhere in recorded text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from driftcheck.errors import UsageError
+from driftcheck.hosts import Host, RecordingHost, ReplayHost
+from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.probes.redact import Redactor
+from driftcheck.probes.runner import ProbeOutcome, ProgressCallback, run_probes
+from driftcheck.probes.system import parse_cmdline
+
+_PROC_ENVIRON = re.compile(r"^/proc/[^/]+/environ$")
+_PROC_CMDLINE = re.compile(r"^/proc/[^/]+/cmdline$")
+_PROC_PID_FILE = re.compile(r"^/proc/(\d+)/")
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    """Where a recording went and how each probe ended while it was taken."""
+
+    directory: Path
+    outcomes: dict[str, ProbeOutcome]
+    files: int
+    commands: int
+
+
+def kernel_cmdline_as_recorded(content: bytes) -> bytes:
+    """/proc/cmdline reduced to the flags the system probe keeps; the rest describes how the host boots."""
+    flags = parse_cmdline(content.decode("utf-8", errors="replace")) or {}
+    tokens = [name if value is None else " ".join(f"{name}={part}" for part in value.split(" "))
+              for name, value in flags.items()]
+    return (" ".join(tokens) + "\n").encode("utf-8")
+
+
+def redact_file(redactor: Redactor, path: str, content: bytes) -> bytes:
+    """A file's content as it may be stored: environ and cmdline redacted, other text scrubbed."""
+    if path == "/proc/cmdline":
+        return kernel_cmdline_as_recorded(content)
+    if _PROC_ENVIRON.match(path):
+        items = [item.decode("utf-8", errors="surrogateescape") for item in content.split(b"\0") if item]
+        pairs = dict(item.partition("=")[::2] for item in items if "=" in item)
+        redacted = redactor.environ(pairs)
+        return b"".join(f"{k}={v}".encode("utf-8", errors="surrogateescape") + b"\0" for k, v in redacted.items())
+    if _PROC_CMDLINE.match(path):
+        argv = [item.decode("utf-8", errors="surrogateescape") for item in content.split(b"\0") if item]
+        return b"".join(arg.encode("utf-8", errors="surrogateescape") + b"\0" for arg in redactor.argv(argv))
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        return content  # binary (a shared object): holds no credential text, and its hash must stay true
+    scrubbed = redactor.scrub_value(text)
+    return content if scrubbed == text else scrubbed.encode("utf-8")
+
+
+def recording_host(inner: Host, redactor: Redactor) -> RecordingHost:
+    """A RecordingHost around `inner` that redacts everything on its way to disk."""
+    return RecordingHost(inner, redact_environ=redactor.environ,
+                         redact_file=lambda path, content: redact_file(redactor, path, content),
+                         redact_text=redactor.scrub_value)
+
+
+def _forget_other_processes(recorder: RecordingHost, outcomes: dict[str, ProbeOutcome], options: ProbeOptions) -> None:
+    """Drop what `--process` read of processes it did not describe: other users' command lines stay private.
+
+    A replay then finds no command line for them, so the same pattern matches the same processes.
+    """
+    described = {int(entry["pid"]) for entry in ((outcomes.get("process") and outcomes["process"].data) or {})
+                 .get("processes", {}).values() if isinstance(entry.get("pid"), int)}
+    described.update(options.pids)
+    for path in list(recorder.files):
+        pid = _PROC_PID_FILE.match(path)
+        if pid and int(pid.group(1)) not in described:
+            del recorder.files[path]
+
+
+def ensure_empty_directory(directory: Path) -> None:
+    """Refuse a directory that exists and holds anything (a recording never overwrites the user's files)."""
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{directory} exists and is not a directory")
+    if directory.is_dir() and any(directory.iterdir()):
+        raise UsageError(f"{directory} is not empty; record into a new or empty directory")
+
+
+def record(directory: Path, host: Host, probes: Sequence[Probe], redactor: Redactor,
+           options: ProbeOptions | None = None, progress: ProgressCallback | None = None) -> RecordResult:
+    """Run `probes` against `host` and save their raw inputs, redacted, to the empty `directory`."""
+    ensure_empty_directory(directory)
+    options = options or ProbeOptions()
+    recorder = recording_host(host, redactor)
+    outcomes = run_probes(recorder, probes, options, progress)
+    _forget_other_processes(recorder, outcomes, options)
+    recorder.save(directory, options=options.to_json())
+    return RecordResult(directory, outcomes, len(recorder.files), len(recorder.commands))
+
+
+def replay_options(host: ReplayHost, pids: Sequence[int] = (), patterns: Sequence[str] = ()) -> ProbeOptions:
+    """The options to replay with: those given now, else those the recording was taken with."""
+    recorded = ProbeOptions.from_json(host.recorded_options or {})
+    if pids or patterns:
+        return ProbeOptions(deep=recorded.deep, pids=tuple(pids), process_patterns=tuple(patterns),
+                            extra=recorded.extra)
+    return recorded

@@ -1,0 +1,101 @@
+"""The user's signing key pair and redaction secret, created on first use with mode 0600."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from driftcheck.errors import KeyFileError
+from driftcheck.snapshot.home import config_dir, ensure_private_dir
+
+SIGNING_KEY_FILE = "signing_key.pem"
+REDACTION_SECRET_FILE = "redaction.secret"
+
+
+def _write_new_private_file(path: Path, content: bytes) -> bool:
+    """Create `path` with mode 0600 holding `content`; False when another process made it first."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(content)
+    return True
+
+
+def _read_or_create(path: Path, make: bytes) -> bytes:
+    """The content of `path`, created with `make` if absent. Safe against concurrent first use."""
+    ensure_private_dir(path.parent)
+    # A temp file renamed into place would race two first runs into two different keys; O_EXCL
+    # makes exactly one writer win, and a loser reads the winner's file once it is complete.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if not path.exists() and _write_new_private_file(tmp, make):
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise KeyFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def public_key_text(public_key: Ed25519PublicKey) -> str:
+    """The raw 32-byte public key in base64: what travels in a snapshot and what `--trust` accepts."""
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return base64.b64encode(raw).decode("ascii")
+
+
+def fingerprint(public_key_b64: str) -> str:
+    """`SHA256:<base64>` of the raw public key, in the style of ssh-keygen -l."""
+    raw = base64.b64decode(public_key_b64)
+    return "SHA256:" + base64.b64encode(hashlib.sha256(raw).digest()).decode("ascii").rstrip("=")
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    """The user's Ed25519 signing key and where it lives."""
+
+    private_key: Ed25519PrivateKey
+    path: Path
+
+    @property
+    def public_key_b64(self) -> str:
+        return public_key_text(self.private_key.public_key())
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.public_key_b64)
+
+
+def load_signing_key(directory: Path | None = None) -> KeyPair:
+    """The user's signing key, created (mode 0600) on first use."""
+    path = (directory or config_dir()) / SIGNING_KEY_FILE
+    fresh = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    pem = _read_or_create(path, fresh)
+    try:
+        key = serialization.load_pem_private_key(pem, password=None)
+    except ValueError as exc:
+        raise KeyFileError(f"{path} is not a PEM private key: {exc}") from exc
+    if not isinstance(key, Ed25519PrivateKey):
+        raise KeyFileError(f"{path} holds a {type(key).__name__}, not an Ed25519 key")
+    return KeyPair(key, path)
+
+
+def load_redaction_secret(directory: Path | None = None) -> bytes:
+    """The per-user secret that keys the digests of redacted values, created on first use."""
+    path = (directory or config_dir()) / REDACTION_SECRET_FILE
+    secret = _read_or_create(path, secrets.token_bytes(32))
+    if len(secret) < 16:
+        raise KeyFileError(f"{path} is too short to be a redaction secret")
+    return secret

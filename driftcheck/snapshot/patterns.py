@@ -1,0 +1,101 @@
+"""The path language of the fact table, the rule catalog and policies: dotted patterns over change paths.
+
+A pattern is dot-separated segments over the parts of a change path: `name` a literal segment (fnmatch
+globs and `a|b` alternatives allowed), `*` any one segment, `**` any number of segments, `<var>` any one
+segment captured as `var`, `<var:GLOB>` a captured segment that must match GLOB. Matching works on the
+parts, not the printed path, so keys holding dots or slashes (`"zope.interface"`, `"flashinfer:lib/x.so"`)
+are one segment.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from driftcheck.errors import RuleCatalogError
+from driftcheck.snapshot.paths import PathPart
+
+_CAPTURE = re.compile(r"^<([a-z_]+)(?::(.+))?>$")
+
+
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One segment of a path pattern."""
+
+    globs: tuple[str, ...] = ()  # empty: any segment
+    capture: str | None = None
+    many: bool = False  # `**`
+
+    def accepts(self, part: PathPart) -> bool:
+        text = str(part)
+        return not self.globs or any(fnmatch.fnmatchcase(text, glob) for glob in self.globs)
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    """A compiled `match` pattern; `match(parts)` gives the captures or None."""
+
+    source: str
+    segments: tuple[Segment, ...]
+
+    def match(self, parts: Sequence[PathPart]) -> dict[str, str] | None:
+        return _match(self.segments, tuple(parts), {})
+
+    def covers(self, parts: Sequence[PathPart]) -> bool:
+        """Whether `parts` matches, or is an ancestor of a path that could match (a whole GPU removed
+        covers its clocks)."""
+        return _covers(self.segments, tuple(parts))
+
+
+def _covers(segments: tuple[Segment, ...], parts: tuple[PathPart, ...]) -> bool:
+    if not parts:
+        return True
+    if not segments:
+        return False
+    head, rest = segments[0], segments[1:]
+    if head.many:
+        return _covers(rest, parts) or _covers(segments, parts[1:])
+    return head.accepts(parts[0]) and _covers(rest, parts[1:])
+
+
+def _match(segments: tuple[Segment, ...], parts: tuple[PathPart, ...], captured: dict[str, str]) \
+        -> dict[str, str] | None:
+    if not segments:
+        return captured if not parts else None
+    head, rest = segments[0], segments[1:]
+    if head.many:
+        for skip in range(len(parts) + 1):
+            found = _match(rest, parts[skip:], captured)
+            if found is not None:
+                return found
+        return None
+    if not parts or not head.accepts(parts[0]):
+        return None
+    if head.capture:
+        captured = {**captured, head.capture: str(parts[0])}
+    return _match(rest, parts[1:], captured)
+
+
+def compile_pattern(source: str) -> PathPattern:
+    """Compile a dotted path pattern (see the module docstring)."""
+    if not isinstance(source, str) or not source.strip():
+        raise RuleCatalogError(f"empty path pattern {source!r}")
+    segments = []
+    for raw in source.split("."):
+        capture = _CAPTURE.match(raw)
+        if raw == "**":
+            segments.append(Segment(many=True))
+        elif raw == "*":
+            segments.append(Segment())
+        elif capture:
+            glob = capture.group(2)
+            segments.append(Segment(tuple(glob.split("|")) if glob else (), capture.group(1)))
+        elif raw:
+            segments.append(Segment(tuple(raw.split("|"))))
+        else:
+            raise RuleCatalogError(f"path pattern {source!r} has an empty segment")
+    return PathPattern(source, tuple(segments))
