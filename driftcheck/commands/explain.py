@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from driftcheck.analysis.confirm import bench_runner, confirm
+from driftcheck.analysis.confirm import bench_runner, confirm, confirm_plan
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.analysis.explain.render import explain_markdown, explain_text
@@ -47,7 +47,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         rank_with_telemetry(result, runs)
     confirmations = None
     if args.confirm:
-        run, why_not = bench_runner()
+        plan = confirm_plan(result, a, b)
+        sys.stderr.write(plan.text() + "\n")
+        run, why_not = bench_runner(plan.suite) if plan.causes else (None, "nothing to revert")
         confirmations = confirm(result, run, why_not)
     if args.format == "json":
         report = result.to_json()
