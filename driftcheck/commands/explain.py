@@ -29,7 +29,9 @@ def add(sub: Any) -> None:
     p.add_argument("b", help=SNAPSHOT_REF_HELP)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                    help="output format (default text; colour only on a terminal)")
-    p.add_argument("--all", action="store_true", help="also weigh volatile facts (timestamps, shell variables)")
+    p.add_argument("--all", action="store_true",
+                   help="everything: also weigh volatile facts (timestamps, shell variables), and list the "
+                        "causes of no known effect one by one instead of folding them into one line")
     p.add_argument("--confirm", action="store_true",
                    help="for the top causes that one process can revert (env vars), rerun the calibrated "
                         "benchmark here with A's value and report whether the number moves back")
@@ -68,5 +70,5 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     else:
         if runs is not None:
             sys.stdout.write(comparison_head_text(runs) + "\n")
-        sys.stdout.write(explain_text(result, use_colour(), confirmations))
+        sys.stdout.write(explain_text(result, use_colour(), confirmations, fold=not args.all))
     return EXIT_DIFFERENT if result.explanations else EXIT_OK

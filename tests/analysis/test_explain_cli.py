@@ -215,3 +215,22 @@ def test_identical_snapshots_exit_zero_and_list_unchanged(cli: Callable[..., Cli
     report = json.loads(result.stdout)
     assert report["explanations"] == [] and report["changes"] == []
     assert len(report["unchanged"]) >= 20
+
+
+def test_many_changes_of_no_known_effect_fold_into_one_line_and_all_expands_them(
+        cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    paths = []
+    for side in ("a", "b"):
+        document = json.loads((PAIRS / "env-other" / f"{side}.json").read_text("utf-8"))
+        if side == "b":
+            document["probes"]["env"]["data"]["vars"].update({f"MY_TOOL_SETTING_{i}": "x" for i in range(30)})
+        paths.append(tmp_path / f"{side}.json")
+        paths[-1].write_text(json.dumps(document), "utf-8")
+    folded = cli("explain", str(paths[0]), str(paths[1])).stdout
+    expanded = cli("explain", str(paths[0]), str(paths[1]), "--all").stdout
+    assert "MY_TOOL_SETTING_17" not in folded and "more change(s) of no known effect" in folded
+    assert "(31 in all) (--all lists them)" in folded
+    assert "MY_TOOL_SETTING_17" in expanded and "no known effect" not in expanded
+    assert len(folded.splitlines()) < len(expanded.splitlines()) - 60
+    report = json.loads(cli("explain", str(paths[0]), str(paths[1]), "--format", "json").stdout)
+    assert len(report["explanations"]) == 31  # machine-readable output is never folded
