@@ -135,7 +135,7 @@ def _slurm_fleet(args: argparse.Namespace) -> tuple[dict[str, Snapshot], dict[st
     return gathered.snapshots, gathered.failures
 
 
-def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str) -> None:
+def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str, fold: bool) -> None:
     if fmt == "json":
         document = report.to_json()
         document["snapshots"] = {host: snapshots[host].id for host in sorted(snapshots)}
@@ -143,7 +143,7 @@ def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str) -> None
     elif fmt == "markdown":
         sys.stdout.write(render_markdown(report))
     else:
-        sys.stdout.write(render_text(report, fold=not args.all))
+        sys.stdout.write(render_text(report, fold=fold))
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
@@ -156,7 +156,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         for snapshot in snapshots.values():
             store.add(snapshot)
     report = peer_report(snapshots, reference, args.against or "majority", failures)
-    _print(report, snapshots, args.format)
+    _print(report, snapshots, args.format, fold=not args.all)
     if failures or not snapshots:
         return EXIT_TROUBLE
     return EXIT_OK if report.uniform else EXIT_DIFFERENT

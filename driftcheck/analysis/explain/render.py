@@ -82,8 +82,8 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
     if result.explanations:
         lines.append("")
         lines.append(_paint(f"Likely causes, most likely first ({len(result.explanations)}):", "bold", colour))
-        shown, folded = split_folded(result.explanations) if fold else (result.explanations, [])
-        for e in shown:
+        listed, folded = split_folded(result.explanations) if fold else (result.explanations, [])
+        for e in listed:
             head = f"{e.rank:>2}. [{e.confidence:.2f}] {e.category}: {e.title}"
             lines.append(_paint(head, _confidence_colour(e), colour))
             lines.append(f"      fix: {e.fix}")
