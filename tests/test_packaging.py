@@ -22,13 +22,13 @@ def test_declared_dependencies_and_entry_point() -> None:
         assert name in requires
     extras = config["options.extras_require"]
     assert "torch" in extras["bench"] and "sglang" in extras["sglang"] and "pytest" in extras["test"]
-    assert "driftcheck = driftcheck.cli:main" in config["options.entry_points"]["console_scripts"]
+    assert "driftcheck = driftcheck.__main__:run" in config["options.entry_points"]["console_scripts"]
 
 
 def test_rule_catalog_is_package_data() -> None:
     setup = (PACKAGE.parent / "setup.cfg").read_text("utf-8")
-    assert "snapshot/*.yaml" in setup
-    assert (PACKAGE / "snapshot" / "rules.yaml").is_file()
+    assert "snapshot/*.yaml" in setup and "analysis/*.yaml" in setup
+    assert (PACKAGE / "analysis" / "rules.yaml").is_file() and (PACKAGE / "snapshot" / "facts.yaml").is_file()
 
 
 def test_every_module_imports_first_in_a_fresh_interpreter() -> None:

@@ -13,15 +13,73 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from driftcheck.analysis.explain.bench import bench_worse
 from driftcheck.analysis.explain.model import Explained, Explanation
 from driftcheck.baselines.compare import compare_records
 from driftcheck.baselines.deps import TORCH_PIN
+from driftcheck.baselines.plans import SUITE_BUDGET_S
+from driftcheck.errors import UsageError
+from driftcheck.snapshot.model import Snapshot
 
 BenchRun = Callable[[dict[str, str | None]], Any]
 _BENCH_TIMEOUT_S = 600.0
+# A child `driftcheck bench` pays an interpreter start and torch's import on top of the suite's budget.
+_RUN_OVERHEAD_S = 5.0
+DEFAULT_TOP = 3
+
+
+@dataclass(frozen=True)
+class ConfirmPlan:
+    """What `explain --confirm` will run, said before it runs: the causes it can revert, the runs, the time."""
+
+    suite: str
+    device: str
+    causes: tuple[Explanation, ...]
+
+    @property
+    def runs(self) -> int:
+        """Benchmark runs in all: one as B has it and one reverted, per cause."""
+        return 2 * len(self.causes)
+
+    @property
+    def estimate_s(self) -> float:
+        """About how long the runs take: the suite's budget plus a child's start-up, per run."""
+        budget = SUITE_BUDGET_S.get(self.device, SUITE_BUDGET_S["cpu"]).get(self.suite, SUITE_BUDGET_S["cpu"]["quick"])
+        return self.runs * (budget + _RUN_OVERHEAD_S)
+
+    def text(self) -> str:
+        """One line for stderr, before anything runs."""
+        if not self.causes:
+            return "confirm: none of the top causes can be reverted inside one process; nothing to run"
+        names = ", ".join(str((c.revert or {}).get("name")) for c in self.causes)
+        return (f"confirm: {len(self.causes)} cause(s) to revert ({names}); each runs `driftcheck bench --suite "
+                f"{self.suite}` twice (as B, then with A's value): {self.runs} runs on {self.device}, "
+                f"about {_duration(self.estimate_s)}")
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def confirm_plan(result: Explained, a: Snapshot, b: Snapshot, top: int = DEFAULT_TOP) -> ConfirmPlan:
+    """The plan of `explain --confirm` for A and B; a UsageError at once when neither holds benchmarks.
+
+    Without a benchmark figure on either side there is nothing a reverted cause could move back, so no
+    run is worth its minutes.
+    """
+    held = [s for s in (a, b) if (s.probe_data("bench") or {}).get("results")]
+    if not held:
+        raise UsageError("confirm needs benchmark figures, and neither snapshot holds any: save the "
+                         "reference with `driftcheck baseline save NAME --bench quick` first")
+    recorded = (b.probe_data("bench") or a.probe_data("bench") or {})
+    suite = str(recorded.get("suite") or "quick")
+    device = str(recorded.get("device") or "cpu")
+    causes = tuple(e for e in result.explanations[:top] if e.revert is not None)
+    return ConfirmPlan(suite if suite in SUITE_BUDGET_S["cpu"] else "quick", device, causes)
 
 
 def _compare(before: Any, after: Any) -> list[dict[str, Any]]:
@@ -73,7 +131,7 @@ def _verdict(explanation: Explanation, run: BenchRun, regressed: set[str]) -> st
     return f"not confirmed: with {undo}, no benchmark that fell moved back significantly"
 
 
-def confirm(result: Explained, run: BenchRun | None, why_not: str, top: int = 3) -> dict[int, str]:
+def confirm(result: Explained, run: BenchRun | None, why_not: str, top: int = DEFAULT_TOP) -> dict[int, str]:
     """For the `top` ranked causes: rank -> what reverting it did, or why it cannot be confirmed."""
     regressed = {str(row.get("name")) for row in result.bench if bench_worse(row)}
     out: dict[int, str] = {}

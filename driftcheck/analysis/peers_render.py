@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from driftcheck.analysis.explain.render import FOLD_BELOW
 from driftcheck.analysis.peers import Finding, PeerReport, describe_value
+
+_FOLDED_CATEGORIES = ("env_var_other", "other")
+
+
+def split_findings(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """(shown, folded): findings of no known effect under `FOLD_BELOW` fold when there are two or more."""
+    folded = [f for f in findings if f.confidence < FOLD_BELOW and f.category in _FOLDED_CATEGORIES]
+    return (findings, []) if len(folded) < 2 else ([f for f in findings if f not in folded], folded)
 
 
 def fact_label(path: str) -> str:
@@ -30,8 +39,8 @@ def _sentence(finding: Finding, total: int, reference_name: str) -> list[str]:
             for o in finding.outliers]
 
 
-def render_text(report: PeerReport) -> str:
-    """The peer report for a terminal."""
+def render_text(report: PeerReport, fold: bool = True) -> str:
+    """The peer report for a terminal; with `fold`, findings of no known effect collapse into one line."""
     lines = [_headline(report)]
     majority = report.reference == "majority"
     total = len(report.hosts)
@@ -39,7 +48,8 @@ def render_text(report: PeerReport) -> str:
         lines.append("only one snapshot: nothing to compare it with")
     elif report.uniform:
         lines.append("uniform: every compared fact is identical across the hosts")
-    for rank, finding in enumerate(report.findings, 1):
+    shown, folded = split_findings(report.findings) if fold else (report.findings, [])
+    for rank, finding in enumerate(shown, 1):
         facts = ", ".join(fact_label(p) for p in [finding.path, *finding.also])
         lines.append(f"{rank:>2}. [{finding.category}, {finding.confidence:.2f}] {facts}")
         for sentence, outlier in zip(_sentence(finding, total, report.reference), finding.outliers, strict=True):
@@ -48,6 +58,10 @@ def render_text(report: PeerReport) -> str:
                 lines.append(f"        cause: {outlier.cause}")
             if outlier.fix:
                 lines.append(f"        fix: {outlier.fix}")
+    if folded:
+        names = ", ".join(fact_label(f.path) for f in folded[:3])
+        lines.append(f"  + {len(folded)} more difference(s) of no known effect, each below {FOLD_BELOW:.2f}: "
+                     f"{names}{', ...' if len(folded) > 3 else ''} (--all lists them)")
     if report.unique_per_host:
         lines.append(f"set aside (a different value on every host, an identity): "
                      f"{', '.join(fact_label(p) for p in report.unique_per_host)}")

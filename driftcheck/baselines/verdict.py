@@ -46,6 +46,8 @@ MIN_SPREAD = 0.002
 VERDICTS = ("slower", "faster", "unchanged", "inconclusive")
 # Records whose MDS is wider than this cannot call a benchmark unchanged: a 25% change could hide.
 RESOLVED_MDS = 0.25
+# Beyond this MDS (±100%) the records say nothing: no verdict wording beyond "cannot resolve".
+UNRESOLVABLE_MDS = 1.0
 
 # Two-sided 99% critical values of Student's t (t_{0.995, df}) for df = 1..30.
 _T_995 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977,
@@ -138,8 +140,10 @@ def resolution(before: Sequence[RunFigure], after: Sequence[RunFigure], device: 
     sides = [_logs(before), _logs(after)]
     squares = sum(sum((x - statistics.fmean(side)) ** 2 for x in side) for side in sides if len(side) > 1)
     df = sum(len(side) - 1 for side in sides)
-    # One run's own CI (a 95% half-width) is a floor on how well its median is known.
-    within = max((f.ci_rel for f in (*before, *after)), default=0.0) / 1.96
+    # A typical run's own CI (a 95% half-width) is a floor on how well a run median is known. The median
+    # run, not the worst: with the worst, every added run could only raise the floor, so more runs could
+    # widen the MDS instead of narrowing it.
+    within = statistics.median([f.ci_rel for f in (*before, *after)] or [0.0]) / 1.96
     if df > 0:
         spread, measured = max(math.sqrt(squares / df), within, MIN_SPREAD), True
     else:
@@ -188,11 +192,14 @@ def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, An
     if not figures_before or not figures_after:
         entry["reason"] = "no usable median on one side"
         return entry
-    shift_log = statistics.fmean(_logs(figures_after)) - statistics.fmean(_logs(figures_before))
+    mean_before, mean_after = statistics.fmean(_logs(figures_before)), statistics.fmean(_logs(figures_after))
+    shift_log = mean_after - mean_before
     ratio = math.exp(shift_log)
     res = resolution(figures_before, figures_after, device)
-    # The figures for the entry itself: ratio of the geometric means, MDS and spread in percent.
-    entry.update(ratio=ratio, change_pct=round((ratio - 1.0) * 100.0, 2), mds_pct=round(res.mds * 100.0, 2),
+    # One estimator for every printed figure: before and after are the geometric means of the run
+    # medians, so `after / before` is the ratio and the percentage, never a figure of another estimator.
+    entry.update(before=math.exp(mean_before), after=math.exp(mean_after), ratio=ratio,
+                 change_pct=round((ratio - 1.0) * 100.0, 2), mds_pct=round(res.mds * 100.0, 2),
                  spread_pct=round((math.exp(res.spread) - 1.0) * 100.0, 2), spread_measured=res.measured)
     better = (ratio > 1.0) == higher_is_better(after)
     called = abs(shift_log) >= res.mds_log and abs(ratio - 1.0) >= MIN_EFFECT
@@ -220,6 +227,9 @@ def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, An
 
 
 def _inconclusive_reason(res: Resolution, device: str) -> str:
+    if res.measured and res.mds > UNRESOLVABLE_MDS:
+        # No projection: at this spread more runs would not bring the MDS to anything useful either.
+        return f"this machine cannot resolve it now (run-to-run spread ±{_percent(math.exp(res.spread) - 1.0)})"
     if not res.measured:
         return (f"one run per side: between-run spread unknown, assumed ±{(math.exp(res.spread) - 1) * 100:.0f}% "
                 f"(default for {device}); take both records with --runs 3 or more")
@@ -256,6 +266,9 @@ def verdict_text(entry: Mapping[str, Any]) -> str:
     mds = entry.get("mds_pct")
     runs = entry.get("runs") or [0, 0]
     text = f"{change:+.1f}%" if isinstance(change, (int, float)) else "n/a"
+    if (isinstance(mds, (int, float)) and mds > UNRESOLVABLE_MDS * 100.0 and entry.get("spread_measured")
+            and entry.get("verdict") == "inconclusive"):
+        return f"{text}: inconclusive - {entry.get('reason')}"
     if isinstance(mds, (int, float)):
         spread = float(entry.get("spread_pct") or 0.0)
         source = f"over {runs[0]}+{runs[1]} runs" if entry.get("spread_measured") else "assumed: one run per side"

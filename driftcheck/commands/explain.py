@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from driftcheck.analysis.confirm import bench_runner, confirm
+from driftcheck.analysis.confirm import bench_runner, confirm, confirm_plan
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.analysis.explain.render import explain_markdown, explain_text
@@ -29,7 +29,9 @@ def add(sub: Any) -> None:
     p.add_argument("b", help=SNAPSHOT_REF_HELP)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                    help="output format (default text; colour only on a terminal)")
-    p.add_argument("--all", action="store_true", help="also weigh volatile facts (timestamps, shell variables)")
+    p.add_argument("--all", action="store_true",
+                   help="everything: also weigh volatile facts (timestamps, shell variables), and list the "
+                        "causes of no known effect one by one instead of folding them into one line")
     p.add_argument("--confirm", action="store_true",
                    help="for the top causes that one process can revert (env vars), rerun the calibrated "
                         "benchmark here with A's value and report whether the number moves back")
@@ -47,7 +49,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         rank_with_telemetry(result, runs)
     confirmations = None
     if args.confirm:
-        run, why_not = bench_runner()
+        plan = confirm_plan(result, a, b)
+        sys.stderr.write(plan.text() + "\n")
+        run, why_not = bench_runner(plan.suite) if plan.causes else (None, "nothing to revert")
         confirmations = confirm(result, run, why_not)
     if args.format == "json":
         report = result.to_json()
@@ -66,5 +70,5 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     else:
         if runs is not None:
             sys.stdout.write(comparison_head_text(runs) + "\n")
-        sys.stdout.write(explain_text(result, use_colour(), confirmations))
+        sys.stdout.write(explain_text(result, use_colour(), confirmations, fold=not args.all))
     return EXIT_DIFFERENT if result.explanations else EXIT_OK

@@ -62,6 +62,8 @@ def add(sub: Any) -> None:
     p.add_argument("--against", metavar="REF",
                    help=f"compare every host with this snapshot instead of the majority ({SNAPSHOT_REF_HELP})")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
+    p.add_argument("--all", action="store_true",
+                   help="list differences of no known effect one by one instead of folding them into one line")
     p.add_argument("--no-store", action="store_true", help="do not keep the hosts' snapshots in the store")
     p.add_argument("--label", help="a note kept with every snapshot")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -133,7 +135,7 @@ def _slurm_fleet(args: argparse.Namespace) -> tuple[dict[str, Snapshot], dict[st
     return gathered.snapshots, gathered.failures
 
 
-def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str) -> None:
+def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str, fold: bool) -> None:
     if fmt == "json":
         document = report.to_json()
         document["snapshots"] = {host: snapshots[host].id for host in sorted(snapshots)}
@@ -141,7 +143,7 @@ def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str) -> None
     elif fmt == "markdown":
         sys.stdout.write(render_markdown(report))
     else:
-        sys.stdout.write(render_text(report))
+        sys.stdout.write(render_text(report, fold=fold))
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
@@ -154,7 +156,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         for snapshot in snapshots.values():
             store.add(snapshot)
     report = peer_report(snapshots, reference, args.against or "majority", failures)
-    _print(report, snapshots, args.format)
+    _print(report, snapshots, args.format, fold=not args.all)
     if failures or not snapshots:
         return EXIT_TROUBLE
     return EXIT_OK if report.uniform else EXIT_DIFFERENT

@@ -138,7 +138,18 @@ def _package_rows(s: Snapshot) -> list[Row]:
         head += f", {len(data['duplicates'])} installed twice"
     rows = [Row("software", "packages", head)]
     rows.extend(Row("software", "", line) for line in _wrap(shown))
-    return rows
+    return rows + _modified_rows(s)
+
+
+def _modified_rows(s: Snapshot) -> list[Row]:
+    """Packages whose compiled files differ from their RECORD: the first thing a reader must see, since the
+    version string then says nothing about the code that runs."""
+    modified = get(s.probe_data("kernels"), "modified_in_place") or {}
+    if not isinstance(modified, dict) or not modified:
+        return []
+    items = [f"{name} ({len(files)} file{'s' if len(files) != 1 else ''})" if isinstance(files, list) else str(name)
+             for name, files in sorted(modified.items())]
+    return [Row("software", "modified in place" if i == 0 else "", line) for i, line in enumerate(_wrap(items))]
 
 
 def _wrap(items: list[str], width: int = _WIDTH) -> list[str]:
@@ -280,17 +291,33 @@ def _islands(gpus: list[str], pairs: dict[str, str]) -> list[set[str]]:
     return list(groups.values())
 
 
-def _env_rows(s: Snapshot) -> list[Row]:
-    env = get(s.probe_data("env"), "vars") or {}
-    nccl = get(s.probe_data("nccl"), "env") or {}
-    variables = {**{k: v for k, v in env.items() if str(k).startswith(PERF_ENV_PREFIXES)}, **nccl}
+def _perf_vars(variables: Any) -> dict[str, Any]:
+    return {k: v for k, v in variables.items() if str(k).startswith(PERF_ENV_PREFIXES)} \
+        if isinstance(variables, dict) else {}
+
+
+def _var_rows(label: str, variables: dict[str, Any]) -> list[Row]:
     if not variables:
-        return [Row("environment", "perf vars", "none set")] if env else []
+        return [Row("environment", label, "none set")]
     items = [f"{k}={_short(str(v))}" for k, v in sorted(variables.items())]
     lines = _wrap(items)
     if len(lines) > 4:
         lines = [*lines[:3], f"... and {len(items) - sum(line.count('=') for line in lines[:3])} more"]
-    return [Row("environment", "perf vars" if i == 0 else "", line) for i, line in enumerate(lines)]
+    return [Row("environment", label if i == 0 else "", line) for i, line in enumerate(lines)]
+
+
+def _env_rows(s: Snapshot) -> list[Row]:
+    env = get(s.probe_data("env"), "vars") or {}
+    nccl = get(s.probe_data("nccl"), "env") or {}
+    processes = get(s.probe_data("process"), "processes") or {}
+    # A described server runs with the environment it was started with, not driftcheck's: "none set" for
+    # the shell says nothing about a server started with NCCL_P2P_DISABLE=1, so each one gets its own line.
+    served: list[Row] = []
+    for key, process in sorted(processes.items()) if isinstance(processes, dict) else ():
+        if isinstance(process, dict) and isinstance(process.get("environ"), dict):
+            served.extend(_var_rows(f"perf vars of {key}", _perf_vars(process["environ"])))
+    own_label = "perf vars (driftcheck's shell)" if served else "perf vars"
+    return (_var_rows(own_label, {**_perf_vars(env), **nccl}) if env or nccl else []) + served
 
 
 def _short(value: str, limit: int = 40) -> str:

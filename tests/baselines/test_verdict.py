@@ -110,3 +110,26 @@ def test_missing_sides_and_sorted_deterministic_output() -> None:
 
 def test_more_runs_resolve_finer() -> None:
     assert mds_with_runs(0.03, 5) < mds_with_runs(0.03, 3) < mds_with_runs(0.03, 2)
+
+
+def test_printed_before_after_and_percentage_come_from_one_estimator() -> None:
+    # The stored median of each record (100 and 60) is not the geometric mean of its run medians.
+    entry = verdict("gemm", record([100.0, 100.0, 130.0]), record([60.0, 60.0, 90.0]))
+    assert entry["after"] / entry["before"] == pytest.approx(entry["ratio"])
+    assert (entry["ratio"] - 1.0) * 100.0 == pytest.approx(entry["change_pct"], abs=0.01)
+    assert entry["before"] == pytest.approx((100.0 * 100.0 * 130.0) ** (1 / 3))
+
+
+def test_the_mds_shrinks_as_runs_grow_even_when_an_added_run_was_noisy() -> None:
+    three = verdict("gemm", record([100.0, 101.0, 99.0]), record([100.0, 101.0, 99.0]))
+    more = record([100.0, 101.0, 99.0] * 2)
+    more["runs"][-1]["ci_rel"] = 0.6  # one of the added runs was very unsteady within itself
+    six = verdict("gemm", more, record([100.0, 101.0, 99.0] * 2))
+    assert six["mds_pct"] < three["mds_pct"]
+
+
+def test_records_beyond_a_doubling_say_the_machine_cannot_resolve_it_and_project_nothing() -> None:
+    entry = verdict("decode", record([100.0, 400.0, 30.0]), record([100.0, 20.0, 500.0]))
+    assert entry["verdict"] == "inconclusive" and entry["mds_pct"] > 100.0
+    assert entry["reason"].startswith("this machine cannot resolve it now (run-to-run spread ±")
+    assert "--runs" not in entry["verdict_text"] and "MDS" not in entry["verdict_text"]

@@ -101,3 +101,24 @@ def test_a_package_that_decides_speed_ranks_above_one_that_does_not(tmp_path: Pa
     assert torch.reference == packages["torch"]["version"] and torch.holders == 4
     assert torch.outliers[0].fix and "torch==" in torch.outliers[0].fix
     assert torch.relevance == 1 and report.findings[1].relevance == 0
+
+
+def _env_node(name: str, variables: dict[str, str]) -> Snapshot:
+    from driftcheck.snapshot.model import new_document
+
+    document = new_document({"name": name}, {"env": {"status": "ok", "data": {"vars": variables, "groups": {}},
+                                                     "error": None, "duration_s": 0.0}})
+    return Snapshot(document, name)
+
+
+def test_differences_of_no_known_effect_fold_into_one_line_unless_all() -> None:
+    base = {"OMP_NUM_THREADS": "8", "HOME": "/root"}
+    fleet = {f"node-000{i}": _env_node(f"node-000{i}", dict(base)) for i in range(1, 4)}
+    odd = {**base, "OMP_NUM_THREADS": "1", **{f"MY_TOOL_SETTING_{i}": "x" for i in range(12)}}
+    fleet["node-0004"] = _env_node("node-0004", odd)
+    report = peer_report(fleet)
+    folded, expanded = render_text(report), render_text(report, fold=False)
+    assert "OMP_NUM_THREADS" in folded  # a known cause is never folded
+    assert "12 more difference(s) of no known effect" in folded and "MY_TOOL_SETTING_7" not in folded
+    assert "MY_TOOL_SETTING_7" in expanded
+    assert len(folded.splitlines()) <= len(expanded.splitlines()) - 11

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,3 +68,25 @@ def test_topology_in_one_line() -> None:
     assert topology_line(islands) == "SYS/PIX: 2 PCIe islands of 2"
     bridged = {"devices": ["GPU0", "GPU1"], "pairs": {"GPU0~GPU1": "PHB"}}
     assert topology_line(bridged) == "PHB all pairs"
+
+
+def _pair_side(case: str, side: str) -> dict[str, Any]:
+    return json.loads((DATA / "pairs" / case / f"{side}.json").read_text("utf-8"))
+
+
+def test_show_flags_packages_modified_in_place() -> None:
+    text = summary_text(Snapshot(_pair_side("modified-in-place", "b"), "b.json"), None)
+    assert re.search(r"modified in place\s+torch \(1 file\)\n", text)
+    assert "modified in place" not in summary_text(Snapshot(_pair_side("modified-in-place", "a"), "a.json"), None)
+
+
+def test_show_gives_a_described_server_its_own_perf_vars() -> None:
+    document = _pair_side("host-process-added", "b")
+    document["probes"]["env"]["data"]["vars"] = {"HOME": "/root"}  # driftcheck's own shell: none set
+    document["probes"]["nccl"]["data"]["env"] = {}
+    server = document["probes"]["process"]["data"]["processes"]["sglang.launch_server"]
+    server["environ"] = {"NCCL_P2P_DISABLE": "1", "HOME": "/root"}
+    text = summary_text(Snapshot(document, "b.json"), None)
+    assert re.search(r"perf vars of sglang.launch_server\s+NCCL_P2P_DISABLE=1\n", text)
+    # The shell's line says whose it is, so "none set" cannot be read as the server's.
+    assert re.search(r"perf vars \(driftcheck's shell\)\s+none set\n", text)

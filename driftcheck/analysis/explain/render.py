@@ -49,8 +49,32 @@ def _confidence_colour(explanation: Explanation) -> str:
     return "red" if explanation.confidence >= 0.5 else "yellow" if explanation.confidence >= 0.2 else "dim"
 
 
-def explain_text(result: Explained, colour: bool = False, confirmations: dict[int, str] | None = None) -> str:
-    """`driftcheck explain` as text: ranked causes, notes, unchanged suspects, benchmark evidence."""
+# Causes below this confidence that no rule knows (a LANG, a TERM) fold into one line unless asked for
+# with --all: the same floor under which `check` does not count a cause as drift.
+FOLD_BELOW = 0.1
+_FOLDED_CATEGORIES = ("env_var_other", "other")
+
+
+def split_folded(explanations: list[Explanation]) -> tuple[list[Explanation], list[Explanation]]:
+    """(shown, folded): the low-confidence causes of no known effect go to `folded`, the rest stay in rank order."""
+    folded = [e for e in explanations if e.confidence < FOLD_BELOW and e.category in _FOLDED_CATEGORIES]
+    if len(folded) < 2:  # one line for one cause is no fold
+        return explanations, []
+    return [e for e in explanations if e not in folded], folded
+
+
+def _folded_line(folded: list[Explanation]) -> str:
+    names = [e.title.split(" ", 1)[0] for e in folded[:4]]
+    more = f", ... ({len(folded)} in all)" if len(folded) > 4 else ""
+    return (f"  + {len(folded)} more change(s) of no known effect, each below {FOLD_BELOW:.2f}: "
+            f"{', '.join(names)}{more} (--all lists them)")
+
+
+def explain_text(result: Explained, colour: bool = False, confirmations: dict[int, str] | None = None,
+                 fold: bool = True) -> str:
+    """`driftcheck explain` as text: ranked causes, notes, unchanged suspects, benchmark evidence.
+
+    With `fold`, causes of no known effect under `FOLD_BELOW` collapse into one line."""
     diff = result.diff
     lines = [_header("A", diff.a), _header("B", diff.b)]
     if result.rebooted:
@@ -58,7 +82,8 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
     if result.explanations:
         lines.append("")
         lines.append(_paint(f"Likely causes, most likely first ({len(result.explanations)}):", "bold", colour))
-        for e in result.explanations:
+        listed, folded = split_folded(result.explanations) if fold else (result.explanations, [])
+        for e in listed:
             head = f"{e.rank:>2}. [{e.confidence:.2f}] {e.category}: {e.title}"
             lines.append(_paint(head, _confidence_colour(e), colour))
             lines.append(f"      fix: {e.fix}")
@@ -68,6 +93,8 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
             lines.extend(_paint(f"      evidence: {path}", "dim", colour) for path in shown)
             if confirmations and e.rank in confirmations:
                 lines.append(f"      confirm: {confirmations[e.rank]}")
+        if folded:
+            lines.append(_paint(_folded_line(folded), "dim", colour))
     else:
         lines.append("")
         lines.append(_paint("No relevant difference explains a performance shift.", "green", colour))
