@@ -22,6 +22,7 @@ from driftcheck.nvidia.topo import merge_topology
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.reports import formats
 from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.keys import KeyPair
 from driftcheck.snapshot.model import Snapshot, new_document, read_snapshot_file
 from driftcheck.snapshot.signing import sign_document
@@ -49,11 +50,9 @@ class ImportedFile:
 def read_text(path: Path) -> str:
     """The file's text (undecodable bytes replaced); UsageError when it cannot be read."""
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, not a report") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        return read_input(path, "a report").decode("utf-8", errors="replace")
+    except InputError as exc:
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def _unknown_reason(text: str) -> str:
@@ -186,8 +185,8 @@ def read_snapshot_or_report(path: Path) -> Snapshot:
         return read_snapshot_file(path)
     except SnapshotError as exc:
         try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
+            text = read_input(path, "a report").decode("utf-8", errors="replace")
+        except InputError:
             raise exc from None
         if text.lstrip("\ufeff \t\r\n").startswith(("{", "[")) or formats.detect(text) is None:
             if text.lstrip().startswith(("{", "[")):

@@ -10,6 +10,7 @@ from typing import Any
 
 from driftcheck.errors import SnapshotError
 from driftcheck.snapshot.canonical import snapshot_id
+from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.version import VERSION
 from driftcheck.snapshot.vocabulary import STATUSES
 
@@ -110,14 +111,70 @@ def validate_document(document: Any, source: str) -> dict[str, Any]:
     for name, outcome in document["probes"].items():
         if not isinstance(outcome, dict) or outcome.get("status") not in STATUSES:
             raise _fail(source, f"malformed snapshot (probe {name!r} has no valid status)")
+        problem = _outcome_problem(outcome)
+        if problem:
+            raise _fail(source, f"malformed snapshot (probe {name!r}: {problem})")
     signature = document.get("signature")
     if signature is not None and not isinstance(signature, dict):
         raise _fail(source, "malformed snapshot (signature must be an object)")
     return document
 
 
+# Deeper than any probe writes (the deepest shape is ~8 levels); deeper input is refused before a
+# recursive diff could overflow on it.
+MAX_DEPTH = 64
+
+
+def _outcome_problem(outcome: dict[str, Any]) -> str | None:
+    """What is wrong with the shape of one probe outcome (beyond its status), or None."""
+    if outcome.get("data") is not None and not isinstance(outcome["data"], dict):
+        return "data must be an object"
+    if outcome.get("error") is not None and not isinstance(outcome["error"], (str, dict)):
+        return "error must be text"
+    duration = outcome.get("duration_s")
+    if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))):
+        return "duration_s must be a number"
+    return None
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:20]} is out of range")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different: with a duplicate, the signed bytes and what a reader sees
+    could disagree, so it is refused."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        raise ValueError(f"the key {duplicate[:40]!r} appears twice in one object")
+    return document
+
+
+def _check_values(value: Any, depth: int = 0) -> None:
+    """Refuse what JSON allows but a snapshot cannot hold: lone surrogates (not Unicode), absurd depth."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a string holds a lone surrogate, which is not Unicode text") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_values(key, depth + 1)
+            _check_values(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_values(item, depth + 1)
 
 
 def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
@@ -128,7 +185,9 @@ def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
         except UnicodeDecodeError:
             raise _fail(source, "not a driftcheck snapshot (not UTF-8 text)") from None
     try:
-        document = json.loads(text, parse_constant=_reject_constant)
+        document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+                               object_pairs_hook=_unique_keys)
+        _check_values(document)
     except json.JSONDecodeError as exc:
         # An error at the very end, or a string that runs to the end, means the file was cut short.
         at_end = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
@@ -136,7 +195,7 @@ def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
         raise _fail(source, f"{hint} (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
         raise _fail(source, "not a driftcheck snapshot (nested too deeply)") from None
-    except ValueError as exc:  # NaN/Infinity (not JSON, and unsignable), an integer of thousands of digits
+    except ValueError as exc:  # NaN, 1e400, duplicated keys, lone surrogates, an integer of thousands of digits
         raise _fail(source, f"not a driftcheck snapshot ({exc})") from None
     return Snapshot(validate_document(document, source), source)
 
@@ -144,11 +203,9 @@ def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
 def read_snapshot_file(path: Path) -> Snapshot:
     """Read and validate the snapshot file at `path`."""
     try:
-        text = path.read_bytes()
-    except IsADirectoryError:
-        raise _fail(str(path), "is a directory, not a snapshot file") from None
-    except OSError as exc:
-        raise _fail(str(path), f"cannot read: {exc.strerror or exc}") from None
+        text = read_input(path, "a snapshot file")
+    except InputError as exc:
+        raise _fail(str(path), str(exc)) from None
     if not text.strip():
         raise _fail(str(path), "empty file, not a snapshot")
     return parse_snapshot(text, str(path))

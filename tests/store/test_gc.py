@@ -41,8 +41,9 @@ def test_keep_last_one_keeps_every_pinned_snapshot(cli: Callable[..., CliResult]
     ids.update({label: _snap(cli, label, rebooted) for label in ("new-boot", "plain-2", "newest")})
     assert cli("baseline", "save", "golden", ids["baseline"]).returncode == 0
     with sqlite3.connect(Store().path) as db:  # a run record, as `driftcheck run` keeps them
-        db.execute("CREATE TABLE runs (id TEXT PRIMARY KEY, snapshot_id TEXT, after_snapshot_id TEXT)")
-        db.execute("INSERT INTO runs VALUES ('r1', ?, ?)", (ids["run-before"], ids["run-after"]))
+        db.execute("INSERT INTO runs (command, cwd, host, started_at, duration_s, exit_code, snapshot_id, "
+                   "after_snapshot_id, metrics, telemetry) VALUES ('bench', '/', 'vm', '2026-12-01T00:00:00Z', "
+                   "1.0, 0, ?, ?, '[]', '{}')", (ids["run-before"], ids["run-after"]))
     result = cli("gc", "--keep-last", "1")
     assert result.returncode == 0, result.stderr
     kept = {e.label for e in Store().entries()}

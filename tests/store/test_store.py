@@ -158,7 +158,9 @@ def test_signatures_verify_after_a_round_trip_through_the_delta_store(tmp_path: 
         whole = db.execute("SELECT COUNT(*) FROM snapshots WHERE base_seq IS NULL").fetchone()[0]
         longest = db.execute("SELECT MAX(run_pos) FROM snapshots").fetchone()[0]
     assert whole == 1 and longest == RUN_LENGTH - 1
-    assert store.size_bytes() < 10 * len(canonical_bytes(days[0].document))
+    empty = Store(tmp_path / "empty.db")
+    empty.entries()  # the file with every table of the schema, and no row
+    assert store.size_bytes() - empty.size_bytes() < 10 * len(canonical_bytes(days[0].document))
 
 
 def test_removing_snapshots_keeps_every_other_readable(tmp_path: Path) -> None:
