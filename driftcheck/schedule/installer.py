@@ -15,6 +15,7 @@ the links that enabled it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -30,6 +31,12 @@ from typing import Any
 from driftcheck.errors import DriftcheckError, UsageError
 
 MARKER = "# driftcheck-schedule:"
+# sha256 of every other line of the file as written: a file whose lines no longer match was edited by
+# someone, and is left alone (named, never overwritten or removed without a word).
+DIGEST = "# driftcheck-digest:"
+# systemd and cron take absurd spans, but a snapshot every few centuries is a typo, not a schedule.
+MAX_EVERY_S = 366 * 86400
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 HEADER = "# Written by `driftcheck schedule install`; `driftcheck schedule remove` takes it away."
 BOOT_SERVICE = "driftcheck-boot.service"
 SCHEDULED_SERVICE = "driftcheck-scheduled.service"
@@ -117,6 +124,8 @@ def parse_duration(text: str) -> int:
     if not parts or _DURATION_PART.sub("", compact).strip():
         raise UsageError(f"--every {text!r}: not a duration (e.g. 1d, 6h, 30min, 1h30min)")
     seconds = sum(int(n) * _unit_seconds(unit) for n, unit in parts)
+    if seconds > MAX_EVERY_S:
+        raise UsageError(f"--every {text[:40]!r}: at most a year ({format_duration(MAX_EVERY_S)})")
     if seconds < 60:
         raise UsageError(f"--every {text!r}: at least a minute, please (a snapshot takes seconds)")
     return seconds
@@ -160,6 +169,8 @@ def driftcheck_argv(label: str, settings: Settings) -> list[str]:
         argv += ["--python", str(Path(settings.python).absolute())]
     if settings.bench:
         argv += ["--bench", settings.bench]
+    for word in argv:
+        refuse_control_characters(word, "the scheduled command")
     return argv
 
 
@@ -167,7 +178,19 @@ def _environment() -> dict[str, str]:
     """The variables that point driftcheck at this user's key and store, for runs that start without them."""
     env = {"HOME": str(Path.home())}
     env.update({name: os.environ[name] for name in _HOME_VARIABLES if os.environ.get(name)})
+    for name, value in env.items():
+        refuse_control_characters(value, name)
     return env
+
+
+def refuse_control_characters(value: str, what: str) -> str:
+    """`value`, unless it holds a control character: a newline in a unit or cron file starts a directive or
+    a job of its own, so no quoting makes it safe there (UsageError naming `what`)."""
+    found = _CONTROL.search(value)
+    if found:
+        raise UsageError(f"{what} holds a control character ({found.group()!r}); a schedule cannot carry it "
+                         "into a unit or cron file safely")
+    return value
 
 
 def _systemd_quote(word: str) -> str:
@@ -220,14 +243,35 @@ def _service(label: str, settings: Settings, after: Sequence[str], install: str 
               "ExecStart=" + " ".join(_systemd_quote(w) for w in driftcheck_argv(label, settings))]
     if install:
         lines += ["", "[Install]", f"WantedBy={install}"]
-    return "\n".join(lines) + "\n"
+    return with_digest(lines)
 
 
 def _timer(settings: Settings, made_dirs: Sequence[str]) -> str:
     lines = [HEADER, _marker(settings, made_dirs), "[Unit]", f"Description=driftcheck snapshot every {settings.every}",
              "", "[Timer]", f"OnBootSec={settings.every}", f"OnUnitActiveSec={settings.every}", "AccuracySec=1min",
              f"Unit={SCHEDULED_SERVICE}", "", "[Install]", "WantedBy=timers.target"]
-    return "\n".join(lines) + "\n"
+    return with_digest(lines)
+
+
+def _digest_of(lines: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(line for line in lines if not line.startswith(DIGEST)).encode()).hexdigest()
+
+
+def with_digest(lines: Sequence[str]) -> str:
+    """The file text of `lines` with a digest line after the first: what lets a later run tell an edit."""
+    return "\n".join([lines[0], f"{DIGEST} sha256:{_digest_of(lines)}", *lines[1:]]) + "\n"
+
+
+def is_unedited(text: str) -> bool:
+    """Whether `text` is still exactly what driftcheck wrote (its digest line matches its other lines)."""
+    lines = text.splitlines()
+    recorded = next((line[len(DIGEST):].strip() for line in lines if line.startswith(DIGEST)), None)
+    return recorded == f"sha256:{_digest_of(lines)}"
+
+
+def edited_files(paths: Sequence[Path]) -> list[Path]:
+    """Those of `paths` (files of ours) whose content changed since driftcheck wrote them."""
+    return [p for p in paths if p.is_file() and not is_unedited(p.read_text("utf-8", errors="replace"))]
 
 
 def unit_exists(name: str, root: Path | None) -> bool:
@@ -282,6 +326,10 @@ def _link_path(target: Target, unit: str, wanted_by: str) -> Path:
     return target.unit_dir / f"{wanted_by}.wants" / unit
 
 
+def _is_our_link(link: Path, target: Target) -> bool:
+    return link.is_symlink() and os.readlink(link) == _link_value(target, link.name)
+
+
 def _link_value(target: Target, unit: str) -> str:
     # As `systemctl --root` writes it: the path the unit will have on the running machine.
     return _in_machine(target.unit_dir / unit, target)
@@ -312,6 +360,15 @@ def install(settings: Settings, target: Target) -> Outcome:
         if path.exists() and not is_ours(path):
             raise UsageError(f"{path} exists and was not written by driftcheck; remove or rename it first")
     previous = find_installed(target)
+    edited = edited_files(previous.files)
+    if edited:
+        raise UsageError(f"{edited[0]} was edited since driftcheck wrote it; move your version away (or remove "
+                         "it) and install again: driftcheck does not overwrite an edit")
+    _, wanted, _ = unit_texts(settings, target)
+    for name, wants in wanted.items():
+        link = _link_path(target, name, wants)
+        if target.root is not None and (link.exists() or link.is_symlink()) and not _is_our_link(link, target):
+            raise UsageError(f"{link} exists and is not driftcheck's link to {name}; driftcheck does not replace it")
     # A new install replaces ours whole: the directories the earlier one made are made again if needed.
     removed = _remove_systemd(previous) if previous.files else []
     _, wanted_by, _ = unit_texts(settings, target)
@@ -385,11 +442,18 @@ def find_installed(target: Target) -> Installed:
 
 
 def remove(target: Target) -> Outcome:
-    """Take away the schedule of ours that `target` holds; nothing else."""
+    """Take away the schedule of ours that `target` holds; nothing else, and no file edited since it was
+    written (those stay, named in the notes, for their editor to decide)."""
     installed = find_installed(target)
+    edited = [] if target.kind == "cron" and target.user else edited_files(installed.files)
+    notes = [f"{path} was edited since driftcheck wrote it: left in place; remove it yourself if you mean to"
+             for path in edited]
+    installed.files = [p for p in installed.files if p not in edited]
+    installed.links = [link for link in installed.links if link.name not in {p.name for p in edited}
+                       and _is_our_link(link, target)]
     if target.kind == "cron":
-        return Outcome(target, [], _remove_cron(installed), [])
-    return Outcome(target, [], _remove_systemd(installed), [])
+        return Outcome(target, [], _remove_cron(installed), notes)
+    return Outcome(target, [], _remove_systemd(installed), notes)
 
 
 # --- cron fallback -------------------------------------------------------------------------------------
@@ -440,7 +504,10 @@ def _install_cron(settings: Settings, target: Target) -> Outcome:
         raise UsageError(f"{path} exists and was not written by driftcheck; remove or rename it first")
     if not target.cron_dir.is_dir():
         raise UsageError(f"{target.cron_dir}: no such directory (is cron installed?)")
-    path.write_text("\n".join(["SHELL=/bin/sh", *cron_lines(settings, "root")]) + "\n", "utf-8")
+    if path.exists() and not is_unedited(path.read_text("utf-8", errors="replace")):
+        raise UsageError(f"{path} was edited since driftcheck wrote it; move your version away (or remove it) "
+                         "and install again: driftcheck does not overwrite an edit")
+    path.write_text(with_digest(["SHELL=/bin/sh", *cron_lines(settings, "root")]), "utf-8")
     path.chmod(0o644)  # cron ignores a cron.d file that others may write
     return Outcome(target, [path], [], notes)
 

@@ -212,3 +212,56 @@ def test_bad_input_is_one_line(cli: Callable[..., CliResult], tmp_path: Path) ->
         result = cli("schedule", "install", *args)
         assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert sys.executable  # the interpreter the units name
+
+
+@pytest.mark.parametrize("where", ["DRIFTCHECK_HOME", "--python"])
+def test_a_newline_never_reaches_a_unit_or_cron_file(cli: Callable[..., CliResult], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    root, cron_d = tmp_path / "root", tmp_path / "cron.d"
+    (root / UNIT_DIR).mkdir(parents=True)
+    cron_d.mkdir()
+    injected = str(tmp_path) + "\nExecStartPre=/bin/touch " + str(tmp_path / "pwned")
+    extra: list[str] = []
+    if where == "DRIFTCHECK_HOME":
+        monkeypatch.setenv("DRIFTCHECK_HOME", injected)
+    else:
+        python = tmp_path / "py\n* * * * * root touch pwned"
+        python.write_text("#!/bin/sh\n")
+        python.chmod(0o755)
+        extra = ["--python", str(python)]
+    for target in (["--root", str(root)], ["--cron-dir", str(cron_d)]):
+        done = cli("schedule", "install", *target, *extra)
+        assert done.returncode == 2 and "control character" in done.stderr
+    assert not list((root / UNIT_DIR).iterdir()) and not list(cron_d.iterdir())
+
+
+def test_an_absurd_interval_is_refused() -> None:
+    with pytest.raises(UsageError, match="at most a year"):
+        parse_duration("99999999999999w")
+    assert parse_duration("52w") == 52 * 604800
+
+
+def test_an_edited_unit_is_named_and_left_alone_by_remove_and_by_reinstall(cli: Callable[..., CliResult],
+                                                                          tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / UNIT_DIR).mkdir(parents=True)
+    assert cli("schedule", "install", "--root", str(root)).returncode == 0
+    timer = root / UNIT_DIR / "driftcheck-scheduled.timer"
+    timer.write_text(timer.read_text("utf-8").replace("AccuracySec=1min", "AccuracySec=1s"), "utf-8")
+    again = cli("schedule", "install", "--every", "6h", "--root", str(root))
+    assert again.returncode == 2 and "was edited since driftcheck wrote it" in again.stderr
+    assert "AccuracySec=1s" in timer.read_text("utf-8")
+    removed = cli("schedule", "remove", "--root", str(root))
+    assert removed.returncode == 0 and f"{timer} was edited" in removed.stderr
+    assert timer.exists() and "AccuracySec=1s" in timer.read_text("utf-8")
+    assert not (root / UNIT_DIR / "driftcheck-scheduled.service").exists()  # the unedited one went
+
+
+def test_a_users_own_link_at_the_enable_path_is_not_replaced(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    wants = root / UNIT_DIR / "timers.target.wants"
+    wants.mkdir(parents=True)
+    (wants / "driftcheck-scheduled.timer").symlink_to("/etc/systemd/system/my-own.timer")
+    done = cli("schedule", "install", "--root", str(root))
+    assert done.returncode == 2 and "is not driftcheck's link" in done.stderr
+    assert os.readlink(wants / "driftcheck-scheduled.timer") == "/etc/systemd/system/my-own.timer"
