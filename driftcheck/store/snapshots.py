@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from driftcheck.errors import SnapshotError, UnknownSnapshotError
+from driftcheck.errors import SnapshotError, TamperedSnapshotError, UnknownSnapshotError
 from driftcheck.snapshot.canonical import canonical_bytes
+from driftcheck.snapshot.canonical import snapshot_id as snapshot_id_of
 from driftcheck.snapshot.home import data_dir
 from driftcheck.snapshot.model import Snapshot, parse_snapshot, validate_document
 from driftcheck.store.database import STORE_FILE, open_database
@@ -265,7 +266,13 @@ class Store:
             document = self._decode(db, row[0])
         # Validated as a file would be: a damaged row is a one-line error.
         source = f"store:{snapshot_id[:12]}"
-        return Snapshot(validate_document(document, source), source)
+        validate_document(document, source)
+        # The id is the hash of the content: a row whose content no longer hashes to it was changed in the
+        # file behind driftcheck's back, signed or not.
+        if snapshot_id_of(document) != snapshot_id:
+            raise TamperedSnapshotError(source, "its content no longer matches its id: the store row was "
+                                                "changed after it was written")
+        return Snapshot(document, source)
 
     def load(self, snapshot_id: str) -> Snapshot:
         """The stored snapshot with exactly this id."""

@@ -252,3 +252,17 @@ def test_removing_the_oldest_keeps_the_rest_as_deltas(tmp_path: Path) -> None:
     assert store.size_bytes() <= before
     for snap in days[5:9] + days[10:]:
         assert canonical_bytes(store.load(snap.id).document) == canonical_bytes(snap.document)
+
+
+def test_an_unsigned_row_changed_in_the_file_is_refused_on_load(tmp_path: Path) -> None:
+    from driftcheck.store.delta import pack, unpack
+
+    store = Store(tmp_path / "s.db")
+    snapshot_id = store.add(_snapshot("honest"))
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        payload = db.execute("SELECT payload FROM snapshots WHERE id = ?", (snapshot_id,)).fetchone()[0]
+        document = json.loads(unpack(payload))
+        document["label"] = "forged"
+        db.execute("UPDATE snapshots SET payload = ? WHERE id = ?", (pack(document), snapshot_id))
+    with pytest.raises(TamperedSnapshotError, match="no longer matches its id"):
+        store.load(snapshot_id)
