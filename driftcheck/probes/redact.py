@@ -12,27 +12,44 @@ import hmac
 import re
 from collections.abc import Mapping, Sequence
 
-SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY",
-                     "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
+SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY",
+                     "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PWD")
+# Parts of names that look like a secret word but count things: MAX_TOKENS, TOKENIZER_PATH, AUTHOR, OLDPWD/PWD
+# (the working directory). They never make a name secret on their own.
+_NOT_SECRET_PARTS = re.compile(r"TOKENS|TOKENI[SZ]|AUTHOR|^(?:OLD)?PWD$")
 # Names ending in _KEY that carry no secret: key ids and public key material published on purpose.
 PUBLIC_KEY_NAMES = frozenset({"GPG_KEY", "PYTHON_GPG_KEY", "PUBLIC_KEY", "SSH_PUBLIC_KEY", "GPG_KEY_ID",
                               "NVIDIA_GPG_KEY", "CUDA_GPG_KEY", "DEBIAN_KEY"})
 REDACTED_PATTERN = re.compile(r"<redacted:hmac-sha256:[0-9a-f]{16}>")
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<cred>[^/@\s:]+:[^/@\s]*|[^/@\s:]+)@")
+# A URL's authority: everything after `scheme://` up to the path, query or end. Its user-info is what comes
+# before the LAST `@` of it (a password may itself hold `@`), and may have an empty user (`redis://:pw@host`).
+_URL_AUTHORITY = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?#\s]*)")
+# `name=value` in a query string or a `key=value;` connection string.
+_QUERY_PARAMETER = re.compile(r"(?P<head>[?&;](?P<name>[A-Za-z0-9_.-]+)=)(?P<value>[^&;#\s]*)")
+# Webhook URLs carry their secret in the path.
+_WEBHOOK_PATH = re.compile(r"(?P<head>hooks\.slack\.com/(?:services|workflows)/|discord(?:app)?\.com/api/webhooks/"
+                           r"|webhook\.office\.com/webhookb2/|api\.telegram\.org/bot)(?P<secret>[^\s?#\"']+)")
+# `--flag value` / `--flag=value` inside a value (EXTRA_ARGS="--port 30000 --token X").
+_FLAG_PAIR = re.compile(r"(?P<flag>(?<![\w-])--?[A-Za-z][A-Za-z0-9_-]*)(?P<sep>=|\s+)(?P<value>[^\s\"']+)")
 # Well-known token shapes, caught even in a variable whose name looks harmless.
 _TOKEN_SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|sk-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20,})\b")
-# Command-line flags whose value is a secret (`--api-key X` or `--api-key=X`).
-SECRET_FLAGS = ("--api-key", "--token", "--password", "--hf-token", "--secret", "--auth", "--admin-api-key")
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name says its value is a credential."""
-    upper = name.upper()
-    if any(part in upper for part in SECRET_NAME_PARTS):
+    """Whether a name (an environment variable, a command-line flag, a query parameter) says its value is a
+    credential. One rule for all three: `--hf_token`, `--openai-api-key`, `HF_TOKEN`, `?password=`."""
+    upper = re.sub(r"[^A-Z0-9]+", "_", name.upper().lstrip("-")).strip("_")
+    words = _NOT_SECRET_PARTS.sub("", upper)
+    if any(part in words for part in SECRET_NAME_PARTS):
         return True
-    return upper.endswith("_KEY") and upper not in PUBLIC_KEY_NAMES
+    return (upper.endswith("_KEY") or upper == "KEY") and upper not in PUBLIC_KEY_NAMES
+
+
+def is_secret_flag(flag: str) -> bool:
+    """Whether a named command-line flag (`--api-key`, `--hf_token`, `--openai-api-key`) carries a secret."""
+    return flag.startswith("-") and len(flag.lstrip("-")) > 1 and is_secret_name(flag)
 
 
 class Redactor:
@@ -49,9 +66,29 @@ class Redactor:
         return f"<redacted:hmac-sha256:{mac.hexdigest()[:16]}>"
 
     def scrub_value(self, value: str) -> str:
-        """`value` with credentials inside URLs and well-known token shapes replaced."""
-        value = _URL_CREDENTIALS.sub(lambda m: m.group("scheme") + self.digest(m.group("cred")) + "@", value)
+        """`value` with every secret inside it replaced: URL user-info, secret query parameters, webhook paths,
+        the values of secret flags (`--token X` inside EXTRA_ARGS) and well-known token shapes."""
+        value = _URL_AUTHORITY.sub(self._authority, value)
+        value = _QUERY_PARAMETER.sub(lambda m: m.group("head") + self._digest_if(m.group("name"), m.group("value")),
+                                     value)
+        value = _WEBHOOK_PATH.sub(lambda m: m.group("head") + self.digest(m.group("secret")), value)
+        value = _FLAG_PAIR.sub(lambda m: m.group("flag") + m.group("sep") + (
+            self.digest(m.group("value")) if is_secret_flag(m.group("flag")) else m.group("value")), value)
         return _TOKEN_SHAPES.sub(lambda m: self.digest(m.group(0)), value)
+
+    def text(self, value: str) -> str:
+        """Any free text bound for a snapshot, a label, a run record or a log line: `scrub_value`."""
+        return self.scrub_value(value)
+
+    def _authority(self, match: re.Match[str]) -> str:
+        authority = match.group("authority")
+        if "@" not in authority:
+            return match.group(0)
+        user_info, _, host = authority.rpartition("@")
+        return match.group("scheme") + self.digest(user_info) + "@" + host
+
+    def _digest_if(self, name: str, value: str) -> str:
+        return self.digest(value) if value and is_secret_name(name) else value
 
     def environ(self, environ: Mapping[str, str]) -> dict[str, str]:
         """An environment safe to store: secret-named values digested, others scrubbed."""
@@ -68,7 +105,7 @@ class Redactor:
                 hide_next = False
                 continue
             flag, sep, value = arg.partition("=")
-            if flag.lower() in SECRET_FLAGS:
+            if is_secret_flag(flag):
                 if sep:
                     cleaned.append(f"{flag}={self.digest(value)}")
                 else:
