@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +51,39 @@ def test_line_splitter_waits_for_a_split_crlf() -> None:
         splitter.feed(chunk)
     splitter.close()
     assert lines == ["a", "b\u00e9", "c"]
+
+
+def test_a_terminate_sent_to_driftcheck_reaches_the_commands_grandchildren(tmp_path: Path) -> None:
+    import os
+    import signal
+    import threading
+    import time
+
+    import psutil
+
+    from driftcheck.runs.execute import run_command
+
+    pid_file = tmp_path / "grandchild.pid"
+    # A launcher whose worker (the grandchild) would keep the GPU if only the launcher were told to stop.
+    launcher = (f"import subprocess, sys, time\n"
+                f"worker = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+                f"open({str(pid_file)!r}, 'w').write(str(worker.pid))\n"
+                f"time.sleep(60)\n")
+
+    def terminate_us_once_the_worker_runs() -> None:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() or not pid_file.read_text():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=terminate_us_once_the_worker_runs, daemon=True).start()
+    with open(os.devnull, "w") as sink:
+        finished = run_command([sys.executable, "-c", launcher], lambda line: None, stdout=sink, stderr=sink)
+    assert finished.signal == "SIGTERM" and finished.forwarded
+    worker = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while psutil.pid_exists(worker) and psutil.Process(worker).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "the worker outlived the terminate"
+        time.sleep(0.05)
