@@ -152,7 +152,7 @@ def test_python_probe_reads_the_target_interpreter(cli, tmp_path: Path) -> None:
 
 
 def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
-    parser = build_parser()
+    parser = build_parser(*COMMANDS)
     names = [action for action in parser._subparsers._group_actions[0].choices]  # type: ignore[union-attr]
     assert len(names) == len(COMMANDS)
     for name in names:

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from driftcheck.analysis.references import resolve_snapshot
-from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP
+from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format
 from driftcheck.snapshot.signing import verify_document
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck verify` and its handler."""
-    p = sub.add_parser("verify", help="check a snapshot's signature",
-                       description="Check that a snapshot is signed and unaltered. Exit 0 when intact (and "
-                                   "signed by a trusted key, if --trust is given), 1 when unsigned, altered "
-                                   "or signed by another key, 2 when it cannot be read.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck verify` and its handler."""
+    p.description = ("Check that a snapshot is signed and unaltered. Exit 0 when intact (and signed by a trusted "
+                     "key, if --trust is given), 1 when unsigned, altered or signed by another key, 2 when it "
+                     "cannot be read.")
     p.add_argument("snapshot", help=SNAPSHOT_REF_HELP)
     p.add_argument("--trust", action="append", metavar="KEY",
                    help="a public key or fingerprint (from `driftcheck key`) to accept; repeatable")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    add_format(p)
     p.set_defaults(handler=_cmd_verify)
 
 

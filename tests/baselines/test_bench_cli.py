@@ -45,7 +45,7 @@ def test_text_output_and_unknown_options(cli: Callable[..., object]) -> None:
     assert lines[1].split()[:3] == ["benchmark", "median", "unit"]
     assert lines[2].startswith("launch_eager_us_per_op") and " us " in lines[2]
     bad = cli("bench", "--budget-s", "-1")
-    assert bad.returncode == 2 and "--budget-s must be positive" in bad.stderr  # type: ignore[attr-defined]
+    assert bad.returncode == 2 and "--budget-s: -1 must be positive" in bad.stderr  # type: ignore[attr-defined]
 
 
 def test_without_torch_one_line_error_with_install_hint() -> None:
@@ -92,7 +92,7 @@ def test_snapshot_with_bench_verifies_and_diff_hides_bench(cli_process: Callable
     snaps = []
     for index in range(2):
         path = tmp_path / f"snap{index}.json"
-        done = cli_process("snapshot", "--probe", "env", "--bench", "quick", "--bench-budget-s", "1.5", "-q",
+        done = cli_process("snapshot", "--probe", "env", "--bench", "quick", "--budget-s", "1.5", "-q",
                            "-o", str(path))
         assert done.returncode == 0, done.stderr  # type: ignore[attr-defined]
         snaps.append(path)
