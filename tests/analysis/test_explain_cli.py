@@ -118,6 +118,7 @@ def test_confirm_without_torch_says_how_to_get_it(cli: Callable[..., CliResult],
     assert report["explanations"][0]["confirm"].startswith("not confirmable: the calibrated benchmark needs torch")
 
 
+@pytest.mark.slow  # runs the real benchmark
 def test_confirm_reruns_the_real_benchmark_for_an_env_suspect(cli: Callable[..., CliResult],
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import driftcheck.commands.explain as cli_module

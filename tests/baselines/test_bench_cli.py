@@ -8,12 +8,17 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import bench_options
 from driftcheck.probes.redact import Redactor
 from tests.baselines.test_serving import server  # noqa: F401 - fixture
 from tests.conftest import REPO_ROOT
+
+# Every test here runs a benchmark suite or serving measurement through the CLI.
+pytestmark = pytest.mark.slow
 
 QUICK_CPU = {"launch_eager_us_per_op", "gemm_fp32_1024_gflops", "skinny_gemm_fp32_b4_h4096_gbps",
              "device_copy_64mib_gbps", "decode_eager_tok_per_s", "decode_eager_ms_per_token"}
