@@ -126,9 +126,9 @@ def test_runs_text_and_one_run_in_detail(cli_process: Callable[..., CliResult]) 
     (("explain", "run:@latest", "run:@prev"), "the store holds 0 run(s)"),
     (("show", "run:abc"), "not a run reference"),
 ])
-def test_bad_input_is_one_line_and_exit_2(cli_process: Callable[..., CliResult], args: tuple[str, ...],
+def test_bad_input_is_one_line_and_exit_2(cli: Callable[..., CliResult], args: tuple[str, ...],
                                           message: str) -> None:
-    done = cli_process(*args)
+    done = cli(*args)
     assert done.returncode == 2 and message in done.stderr
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
 
