@@ -8,6 +8,8 @@ handler below is in place.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 
@@ -18,8 +20,15 @@ def run() -> None:
 
         code = main()
     except KeyboardInterrupt:
-        sys.stderr.write("driftcheck: interrupted\n")
         code = 130
+        sys.stderr.write("driftcheck: interrupted\n")
+    if code == 130:
+        # Leave at once: an interrupt that landed inside an import can make the interpreter's own shutdown
+        # end the process by SIGINT instead of with the code (seen one time in three at 0.3 s).
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(130)
     sys.exit(code)
 
 

@@ -2,65 +2,105 @@
 
 Exit codes follow diff(1): 0 nothing relevant differs (or all is well), 1 differences (or a failed
 verification), 2 trouble (bad input, unreadable snapshot, missing library or host).
-Each command lives in its own module under `driftcheck.commands`; a new command is a new module there
-and one entry in `COMMANDS`.
+
+Each command lives in its own module under `driftcheck.commands`, named in `COMMANDS` with its one-line
+summary (as pip's `commands_dict`). Only the module of the command being run is imported: `driftcheck
+--help` lists every command from the summaries here, and `driftcheck key show` does not pay for the
+diff engine, the probes or the benchmarks. A new command is one module there and one line in `COMMANDS`.
+
+A command module provides `add_arguments(parser)`: it sets the parser's description, declares the options
+(with the factories of `driftcheck.commands.common`) and sets `handler=` (per sub-action where the command
+has several) and, where options constrain each other, one `validate=`, run before the handler.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from driftcheck.commands import (
-    baseline,
-    bench,
-    check,
-    diff,
-    explain,
-    fleet,
-    gc,
-    importing,
-    key,
-    log,
-    record,
-    report,
-    run,
-    runs,
-    schedule,
-    show,
-    snapshot,
-    verify,
-)
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 from driftcheck.snapshot.version import VERSION
 
-COMMANDS = (snapshot, show, verify, key, log, diff, explain, check, baseline, bench, importing, record, gc,
-            schedule, report, fleet, run, runs)
+
+class CommandInfo(NamedTuple):
+    """Where a command lives and what `driftcheck --help` says of it."""
+
+    module: str
+    summary: str
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser, one sub-command per module in `COMMANDS`."""
+COMMANDS: dict[str, CommandInfo] = {
+    "snapshot": CommandInfo("driftcheck.commands.snapshot",
+                            "probe this machine (or one over SSH) and keep a signed snapshot"),
+    "show": CommandInfo("driftcheck.commands.show", "print a snapshot (a one-screen summary; --full for every fact)"),
+    "verify": CommandInfo("driftcheck.commands.verify", "check a snapshot's signature, and who signed it"),
+    "key": CommandInfo("driftcheck.commands.key", "print your public signing key and its fingerprint"),
+    "log": CommandInfo("driftcheck.commands.log", "list stored snapshots, newest first"),
+    "diff": CommandInfo("driftcheck.commands.diff", "compare two snapshots"),
+    "explain": CommandInfo("driftcheck.commands.explain",
+                           "rank the differences most likely to explain a performance shift"),
+    "check": CommandInfo("driftcheck.commands.check",
+                         "pre-benchmark gate: fresh snapshot vs baseline, exit 1 on drift"),
+    "baseline": CommandInfo("driftcheck.commands.baseline", "name snapshots as baselines (baseline:NAME)"),
+    "bench": CommandInfo("driftcheck.commands.bench",
+                         "run the calibrated baseline benchmarks, or measure a serving stack"),
+    "import": CommandInfo("driftcheck.commands.importing",
+                          "build a snapshot from pasted environment reports and nvidia-smi outputs"),
+    "record": CommandInfo("driftcheck.commands.record",
+                          "save the probes' raw inputs on this machine, redacted, for replay"),
+    "gc": CommandInfo("driftcheck.commands.gc", "remove old snapshots from the store (never a pinned one)"),
+    "schedule": CommandInfo("driftcheck.commands.schedule",
+                            "take snapshots at every boot and on a schedule (systemd or cron)"),
+    "report": CommandInfo("driftcheck.commands.report",
+                          "write a bug-report attachment: report.md and the signed snapshot"),
+    "fleet": CommandInfo("driftcheck.commands.fleet", "snapshot many hosts (SSH or Slurm) and name the odd ones out"),
+    "run": CommandInfo("driftcheck.commands.run",
+                       "run a benchmark command and keep its figures with the machine state"),
+    "runs": CommandInfo("driftcheck.commands.runs",
+                        "list recorded runs with their figures, or chart them in an HTML page"),
+}
+
+
+def build_parser(*commands: str) -> argparse.ArgumentParser:
+    """The argument parser: every command listed with its summary; the options only of `commands`.
+
+    Only the modules of `commands` are imported; `build_parser(*COMMANDS)` builds the whole parser.
+    """
     parser = Parser(prog="driftcheck",
-                     description="Record the state of a GPU benchmark/inference machine in signed snapshots, "
-                                 "and compare two of them to see what changed.",
-                     epilog="Exit codes: 0 no relevant difference / all well, 1 differences or a failed "
-                            "verification, 2 trouble. Files live under $DRIFTCHECK_HOME when it is set.")
+                    description="Record the state of a GPU benchmark/inference machine in signed snapshots, "
+                                "and compare two of them to see what changed.",
+                    epilog="Exit codes: 0 no relevant difference / all well, 1 differences or a failed "
+                           "verification, 2 trouble. Files live under $DRIFTCHECK_HOME when it is set.")
     parser.add_argument("--version", action="version", version=f"driftcheck {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    for command in COMMANDS:
-        command.add(sub)
+    for name, info in COMMANDS.items():
+        command_parser = sub.add_parser(name, help=info.summary, description=info.summary)
+        if name in commands:
+            importlib.import_module(info.module).add_arguments(command_parser)
     return parser
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command named in `argv`: the first word that is no option (the top level has no option values)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(_command_word(words) or "").parse_args(words)
+    if getattr(args, "handler", None) is None:  # the command word was not where `_command_word` looked
+        args = build_parser(args.command).parse_args(words)
     try:
+        validate = getattr(args, "validate", None)
+        if validate is not None:
+            validate(args)
         return int(args.handler(args))
     except DriftcheckError as exc:
         sys.stderr.write(f"driftcheck: error: {exc}\n")

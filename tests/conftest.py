@@ -17,6 +17,19 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
 
+# Fixtures that start a real peer (a server, a venv) or spawn the CLI: every test using one is `slow`, marked
+# here once rather than by hand in each file. `pytest -m "not slow"` is the inner loop.
+SLOW_FIXTURES = frozenset({"cli_process", "transformers_server", "sshd", "sshd_factory", "remote_python",
+                           "pristine_venv", "wheel_venv"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow` every test that uses one of `SLOW_FIXTURES`."""
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @dataclass
 class CliResult:
     returncode: int
@@ -34,10 +47,17 @@ def driftcheck_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
-    """Run `driftcheck ARGS` in-process; returns exit code and captured output."""
+    """Run `driftcheck ARGS` in-process; returns exit code and captured output.
+
+    A usage error (argparse exits) comes back as its exit code, as it would from the process; anything else
+    that escapes `main` (a traceback a user would see) fails the test.
+    """
 
     def run(*args: str) -> CliResult:
-        code = main(list(args))
+        try:
+            code = main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 2
         out, err = capsys.readouterr()
         return CliResult(code, out, err)
 
@@ -46,7 +66,8 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
 
 @pytest.fixture
 def cli_process() -> Callable[..., CliResult]:
-    """Run `python -m driftcheck ARGS` as a real process (for tracebacks, exit codes, environment)."""
+    """Run `python -m driftcheck ARGS` as a real process, where a process is the point (signals, pipes, what
+    a fresh interpreter imports); a test using it belongs under `@pytest.mark.slow`. Else use `cli`."""
 
     def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> CliResult:
         full_env = {**os.environ, **(env or {})}

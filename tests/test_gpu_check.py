@@ -8,7 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO_ROOT
+
+# Every test here runs benchmarks/gpu_check.py in its own process.
+pytestmark = pytest.mark.slow
 
 SCRIPT = REPO_ROOT / "benchmarks" / "gpu_check.py"
 ITEMS = ["nvml_vs_nvidia_smi", "cuda_events", "cuda_graph_launch", "gemm_bf16", "gemm_fp16", "device_copy",

@@ -27,15 +27,15 @@ def _narrowed_copy(source: Path, target: Path) -> Path:
     return target
 
 
-def test_done_when_scenario_diff_lists_link_width_and_power_limit(cli_process: Callable[..., Any],
+def test_done_when_scenario_diff_lists_link_width_and_power_limit(cli: Callable[..., Any],
                                                                    tmp_path: Path) -> None:
     a_xml = shutil.copy(XML, tmp_path / "a.xml")
     b_xml = _narrowed_copy(XML, tmp_path / "b.xml")
     a_json, b_json = tmp_path / "a.json", tmp_path / "b.json"
-    first = cli_process("import", str(a_xml), str(TOPO), "-o", str(a_json))
-    second = cli_process("import", str(b_xml), str(TOPO), "-o", str(b_json))
+    first = cli("import", str(a_xml), str(TOPO), "-o", str(a_json))
+    second = cli("import", str(b_xml), str(TOPO), "-o", str(b_json))
     assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
-    diff = cli_process("diff", str(a_json), str(b_json), "--format", "json")
+    diff = cli("diff", str(a_json), str(b_json), "--format", "json")
     assert diff.returncode == 1, diff.stderr
     changes = {c["path"]: c for c in json.loads(diff.stdout)["changes"]}
     width = changes[f"probes.pcie.data.gpus.{UUID}.link.width_current"]
@@ -82,14 +82,14 @@ def test_text_output_and_topology_alone(cli: Callable[..., Any], tmp_path: Path)
     assert list(probes) == ["pcie"] and probes["pcie"]["data"]["topology"]["pairs"]["GPU0~GPU7"] == "NV18"
 
 
-def test_query_gpu_csv_imports_and_a_sampling_log_is_refused_in_one_line(cli_process: Callable[..., Any],
+def test_query_gpu_csv_imports_and_a_sampling_log_is_refused_in_one_line(cli: Callable[..., Any],
                                                                           tmp_path: Path) -> None:
     out = tmp_path / "csv.json"
-    ok = cli_process("import", str(NVIDIA_DATA / "text" / "query-gpu_l40s_595.80_idle.csv"), "-o", str(out))
+    ok = cli("import", str(NVIDIA_DATA / "text" / "query-gpu_l40s_595.80_idle.csv"), "-o", str(out))
     assert ok.returncode == 0, ok.stderr
     gpu = json.loads(out.read_text("utf-8"))["probes"]["gpu"]["data"]
     assert (gpu["source"], next(iter(gpu["gpus"].values()))["power"]["limit_w"]) == ("nvidia-smi-csv", 350.0)
-    result = cli_process("import", str(NVIDIA_DATA / "text" / "query-gpu_power-draw-samples_pkb.csv"))
+    result = cli("import", str(NVIDIA_DATA / "text" / "query-gpu_power-draw-samples_pkb.csv"))
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert "sampling log" in result.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import configparser
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "driftcheck"
 
 
@@ -31,6 +33,7 @@ def test_rule_catalog_is_package_data() -> None:
     assert (PACKAGE / "analysis" / "rules.yaml").is_file() and (PACKAGE / "snapshot" / "facts.yaml").is_file()
 
 
+@pytest.mark.slow  # one fresh interpreter per module
 def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
     """An import cycle shows only when its module is imported first; try each one first, in its own process."""
     import subprocess

@@ -6,44 +6,47 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from driftcheck.baselines.plans import DEVICES, SUITES
 from driftcheck.baselines.render import results_text
 from driftcheck.baselines.repeated import run_repeated
 from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
-from driftcheck.commands.common import EXIT_OK, check_output_path, positive_int, run_progress, write_new_file
+from driftcheck.commands.common import (
+    EXIT_OK,
+    add_budget,
+    add_format,
+    add_output,
+    add_runs,
+    check_output_path,
+    run_progress,
+    write_new_file,
+)
 from driftcheck.errors import UsageError
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.server import redacting_scrub
 from driftcheck.snapshot.keys import load_redaction_secret
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck bench` and its handler."""
-    p = sub.add_parser("bench", help="run the calibrated baseline benchmarks, or measure a serving stack",
-                       description="Run a calibrated benchmark suite (warm-up until settled, repeat until the "
-                                   "95% CI of each median is within ±1% or the budget is spent) and print "
-                                   "median, n, CV and CI per benchmark. With --runs N, N independent runs (each "
-                                   "in its own process) measure the spread between runs too; a run disturbed by "
-                                   "other work is flagged and repeated once. With --server, measure a running "
-                                   "OpenAI-compatible server (SGLang, vLLM, transformers serve) instead: TTFT, "
-                                   "inter-token latency per token and per streamed chunk, output tokens/s, each "
-                                   "request's output length checked. Needs torch (suites) "
-                                   "or sglang (--sglang-model).")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck bench`, its handler and the check of its options."""
+    p.description = ("Run a calibrated benchmark suite (warm-up until settled, repeat until the 95% CI of each "
+                     "median is within ±1% or the budget is spent) and print median, n, CV and CI per benchmark. "
+                     "With --runs N, N independent runs (each in its own process) measure the spread between runs "
+                     "too; a run disturbed by other work is flagged and repeated once. With --server, measure a "
+                     "running OpenAI-compatible server (SGLang, vLLM, transformers serve) instead: TTFT, "
+                     "inter-token latency per token and per streamed chunk, output tokens/s, each request's output "
+                     "length checked. Needs torch (suites) or sglang (--sglang-model).")
     p.add_argument("--suite", choices=SUITES, default="quick", help="which suite (default quick)")
     p.add_argument("--device", choices=DEVICES, default="auto", help="where to run (default auto)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
-    p.add_argument("--budget-s", type=float, metavar="S",
-                   help="total time budget of the suite instead of its default (small: a fast smoke run)")
-    p.add_argument("--runs", type=positive_int, default=1, metavar="N",
-                   help="independent runs, each in its own process (default 1; 3 or more measure the "
-                        "between-run spread that verdicts need)")
+    add_format(p)
+    add_budget(p, "total time budget of the suite instead of its default (small: a fast smoke run)")
+    add_runs(p, 1, "independent runs, each in its own process (default 1; 3 or more measure the between-run "
+                   "spread that verdicts need)")
     p.add_argument("--only", action="append", metavar="TEXT",
                    help="run only benchmarks whose name contains TEXT (repeatable)")
-    p.add_argument("--server", metavar="URL", help="measure the OpenAI-compatible server at URL")
-    p.add_argument("--sglang-model", metavar="PATH", help="measure sglang's offline engine on this model")
+    serving = p.add_mutually_exclusive_group()
+    serving.add_argument("--server", metavar="URL", help="measure the OpenAI-compatible server at URL")
+    serving.add_argument("--sglang-model", metavar="PATH", help="measure sglang's offline engine on this model")
     p.add_argument("--model", help="model name to request from --server (default: its first listed model)")
     p.add_argument("--requests", type=int, default=ServingPlan.requests, help="requests per concurrency level")
     p.add_argument("--concurrency", type=int, default=ServingPlan.concurrency,
@@ -51,9 +54,15 @@ def add(sub: Any) -> None:
     p.add_argument("--prompt-words", type=int, default=ServingPlan.prompt_words, help=argparse.SUPPRESS)
     p.add_argument("--output-tokens", type=int, default=ServingPlan.output_tokens,
                    help="tokens generated per request (default %(default)s)")
-    p.add_argument("-o", "--output", type=Path, help="also write the JSON results to this file")
-    p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")
-    p.set_defaults(handler=_cmd_bench)
+    add_output(p, "also write the JSON results to this file")
+    p.set_defaults(handler=_cmd_bench, validate=_validate)
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if args.output:
+        check_output_path(args.output, args.force)
+    if args.runs > 1 and (args.server or args.sglang_model):
+        raise UsageError("--runs repeats the benchmark suites; a serving measurement takes --requests instead")
 
 
 def _progress() -> Callable[[str], None]:
@@ -65,12 +74,6 @@ def _progress() -> Callable[[str], None]:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    if args.output:
-        check_output_path(args.output, args.force)
-    if args.server and args.sglang_model:
-        raise UsageError("--server and --sglang-model measure different things; give one")
-    if args.runs > 1 and (args.server or args.sglang_model):
-        raise UsageError("--runs repeats the benchmark suites; a serving measurement takes --requests instead")
     plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
                        concurrency=args.concurrency, model=args.model)
     if args.server:

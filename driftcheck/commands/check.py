@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from driftcheck import api
 from driftcheck.analysis.explain.render import explain_markdown, explain_text
@@ -16,49 +15,45 @@ from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
     SNAPSHOT_REF_HELP,
-    add_host_arguments,
-    positive_int,
+    add_format,
+    add_host,
+    add_no_store,
+    add_probe_selection,
+    add_python,
+    add_runs,
     progress_printer,
     remote_host,
     use_colour,
+    validate_host,
 )
-from driftcheck.errors import UsageError
-from driftcheck.probes import probe_names
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck check` and its handler."""
-    p = sub.add_parser("check", help="pre-benchmark gate: fresh snapshot vs baseline, exit 1 on drift",
-                       description="Take a fresh snapshot (cheap probes unless --probe), compare it with the "
-                                   "reference (default: baseline `default`, else the previous snapshot), print "
-                                   "the explanation and any policy violation. Exit 0 no relevant drift, 1 drift "
-                                   "or a policy violation, 2 trouble. When the reference carries benchmark results "
-                                   "(baseline save --bench), the same suite reruns and each benchmark gets a "
-                                   "verdict: slower/faster beyond its minimum detectable shift is drift, "
-                                   "unchanged and inconclusive are not.")
-    p.add_argument("--against", metavar="NAME|SNAP",
-                   help=f"a baseline name or {SNAPSHOT_REF_HELP}")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck check`, its handler and the check of its options."""
+    p.description = ("Take a fresh snapshot (cheap probes unless --probe), compare it with the reference (default: "
+                     "baseline `default`, else the previous snapshot), print the explanation and any policy "
+                     "violation. Exit 0 no relevant drift, 1 drift or a policy violation, 2 trouble. When the "
+                     "reference carries benchmark results (baseline save --bench), the same suite reruns and each "
+                     "benchmark gets a verdict: slower/faster beyond its minimum detectable shift is drift, "
+                     "unchanged and inconclusive are not.")
+    p.add_argument("--against", metavar="NAME|SNAP", help=f"a baseline name or {SNAPSHOT_REF_HELP}")
     p.add_argument("--policy", type=Path, metavar="FILE", help="YAML policy: ignore, tolerances, must")
-    p.add_argument("--probe", action="append", metavar="NAME",
-                   help=f"take this probe (repeatable); default: the cheap ones; known: {', '.join(probe_names())}")
-    p.add_argument("--python", metavar="PATH",
-                   help="the interpreter whose packages matter; default: ours, or python3 on a --host")
-    add_host_arguments(p)
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
+    add_probe_selection(p, "take this probe; default: the cheap ones", skip=False)
+    add_python(p)
+    add_host(p)
+    add_format(p, ("text", "markdown", "json"))
     p.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
                    help=f"causes below this confidence are shown but are not drift (default {DEFAULT_MIN_CONFIDENCE})")
-    p.add_argument("--no-store", action="store_true", help="do not keep the fresh snapshot in the store")
-    p.add_argument("--no-bench", action="store_true",
-                   help="do not rerun the reference's benchmarks (by default, a reference with benchmark results "
-                        "has them rerun: same suite, runs and budget)")
-    p.add_argument("--runs", type=positive_int, metavar="N",
-                   help="independent benchmark runs instead of the reference's number")
-    p.set_defaults(handler=_cmd_check)
+    add_no_store(p, "do not keep the fresh snapshot in the store")
+    reruns = p.add_mutually_exclusive_group()
+    reruns.add_argument("--no-bench", action="store_true",
+                        help="do not rerun the reference's benchmarks (by default, a reference with benchmark "
+                             "results has them rerun: same suite, runs and budget)")
+    add_runs(reruns, help="independent benchmark runs instead of the reference's number")
+    p.set_defaults(handler=_cmd_check, validate=validate_host)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    if args.no_bench and args.runs:
-        raise UsageError("--runs sets the benchmark reruns that --no-bench skips; give one")
     with remote_host(args) as host:
         result = api.check(args.against, policy=args.policy, probes=args.probe,
                            python=None if host else args.python, host=host,

@@ -1,4 +1,9 @@
-"""What the commands share: the parser class, exit codes, output files, progress, probe options."""
+"""What the commands share: the parser class, exit codes, the option factories, output files, progress.
+
+Cheap to import on purpose: every command imports it, `driftcheck key show` included, so what only some
+commands need (the API, the store, the probes) is imported inside the functions that use it.
+An option that means the same thing in several commands is declared once here, under one name.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,17 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from driftcheck.api import make_probe_options
 from driftcheck.errors import UsageError
-from driftcheck.hosts import Host
-from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.runner import ProbeOutcome
-from driftcheck.snapshot.canonical import pretty_json
-from driftcheck.snapshot.model import Snapshot
-from driftcheck.store.snapshots import Store
+
+if TYPE_CHECKING:
+    from driftcheck.hosts import Host
+    from driftcheck.probes.base import ProbeOptions
+    from driftcheck.probes.runner import ProbeOutcome
+    from driftcheck.snapshot.model import Snapshot
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
@@ -57,6 +61,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number of seconds (or other amount) above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text} must be positive")
     return value
 
 
@@ -109,37 +124,132 @@ def use_colour() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def add_process_arguments(p: Any) -> None:
+# --- Option factories: one declaration per concept, one name across the commands. ---
+
+# A parser or a group of one (a mutually exclusive group declares a conflict once, where the options are).
+Options = argparse._ActionsContainer
+
+def add_format(p: Options, choices: Sequence[str] = ("text", "json"), default: str = "text",
+               help: str | None = None) -> None:
+    """`--format`: the output format."""
+    p.add_argument("--format", choices=tuple(choices), default=default,
+                   help=help or f"output format (default {default})")
+
+
+def add_label(p: Options, help: str = "a note kept with the snapshot (e.g. 'before reboot')") -> None:
+    """`--label TEXT`."""
+    p.add_argument("--label", help=help)
+
+
+def add_python(p: Options,
+               help: str = "the interpreter whose packages matter; default: ours, or python3 on a --host") -> None:
+    """`--python PATH`: the interpreter whose packages matter."""
+    p.add_argument("--python", metavar="PATH", help=help)
+
+
+def add_probe_selection(p: Options, verb: str = "take only this probe", skip: bool = True) -> None:
+    """`--probe NAME` (repeatable), and `--skip NAME` unless `skip` is False."""
+    from driftcheck.probes import probe_names  # the probe classes, only for the commands that probe
+
+    p.add_argument("--probe", action="append", metavar="NAME",
+                   help=f"{verb} (repeatable); known: {', '.join(probe_names())}")
+    if skip:
+        p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
+
+
+def add_bench_suite(p: Options, help: str) -> None:
+    """`--bench SUITE`: one of the calibrated benchmark suites."""
+    from driftcheck.baselines.plans import SUITES
+
+    p.add_argument("--bench", choices=SUITES, metavar="SUITE", help=f"{help} ({', '.join(SUITES)})")
+
+
+def add_runs(p: Options, default: int | None = None,
+             help: str = "independent benchmark runs, each in its own process (3 or more measure the between-run "
+                         "spread that verdicts need)") -> None:
+    """`--runs N`: independent benchmark runs, whatever command starts them."""
+    p.add_argument("--runs", type=positive_int, default=default, metavar="N", help=help)
+
+
+def add_budget(p: Options, help: str | None = None) -> None:
+    """`--budget-s S`: the benchmark suite's time budget (hidden where it is only for tests and smoke runs)."""
+    p.add_argument("--budget-s", type=positive_float, metavar="S", help=help or argparse.SUPPRESS)
+
+
+def add_limit(p: Options, help: str) -> None:
+    """`-n/--limit N`: show at most N entries (the only meaning of `-n` in driftcheck)."""
+    p.add_argument("-n", "--limit", type=positive_int, default=None, metavar="N", help=help)
+
+
+def add_output(p: Options, help: str, metavar: str = "FILE",
+               force_help: str = "overwrite the --output file if it exists") -> None:
+    """`-o/--output` and `--force`, which lets it replace an existing file."""
+    p.add_argument("-o", "--output", type=Path, metavar=metavar, help=help)
+    p.add_argument("--force", action="store_true", help=force_help)
+
+
+def add_no_store(p: Options, help: str = "do not keep it in the local store (needs -o)") -> None:
+    """`--no-store`."""
+    p.add_argument("--no-store", action="store_true", help=help)
+
+
+def add_quiet(p: Options, help: str = "no progress on stderr") -> None:
+    """`-q/--quiet`."""
+    p.add_argument("--quiet", "-q", action="store_true", help=help)
+
+
+def add_process_arguments(p: Options) -> None:
+    """`--pid` and `--process`: also describe these running processes."""
     p.add_argument("--pid", action="append", type=int, default=[], metavar="PID",
                    help="also describe this running process (e.g. the SGLang/vLLM server); repeatable")
     p.add_argument("--process", action="append", default=[], metavar="PATTERN",
                    help="also describe running processes whose command line matches this regex; repeatable")
 
 
-def add_server_argument(p: Any) -> None:
+def add_server_argument(p: Options) -> None:
     """`--server URL`: also take the `server` probe, the running engine's own report of its settings."""
     p.add_argument("--server", metavar="URL",
                    help="also record what the SGLang / vLLM / OpenAI-compatible server at URL reports about "
                         "itself (version, every server argument, served models)")
 
 
-def probe_options(args: argparse.Namespace) -> ProbeOptions:
-    """The probe options of --pid/--process (and --deep, --bench, --server where the command has them), checked."""
-    return make_probe_options(args.pid, args.process, bool(getattr(args, "deep", False)),
-                              getattr(args, "bench", None), getattr(args, "bench_budget_s", None),
-                              server=getattr(args, "server", None))
+def add_ssh_login(p: Options, plural: bool = False) -> None:
+    """`--identity` and `--accept-new-host-key`: how to log in over SSH."""
+    p.add_argument("--identity", metavar="FILE",
+                   help=("the private key to log in with (besides ssh-agent and ~/.ssh/config)"
+                         if plural else "with --host: the private key to log in with "
+                                        "(besides ssh-agent and ~/.ssh/config)"))
+    p.add_argument("--accept-new-host-key", action="store_true",
+                   help=("trust host keys seen for the first time and record them in known_hosts"
+                         if plural else "with --host: trust a host key seen for the first time and record it in "
+                                        "known_hosts (like StrictHostKeyChecking=accept-new); a changed key is "
+                                        "always refused"))
 
 
-def add_host_arguments(p: Any) -> None:
-    """--host, --identity and --accept-new-host-key: take the snapshot of a machine over SSH."""
+def add_host(p: Options) -> None:
+    """`--host`, `--identity` and `--accept-new-host-key`: take the snapshot of a machine over SSH."""
     p.add_argument("--host", metavar="[USER@]HOST[:PORT]",
                    help="probe this machine over SSH instead of this one (~/.ssh/config aliases work); nothing "
                         "is installed there: its --python runs driftcheck's stdlib-only readers")
-    p.add_argument("--identity", metavar="FILE", help="with --host: the private key to log in with "
-                                                      "(besides ssh-agent and ~/.ssh/config)")
-    p.add_argument("--accept-new-host-key", action="store_true",
-                   help="with --host: trust a host key seen for the first time and record it in known_hosts "
-                        "(like StrictHostKeyChecking=accept-new); a changed key is always refused")
+    add_ssh_login(p)
+
+
+def validate_host(args: argparse.Namespace) -> None:
+    """Refuse `--identity`/`--accept-new-host-key` without `--host`, and an identity file that is not there."""
+    if not getattr(args, "host", None):
+        if getattr(args, "identity", None) or getattr(args, "accept_new_host_key", False):
+            raise UsageError("--identity and --accept-new-host-key go with --host")
+    elif args.identity and not os.path.isfile(args.identity):
+        raise UsageError(f"--identity {args.identity}: no such file")
+
+
+def probe_options(args: argparse.Namespace) -> ProbeOptions:
+    """The probe options of --pid/--process (and --deep, --bench, --server where the command has them), checked."""
+    from driftcheck.api import make_probe_options
+
+    return make_probe_options(args.pid, args.process, bool(getattr(args, "deep", False)),
+                              getattr(args, "bench", None), getattr(args, "budget_s", None),
+                              server=getattr(args, "server", None))
 
 
 @contextlib.contextmanager
@@ -147,20 +257,16 @@ def remote_host(args: argparse.Namespace) -> Iterator[Host | None]:
     """The --host machine over SSH (connected, closed after), or None when the command describes this one."""
     host_arg = getattr(args, "host", None)
     if not host_arg:
-        if getattr(args, "identity", None) or getattr(args, "accept_new_host_key", False):
-            raise UsageError("--identity and --accept-new-host-key go with --host")
         yield None
         return
     from driftcheck.hosts.ssh import SSHHost  # paramiko is loaded only for a remote host
 
-    if args.identity and not os.path.isfile(args.identity):
-        raise UsageError(f"--identity {args.identity}: no such file")
     with SSHHost(host_arg, python=args.python, identity=args.identity,
                  accept_new_host_key=args.accept_new_host_key) as host:
         yield host
 
 
-def check_keep(args: argparse.Namespace) -> None:
+def validate_keep(args: argparse.Namespace) -> None:
     """Refuse, before any work, a `-o`/`--no-store` combination `keep` could not honour."""
     if args.no_store and not args.output:
         raise UsageError("--no-store keeps the snapshot nowhere; add -o FILE")
@@ -170,6 +276,9 @@ def check_keep(args: argparse.Namespace) -> None:
 
 def keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
     """Write the snapshot to `-o` and the store as asked; returns where it went, for the message."""
+    from driftcheck.snapshot.canonical import pretty_json
+    from driftcheck.store.snapshots import Store
+
     places = []
     if args.output == STDOUT:
         sys.stdout.write(pretty_json(snapshot.document))

@@ -5,27 +5,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.render import diff_text
-from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP
+from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format
 from driftcheck.store.snapshots import Store
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck diff` and its handler."""
-    p = sub.add_parser("diff", help="compare two snapshots",
-                       description="Compare snapshot A (before) with B (after), the categories of the likeliest "
-                                   "causes first. A or B may be a pasted report (collect_env, check_env, nvidia-smi), "
-                                   "imported on the fly; then only the facts both sides hold are compared. Exit 0 "
-                                   "when nothing relevant differs, 1 when something does, 2 when a snapshot cannot "
-                                   "be read.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck diff` and its handler."""
+    p.description = ("Compare snapshot A (before) with B (after), the categories of the likeliest causes first. A "
+                     "or B may be a pasted report (collect_env, check_env, nvidia-smi), imported on the fly; then "
+                     "only the facts both sides hold are compared. Exit 0 when nothing relevant differs, 1 when "
+                     "something does, 2 when a snapshot cannot be read.")
     p.add_argument("a", help=SNAPSHOT_REF_HELP)
     p.add_argument("b", help=SNAPSHOT_REF_HELP)
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    add_format(p)
     p.add_argument("--all", action="store_true",
                    help="also show volatile facts (timestamps, shell variables, who took the snapshot)")
     p.set_defaults(handler=_cmd_diff)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from driftcheck.analysis.confirm import bench_runner, confirm, confirm_plan
 from driftcheck.analysis.diff import diff_snapshots
@@ -13,22 +12,20 @@ from driftcheck.analysis.explain import explain
 from driftcheck.analysis.explain.render import explain_markdown, explain_text
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.run_causes import compare_references, rank_with_telemetry
-from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
+from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format, use_colour
 from driftcheck.runs.render import comparison_head_text
 from driftcheck.store.snapshots import Store
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck explain` and its handler."""
-    p = sub.add_parser("explain", help="rank the differences most likely to explain a performance shift",
-                       description="Compare snapshot A (before) with B (after) and rank the differences by how "
-                                   "likely they are to explain a performance shift, each with its evidence and "
-                                   "the command that would undo it; list the usual suspects found unchanged. "
-                                   "Exit 0 when nothing relevant differs, 1 when something does, 2 on trouble.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck explain` and its handler."""
+    p.description = ("Compare snapshot A (before) with B (after) and rank the differences by how likely they are to "
+                     "explain a performance shift, each with its evidence and the command that would undo it; list "
+                     "the usual suspects found unchanged. Exit 0 when nothing relevant differs, 1 when something "
+                     "does, 2 on trouble.")
     p.add_argument("a", help=SNAPSHOT_REF_HELP)
     p.add_argument("b", help=SNAPSHOT_REF_HELP)
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
-                   help="output format (default text; colour only on a terminal)")
+    add_format(p, ("text", "markdown", "json"), help="output format (default text; colour only on a terminal)")
     p.add_argument("--all", action="store_true",
                    help="everything: also weigh volatile facts (timestamps, shell variables), and list the "
                         "causes of no known effect one by one instead of folding them into one line")

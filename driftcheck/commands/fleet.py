@@ -11,9 +11,23 @@ from typing import Any
 from driftcheck.analysis.peers import PeerReport, peer_report
 from driftcheck.analysis.peers_render import render_markdown, render_text
 from driftcheck.analysis.references import resolve_snapshot
-from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, EXIT_TROUBLE, SNAPSHOT_REF_HELP, positive_int
+from driftcheck.commands.common import (
+    EXIT_DIFFERENT,
+    EXIT_OK,
+    EXIT_TROUBLE,
+    SNAPSHOT_REF_HELP,
+    add_format,
+    add_label,
+    add_no_store,
+    add_probe_selection,
+    add_python,
+    add_quiet,
+    add_ssh_login,
+    positive_float,
+    positive_int,
+)
 from driftcheck.errors import UsageError
-from driftcheck.probes import builtin_probes, probe_names, select_probes
+from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.prober import take_snapshot
 from driftcheck.probes.redact import Redactor
@@ -25,18 +39,16 @@ from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck fleet` and its handler."""
-    p = sub.add_parser(
-        "fleet", help="snapshot many hosts (SSH or Slurm) and name the odd ones out",
-        description="Snapshot many hosts at once over SSH (or every node of a Slurm allocation with --slurm), "
-                    "keep each snapshot, and print a peer report: for every fact not identical across the hosts, "
-                    "the majority value and the outliers, ranked by how likely they move performance. A host that "
-                    "fails is reported and the others are still compared. Exit 0 uniform, 1 outliers, 2 trouble "
-                    "(a host failed, or bad input).",
-        epilog="Hosts: [user@]host[:port], ~/.ssh/config aliases, and Slurm hostlist expressions such as gpu[01-16]. "
-               "With --slurm, arguments after `--` go to srun (e.g. `driftcheck fleet --slurm -- -N 16 -p gpu`), "
-               "and driftcheck must be installed on the nodes.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck fleet`, its handler and the check of its options."""
+    p.description = ("Snapshot many hosts at once over SSH (or every node of a Slurm allocation with --slurm), keep "
+                     "each snapshot, and print a peer report: for every fact not identical across the hosts, the "
+                     "majority value and the outliers, ranked by how likely they move performance. A host that "
+                     "fails is reported and the others are still compared. Exit 0 uniform, 1 outliers, 2 trouble "
+                     "(a host failed, or bad input).")
+    p.epilog = ("Hosts: [user@]host[:port], ~/.ssh/config aliases, and Slurm hostlist expressions such as gpu[01-16]. "
+                "With --slurm, arguments after `--` go to srun (e.g. `driftcheck fleet --slurm -- -N 16 -p gpu`), "
+                "and driftcheck must be installed on the nodes.")
     p.add_argument("hosts", nargs="*", metavar="HOST",
                    help="hosts or hostlist expressions (with --slurm: srun arguments, after --)")
     p.add_argument("--hosts-file", type=Path, metavar="FILE",
@@ -46,28 +58,23 @@ def add(sub: Any) -> None:
     p.add_argument("--driftcheck", metavar="CMD",
                    help="with --slurm: how the nodes start driftcheck "
                         f"(default: {' '.join(slurm.driftcheck_command())})")
-    p.add_argument("--python", metavar="PATH",
-                   help="the interpreter whose packages matter on each host (default python3; with --slurm: "
-                        "driftcheck's own on the node)")
-    p.add_argument("--identity", metavar="FILE", help="the private key to log in with (besides agent and config)")
-    p.add_argument("--accept-new-host-key", action="store_true",
-                   help="trust host keys seen for the first time and record them in known_hosts")
+    add_python(p, "the interpreter whose packages matter on each host (default python3; with --slurm: "
+                  "driftcheck's own on the node)")
+    add_ssh_login(p, plural=True)
     p.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY, metavar="N",
                    help=f"hosts snapshotted at once (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--host-timeout", type=float, default=DEFAULT_HOST_TIMEOUT_S, metavar="S",
+    p.add_argument("--host-timeout", type=positive_float, default=DEFAULT_HOST_TIMEOUT_S, metavar="S",
                    help=f"give up on a host after this many seconds (default {DEFAULT_HOST_TIMEOUT_S:g})")
-    p.add_argument("--probe", action="append", metavar="NAME",
-                   help=f"take only this probe (repeatable); known: {', '.join(probe_names())}")
-    p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
+    add_probe_selection(p)
     p.add_argument("--against", metavar="REF",
                    help=f"compare every host with this snapshot instead of the majority ({SNAPSHOT_REF_HELP})")
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
+    add_format(p, ("text", "markdown", "json"))
     p.add_argument("--all", action="store_true",
                    help="list differences of no known effect one by one instead of folding them into one line")
-    p.add_argument("--no-store", action="store_true", help="do not keep the hosts' snapshots in the store")
-    p.add_argument("--label", help="a note kept with every snapshot")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(handler=_cmd_fleet)
+    add_no_store(p, "do not keep the hosts' snapshots in the store")
+    add_label(p, "a note kept with every snapshot")
+    add_quiet(p)
+    p.set_defaults(handler=_cmd_fleet, validate=_validate)
 
 
 def _progress(enabled: bool) -> Any:
@@ -82,9 +89,7 @@ def _progress(enabled: bool) -> Any:
     return report
 
 
-def _check_args(args: argparse.Namespace) -> None:
-    if args.host_timeout <= 0:
-        raise UsageError("--host-timeout must be more than 0 seconds")
+def _validate(args: argparse.Namespace) -> None:
     if args.slurm:
         if args.hosts_file or args.identity or args.accept_new_host_key:
             raise UsageError("--slurm takes its nodes from srun: "
@@ -147,7 +152,6 @@ def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str, fold: b
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
-    _check_args(args)
     store = Store()
     reference = resolve_snapshot(args.against, store) if args.against else None
     options = ProbeOptions()

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from driftcheck.analysis.render import human_size
 from driftcheck.api import target_host
-from driftcheck.commands.common import EXIT_OK
+from driftcheck.commands.common import EXIT_OK, add_format
 from driftcheck.store.gc import collect
 from driftcheck.store.snapshots import Store
 
@@ -34,19 +33,18 @@ def _days(text: str) -> float:
     return value
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck gc` and its handler."""
-    p = sub.add_parser("gc", help="remove old snapshots from the store (never a pinned one)",
-                       description="Remove snapshots from the local store, keeping each host's newest N "
-                                   "(--keep-last) and/or every snapshot younger than D days (--keep-days); a "
-                                   "snapshot either keeps stays. Never removed: a snapshot a baseline or a run "
-                                   "record points at, and @before-boot, @boot and the newest snapshot of every "
-                                   "host. Also drops hash cache rows of this machine's files that are gone, and "
-                                   "gives the space back.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck gc` and its handler."""
+    p.description = ("Remove snapshots from the local store, keeping each host's newest N (--keep-last) and/or "
+                     "every snapshot younger than D days (--keep-days); a snapshot either keeps stays. Never "
+                     "removed: a snapshot a baseline or a run record points at, and @before-boot, @boot and the "
+                     "newest snapshot of every host. Also drops hash cache rows of this machine's files that are "
+                     "gone, and gives the space back.")
     p.add_argument("--keep-last", type=_count, metavar="N", help="keep each host's N newest snapshots")
     p.add_argument("--keep-days", type=_days, metavar="D", help="keep snapshots younger than D days")
-    p.add_argument("--dry-run", "-n", action="store_true", help="only say what would be removed")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    # No `-n` here: in driftcheck `-n` is `--limit` (log, runs).
+    p.add_argument("--dry-run", action="store_true", help="only say what would be removed")
+    add_format(p)
     p.set_defaults(handler=_cmd_gc)
 
 

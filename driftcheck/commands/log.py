@@ -5,21 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from driftcheck.analysis.render import log_text
-from driftcheck.commands.common import EXIT_OK, positive_int
+from driftcheck.commands.common import EXIT_OK, add_format, add_limit
 from driftcheck.store.snapshots import Store
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck log` and its handler."""
-    p = sub.add_parser("log", help="list stored snapshots, newest first",
-                       description="List the snapshots in the local store, newest first; the first column "
-                                   "is the N of @N. A line marks each reboot (a new boot id: @before-boot is the "
-                                   "snapshot below the newest such line); the last line gives the store's size.")
-    p.add_argument("-n", "--limit", type=positive_int, default=None, help="show at most N snapshots (N >= 1)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck log` and its handler."""
+    p.description = ("List the snapshots in the local store, newest first; the first column is the N of @N. A line "
+                     "marks each reboot (a new boot id: @before-boot is the snapshot below the newest such line); "
+                     "the last line gives the store's size.")
+    add_limit(p, "show at most N snapshots (N >= 1)")
+    add_format(p)
     p.set_defaults(handler=_cmd_log)
 
 

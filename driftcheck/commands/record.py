@@ -5,40 +5,39 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from driftcheck.api import target_host
 from driftcheck.commands.common import (
     EXIT_OK,
-    add_host_arguments,
+    add_host,
+    add_probe_selection,
     add_process_arguments,
+    add_python,
+    add_quiet,
     probe_options,
     progress_printer,
     remote_host,
+    validate_host,
 )
-from driftcheck.probes import builtin_probes, probe_names, select_probes
+from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.record import ensure_empty_directory, record
 from driftcheck.probes.redact import Redactor
 from driftcheck.snapshot.keys import load_redaction_secret
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck record` and its handler."""
-    p = sub.add_parser("record", help="save the probes' raw inputs on this machine, redacted, for replay",
-                       description="Run the probes and save everything they read (files, listings, command "
-                                   "output, interpreter facts) to DIR, with secrets redacted as in a snapshot. "
-                                   "`driftcheck snapshot --replay DIR` builds a snapshot from it, here or on "
-                                   "another machine, with this or a newer driftcheck. DIR must be new or empty.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck record`, its handler and the check of its options."""
+    p.description = ("Run the probes and save everything they read (files, listings, command output, interpreter "
+                     "facts) to DIR, with secrets redacted as in a snapshot. `driftcheck snapshot --replay DIR` "
+                     "builds a snapshot from it, here or on another machine, with this or a newer driftcheck. DIR "
+                     "must be new or empty.")
     p.add_argument("directory", type=Path, metavar="DIR", help="a new or empty directory")
-    p.add_argument("--probe", action="append", metavar="NAME",
-                   help=f"record only this probe (repeatable); known: {', '.join(probe_names())}")
-    p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
-    p.add_argument("--python", metavar="PATH",
-                   help="the interpreter whose packages matter; default: ours, or python3 on a --host")
-    add_host_arguments(p)
+    add_probe_selection(p, "record only this probe")
+    add_python(p)
+    add_host(p)
     add_process_arguments(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(handler=_cmd_record)
+    add_quiet(p)
+    p.set_defaults(handler=_cmd_record, validate=validate_host)
 
 
 def _cmd_record(args: argparse.Namespace) -> int:

@@ -4,52 +4,66 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from driftcheck.api import target_host
-from driftcheck.commands.common import add_process_arguments, add_server_argument, probe_options
+from driftcheck.commands.common import (
+    add_label,
+    add_probe_selection,
+    add_process_arguments,
+    add_python,
+    add_quiet,
+    add_server_argument,
+    probe_options,
+)
 from driftcheck.errors import UsageError
-from driftcheck.probes import probe_names
 from driftcheck.runs.metrics import user_pattern
 from driftcheck.runs.render import headline
 from driftcheck.runs.session import RunOutcome, RunPlan, record_run
 from driftcheck.runs.summary import condition_text
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck run` and its handler."""
-    p = sub.add_parser(
-        "run", help="run a benchmark command and keep its figures with the machine state",
-        usage="%(prog)s [options] -- CMD [ARGS...]",
-        description="Take a cheap snapshot, run CMD with its output passed through unchanged, watch the GPUs "
-                    "(clocks, power, temperature, throttle reasons, processes) and the CPUs once a second while "
-                    "it runs, take a second reading after it, and store a run record: the figures CMD printed "
-                    "(SGLang/vLLM benchmarks, nccl-tests, 'N tok/s' and 'N ms' lines, your --metric regexes), "
-                    "the telemetry summary and both snapshots. Exits with CMD's exit code; Ctrl-C reaches CMD "
-                    "and the record says so. With --server URL both snapshots also hold what that engine "
-                    "reports about its settings, and its process (the one listening on URL's port) counts as "
-                    "the run's own on the GPUs, not as sharing (--pid/--process name a server elsewhere). "
-                    "`driftcheck runs` lists runs; `run:ID` stands for a snapshot.",
-        epilog="example: driftcheck run --label nightly -- python -m sglang.bench_serving --backend sglang")
-    p.add_argument("--label", help="a name for the run (kept in the record and on its snapshots)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck run`, its handler and the check of its options."""
+    p.usage = "%(prog)s [options] -- CMD [ARGS...]"
+    p.description = ("Take a cheap snapshot, run CMD with its output passed through unchanged, watch the GPUs "
+                     "(clocks, power, temperature, throttle reasons, processes) and the CPUs once a second while it "
+                     "runs, take a second reading after it, and store a run record: the figures CMD printed "
+                     "(SGLang/vLLM benchmarks, nccl-tests, 'N tok/s' and 'N ms' lines, your --metric regexes), the "
+                     "telemetry summary and both snapshots. Exits with CMD's exit code; Ctrl-C reaches CMD and the "
+                     "record says so. With --server URL both snapshots also hold what that engine reports about its "
+                     "settings, and its process (the one listening on URL's port) counts as the run's own on the "
+                     "GPUs, not as sharing (--pid/--process name a server elsewhere). `driftcheck runs` lists runs; "
+                     "`run:ID` stands for a snapshot.")
+    p.epilog = "example: driftcheck run --label nightly -- python -m sglang.bench_serving --backend sglang"
+    add_label(p, "a name for the run (kept in the record and on its snapshots)")
     p.add_argument("--metric", action="append", default=[], metavar="NAME[UNIT]=REGEX",
                    help="also read this figure: the regex's group named 'value' (else its first group) is "
                         "the number; the unit is [UNIT] or a group named 'unit' (a unit ending in /s is "
                         "better higher, ms/s/us better lower); repeatable")
-    p.add_argument("--probe", action="append", metavar="NAME",
-                   help=f"snapshot only this probe (repeatable); default: the cheap ones; known: "
-                        f"{', '.join(probe_names())}")
-    p.add_argument("--python", metavar="PATH",
-                   help="the interpreter whose packages matter; default: CMD's own when CMD is a Python, "
-                        "else driftcheck's")
+    add_probe_selection(p, "snapshot only this probe; default: the cheap ones", skip=False)
+    add_python(p, "the interpreter whose packages matter; default: CMD's own when CMD is a Python, else "
+                  "driftcheck's")
     add_process_arguments(p)
     add_server_argument(p)
     p.add_argument("--interval", type=float, default=1.0, metavar="S",
                    help="seconds between telemetry samples (default 1)")
     p.add_argument("--no-sign", action="store_true", help="do not sign the two snapshots")
-    p.add_argument("--quiet", "-q", action="store_true", help="print nothing of our own, only CMD's output")
+    add_quiet(p, "print nothing of our own, only CMD's output")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the command to run")
-    p.set_defaults(handler=_cmd_run, deep=False)
+    p.set_defaults(handler=_cmd_run, validate=_validate, deep=False)
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    """CMD and its arguments, without the `--` that separates them from ours."""
+    argv = list(args.command)
+    return argv[1:] if argv and argv[0] == "--" else argv
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if not _command(args):
+        raise UsageError("give the command to run after --, e.g. driftcheck run -- python bench.py")
+    if not 0.1 <= args.interval <= 60:
+        raise UsageError(f"--interval {args.interval:g}: give between 0.1 and 60 seconds")
 
 
 def _summary(outcome: RunOutcome) -> str:
@@ -71,13 +85,7 @@ def _note(text: str) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    argv = list(args.command)
-    if argv and argv[0] == "--":
-        argv = argv[1:]
-    if not argv:
-        raise UsageError("give the command to run after --, e.g. driftcheck run -- python bench.py")
-    if not 0.1 <= args.interval <= 60:
-        raise UsageError(f"--interval {args.interval:g}: give between 0.1 and 60 seconds")
+    argv = _command(args)
     if args.python:
         target_host(args.python)  # refuses, before anything runs, a path that is no interpreter
     plan = RunPlan(argv=argv, label=args.label, user_patterns=tuple(user_pattern(s) for s in args.metric),

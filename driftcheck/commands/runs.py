@@ -6,27 +6,25 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from driftcheck.analysis.run_causes import change_points
-from driftcheck.commands.common import EXIT_OK, check_output_path, positive_int, write_new_file
+from driftcheck.commands.common import EXIT_OK, add_format, add_label, add_limit, check_output_path, write_new_file
 from driftcheck.runs.html import runs_html
 from driftcheck.runs.reference import REFERENCE_HELP, resolve_run
 from driftcheck.runs.render import run_detail_text, runs_text
 from driftcheck.runs.store import RunStore
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck runs` and its handler."""
-    p = sub.add_parser("runs", help="list recorded runs with their figures, or chart them in an HTML page",
-                       description="List the runs `driftcheck run` recorded, oldest first, with their headline "
-                                   "figures and any GPU that throttled or was shared while they ran; or show one "
-                                   "run in full; or write an offline HTML page charting every figure over the "
-                                   "runs, with a marker where the snapshot changed and its top cause on hover.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck runs` and its handler."""
+    p.description = ("List the runs `driftcheck run` recorded, oldest first, with their headline figures and any GPU "
+                     "that throttled or was shared while they ran; or show one run in full; or write an offline "
+                     "HTML page charting every figure over the runs, with a marker where the snapshot changed and "
+                     "its top cause on hover.")
     p.add_argument("run", nargs="?", help=f"show this run in full: an id or {REFERENCE_HELP}")
-    p.add_argument("-n", "--limit", type=positive_int, help="only the last N runs")
-    p.add_argument("--label", help="only the runs with this label")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    add_limit(p, "only the last N runs")
+    add_label(p, "only the runs with this label")
+    add_format(p)
     p.add_argument("--html", type=Path, metavar="FILE", help="write the HTML page of the runs to FILE")
     p.add_argument("--force", action="store_true", help="overwrite the --html file if it exists")
     p.set_defaults(handler=_cmd_runs)

@@ -6,14 +6,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from driftcheck.commands.common import EXIT_OK, Parser
+from driftcheck.commands.common import EXIT_OK, Parser, add_bench_suite, add_format, add_python
 from driftcheck.errors import UsageError
 from driftcheck.schedule.installer import (
     Installed,
     Outcome,
     Settings,
+    Target,
     choose_target,
     find_installed,
     install,
@@ -25,7 +25,7 @@ from driftcheck.store.snapshots import Store
 LABELS = ("boot", "scheduled")
 
 
-def _where(p: Any) -> None:
+def _where(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", action="store_true", help="the user's units / crontab (the default when not root)")
     p.add_argument("--root", type=Path, metavar="DIR",
                    help="write systemd units under DIR instead of / (as `systemctl --root`): for machine images")
@@ -33,30 +33,30 @@ def _where(p: Any) -> None:
                    help="where the cron fallback writes its file when root runs this (default /etc/cron.d)")
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck schedule` and its handler."""
-    p = sub.add_parser("schedule", help="take snapshots at every boot and on a schedule (systemd or cron)",
-                       description="Install a systemd service + timer pair that takes a snapshot every DURATION "
-                                   "(label `scheduled`) and, with --at-boot, one after every boot (label `boot`, "
-                                   "after nvidia-persistenced when it exists), so a 'before' always exists. "
-                                   "System-wide as root, the user's units otherwise. Where systemd does not run "
-                                   "(containers) and no --root is given, a cron entry instead.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck schedule install|status|remove`, one handler per action."""
+    p.description = ("Install a systemd service + timer pair that takes a snapshot every DURATION (label "
+                     "`scheduled`) and, with --at-boot, one after every boot (label `boot`, after "
+                     "nvidia-persistenced when it exists), so a 'before' always exists. System-wide as root, the "
+                     "user's units otherwise. Where systemd does not run (containers) and no --root is given, a "
+                     "cron entry instead.")
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     actions.required = True
     inst = actions.add_parser("install", help="write and enable the units (or the cron entry)")
     inst.add_argument("--at-boot", action="store_true", help="also take a snapshot after every boot")
     inst.add_argument("--every", default="1d", metavar="DURATION",
                       help="how often to take a scheduled snapshot: 1d (default), 6h, 30min, 1w, 1h30min")
-    inst.add_argument("--python", metavar="PATH", help="the interpreter whose packages matter (your ML venv's)")
-    inst.add_argument("--bench", choices=("quick", "standard", "full"),
-                      help="also run this calibrated benchmark suite in each scheduled snapshot")
+    add_python(inst, "the interpreter whose packages matter (your ML venv's)")
+    add_bench_suite(inst, "also run this calibrated benchmark suite in each scheduled snapshot")
     _where(inst)
+    inst.set_defaults(handler=_cmd_install)
     status = actions.add_parser("status", help="what is installed, and when it last took a snapshot")
-    status.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    add_format(status)
     _where(status)
+    status.set_defaults(handler=_cmd_status)
     rm = actions.add_parser("remove", help="take away exactly what install wrote")
     _where(rm)
-    p.set_defaults(handler=_cmd_schedule)
+    rm.set_defaults(handler=_cmd_remove)
 
 
 def _last_runs() -> dict[str, str | None]:
@@ -99,22 +99,30 @@ def _report(outcome: Outcome, verb: str) -> None:
         sys.stdout.write(f"nothing to {verb}: no driftcheck schedule installed\n")
 
 
-def _cmd_schedule(args: argparse.Namespace) -> int:
-    target = choose_target(args.user, args.root, args.cron_dir)
-    if args.action == "install":
-        every = parse_duration(args.every)
-        if args.python and not Path(args.python).is_file():
-            raise UsageError(f"--python {args.python}: no such interpreter")
-        outcome = install(Settings(every, args.at_boot, args.python, args.bench), target)
-        _report(outcome, "install")
-    elif args.action == "remove":
-        _report(remove(target), "remove")
+def _target(args: argparse.Namespace) -> Target:
+    return choose_target(args.user, args.root, args.cron_dir)
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    target = _target(args)
+    every = parse_duration(args.every)
+    if args.python and not Path(args.python).is_file():
+        raise UsageError(f"--python {args.python}: no such interpreter")
+    _report(install(Settings(every, args.at_boot, args.python, args.bench), target), "install")
+    return EXIT_OK
+
+
+def _cmd_remove(args: argparse.Namespace) -> int:
+    _report(remove(_target(args)), "remove")
+    return EXIT_OK
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    found = find_installed(_target(args))
+    last = _last_runs()
+    if args.format == "json":
+        print(json.dumps({**found.to_json(), "installed": bool(found.files), "last": last}, indent=2,
+                         sort_keys=True))
     else:
-        found = find_installed(target)
-        last = _last_runs()
-        if args.format == "json":
-            print(json.dumps({**found.to_json(), "installed": bool(found.files), "last": last}, indent=2,
-                             sort_keys=True))
-        else:
-            sys.stdout.write(_status_text(found, last))
+        sys.stdout.write(_status_text(found, last))
     return EXIT_OK

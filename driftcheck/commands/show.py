@@ -4,28 +4,25 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 import yaml
 
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.render import snapshot_text
-from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, use_colour
+from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, add_format, use_colour
 from driftcheck.reports.summary import summary_text
 from driftcheck.snapshot.canonical import pretty_json
 from driftcheck.snapshot.signing import verify_document
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck show` and its handler."""
-    p = sub.add_parser("show", help="print a snapshot (a one-screen summary; --full for every fact)",
-                       description="Print a snapshot: by default a one-screen summary (host, OS, CPU, Python, torch "
-                                   "build, the packages that decide speed, GPUs with clocks, power, PCIe and "
-                                   "topology, performance variables, system knobs, probe outcomes); --full prints "
-                                   "every fact. Colour only on a terminal.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck show` and its handler."""
+    p.description = ("Print a snapshot: by default a one-screen summary (host, OS, CPU, Python, torch build, the "
+                     "packages that decide speed, GPUs with clocks, power, PCIe and topology, performance "
+                     "variables, system knobs, probe outcomes); --full prints every fact. Colour only on a terminal.")
     p.add_argument("snapshot", help=SNAPSHOT_REF_HELP + "; or a pasted report file, imported on the fly")
     p.add_argument("--full", action="store_true", help="every fact of every probe, not the summary")
-    p.add_argument("--format", choices=("text", "json", "yaml"), default="text", help="output format (default text)")
+    add_format(p, ("text", "json", "yaml"))
     p.set_defaults(handler=_cmd_show)
 
 

@@ -5,46 +5,46 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from driftcheck import api
 from driftcheck.commands.common import (
     EXIT_OK,
     STDOUT,
-    add_host_arguments,
+    add_bench_suite,
+    add_budget,
+    add_host,
+    add_label,
+    add_no_store,
+    add_output,
+    add_probe_selection,
     add_process_arguments,
+    add_python,
+    add_quiet,
+    add_runs,
     add_server_argument,
-    check_keep,
     hash_progress_printer,
     keep,
-    positive_int,
     progress_printer,
     remote_host,
+    validate_host,
+    validate_keep,
 )
 from driftcheck.errors import UsageError
-from driftcheck.probes import probe_names
 from driftcheck.probes.kernels import hash_cache_note
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck snapshot` and its handler."""
-    p = sub.add_parser("snapshot", help="probe this machine (or one over SSH) and keep a signed snapshot",
-                       description="Probe this machine (or, with --host, one over SSH), sign the result, keep it "
-                                   "in the local store and print its id. Probes run concurrently, each under its "
-                                   "own time limit; a probe that fails is recorded with its outcome and the rest "
-                                   "goes on.")
-    p.add_argument("-o", "--output", type=Path,
-                   help="also write the snapshot to this JSON file; `-o -` prints the snapshot JSON on stdout "
-                        "(and nothing else there)")
-    p.add_argument("--force", action="store_true", help="overwrite the --output file if it exists")
-    p.add_argument("--label", help="a note kept with the snapshot (e.g. 'before reboot')")
-    p.add_argument("--probe", action="append", metavar="NAME",
-                   help=f"take only this probe (repeatable); known: {', '.join(probe_names())}")
-    p.add_argument("--skip", action="append", metavar="NAME", help="leave this probe out (repeatable)")
-    p.add_argument("--python", metavar="PATH",
-                   help="the interpreter whose packages matter (e.g. your ML venv's python); default: ours, or "
-                        "python3 on a --host")
-    add_host_arguments(p)
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck snapshot`, its handler and the check of its options."""
+    p.description = ("Probe this machine (or, with --host, one over SSH), sign the result, keep it in the local "
+                     "store and print its id. Probes run concurrently, each under its own time limit; a probe that "
+                     "fails is recorded with its outcome and the rest goes on.")
+    add_output(p, "also write the snapshot to this JSON file; `-o -` prints the snapshot JSON on stdout "
+                  "(and nothing else there)")
+    add_label(p)
+    add_probe_selection(p)
+    add_python(p, "the interpreter whose packages matter (e.g. your ML venv's python); default: ours, or python3 "
+                  "on a --host")
+    add_host(p)
     add_process_arguments(p)
     add_server_argument(p)
     p.add_argument("--replay", metavar="DIR", type=Path,
@@ -52,31 +52,33 @@ def add(sub: Any) -> None:
     p.add_argument("--deep", action="store_true",
                    help="also import torch in the target interpreter for its runtime facts (about a second)")
     p.add_argument("--no-sign", action="store_true", help="do not sign the snapshot")
-    p.add_argument("--no-store", action="store_true", help="do not keep it in the local store (needs -o)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.add_argument("--bench", choices=("quick", "standard", "full"),
-                   help="also run this calibrated benchmark suite (after the other probes) and embed it as "
-                        "probe `bench`; needs torch")
-    p.add_argument("--bench-runs", type=positive_int, metavar="N",
-                   help="independent runs of --bench, each in its own process (default 1; 3 or more measure the "
-                        "between-run spread verdicts need)")
-    p.add_argument("--bench-budget-s", type=float, metavar="S", help=argparse.SUPPRESS)
-    p.set_defaults(handler=_cmd_snapshot)
+    add_no_store(p)
+    add_quiet(p)
+    add_bench_suite(p, "also run this calibrated benchmark suite (after the other probes) and embed it as probe "
+                       "`bench`; needs torch")
+    add_runs(p, help="independent runs of --bench, each in its own process (default 1; 3 or more measure the "
+                     "between-run spread verdicts need)")
+    add_budget(p)
+    p.set_defaults(handler=_cmd_snapshot, validate=_validate)
+
+
+def _validate(args: argparse.Namespace) -> None:
+    validate_keep(args)
+    validate_host(args)
+    if (args.runs or args.budget_s) and not args.bench:
+        raise UsageError("--runs and --budget-s go with --bench SUITE; give the suite too")
+    if args.host and args.replay is not None:
+        raise UsageError("--host and --replay do not go together: a recording holds its machine's facts")
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    check_keep(args)
-    if args.bench_runs and not args.bench:
-        raise UsageError("--bench-runs sets the runs of --bench SUITE; give the suite too")
-    if args.host and args.replay is not None:
-        raise UsageError("--host and --replay do not go together: a recording holds its machine's facts")
     show_progress = not args.quiet and sys.stderr.isatty()
     with remote_host(args) as host:
         # Stored by `keep` below, after -o is written, as before the library call existed.
         snapshot = api.take_snapshot(label=args.label, probes=args.probe, skip=args.skip,
                                 python=None if host else args.python, replay=args.replay, host=host,
                                 pids=args.pid, processes=args.process, deep=args.deep, bench=args.bench,
-                                bench_budget_s=args.bench_budget_s, bench_runs=args.bench_runs,
+                                bench_budget_s=args.budget_s, bench_runs=args.runs,
                                 server=args.server, sign=not args.no_sign,
                                 keep=False, progress=progress_printer(show_progress),
                                 hash_progress=hash_progress_printer() if show_progress else None)

@@ -5,29 +5,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from driftcheck.analysis.references import resolve_snapshot
-from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP
+from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.trust import TrustStore
 
 
-def add(sub: Any) -> None:
-    """Register `driftcheck verify` and its handler."""
-    p = sub.add_parser("verify", help="check a snapshot's signature, and who signed it",
-                       description="Check that a snapshot is signed and unaltered, and say by whom: you, a key "
-                                   "you trust (`driftcheck key trust`), or an unknown key. Exit 0 when intact "
-                                   "and signed by you or a trusted key (or one given with --trust), 1 when "
-                                   "unsigned, altered or signed by an unknown key, 2 when it cannot be read.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare `driftcheck verify` and its handler."""
+    p.description = ("Check that a snapshot is signed and unaltered, and say by whom: you, a key you trust "
+                     "(`driftcheck key trust`), or an unknown key. Exit 0 when intact and signed by you or a trusted "
+                     "key (or one given with --trust), 1 when unsigned, altered or signed by an unknown key, 2 when "
+                     "it cannot be read.")
     p.add_argument("snapshot", help=SNAPSHOT_REF_HELP)
     p.add_argument("--trust", action="append", metavar="KEY",
                    help="a public key or fingerprint to accept for this check only; repeatable")
     p.add_argument("--accept-new", action="store_true",
                    help="trust on first use: an intact snapshot signed by a key you have never seen adds that "
-                        "key to your trusted keys (as OpenSSH's accept-new); a key you untrusted is not re-added")
+                        "key to your trusted keys (as OpenSSH's accept-new)")
     p.add_argument("--name", help="the name to trust a new key under, with --accept-new (default: its fingerprint)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    add_format(p)
     p.set_defaults(handler=_cmd_verify)
 
 

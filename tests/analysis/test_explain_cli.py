@@ -168,6 +168,7 @@ def test_confirm_without_torch_says_how_to_get_it(cli: Callable[..., CliResult],
     assert report["explanations"][0]["confirm"].startswith("not confirmable: the calibrated benchmark needs torch")
 
 
+@pytest.mark.slow  # runs the real benchmark
 def test_confirm_reruns_the_real_benchmark_for_an_env_suspect(cli: Callable[..., CliResult],
                                                               monkeypatch: pytest.MonkeyPatch,
                                                               tmp_path: Path) -> None:
@@ -183,24 +184,25 @@ def test_confirm_reruns_the_real_benchmark_for_an_env_suspect(cli: Callable[...,
     assert "OMP_NUM_THREADS" in verdict
 
 
-def test_explain_bad_input_is_one_line_exit_2(cli_process: Callable[..., CliResult], tmp_path: Path) -> None:
+def test_explain_bad_input_is_one_line_exit_2(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     junk = tmp_path / "junk.json"
     junk.write_text('{"schema": 1, "created_at"', "utf-8")
     a, _ = _pair("rebooted")
-    result = cli_process("explain", a, str(junk))
+    result = cli("explain", a, str(junk))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_real_env_change_between_two_real_snapshots(cli_process: Callable[..., CliResult], tmp_path: Path) -> None:
+def test_real_env_change_between_two_real_snapshots(cli: Callable[..., CliResult], tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Done-when: two real snapshots of this machine around one real env change."""
     before, after = tmp_path / "before.json", tmp_path / "after.json"
-    assert cli_process("snapshot", "--probe", "env", "--probe", "python", "-o", str(before), "-q").returncode == 0
-    env = {"NCCL_P2P_DISABLE": "1"}
-    assert cli_process("snapshot", "--probe", "env", "--probe", "python", "-o", str(after), "-q",
-                       env=env).returncode == 0
-    result = cli_process("explain", str(before), str(after), "--format", "json")
+    monkeypatch.delenv("NCCL_P2P_DISABLE", raising=False)
+    assert cli("snapshot", "--probe", "env", "--probe", "python", "-o", str(before), "-q").returncode == 0
+    monkeypatch.setenv("NCCL_P2P_DISABLE", "1")
+    assert cli("snapshot", "--probe", "env", "--probe", "python", "-o", str(after), "-q").returncode == 0
+    result = cli("explain", str(before), str(after), "--format", "json")
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert report["explanations"][0]["rule"] == "nccl-env-added"

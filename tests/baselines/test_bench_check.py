@@ -99,4 +99,4 @@ def test_usage_errors_come_before_any_measurement(cli_process: Callable[..., Cli
     assert bad.returncode == 2 and "--no-bench" in bad.stderr and "Traceback" not in bad.stderr
     assert cli_process("bench", "--runs", "0").returncode == 2
     assert cli_process("baseline", "save", "b2", "@latest", "--bench", "quick").returncode == 2
-    assert cli_process("snapshot", "--bench-runs", "2").returncode == 2
+    assert cli_process("snapshot", "--runs", "2").returncode == 2

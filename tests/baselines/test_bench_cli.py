@@ -8,12 +8,17 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import bench_options
 from driftcheck.probes.redact import Redactor
 from tests.baselines.test_serving import server  # noqa: F401 - fixture
 from tests.conftest import REPO_ROOT
+
+# Every test here runs a benchmark suite or serving measurement through the CLI.
+pytestmark = pytest.mark.slow
 
 QUICK_CPU = {"launch_eager_us_per_op", "gemm_fp32_1024_gflops", "skinny_gemm_fp32_b4_h4096_gbps",
              "device_copy_64mib_gbps", "decode_eager_tok_per_s", "decode_eager_ms_per_token"}
@@ -45,7 +50,7 @@ def test_text_output_and_unknown_options(cli: Callable[..., object]) -> None:
     assert lines[1].split()[:3] == ["benchmark", "median", "unit"]
     assert lines[2].startswith("launch_eager_us_per_op") and " us " in lines[2]
     bad = cli("bench", "--budget-s", "-1")
-    assert bad.returncode == 2 and "--budget-s must be positive" in bad.stderr  # type: ignore[attr-defined]
+    assert bad.returncode == 2 and "--budget-s: -1 must be positive" in bad.stderr  # type: ignore[attr-defined]
 
 
 def test_without_torch_one_line_error_with_install_hint() -> None:
@@ -92,7 +97,7 @@ def test_snapshot_with_bench_verifies_and_diff_hides_bench(cli_process: Callable
     snaps = []
     for index in range(2):
         path = tmp_path / f"snap{index}.json"
-        done = cli_process("snapshot", "--probe", "env", "--bench", "quick", "--bench-budget-s", "1.5", "-q",
+        done = cli_process("snapshot", "--probe", "env", "--bench", "quick", "--budget-s", "1.5", "-q",
                            "-o", str(path))
         assert done.returncode == 0, done.stderr  # type: ignore[attr-defined]
         snaps.append(path)

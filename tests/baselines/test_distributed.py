@@ -19,6 +19,7 @@ def test_bus_bandwidth_follows_nccl_tests() -> None:
         bus_bandwidth_gbps(10**9, 0.0, 2)
 
 
+@pytest.mark.slow  # starts real worker processes
 def test_gloo_allreduce_over_two_processes() -> None:
     sizes = [1 << 16, 1 << 20]
     measured = allreduce_measurements(torch, sizes, 2, "gloo", CalibrationPolicy(budget_s=0.3, min_samples=3))
@@ -28,6 +29,7 @@ def test_gloo_allreduce_over_two_processes() -> None:
         assert all(s > 0 for s in measurement.samples_s)
 
 
+@pytest.mark.slow  # starts real worker processes
 def test_allreduce_cases_share_one_set_of_processes() -> None:
     cases = allreduce_cases(torch, 2, [1 << 20, 2 << 20], "gloo")
     assert [c.name for c in cases] == ["allreduce_1mib_2proc_busbw_gbps", "allreduce_2mib_2proc_busbw_gbps"]

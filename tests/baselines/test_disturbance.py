@@ -9,9 +9,12 @@ import sys
 import time
 from types import SimpleNamespace
 
+import pytest
+
 from driftcheck.baselines.disturbance import DisturbanceMeter, other_gpu_processes, throttle_reasons
 
 
+@pytest.mark.slow  # runs a benchmark beside a busy process
 def test_a_busy_competitor_is_measured_and_flags_the_run() -> None:
     meter = DisturbanceMeter()
     spin = "import time\nend = time.time() + 4\nwhile time.time() < end: pass"

@@ -6,11 +6,14 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from driftcheck.baselines.load import OtherLoad, load_report, load_warning
 
 BUSY = "import time\nend = time.time() + 2.0\nwhile time.time() < end: pass"
 
 
+@pytest.mark.slow  # starts a busy process and measures it
 def test_a_busy_neighbour_shows_in_other_cpu_cores() -> None:
     busy = subprocess.Popen([sys.executable, "-c", BUSY])
     try:

@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from driftcheck.baselines.serving import (
     COMPLETIONS,
     Dialect,
@@ -20,6 +22,9 @@ from driftcheck.baselines.serving import (
     run_level,
 )
 from tests.servers import RunningServer
+
+# A real `transformers serve` (the fixture marks these too; said here for the reader).
+pytestmark = pytest.mark.slow
 
 PLAN = ServingPlan(requests=3, prompt_words=16, output_tokens=12, concurrency=2, timeout_s=120)
 

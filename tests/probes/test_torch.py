@@ -56,6 +56,7 @@ def test_default_reads_files_and_does_not_import_torch() -> None:
     assert data["cuda_wheels"] == expected_wheels
 
 
+@pytest.mark.slow  # imports torch in a fresh interpreter
 def test_deep_imports_torch_in_the_target_interpreter() -> None:
     expected = _torch_version_py()
     outcome = run_one(TorchProbe(), LocalHost(sys.executable), ProbeOptions(deep=True))

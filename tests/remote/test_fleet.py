@@ -14,7 +14,7 @@ from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
 from tests.remote.sshd import Sshd, needs_sshd
 
-pytestmark = needs_sshd
+pytestmark = [needs_sshd, pytest.mark.slow]
 
 PROBES = ("--probe", "env", "--probe", "nccl", "--probe", "system", "--probe", "python")
 

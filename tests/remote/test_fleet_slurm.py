@@ -14,7 +14,7 @@ from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
 from tests.remote.slurm_cluster import SlurmCluster, needs_slurm, start_cluster
 
-pytestmark = needs_slurm
+pytestmark = [needs_slurm, pytest.mark.slow]
 
 
 @pytest.fixture

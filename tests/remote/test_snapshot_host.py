@@ -6,11 +6,13 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
 from tests.remote.sshd import Sshd, needs_sshd
 
-pytestmark = needs_sshd
+pytestmark = [needs_sshd, pytest.mark.slow]
 
 
 def test_snapshot_of_a_remote_host_is_signed_here_and_names_the_host_key(

@@ -26,7 +26,7 @@ from driftcheck.snapshot.keys import load_signing_key
 from driftcheck.snapshot.signing import verify_document
 from tests.remote.sshd import Sshd, keygen, needs_sshd
 
-pytestmark = needs_sshd
+pytestmark = [needs_sshd, pytest.mark.slow]
 
 
 def _fingerprint(server: Sshd) -> str:

@@ -13,10 +13,10 @@ from tests.conftest import DATA
 REPORTS = DATA / "reports"
 
 
-def test_import_of_text_that_is_no_report_is_one_line_exit_2(cli_process: Callable[..., Any], tmp_path: Path) -> None:
+def test_import_of_text_that_is_no_report_is_one_line_exit_2(cli: Callable[..., Any], tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("The model got slower after the upgrade.\nPython: is great\n", "utf-8")
-    result = cli_process("import", str(notes))
+    result = cli("import", str(notes))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert "not a report driftcheck can import" in result.stderr
@@ -58,8 +58,8 @@ def test_unknown_key_value_lines_become_raw_fields() -> None:
     assert parsed.fields["CUDA runtime version"] == "12.9.86"
 
 
-def test_diff_of_two_pasted_reports_ranks_torch_gpu_driver(cli_process: Callable[..., Any]) -> None:
-    result = cli_process("diff", str(REPORTS / "vllm_10.txt"), str(REPORTS / "vllm_08.txt"))
+def test_diff_of_two_pasted_reports_ranks_torch_gpu_driver(cli: Callable[..., Any]) -> None:
+    result = cli("diff", str(REPORTS / "vllm_10.txt"), str(REPORTS / "vllm_08.txt"))
     assert result.returncode == 1, result.stderr
     out = result.stdout
     assert "~ probes.gpu.data.driver_version: 575.57.08 -> 570.158.01" in out
@@ -74,8 +74,8 @@ def test_diff_of_two_pasted_reports_ranks_torch_gpu_driver(cli_process: Callable
     assert "cuda_wheels" not in out and "fact(s) not in the report, not compared" in out
 
 
-def test_explain_on_a_pasted_file(cli_process: Callable[..., Any]) -> None:
-    result = cli_process("explain", str(REPORTS / "vllm_10.txt"), str(REPORTS / "vllm_08.txt"), "--format", "json")
+def test_explain_on_a_pasted_file(cli: Callable[..., Any]) -> None:
+    result = cli("explain", str(REPORTS / "vllm_10.txt"), str(REPORTS / "vllm_08.txt"), "--format", "json")
     assert result.returncode == 1, result.stderr
     top = json.loads(result.stdout)["explanations"][0]
     assert (top["category"], top["title"]) == ("driver_version", "NVIDIA driver 575.57.08 -> 570.158.01")
@@ -97,10 +97,10 @@ def test_report_against_a_full_snapshot_compares_only_what_both_hold(cli: Callab
     assert "probes.system.data.os.pretty_name" not in changes
 
 
-def test_a_truncated_snapshot_is_not_mistaken_for_a_report(cli_process: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_truncated_snapshot_is_not_mistaken_for_a_report(cli: Callable[..., Any], tmp_path: Path) -> None:
     cut = tmp_path / "cut.json"
     cut.write_text((DATA / "pairs" / "base.json").read_text("utf-8")[:2000], "utf-8")
-    result = cli_process("show", str(cut))
+    result = cli("show", str(cut))
     assert result.returncode == 2 and "truncated" in result.stderr
 
 

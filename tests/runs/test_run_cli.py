@@ -66,6 +66,7 @@ def test_exit_code_passes_through_and_is_recorded(cli_process: Callable[..., Cli
     assert run["exit_code"] == 3 and run["signal"] is None
 
 
+@pytest.mark.slow  # a signal to a real CLI process
 def test_ctrl_c_reaches_the_command_and_the_record_says_so(tmp_path: Path) -> None:
     """SIGINT sent to driftcheck alone (no terminal here) is forwarded; the command ends on it as it chooses."""
     code = ("import signal, sys, time\n"
@@ -125,9 +126,9 @@ def test_runs_text_and_one_run_in_detail(cli_process: Callable[..., CliResult]) 
     (("explain", "run:@latest", "run:@prev"), "the store holds 0 run(s)"),
     (("show", "run:abc"), "not a run reference"),
 ])
-def test_bad_input_is_one_line_and_exit_2(cli_process: Callable[..., CliResult], args: tuple[str, ...],
+def test_bad_input_is_one_line_and_exit_2(cli: Callable[..., CliResult], args: tuple[str, ...],
                                           message: str) -> None:
-    done = cli_process(*args)
+    done = cli(*args)
     assert done.returncode == 2 and message in done.stderr
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
 
@@ -213,6 +214,7 @@ def _in_terminal(args: list[str], env: dict[str, str], keys: bytes, wait_for: by
     return process.wait(timeout=30), seen
 
 
+@pytest.mark.slow  # a real terminal and CLI process
 def test_in_a_terminal_the_command_gets_a_terminal_and_ctrl_c_once() -> None:
     code = ("import signal, sys, time\n"
             "hits = []\n"

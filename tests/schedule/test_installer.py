@@ -139,6 +139,7 @@ def test_without_systemd_it_installs_a_cron_entry_and_says_so(cli: Callable[...,
 
 
 @without_systemd
+@pytest.mark.slow  # spawns the CLI as cron would
 def test_the_cron_command_takes_a_snapshot(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     cron_d = tmp_path / "cron.d"
     cron_d.mkdir()

@@ -9,8 +9,6 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-import pytest
-
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.hosts import LocalHost
 from driftcheck.snapshot.signing import verify_document
@@ -101,9 +99,8 @@ def test_gc_needs_a_limit(cli: Callable[..., CliResult]) -> None:
     result = cli("gc")
     assert result.returncode == 2 and "--keep-last N and/or --keep-days D" in result.stderr
     for bad in (["--keep-last", "-1"], ["--keep-days", "nan"]):
-        with pytest.raises(SystemExit) as exited:  # argparse's own exit, with our one-line message
-            cli("gc", *bad)
-        assert exited.value.code == 2
+        refused = cli("gc", *bad)  # argparse's own exit, with our one-line message
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1
 
 
 def test_gc_of_a_store_that_does_not_exist_yet(cli: Callable[..., CliResult]) -> None:

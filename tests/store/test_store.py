@@ -80,6 +80,7 @@ for i in range(25):
 """
 
 
+@pytest.mark.slow  # real writer processes
 def test_concurrent_writers_do_not_corrupt_the_store(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(db), str(n)], cwd=REPO_ROOT)
