@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -30,6 +31,18 @@ _PLACEHOLDER = re.compile(r"\{(shell_noise|env_families:([a-z_]+))\}")
 
 def _is_glob(name: str) -> bool:
     return any(ch in name for ch in _GLOB_CHARS)
+
+
+class _Names:
+    """Names and globs, matched fast: a set lookup first (a snapshot asks for hundreds of packages)."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        listed = list(names)
+        self.exact = frozenset(name for name in listed if not _is_glob(name))
+        self.globs = tuple(name for name in listed if _is_glob(name))
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.exact or any(fnmatch.fnmatchcase(name, glob) for glob in self.globs)
 
 
 @dataclass(frozen=True)
@@ -60,7 +73,11 @@ class PackageGroup:
 
     def matches(self, normalized: str) -> bool:
         """Whether one of the group's package entries names the distribution `normalized`."""
-        return any(entry.matches(normalized) for entry in self.packages)
+        return normalized in self._names
+
+    @cached_property
+    def _names(self) -> _Names:
+        return _Names(entry.name for entry in self.packages)
 
 
 @dataclass(frozen=True)
@@ -91,7 +108,11 @@ class NameCatalog:
 
     def is_kernel_package(self, normalized: str) -> bool:
         """Whether every compiled file of distribution `normalized` is hashed on each snapshot."""
-        return any(entry.kernels and entry.matches(normalized) for entry in self.entries())
+        return normalized in self._kernels
+
+    @cached_property
+    def _kernels(self) -> _Names:
+        return _Names(entry.name for entry in self.entries() if entry.kernels)
 
     def summary_packages(self) -> tuple[str, ...]:
         """The packages the summary shows, in the order a reader scans them."""
