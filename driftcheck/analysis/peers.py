@@ -25,7 +25,7 @@ from driftcheck.analysis.rules import Catalog, default_catalog
 from driftcheck.probes.kernels import is_kernel_package
 from driftcheck.probes.packages import normalize_name
 from driftcheck.snapshot.model import Snapshot, new_document
-from driftcheck.snapshot.paths import format_path
+from driftcheck.snapshot.paths import format_path, leaves
 
 # Probes whose GPUs are keyed by UUID: re-keyed by index, so GPU 3 of one node meets GPU 3 of another.
 _GPU_PROBES = ("gpu", "pcie")
@@ -128,15 +128,6 @@ def _without_identity(gpu: Any) -> Any:
     return {k: v for k, v in gpu.items() if k not in _GPU_IDENTITY}
 
 
-def _leaves(value: Any, prefix: tuple[str, ...], out: dict[tuple[str, ...], Any]) -> None:
-    """Every leaf under `value` (lists are leaves, as in the snapshot diff), keyed by its path."""
-    if isinstance(value, dict) and value:
-        for key, item in value.items():
-            _leaves(item, (*prefix, str(key)), out)
-    else:
-        out[prefix] = value
-
-
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -153,15 +144,12 @@ def consensus(views: Mapping[str, dict[str, Any]]) -> tuple[dict[str, Any], list
 
     Also returns the facts every host holds a different value of (three hosts or more): identities.
     """
-    leaves: dict[str, dict[tuple[str, ...], Any]] = {}
-    for host, view in views.items():
-        leaves[host] = {}
-        _leaves(view, (), leaves[host])
-    paths = sorted({path for found in leaves.values() for path in found})
+    by_host = {host: dict(leaves(view)) for host, view in views.items()}
+    paths = sorted({path for found in by_host.values() for path in found})
     merged: dict[str, Any] = {}
     unique: list[str] = []
     for path in paths:
-        values = [_canonical(found[path]) if path in found else _ABSENT for found in leaves.values()]
+        values = [_canonical(found[path]) if path in found else _ABSENT for found in by_host.values()]
         counts = Counter(values)
         if len(views) >= 3 and len(counts) == len(views):
             unique.append(format_path(("probes", *path)))

@@ -20,7 +20,6 @@ that fails is drift even when nothing differs from the reference.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,15 +155,6 @@ def load_policy(path: Path) -> Policy:
     except yaml.YAMLError as exc:
         raise PolicyError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     return parse_policy(document, str(path))
-
-
-def leaves(data: Any, prefix: tuple[PathPart, ...] = ()) -> Iterator[tuple[tuple[PathPart, ...], Any]]:
-    """Every (path, value) of `data`, where an empty mapping or any non-mapping is a leaf."""
-    if isinstance(data, dict) and data:
-        for key in sorted(data):
-            yield from leaves(data[key], (*prefix, str(key)))
-    else:
-        yield prefix, data
 
 
 def _node_matches(document: dict[str, Any], pattern: PathPattern) -> list[tuple[tuple[PathPart, ...], Any]]:

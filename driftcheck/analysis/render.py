@@ -9,7 +9,7 @@ from typing import Any
 from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.probes import probe_names
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.snapshot.paths import PathPart, format_path
+from driftcheck.snapshot.paths import format_path, leaves
 from driftcheck.store.snapshots import StoredSnapshot
 
 
@@ -17,16 +17,6 @@ def _scalar(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def flatten(data: Any, prefix: tuple[PathPart, ...] = ()) -> list[tuple[str, str]]:
-    """(path, value) for every leaf of `data`; lists stay whole, as in a diff."""
-    if isinstance(data, dict) and data:
-        rows: list[tuple[str, str]] = []
-        for key in sorted(data):
-            rows.extend(flatten(data[key], (*prefix, str(key))))
-        return rows
-    return [(format_path(prefix), _scalar(data))]
 
 
 def status_summary(counts: dict[str, int]) -> str:
@@ -51,7 +41,7 @@ def snapshot_text(snapshot: Snapshot, signer: str | None) -> str:
         if status != "ok":
             lines.append(f"  {(outcome.get('error') or {}).get('message', '')}")
             continue
-        lines.extend(f"  {path}: {value}" for path, value in flatten(outcome.get("data") or {}))
+        lines.extend(f"  {format_path(parts)}: {_scalar(value)}" for parts, value in leaves(outcome.get("data") or {}))
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,10 @@ A rule's `match` is a path pattern over the parts of a change path, dot-separate
 `**` any number of segments, `<var>` any one segment captured as `var`, `<var:GLOB>` a captured
 segment that must match GLOB. Matching works on the parts, not the printed path, so keys holding
 dots or slashes (`"zope.interface"`, `"flashinfer:lib/x.so"`) are one segment. When a probe renames
-a key, the fix is one line of the YAML.
+a key, the fix is one line of the YAML. `{env_families:<category>}` in a pattern stands for the
+environment families of the catalog of names (snapshot/catalog.yaml), as `a|b|...` alternatives.
+
+The packages `explain` confirms unchanged by name are the catalog's `watched` packages.
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ from typing import Any
 import yaml
 
 from driftcheck.errors import RuleCatalogError
+from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.paths import PathPart
 from driftcheck.snapshot.patterns import PathPattern, compile_pattern
-from driftcheck.snapshot.vocabulary import CATEGORIES
+from driftcheck.snapshot.vocabulary import AFFECTS, CATEGORIES
 
 KINDS = ("added", "removed", "changed")
 DIRECTIONS = ("slower", "faster", "either")
-AFFECTS = ("compute", "memory", "communication", "host", "software")
 @dataclass(frozen=True)
 class Rule:
     """One entry of the catalog: what it matches, how likely it moves performance, how to undo it."""
@@ -130,7 +133,12 @@ def _patterns(value: Any, where: str) -> tuple[PathPattern, ...]:
     items = value if isinstance(value, list) else [value]
     if not items:
         raise RuleCatalogError(f"{where}: `match` is empty")
-    return tuple(compile_pattern(str(item)) for item in items)
+    return tuple(_compile(str(item)) for item in items)
+
+
+def _compile(source: str) -> PathPattern:
+    """A path pattern, with the catalog's placeholders written out."""
+    return compile_pattern(name_catalog().expand(source))
 
 
 def _rule(entry: Any, index: int) -> Rule:
@@ -171,7 +179,7 @@ def _suspect(entry: Any, index: int) -> Suspect:
     if category not in CATEGORIES:
         raise RuleCatalogError(f"{where}: unknown category {category!r}")
     probes = entry.get("probes") or []
-    count = compile_pattern(str(entry["count"])) if entry.get("count") else None
+    count = _compile(str(entry["count"])) if entry.get("count") else None
     return Suspect(category, str(_require(entry, "title", where)), tuple(str(p) for p in probes),
                    _patterns(_require(entry, "match", where), where), count)
 
@@ -202,7 +210,7 @@ def parse_catalog(document: Any, source: str = "rules.yaml") -> Catalog:
     if duplicates:
         raise RuleCatalogError(f"{source}: duplicate rule id(s) {', '.join(duplicates)}")
     suspects = tuple(_suspect(entry, i) for i, entry in enumerate(document.get("suspects") or []))
-    packages = tuple(str(name) for name in document.get("packages") or [])
+    packages = name_catalog().watched_packages()
     bench = tuple((str(glob).lower(), str(cls)) for glob, cls in (document.get("bench_affects") or {}).items())
     return Catalog(rules, suspects, packages, bench)
 

@@ -1,36 +1,24 @@
-"""One run of a suite in this interpreter, for `driftcheck.baselines.repeated`: prints its data as JSON.
+"""One run of a suite in this interpreter, for `driftcheck.baselines.repeated`: replies with its data.
 
-Usage (internal): `python -m driftcheck.baselines.one_run '{"suite": "quick", "device": "cpu",
-"budget_s": null, "only": []}'`. A driftcheck error is one stderr line and exit 2; anything else
-exits 1 with its traceback on stderr, for the parent to report.
+Started through the child protocol (`driftcheck.baselines.child`) with the request
+`{"suite": "quick", "device": "cpu", "budget_s": null, "only": []}`; an error comes back by its type
+name, message and exit code, for the parent to raise as it would have here.
 """
 
 from __future__ import annotations
 
-import json
 import sys
+from typing import Any
 
-from driftcheck.errors import DriftcheckError
+from driftcheck.baselines.child import serve
 
 
-def main(argv: list[str]) -> int:
-    """Run the suite described by the JSON in argv[0]; print the result on stdout."""
-    from driftcheck.baselines.deps import BenchDependencyError
-    from driftcheck.baselines.repeated import DEPENDENCY_EXIT
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run the suite `spec` describes; its data."""
     from driftcheck.baselines.runner import run_suite
 
-    try:
-        spec = json.loads(argv[0])
-        data = run_suite(str(spec["suite"]), str(spec["device"]), spec.get("budget_s"), spec.get("only") or None)
-    except BenchDependencyError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return DEPENDENCY_EXIT
-    except DriftcheckError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return exc.exit_code
-    sys.stdout.write(json.dumps(data, sort_keys=True, default=str) + "\n")
-    return 0
+    return run_suite(str(spec["suite"]), str(spec["device"]), spec.get("budget_s"), spec.get("only") or None)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(serve(run, sort_keys=True, as_text=True))

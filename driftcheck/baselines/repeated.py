@@ -1,7 +1,8 @@
 """N independent runs of a suite, combined into one record that knows its between-run spread.
 
-Each run is its own child interpreter (`python -m driftcheck.baselines.one_run`): its own torch
-import, thread pool, allocations, warm-up and calibration, as a later run of the user's would have.
+Each run is its own child interpreter (`driftcheck.baselines.one_run`, through the child protocol of
+`driftcheck.baselines.child`): its own torch import, thread pool, allocations, warm-up and
+calibration, as a later run of the user's would have.
 Runs inside one process share all of that and agree with each other more than two days do.
 The record keeps every run's median of every benchmark (`runs`), the spread between them
 (`between_runs`), and the within-run figures of the median run (n, CI, samples) beside them.
@@ -13,59 +14,50 @@ flagged.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from driftcheck.baselines.child import ChildDied, ChildFailed, ChildTimeout, call
 from driftcheck.baselines.deps import BenchDependencyError, require_torch
 from driftcheck.errors import DriftcheckError, UsageError
 
-# The exit status of a child whose run lacked a library (torch), so the parent raises the same error.
-DEPENDENCY_EXIT = 3
 RunFn = Callable[[], dict[str, Any]]
 RunProgress = Callable[[str], None]
 # A child that takes longer than its suite budget by this much has hung (a wedged driver).
 _CHILD_SLACK_S = 300.0
 
 
-def child_argv(suite: str, device: str, budget_s: float | None, only: Sequence[str] | None) -> list[str]:
-    """The command line of one run in a child interpreter."""
-    spec = {"suite": suite, "device": device, "budget_s": budget_s, "only": list(only or [])}
-    return [sys.executable, "-m", "driftcheck.baselines.one_run", json.dumps(spec)]
-
-
 def child_run(suite: str, device: str, budget_s: float | None, only: Sequence[str] | None,
               timeout_s: float) -> RunFn:
     """A function that performs one run in a fresh child interpreter and returns its data."""
-    argv = child_argv(suite, device, budget_s, only)
+    spec = {"suite": suite, "device": device, "budget_s": budget_s, "only": list(only or [])}
 
     def run() -> dict[str, Any]:
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False,
-                                  env=dict(os.environ))
-        except subprocess.TimeoutExpired:
+            data = call("driftcheck.baselines.one_run", spec, timeout_s)
+        except ChildTimeout:
             raise DriftcheckError(f"a benchmark run did not finish within {timeout_s:.0f} s") from None
-        if done.returncode != 0:
-            lines = done.stderr.strip().splitlines()
-            message = lines[-1] if lines else f"exited with status {done.returncode}"
-            if done.returncode == DEPENDENCY_EXIT:
-                raise BenchDependencyError(message)
-            raise (UsageError if done.returncode == 2 else DriftcheckError)(f"benchmark run: {message}")
-        try:
-            data = json.loads(done.stdout)
-        except ValueError:
-            raise DriftcheckError("a benchmark run printed no result") from None
+        except ChildDied as exc:
+            raise DriftcheckError(f"benchmark run: {exc}") from None
+        except ChildFailed as exc:
+            raise _raised_in_child(exc) from None
         if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
             raise DriftcheckError("a benchmark run printed no result")
         return data
 
     return run
+
+
+def _raised_in_child(exc: ChildFailed) -> DriftcheckError:
+    """The error to raise here for what a run raised in its child: the same kind, where driftcheck has one."""
+    if exc.type_name == BenchDependencyError.__name__:
+        return BenchDependencyError(str(exc))
+    if exc.exit_code is None:  # not a driftcheck error: a crash of the benchmark
+        return DriftcheckError(f"benchmark run: {exc.type_name}: {exc}")
+    return (UsageError if exc.exit_code == 2 else DriftcheckError)(f"benchmark run: {exc}")
 
 
 def _disturbed(run: dict[str, Any]) -> str | None:

@@ -26,12 +26,12 @@ RECORDING_FORMAT = 1
 
 
 def command_key(argv: Sequence[str]) -> str:
-    """How a command is keyed in a recording."""
+    """How a command is keyed in a recording (and in the SSH host's answer cache)."""
     return json.dumps(list(argv))
 
 
 def python_key(script_name: str, args: Sequence[str]) -> str:
-    """How a facts-script call is keyed in a recording."""
+    """How a facts-script call is keyed in a recording (and in the SSH host's answer cache)."""
     return json.dumps([script_name, *args])
 
 

@@ -31,6 +31,7 @@ import paramiko
 
 from driftcheck.errors import CommandTimeout, ConnectionLost, HostError, TargetPythonError, failure_by_name
 from driftcheck.hosts.base import Capabilities, CommandResult, GatherAll, Host, facts_script, parse_script_output
+from driftcheck.hosts.recording import command_key, python_key
 from driftcheck.hosts.sshconnect import SSHTarget, connect, fingerprint, load_ssh_config, resolve
 
 DEFAULT_PYTHON = "python3"
@@ -61,14 +62,6 @@ class _Batch:
     def longest_s(self) -> float:
         limits = [t for _, t in self.runs.values()] + [t for *_, t in self.scripts.values()]
         return max(limits, default=0.0)
-
-
-def _run_key(argv: Sequence[str]) -> str:
-    return json.dumps(list(argv))
-
-
-def _script_key(name: str, args: Sequence[str]) -> str:
-    return json.dumps([name, *args])
 
 
 class SSHHost(Host):
@@ -159,12 +152,12 @@ class SSHHost(Host):
         return list(self._answer("list", path, lambda batch: batch.lists.add(path))["names"])
 
     def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
-        key = _run_key(argv)
+        key = command_key(argv)
         answer = self._answer("run", key, lambda batch: batch.runs.__setitem__(key, (list(argv), timeout_s)))
         return CommandResult(tuple(argv), int(answer["returncode"]), str(answer["stdout"]), str(answer["stderr"]))
 
     def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
-        key = _script_key(script_name, args)
+        key = python_key(script_name, args)
         answer = self._answer("script", key,
                               lambda batch: batch.scripts.__setitem__(key, (script_name, list(args), timeout_s)))
         return parse_script_output(script_name, f"{self.target_python} on {self.target}", int(answer["returncode"]),

@@ -166,12 +166,17 @@ def empty_pcie_gpu() -> dict[str, Any]:
             "replay_counter": None, "cpu_affinity": None, "numa_node": None}
 
 
+def identity_key(uuid: str | None, bus_id: str | None, index: Any) -> str:
+    """The one spelling of a GPU's key, in probe data and in run telemetry alike: its UUID, else its PCI
+    bus id, else `index-<N>`."""
+    return str(uuid or bus_id or f"index-{index}")
+
+
 def gpu_key(gpu: dict[str, Any], duplicated_uuids: set[str]) -> str:
     """The identity a GPU is keyed by: its UUID, or its PCI bus id when the UUID is absent or not unique."""
     uuid = gpu.get("uuid")
-    if uuid and uuid not in duplicated_uuids:
-        return str(uuid)
-    return str(gpu.get("pci_bus_id") or f"index-{gpu.get('index')}")
+    return identity_key(str(uuid) if uuid and uuid not in duplicated_uuids else None, gpu.get("pci_bus_id"),
+                        gpu.get("index"))
 
 
 def keyed_by_identity(gpus: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

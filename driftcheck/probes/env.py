@@ -1,8 +1,9 @@
 """`env` probe: the process environment, with secrets replaced by keyed digests.
 
 Besides every variable, the probe lists which variables belong to the families that move
-performance (`groups`), so a reader sees at a glance which CUDA, torch, OpenMP, NCCL, ... settings
-were in force. Groups are derived from `vars`, so a diff reports each change once, under `vars`.
+performance (`groups`, the `env_families` of snapshot/catalog.yaml), so a reader sees at a glance
+which CUDA, torch, OpenMP, NCCL, ... settings were in force. Groups are derived from `vars`, so a
+diff reports each change once, under `vars`.
 """
 
 from __future__ import annotations
@@ -12,36 +13,15 @@ from typing import Any
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.redact import Redactor
-
-# Performance families: group name → the prefixes (ending in "_") or exact names that belong to it.
-GROUPS: dict[str, tuple[str, ...]] = {
-    "cuda": ("CUDA_",),
-    "torch": ("TORCH_", "PYTORCH_"),
-    "omp": ("OMP_",),
-    "mkl": ("MKL_",),
-    "sglang": ("SGLANG_",),
-    "vllm": ("VLLM_",),
-    "flashinfer": ("FLASHINFER_",),
-    "triton": ("TRITON_",),
-    "nvidia": ("NVIDIA_",),
-    "nccl": ("NCCL_",),
-    "loader": ("LD_LIBRARY_PATH", "LD_PRELOAD"),
-}
-
-
-def group_of(name: str) -> str | None:
-    """The performance family a variable belongs to, or None."""
-    for group, members in GROUPS.items():
-        if any(name.startswith(m) if m.endswith("_") else name == m for m in members):
-            return group
-    return None
+from driftcheck.snapshot.catalog import name_catalog
 
 
 def performance_groups(names: list[str]) -> dict[str, list[str]]:
-    """group → sorted names of the variables present in it (groups with no variable are left out)."""
+    """family → sorted names of the variables present in it (catalog `env_families`; empty ones left out)."""
+    catalog = name_catalog()
     groups: dict[str, list[str]] = {}
     for name in sorted(names):
-        group = group_of(name)
+        group = catalog.env_family_of(name)
         if group is not None:
             groups.setdefault(group, []).append(name)
     return groups

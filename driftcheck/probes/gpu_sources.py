@@ -16,7 +16,7 @@ from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV, NvmlUnavailabl
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.topo import merge_topology, parse_topo
 from driftcheck.snapshot.facts import is_volatile
-from driftcheck.snapshot.paths import format_path
+from driftcheck.snapshot.paths import format_path, leaves
 
 # Facts one source cannot read at all: a null there is "unread", not a disagreement.
 _ONE_SIDED = ("nvlink", "topology.nics", "topology.gpu_numa_id", "p2p", "source")
@@ -26,18 +26,9 @@ class SourcesUnavailable(Exception):
     """One of the two sources cannot be read here (no driver, no nvidia-smi): nothing to compare."""
 
 
-def _leaves(data: Any, parts: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
-    if isinstance(data, dict) and data:
-        found: dict[tuple[str, ...], Any] = {}
-        for key, value in data.items():
-            found.update(_leaves(value, (*parts, str(key))))
-        return found
-    return {parts: data}
-
-
 def disagreements(probe: str, nvml: dict[str, Any], smi: dict[str, Any]) -> list[dict[str, Any]]:
     """Every leaf whose value differs between the two sources, with whether the facts table calls it volatile."""
-    left, right = _leaves(nvml), _leaves(smi)
+    left, right = dict(leaves(nvml)), dict(leaves(smi))
     rows = []
     for parts in sorted(set(left) | set(right)):
         path = format_path(parts)

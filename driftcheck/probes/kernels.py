@@ -1,8 +1,9 @@
 """`kernels` probe: content hashes of the compiled binaries that decide inference speed.
 
 Three circles, cheapest check first:
-- the packages whose kernels make or break a benchmark (torch, triton, flashinfer, sgl-kernel, vllm,
-  xformers, flash-attn, deep-gemm, cutlass, every nvidia-* CUDA wheel) and the system CUDA/NCCL/driver
+- the packages whose kernels make or break a benchmark (`kernels: true` in snapshot/catalog.yaml: torch,
+  triton, flashinfer, sgl-kernel, vllm, xformers, flash-attn, deep-gemm, cutlass, every nvidia-* CUDA
+  wheel) and the system CUDA/NCCL/driver
   libraries the loader finds: every compiled file hashed and compared with its RECORD hash;
 - every other distribution's compiled files: a stat against the size RECORD declares (nearly free),
   hashed only where the size differs or the file changed since the last snapshot saw it;
@@ -26,15 +27,8 @@ from driftcheck.errors import CommandTimeout, ConnectionLost
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.packages import normalize_name
+from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.store.hashcache import CachedFile, FileIdentity, HashCache
-
-# Distributions whose compiled files are always hashed (normalized names); plus every `nvidia-*` wheel.
-KERNEL_PACKAGES = frozenset({
-    "torch", "triton", "pytorch-triton", "pytorch-triton-rocm", "flashinfer-python", "flashinfer",
-    "flashinfer-cubin", "flashinfer-jit-cache", "sgl-kernel", "sglang-kernel", "vllm", "vllm-flash-attn",
-    "xformers", "flash-attn", "flash-attn-3", "deep-gemm", "deep-ep", "cutlass", "nvidia-cutlass",
-    "nvidia-cutlass-dsl",
-})
 
 # Loader names of the system libraries that decide GPU performance.
 SYSTEM_LIBRARY = re.compile(r"^lib(cuda|nvidia-ml|nccl|cudnn(_[a-z_]+)?|cublas(Lt)?|cudart)\.so(\.[0-9]+)*$")
@@ -52,9 +46,8 @@ HashProgress = Callable[[int, int, int, int], None]
 
 
 def is_kernel_package(name: str) -> bool:
-    """Whether every compiled file of distribution `name` is hashed on each snapshot."""
-    normalized = normalize_name(name)
-    return normalized in KERNEL_PACKAGES or normalized.startswith("nvidia-")
+    """Whether every compiled file of distribution `name` is hashed on each snapshot (catalog `kernels`)."""
+    return name_catalog().is_kernel_package(normalize_name(name))
 
 
 def ldconfig_libraries(stdout: str) -> list[str]:

@@ -17,13 +17,8 @@ from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.sysread import key_values, to_int
+from driftcheck.snapshot.catalog import name_catalog
 
-# Shared objects whose exact build decides inference speed; a mapped path containing one is hashed.
-PERFORMANCE_LIBRARIES = (
-    "libnccl", "libcuda.", "libcudart", "libcublas", "libcudnn", "libnvidia-ml", "libnvrtc", "libnvJitLink",
-    "libcusparse", "libtorch", "libc10", "flashinfer", "triton", "sgl_kernel", "sglang", "vllm", "flash_attn",
-    "xformers", "deep_gemm", "cutlass",
-)
 _MAPPED_SO = re.compile(r"\.so(\.[\w.]+)?$")
 _GPU_DEVICE = re.compile(r"^/dev/nvidia(\d+)$")
 _DELETED = " (deleted)"
@@ -241,7 +236,8 @@ def process_key(cmdline: list[str], comm: str | None) -> str:
 
 
 def performance_libraries(maps: str) -> dict[str, bool]:
-    """path → deleted, for the mapped shared objects that decide inference speed."""
+    """path → deleted, for the mapped shared objects that decide inference speed (catalog `maps`)."""
+    libraries = name_catalog().mapped_libraries()
     found: dict[str, bool] = {}
     for line in maps.splitlines():
         fields = line.split(None, 5)
@@ -251,7 +247,7 @@ def performance_libraries(maps: str) -> dict[str, bool]:
         deleted = path.endswith(_DELETED)
         path = path.removesuffix(_DELETED)
         name = os.path.basename(path)
-        if path.startswith("/") and _MAPPED_SO.search(name) and any(lib in path for lib in PERFORMANCE_LIBRARIES):
+        if path.startswith("/") and _MAPPED_SO.search(name) and any(lib in path for lib in libraries):
             found[path] = found.get(path, False) or deleted
     return found
 

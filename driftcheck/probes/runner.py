@@ -7,10 +7,7 @@ limit (its thread is a daemon; an isolated probe's process is killed) and the re
 
 from __future__ import annotations
 
-import json
 import queue
-import subprocess
-import sys
 import threading
 import time
 import traceback
@@ -18,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from driftcheck.baselines.child import ChildDied, ChildFailed, ChildTimeout, call
 from driftcheck.errors import probe_status, probe_status_by_name
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
@@ -61,33 +59,11 @@ def _probe_reference(probe: Probe) -> str:
 
 def _gather_isolated(probe: Probe, host: Host, options: ProbeOptions, timeout_s: float) -> Any:
     """Run `probe.gather` in a child interpreter; a hang is killed, a crash is an error, not ours."""
-    request = json.dumps({"probe": _probe_reference(probe), "python": host.target_python,
-                          "options": options.to_json()})
+    request = {"probe": _probe_reference(probe), "python": host.target_python, "options": options.to_json()}
     try:
-        completed = subprocess.run([sys.executable, "-m", "driftcheck.probes.isolated"], input=request.encode(),
-                                   capture_output=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise _IsolatedTimeout(f"isolated probe ran past {timeout_s:g} s and was killed") from exc
-    if completed.returncode != 0:
-        stderr = completed.stderr.decode("utf-8", errors="replace").strip()
-        last = stderr.splitlines()[-1] if stderr else ""
-        how = f"signal {-completed.returncode}" if completed.returncode < 0 else f"exit code {completed.returncode}"
-        raise RuntimeError(f"isolated probe process died with {how}" + (f": {last}" if last else ""))
-    reply = json.loads(completed.stdout)
-    if "raw" in reply:
-        return reply["raw"]
-    raise _ChildException(reply["type"], reply["message"], reply.get("traceback", ""))
-
-
-class _IsolatedTimeout(Exception):
-    pass
-
-
-class _ChildException(Exception):
-    def __init__(self, type_name: str, message: str, child_traceback: str) -> None:
-        super().__init__(message)
-        self.type_name = type_name
-        self.child_traceback = child_traceback
+        return call("driftcheck.probes.isolated", request, timeout_s)
+    except ChildDied as exc:
+        raise RuntimeError(f"isolated probe process {exc}") from None
 
 
 def run_one(probe: Probe, host: Host, options: ProbeOptions) -> ProbeOutcome:
@@ -99,10 +75,10 @@ def run_one(probe: Probe, host: Host, options: ProbeOptions) -> ProbeOutcome:
         else:
             raw = probe.gather(host, options)
         data = probe.parse(raw)
-    except _IsolatedTimeout as exc:
-        return ProbeOutcome("timeout", error={"type": "timeout", "message": str(exc)},
+    except ChildTimeout as exc:
+        return ProbeOutcome("timeout", error={"type": "timeout", "message": f"isolated probe {exc}"},
                             duration_s=time.monotonic() - started)
-    except _ChildException as exc:
+    except ChildFailed as exc:
         status = probe_status_by_name(exc.type_name)
         error = {"type": exc.type_name, "message": str(exc)}
         if status == "error":

@@ -58,7 +58,7 @@ def _scalar(value: Any) -> str:
 
 
 def fact_lines(data: Any) -> list[str]:
-    """`path: value` for every leaf, as `driftcheck show --full` prints them (render.flatten), built faster:
+    """`path: value` for every leaf, as `driftcheck show --full` prints them (snapshot.paths.leaves), built faster:
     a report flattens tens of thousands of facts and must stay well under a second."""
     lines: list[str] = []
     stack: list[tuple[str, Any]] = [("", data)]

@@ -14,16 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.model import Snapshot
 
-# Packages whose version or build most often decides inference speed, in the order a reader scans them.
-PERF_PACKAGES = ("torch", "triton", "pytorch-triton", "flashinfer-python", "flashinfer", "sgl-kernel", "sglang",
-                 "vllm", "xformers", "flash-attn", "deep-gemm", "deep-ep", "transformers", "torchao", "xgrammar",
-                 "cuda-python", "nvidia-nccl-cu12", "nvidia-nccl-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13",
-                 "nvidia-cublas-cu12", "nvidia-cublas", "nvidia-cuda-runtime-cu12", "numpy")
-# Environment families that move performance (see probes/env.py GROUPS), in display order.
-PERF_ENV_PREFIXES = ("NCCL_", "CUDA_", "TORCH_", "PYTORCH_", "OMP_", "MKL_", "SGLANG_", "VLLM_", "FLASHINFER_",
-                     "TRITON_", "NVIDIA_", "LD_PRELOAD")
 _CLOSE_LEVELS = re.compile(r"^(NV\d+|PIX|PXB)$")
 _WIDTH = 100
 
@@ -128,7 +121,8 @@ def _package_rows(s: Snapshot) -> list[Row]:
         return []
     packages = data.get("packages") or {}
     shown = []
-    for name in PERF_PACKAGES:
+    # The packages whose version or build most often decides inference speed (catalog `summary`).
+    for name in name_catalog().summary_packages():
         entry = packages.get(name)
         if isinstance(entry, dict):
             build = short_build(entry.get("build_id"))
@@ -292,8 +286,11 @@ def _islands(gpus: list[str], pairs: dict[str, str]) -> list[set[str]]:
 
 
 def _perf_vars(variables: Any) -> dict[str, Any]:
-    return {k: v for k, v in variables.items() if str(k).startswith(PERF_ENV_PREFIXES)} \
-        if isinstance(variables, dict) else {}
+    """The variables of a performance family (the catalog's env families), of an environment."""
+    if not isinstance(variables, dict):
+        return {}
+    catalog = name_catalog()
+    return {k: v for k, v in variables.items() if catalog.env_family_of(str(k)) is not None}
 
 
 def _var_rows(label: str, variables: dict[str, Any]) -> list[Row]:

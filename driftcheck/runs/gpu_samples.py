@@ -1,6 +1,6 @@
 """One reading of every GPU, from NVML or from a line of `nvidia-smi --query-gpu=... --format=csv -lms N`.
 
-A reading is a plain dict per GPU, keyed by UUID (else PCI bus id, else "index N"): clocks, power and
+A reading is a plain dict per GPU, keyed by UUID (else PCI bus id, else "index-N", as in probe data): clocks, power and
 its limit, temperature, utilisation, memory used, the active clock event (throttle) reasons, and the
 process ids using the GPU where the source can say. A field the source cannot read is None.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from driftcheck.nvidia.nvml import clock_event_reasons
-from driftcheck.nvidia.values import integer, normalize_bus_id, number, text_value
+from driftcheck.nvidia.values import identity_key, integer, normalize_bus_id, number, text_value
 
 FIELDS = ("sm_mhz", "mem_mhz", "power_w", "power_limit_w", "temp_c", "util_pct", "mem_util_pct", "memory_used_mib")
 
@@ -35,11 +35,6 @@ def empty_reading() -> dict[str, Any]:
     reading: dict[str, Any] = dict.fromkeys(FIELDS)
     reading.update({"index": None, "name": None, "reasons": None, "pids": None})
     return reading
-
-
-def gpu_key(uuid: str | None, bus_id: str | None, index: int | None) -> str:
-    """The identity a GPU's series is kept under."""
-    return uuid or bus_id or f"index {index}"
 
 
 # --- NVML ---------------------------------------------------------------------------------------------
@@ -103,7 +98,7 @@ def nvml_reading(nv: Any, handles: Sequence[Any]) -> dict[str, dict[str, Any]]:
             "pids": _pids(nv, handle),
         })
         uuid = _text(_call(nv, "nvmlDeviceGetUUID", handle))
-        out[gpu_key(uuid, normalize_bus_id(_text(getattr(pci, "busId", None))), index)] = reading
+        out[identity_key(uuid, normalize_bus_id(_text(getattr(pci, "busId", None))), index)] = reading
     return out
 
 
@@ -145,7 +140,7 @@ def smi_row(header: Sequence[str], line: str) -> tuple[str, dict[str, Any]] | No
             if mask is not None:
                 with contextlib.suppress(ValueError):
                     reading["reasons"] = clock_event_reasons(int(mask, 16))
-    key = gpu_key(text_value(row.get("uuid")), normalize_bus_id(row.get("pci.bus_id")), reading["index"])
+    key = identity_key(text_value(row.get("uuid")), normalize_bus_id(row.get("pci.bus_id")), reading["index"])
     return key, reading
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from driftcheck.errors import RuleCatalogError
+from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.paths import PathPart
 from driftcheck.snapshot.patterns import PathPattern, compile_pattern
 from driftcheck.snapshot.vocabulary import CATEGORIES
@@ -38,7 +39,6 @@ class FactTable:
     """The loaded table, indexed by probe name (the second segment of every pattern)."""
 
     by_probe: dict[str, tuple[Fact, ...]]
-    shell_noise: tuple[str, ...]
 
     def category(self, parts: Sequence[PathPart]) -> str:
         """The category of a change at `parts` (a whole change path: `probes.<name>.data...`)."""
@@ -65,7 +65,7 @@ def _probe_of(pattern: PathPattern, where: str) -> str:
     return segments[1].globs[0]
 
 
-def _fact(entry: Any, index: int, noise: str) -> tuple[str, Fact]:
+def _fact(entry: Any, index: int) -> tuple[str, Fact]:
     where = f"facts.yaml entry #{index}"
     if not isinstance(entry, dict) or "match" not in entry:
         raise RuleCatalogError(f"{where}: expected a mapping with `match`")
@@ -76,7 +76,7 @@ def _fact(entry: Any, index: int, noise: str) -> tuple[str, Fact]:
     if category is None and not volatile:
         raise RuleCatalogError(f"{where}: says neither a category nor `volatile: true`")
     sources = entry["match"] if isinstance(entry["match"], list) else [entry["match"]]
-    patterns = tuple(compile_pattern(str(source).replace("{shell_noise}", noise)) for source in sources)
+    patterns = tuple(compile_pattern(name_catalog().expand(str(source))) for source in sources)
     probes = {_probe_of(pattern, where) for pattern in patterns}
     if len(probes) != 1:
         raise RuleCatalogError(f"{where}: one entry speaks of one probe, not {sorted(probes)}")
@@ -87,12 +87,11 @@ def parse_facts(document: Any) -> FactTable:
     """Build the table from the parsed YAML document."""
     if not isinstance(document, dict) or not isinstance(document.get("facts"), list):
         raise RuleCatalogError("facts.yaml: expected a mapping with a `facts` list")
-    noise = tuple(str(name) for name in document.get("shell_noise") or [])
     by_probe: dict[str, list[Fact]] = {}
     for index, entry in enumerate(document["facts"]):
-        probe, fact = _fact(entry, index, "|".join(noise))
+        probe, fact = _fact(entry, index)
         by_probe.setdefault(probe, []).append(fact)
-    return FactTable({probe: tuple(facts) for probe, facts in by_probe.items()}, noise)
+    return FactTable({probe: tuple(facts) for probe, facts in by_probe.items()})
 
 
 @lru_cache(maxsize=1)
@@ -110,8 +109,3 @@ def category_of(parts: Sequence[PathPart]) -> str:
 def is_volatile(parts: Sequence[PathPart]) -> bool:
     """Whether a change at `parts` is volatile, from the shipped table."""
     return fact_table().volatile(parts)
-
-
-def shell_noise() -> tuple[str, ...]:
-    """Variables the shell or terminal sets differently in every session (never a cause)."""
-    return fact_table().shell_noise

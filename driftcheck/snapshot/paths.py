@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9_\-]+$")
 
 PathPart = str | int
+
+
+def leaves(data: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every (path parts, value) under `data`, keys in sorted order; as in a diff, a list, a scalar or an
+    empty mapping is a leaf (a non-empty mapping is descended into)."""
+    if isinstance(data, dict) and data:
+        for key in sorted(data, key=str):
+            yield from leaves(data[key], (*prefix, str(key)))
+    else:
+        yield prefix, data
 
 
 def format_path(parts: Sequence[PathPart]) -> str:

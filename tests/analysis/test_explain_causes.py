@@ -286,18 +286,16 @@ def test_relevance_table_errors() -> None:
 
     from driftcheck.analysis.explain.relevance import parse_relevance
     from driftcheck.errors import RuleCatalogError
+    from driftcheck.snapshot.catalog import PackageEntry, PackageGroup
 
     structural = {"mapped": 0.7, "compiled": 0.5, "pure_python": 0.2}
-    for document, message in (
-            ({}, "`groups` list"),
-            ({"groups": [{"id": "x", "match": ["x"]}], "structural": structural}, "needs `id`, `match` and `why`"),
-            ({"groups": [{"id": "x", "match": ["x"], "why": "w", "prior": 2}], "structural": structural}, "0..1"),
-            ({"groups": [{"id": "x", "match": ["x"], "why": "w", "prior": 0.1}], "structural": structural},
-             "rank below every group"),
-            ({"groups": [{"id": "x", "match": ["x"], "why": "w", "prior": 0.9, "affects": "weather"}],
-              "structural": structural}, "affects")):
+    low = (PackageGroup("x", 0.1, "w", (PackageEntry("x"),)),)
+    for document, groups, message in (
+            ([], (), "mapping with `structural`"),
+            ({"structural": {**structural, "mapped": 2}}, (), "0..1"),
+            ({"structural": structural}, low, "rank below every group")):
         with pytest.raises(RuleCatalogError, match=message):
-            parse_relevance(document)
+            parse_relevance(document, groups)
 
 
 # --- a setting and what it brings, a setting on every device: one cause -----------------------------------

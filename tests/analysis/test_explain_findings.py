@@ -14,7 +14,7 @@ from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained, explain, explain_report
 from driftcheck.analysis.explain.render import _bench_line, explain_markdown, explain_text
 from driftcheck.analysis.rules import default_catalog
-from driftcheck.snapshot.facts import shell_noise
+from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
@@ -160,7 +160,7 @@ def test_no_json_in_titles(case: str) -> None:
 def test_shell_noise_and_metadata_are_never_causes() -> None:
     a, b = _pair("nccl-env-added")
     before, after = copy.deepcopy(a.document), copy.deepcopy(a.document)
-    for i, name in enumerate(shell_noise()):
+    for i, name in enumerate(name_catalog().shell_noise):
         before["probes"]["env"]["data"]["vars"][name] = f"a{i}"
         after["probes"]["env"]["data"]["vars"][name] = f"b{i}"
     after["label"], after["origin"] = "another label", "replayed"
@@ -178,7 +178,7 @@ def test_shell_noise_and_metadata_are_never_causes() -> None:
 
 def test_every_shell_noise_variable_is_ignored_by_the_catalog() -> None:
     catalog = default_catalog()
-    for name in shell_noise():
+    for name in name_catalog().shell_noise:
         found = catalog.first_match(("probes", "env", "data", "vars", name), "changed")
         assert found is not None and found[0].ignore, name
 

@@ -39,6 +39,13 @@ def test_summary_of_an_eight_gpu_server_fits_one_screen() -> None:
     assert "\033[" not in text
 
 
+def test_summary_shows_the_variables_of_every_env_family_of_the_catalog() -> None:
+    snapshot = _eight_gpu_server()
+    snapshot.document["probes"]["env"]["data"]["vars"].update({"KMP_AFFINITY": "compact", "HOME": "/root"})
+    text = summary_text(snapshot, None)
+    assert "KMP_AFFINITY=compact" in text and "HOME=" not in text
+
+
 def test_colour_only_when_asked() -> None:
     assert "\033[1m" in summary_text(_eight_gpu_server(), None, colour=True)
 

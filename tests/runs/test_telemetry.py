@@ -100,13 +100,21 @@ def test_smi_path_replays_a_real_lms_log(tmp_path: Path) -> None:
     series = sampler.stop().to_json()
     assert series["gpu_source"] == "nvidia-smi"
     assert "NVML reads only this machine" in series["gpu_note"]
-    gpu = series["gpus"]["index 0"]
+    gpu = series["gpus"]["index-0"]
     assert gpu["power_w"] == watts  # one sample per row, in order, every value as logged
     assert gpu["t"][:3] == [0.0, 1.0, 2.0]
-    summary = summarize(series)["gpus"]["index 0"]
+    summary = summarize(series)["gpus"]["index-0"]
     assert summary["samples"] == len(watts) == 91
     assert summary["power_w"] == {"min": min(watts), "median": round(median(watts), 2), "max": max(watts)}
     assert summary["sm_mhz"] is None  # not in that log's query: unknown, not zero
+
+
+def test_a_gpu_without_uuid_or_bus_id_is_keyed_as_in_probe_data() -> None:
+    from driftcheck.nvidia.values import gpu_key
+
+    row = smi_row(["index", "uuid", "pci.bus_id", "power.draw [W]"], "3, [N/A], [N/A], 16.48 W")
+    assert row is not None
+    assert row[0] == gpu_key({"index": 3, "uuid": None, "pci_bus_id": None}, set()) == "index-3"
 
 
 def test_smi_row_reads_a_real_full_query_row() -> None:

@@ -1,14 +1,14 @@
 """Package relevance: how likely a change of a Python package is to move GPU inference speed.
 
-Curated groups from `relevance.yaml` (torch, NCCL, cuBLAS, the kernel libraries, the serving engines,
-...) with a prior and a sentence of why; for any other package, structural signals the snapshot holds:
-its libraries mapped by the running server (process probe), compiled files. A pure-Python package
+Curated groups from the catalog of names (`snapshot/catalog.yaml` `package_groups`: torch, NCCL, cuBLAS,
+the kernel libraries, the serving engines, ...) with a prior and a sentence of why; for any other
+package, structural signals the snapshot holds (scored in `relevance.yaml`): its libraries mapped by
+the running server (process probe), compiled files. A pure-Python package
 nothing performance-related loads ranks below all of these.
 """
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -17,25 +17,9 @@ from typing import Any
 import yaml
 
 from driftcheck.analysis.explain.lookup import mapping, normalized, package_record, probe_data
-from driftcheck.analysis.rules import AFFECTS
 from driftcheck.errors import RuleCatalogError
+from driftcheck.snapshot.catalog import PackageGroup, name_catalog
 from driftcheck.snapshot.model import Snapshot
-
-
-@dataclass(frozen=True)
-class Group:
-    """A curated group of packages that decide inference speed."""
-
-    id: str
-    globs: tuple[str, ...]
-    prior: float
-    why: str
-    library: str | None = None
-    # What a change of the package moves, when it is not just software (NCCL: communication).
-    affects: str | None = None
-
-    def matches(self, name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, glob) for glob in self.globs)
 
 
 @dataclass(frozen=True)
@@ -51,14 +35,14 @@ class Relevance:
 
 @dataclass(frozen=True)
 class RelevanceTable:
-    """The loaded `relevance.yaml`."""
+    """The curated groups of the catalog and the structural scores of `relevance.yaml`."""
 
-    groups: tuple[Group, ...]
+    groups: tuple[PackageGroup, ...]
     mapped: float
     compiled: float
     pure_python: float
 
-    def group_of(self, name: str) -> Group | None:
+    def group_of(self, name: str) -> PackageGroup | None:
         """The first curated group that names the package, or None."""
         key = normalized(name)
         return next((group for group in self.groups if group.matches(key)), None)
@@ -111,30 +95,14 @@ def _mapped_by_a_process(snapshot: Snapshot, name: str) -> bool:
     return any(path.startswith(prefix) for path in mapped)
 
 
-def _group(entry: Any, index: int) -> Group:
-    where = f"relevance.yaml group #{index}"
-    if not isinstance(entry, dict) or not entry.get("id") or not entry.get("match") or not entry.get("why"):
-        raise RuleCatalogError(f"{where}: needs `id`, `match` and `why`")
-    prior = float(entry.get("prior", -1))
-    if not 0.0 <= prior <= 1.0:
-        raise RuleCatalogError(f"{where}: prior must be within 0..1")
-    globs = entry["match"] if isinstance(entry["match"], list) else [entry["match"]]
-    library, affects = entry.get("library"), entry.get("affects")
-    if affects is not None and affects not in AFFECTS:
-        raise RuleCatalogError(f"{where}: affects must be one of {', '.join(AFFECTS)}")
-    return Group(str(entry["id"]), tuple(str(g) for g in globs), prior, str(entry["why"]),
-                 str(library) if library else None, str(affects) if affects else None)
-
-
-def parse_relevance(document: Any) -> RelevanceTable:
-    """Build the table from the parsed YAML document."""
-    if not isinstance(document, dict) or not isinstance(document.get("groups"), list):
-        raise RuleCatalogError("relevance.yaml: expected a mapping with a `groups` list")
+def parse_relevance(document: Any, groups: tuple[PackageGroup, ...]) -> RelevanceTable:
+    """Build the table from the parsed YAML document (structural scores) and the catalog's groups."""
+    if not isinstance(document, dict):
+        raise RuleCatalogError("relevance.yaml: expected a mapping with `structural` scores")
     structural = mapping(document.get("structural"))
     scores = {key: float(structural.get(key, -1)) for key in ("mapped", "compiled", "pure_python")}
     if any(not 0.0 <= value <= 1.0 for value in scores.values()):
         raise RuleCatalogError("relevance.yaml: `structural` needs mapped, compiled and pure_python within 0..1")
-    groups = tuple(_group(entry, i) for i, entry in enumerate(document["groups"]))
     floor = min((group.prior for group in groups), default=1.0)
     if scores["pure_python"] >= min(floor, scores["compiled"], scores["mapped"]):
         raise RuleCatalogError("relevance.yaml: a pure-Python package must rank below every group and signal")
@@ -143,6 +111,6 @@ def parse_relevance(document: Any) -> RelevanceTable:
 
 @lru_cache(maxsize=1)
 def relevance_table() -> RelevanceTable:
-    """The table shipped with driftcheck (`driftcheck/analysis/relevance.yaml`)."""
+    """The table shipped with driftcheck (`relevance.yaml` and the catalog's `package_groups`)."""
     text = resources.files("driftcheck.analysis").joinpath("relevance.yaml").read_text("utf-8")
-    return parse_relevance(yaml.safe_load(text))
+    return parse_relevance(yaml.safe_load(text), name_catalog().groups)

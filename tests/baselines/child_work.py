@@ -1,0 +1,29 @@
+"""A child for the protocol's tests (run as `python -m tests.baselines.child_work`): does what it is asked."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+from driftcheck.baselines.child import serve
+from driftcheck.errors import UsageError
+
+
+def work(request: dict[str, Any]) -> Any:
+    """Echo, raise, exit or hang, as `request["do"]` says."""
+    do = request["do"]
+    if do == "usage":
+        raise UsageError("no such suite")
+    if do == "crash":
+        raise ValueError("bad value")
+    if do == "exit":
+        os._exit(3)
+    if do == "hang":
+        time.sleep(60)
+    return {"echo": request.get("value")}
+
+
+if __name__ == "__main__":
+    sys.exit(serve(work))

@@ -1,0 +1,41 @@
+"""The one child-process protocol of isolated probes and benchmark runs (driftcheck.baselines.child)."""
+
+from __future__ import annotations
+
+import pytest
+
+from driftcheck.baselines.child import ChildDied, ChildFailed, ChildTimeout, call
+from driftcheck.baselines.deps import BenchDependencyError
+from driftcheck.baselines.repeated import _raised_in_child
+from driftcheck.errors import DriftcheckError, UsageError
+
+CHILD = "tests.baselines.child_work"
+
+
+def test_a_result_comes_back_as_it_was() -> None:
+    assert call(CHILD, {"do": "echo", "value": [1, "x", None]}, 30) == {"echo": [1, "x", None]}
+
+
+def test_a_failure_comes_back_by_name_with_its_exit_code() -> None:
+    with pytest.raises(ChildFailed) as usage:
+        call(CHILD, {"do": "usage"}, 30)
+    assert (usage.value.type_name, str(usage.value), usage.value.exit_code) == ("UsageError", "no such suite", 2)
+    with pytest.raises(ChildFailed) as crash:
+        call(CHILD, {"do": "crash"}, 30)
+    assert crash.value.type_name == "ValueError" and crash.value.exit_code is None
+    assert "bad value" in crash.value.child_traceback
+
+
+def test_a_child_that_dies_or_hangs_is_told_apart() -> None:
+    with pytest.raises(ChildDied, match="exit code 3"):
+        call(CHILD, {"do": "exit"}, 30)
+    with pytest.raises(ChildTimeout, match="killed"):
+        call(CHILD, {"do": "hang"}, 2)
+
+
+def test_a_benchmark_run_raises_here_what_it_raised_there() -> None:
+    assert isinstance(_raised_in_child(ChildFailed("BenchDependencyError", "no torch", "", 2)), BenchDependencyError)
+    usage = _raised_in_child(ChildFailed("UsageError", "unknown suite", "", 2))
+    assert isinstance(usage, UsageError) and str(usage) == "benchmark run: unknown suite"
+    crash = _raised_in_child(ChildFailed("RuntimeError", "CUDA error", "", None))
+    assert type(crash) is DriftcheckError and str(crash) == "benchmark run: RuntimeError: CUDA error"
