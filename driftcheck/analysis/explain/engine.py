@@ -10,7 +10,7 @@ from typing import Any
 
 from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.analysis.explain.bench import bench_better, bench_evidence, bench_moved
-from driftcheck.analysis.explain.conditions import classify
+from driftcheck.analysis.explain.conditions import claims, classify, fix_is_inert
 from driftcheck.analysis.explain.fixes import Sides, render, template_vars
 from driftcheck.analysis.explain.lookup import lookup, probe_data
 from driftcheck.analysis.explain.model import Explained, Explanation
@@ -47,21 +47,29 @@ def _group_key(rule: Rule, change: Change, captures: dict[str, str]) -> str:
 
 
 def _groups(diff: SnapshotDiff, catalog: Catalog, include_volatile: bool,
-            ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member]]]:
-    """The claimed changes, one group per rule and values (the same power limit on 8 GPUs is one)."""
-    groups: dict[str, tuple[Rule, list[Member]]] = {}
+            ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member], bool]]:
+    """The claimed changes, one group per rule and values (the same power limit on 8 GPUs is one), each
+    with whether the rule's fix would change nothing (its `restores` facts are equal on both sides).
+
+    A change of a set (throttle reasons) is given to every rule that explains one of its members."""
+    groups: dict[str, tuple[Rule, list[Member], bool]] = {}
     hidden = set() if include_volatile else {id(change) for change in diff.volatile}
     for change in diff.shown(include_volatile=True):
         if ignore is not None and ignore(change):
             continue
-        found = classify(diff.a, diff.b, change, catalog)
-        if found is None or found[0].ignore:
-            continue
-        if id(change) in hidden and not found[0].reads_volatile:
-            continue
-        rule, captures = found
-        groups.setdefault(_group_key(rule, change, captures), (rule, []))[1].append((change, captures))
+        for rule, captures in claims(diff.a, diff.b, change, catalog):
+            if rule.ignore or (id(change) in hidden and not rule.reads_volatile):
+                continue
+            inert = fix_is_inert(rule, diff.a, diff.b, change)
+            key = json.dumps([inert, _group_key(rule, change, captures)])
+            groups.setdefault(key, (rule, [], inert))[1].append((change, captures))
     return list(groups.values())
+
+
+def _inert(explanation: Explanation, rule: Rule) -> Explanation:
+    """A cause whose fix would change nothing, said so: it is shown as a note, never ranked."""
+    same = ", ".join(rule.restores)
+    return replace(explanation, title=f"{explanation.title} ({same} the same on A and B: its fix would change nothing)")
 
 
 def _subject(root: str | None, sides: Sides, table: RelevanceTable) -> Relevance | None:
@@ -131,6 +139,16 @@ def merged_by_root(explanations: list[Explanation]) -> list[Explanation]:
     return out
 
 
+def _reboot_context(causes: list[Explanation], catalog: Catalog) -> tuple[list[Explanation], list[Explanation]]:
+    """(causes, context): a reboot notice is the context of the facts the reboot reset (a huge-page pool,
+    persistence mode), not a rival cause; when one of them changed the notice leaves the ranking."""
+    context_rules = {rule.id for rule in catalog.rules if rule.context}
+    if not any(cause.reboot_reset for cause in causes):
+        return causes, []
+    return ([cause for cause in causes if cause.rule not in context_rules],
+            [cause for cause in causes if cause.rule in context_rules])
+
+
 def _bench_moves(result: Explained, catalog: Catalog) -> BenchMoves:
     # Only conclusive verdicts are evidence: all inconclusive is "no benchmark evidence", not "nothing moved".
     worse = bench_moved(result.bench, catalog.bench_class)
@@ -154,10 +172,15 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     sides = Sides(diff.a, diff.b)
     causes: list[Explanation] = []
     notes: list[Explanation] = []
-    for rule, members in _groups(diff, catalog, include_volatile, ignore):
+    for rule, members, inert in _groups(diff, catalog, include_volatile, ignore):
         explanation = _explanation(sides, rule, members, result.rebooted, moves, table)
-        (notes if rule.not_drift else causes).append(explanation)
+        if inert:
+            notes.append(_inert(explanation, rule))
+        else:
+            (notes if rule.not_drift else causes).append(explanation)
+    causes, context = _reboot_context(causes, catalog)
     result.explanations = ranked(merged_by_root(causes))
+    notes += context
     result.notes = sorted(notes, key=order_key)
     # Every difference voids the suspects it touches, volatile and policy-ignored ones included: "checked
     # and unchanged" must never claim identical what changed.

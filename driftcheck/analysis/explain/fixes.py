@@ -237,10 +237,7 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     node = out.get("numa_node", values.get("numa_node", "none"))
     out["numactl"] = (f"numactl --cpunodebind={node} --membind={node}" if node not in ("none", "?", "")
                       else "numactl --cpunodebind=N --membind=N, N from nvidia-smi topo -m")
-    hugepages = mapping(probe_data(ref, "system").get("hugepages"))
-    total = hugepages.get("total")
-    out["hugepages_fix"] = (f"sudo sysctl vm.nr_hugepages={show_value(total)}" if total is not None
-                            else "restore the huge page settings of A (/proc/sys/vm/nr_hugepages)")
+    out["hugepages_fix"] = _hugepages_fix(sides)
     if "iface" in captures:
         out["iface_fix"] = _iface_fix(sides, captures["iface"])
     python = probe_data(ref, "python").get("executable")
@@ -248,6 +245,18 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     if "conf" in captures:
         out.update(conf_vars(change, captures["conf"]))
     return out
+
+
+def _hugepages_fix(sides: Sides) -> str:
+    """The commands that give every huge page pool of B the size it had on A (`hugepages.sizes`)."""
+    sizes = mapping(mapping(probe_data(sides.reference, "system").get("hugepages")).get("sizes"))
+    now = mapping(mapping(probe_data(sides.current, "system").get("hugepages")).get("sizes"))
+    commands = []
+    for size, record in sorted(sizes.items()):
+        pages = mapping(record).get("pages")
+        if isinstance(pages, int) and pages != mapping(now.get(size)).get("pages"):
+            commands.append(f"echo {pages} | sudo tee /sys/kernel/mm/hugepages/hugepages-{size}/nr_hugepages")
+    return "; ".join(commands) or "restore the huge page pools of A (/sys/kernel/mm/hugepages/*/nr_hugepages)"
 
 
 def _pins(sides: Sides, change: Change, pkg: str, name: str) -> dict[str, str]:

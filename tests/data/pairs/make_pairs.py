@@ -141,7 +141,7 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "probe-missing": (delete_at(f"{P}/torch"), ["note:probe-missing"], "other"),
     "gpu-persistence-off": (set_at(f"{GP}/persistence_mode", False), ["gpu-persistence-off"], "mig_ecc_persistence"),
     "gpu-persistence-off-after-reboot": (do(set_at(f"{GP}/persistence_mode", False), _reboot),
-                                         ["gpu-persistence-off", "rebooted"], "mig_ecc_persistence"),
+                                         ["gpu-persistence-off", "note:rebooted"], "mig_ecc_persistence"),
     "gpu-persistence-on": (prepared(lambda d: gpu(d).update(persistence_mode=False),
                                    set_at(f"{GP}/persistence_mode", True)), ["gpu-persistence-on"], "mig_ecc_persistence"),
     "gpu-ecc-mode": (set_at(f"{GP}/ecc/mode_current", "Disabled"), ["gpu-ecc-mode"], "mig_ecc_persistence"),
@@ -162,7 +162,7 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
                                ["gpu-application-clocks"], "gpu_clock_power"),
     "gpu-max-clocks": (set_at(f"{GP}/max_clocks/sm_mhz", 1755), ["gpu-max-clocks"], "hardware_change"),
     "gpu-power-cap-throttle": (prepared(busy, lambda a, b: gpu(b)["clock_event_reasons"].append("sw_power_cap")),
-                               ["gpu-power-cap-throttle"], "gpu_clock_power"),
+                               ["note:gpu-power-cap-throttle"], "gpu_clock_power"),  # same limit on A and B
     "gpu-power-brake": (prepared(lambda d: gpu(d)["clock_event_reasons"].remove("hw_power_brake_slowdown"),
                                  lambda a, b: gpu(b)["clock_event_reasons"].append("hw_power_brake_slowdown")),
                         ["gpu-power-brake"], "gpu_clock_power"),
