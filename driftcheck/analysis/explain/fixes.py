@@ -25,7 +25,7 @@ from driftcheck.analysis.explain.lookup import (
     probe_data,
 )
 from driftcheck.analysis.explain.relevance import RelevanceTable
-from driftcheck.analysis.explain.values import human_field, show_at, show_locked_clocks, show_value
+from driftcheck.analysis.explain.values import human_field, show_at, show_value
 from driftcheck.analysis.explain.versions import is_pinnable
 from driftcheck.snapshot.model import Snapshot
 
@@ -186,14 +186,12 @@ def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
     """Commands that put a GPU back as the reference has it, computed from the reference's record."""
     ref, now = gpu_record(sides.reference, key), gpu_record(sides.current, key)
     smi = f"sudo nvidia-smi -i {indexes}"
-    out: dict[str, str] = {"locked_fix": _locked_fix(smi, mapping(ref.get("locked_clocks")),
-                                                     mapping(now.get("locked_clocks")))}
-    out["locked_a"] = show_locked_clocks(ref.get("locked_clocks")) if ref else show_value(None)
-    out["locked_b"] = show_locked_clocks(now.get("locked_clocks")) if now else show_value(None)
+    out: dict[str, str] = {}
     app = mapping(ref.get("application_clocks"))
     memory, graphics = app.get("memory_mhz"), app.get("graphics_mhz")
     out["ac_fix"] = (f"{smi} -ac {show_value(memory)},{show_value(graphics)}"
                      if memory is not None and graphics is not None else f"{smi} -rac")
+    out["locked_fix"] = _locked_fix(smi, out["ac_fix"], ref, now)
     power = mapping(ref.get("power"))
     limit = power.get("limit_w") if power.get("limit_w") is not None else power.get("enforced_limit_w")
     default = power.get("default_limit_w")
@@ -212,17 +210,14 @@ def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
     return out
 
 
-def _locked_fix(smi: str, ref: dict[str, Any], now: dict[str, Any]) -> str:
-    commands = []
-    gpu_low, gpu_high = ref.get("gpu_min_mhz"), ref.get("gpu_max_mhz")
-    commands.append(f"{smi} -lgc {show_value(gpu_low)},{show_value(gpu_high)}"
-                    if gpu_low is not None and gpu_high is not None else f"{smi} -rgc")
-    mem_low, mem_high = ref.get("memory_min_mhz"), ref.get("memory_max_mhz")
-    if mem_low is not None and mem_high is not None:
-        commands.append(f"{smi} -lmc {show_value(mem_low)},{show_value(mem_high)}")
-    elif now.get("memory_min_mhz") is not None or now.get("memory_max_mhz") is not None:
-        commands.append(f"{smi} -rmc")
-    return "; ".join(commands)
+def _locked_fix(smi: str, ac_fix: str, ref: dict[str, Any], now: dict[str, Any]) -> str:
+    """Undo a clock lock B has and A had not: release the locked range, set A's application clocks. No
+    source records a locked range (`locked_clocks` is null), so a lock A had can only be described."""
+    held = "applications_clocks_setting"
+    if held in (ref.get("clock_event_reasons") or []) and held not in (now.get("clock_event_reasons") or []):
+        return ("A's clocks were locked, and no source records the range it locked them to: lock them again "
+                "as on A with nvidia-smi -lgc")
+    return f"{smi} -rgc; {ac_fix}"
 
 
 def reference_state(sides: Sides, change: Change, captures: dict[str, str], values: Vars) -> dict[str, str]:
