@@ -18,7 +18,7 @@ from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitud
 from driftcheck.analysis.explain.relevance import Relevance, RelevanceTable, relevance_table
 from driftcheck.analysis.explain.roots import root_of
 from driftcheck.analysis.explain.unchanged import unchanged_suspects
-from driftcheck.analysis.explain.values import field_for
+from driftcheck.analysis.explain.values import field_for, human_field
 from driftcheck.analysis.rules import Catalog, Rule, default_catalog
 from driftcheck.snapshot.model import Snapshot
 
@@ -68,7 +68,7 @@ def _groups(diff: SnapshotDiff, catalog: Catalog, include_volatile: bool,
 
 def _inert(explanation: Explanation, rule: Rule) -> Explanation:
     """A cause whose fix would change nothing, said so: it is shown as a note, never ranked."""
-    same = ", ".join(rule.restores)
+    same = " and ".join(dict.fromkeys(human_field(path) for path in rule.restores))
     return replace(explanation, title=f"{explanation.title} ({same} the same on A and B: its fix would change nothing)")
 
 

@@ -26,7 +26,7 @@ from driftcheck.analysis.explain.lookup import (
 )
 from driftcheck.analysis.explain.relevance import RelevanceTable
 from driftcheck.analysis.explain.values import human_field, show_at, show_value
-from driftcheck.analysis.explain.versions import is_pinnable
+from driftcheck.analysis.explain.versions import is_pinnable, wheel_index
 from driftcheck.snapshot.model import Snapshot
 
 
@@ -53,7 +53,26 @@ def render(template: str, values: Vars) -> str:
         return template
 
 
-_LIBRARY_FIXES = ("nccl_fix", "cudnn_fix", "cublas_fix", "torch_pin_a")
+def target_python(sides: Sides) -> str:
+    """The interpreter whose packages a fix changes: B's target (its packages/python probe), else A's."""
+    for snapshot in (sides.current, sides.reference):
+        for probe, key in (("packages", "interpreter"), ("python", "executable")):
+            value = probe_data(snapshot, probe).get(key)
+            if isinstance(value, str) and value:
+                return value
+    return "python3"
+
+
+def pip_install(sides: Sides, name: str, version: Any, *flags: str) -> str:
+    """`<target python> -m pip install name==version` with the extra index a local build needs (+cu128)."""
+    command = [shlex.quote(target_python(sides)), "-m", "pip", "install", *flags, shlex.quote(f"{name}=={version}")]
+    index = wheel_index(version)
+    if index:
+        command += ["--extra-index-url", index]
+    return " ".join(command)
+
+
+_LIBRARY_FIXES = ("nccl_fix", "cudnn_fix", "cublas_fix", "torch_pin_a", "torch_pip_a", "torch_reinstall_a")
 
 
 def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]], table: RelevanceTable,
@@ -92,12 +111,14 @@ def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]], ta
         # Restore the reference's wheel: its version, the current one when the reference lacks the package.
         pin = package_version(sides.reference, values["dist"]) or version
         values["dist_pin"] = f"{values['dist']}=={pin}" if is_pinnable(pin) else values["dist"]
+        values.update(binary_vars(sides, first, values["dist"], values["relpath"]))
     if "pkg" in captures:
         record = package_record(sides.current, captures["pkg"]) or package_record(sides.reference, captures["pkg"])
         values["name"] = str(record.get("name") or captures["pkg"])
         values["version"] = show_value(record.get("version"))
         group = table.group_of(captures["pkg"])
         values["subject"] = f"{group.library} ({values['name']})" if group and group.library else values["name"]
+        values.update(binary_vars(sides, first, values["name"], ""))
     values.update(_gpu_vars(sides, changes))
     values.update(_module_vars(changes))
     values.update(reference_state(sides, first, captures, values))
@@ -145,7 +166,7 @@ def library_fixes(sides: Sides, change: Change, table: RelevanceTable) -> dict[s
         wheel = table.library_wheel(library, sides.reference)
         version = package_version(sides.reference, wheel) if wheel else None
         if wheel and is_pinnable(version):
-            out[key] = f"pip install {wheel}=={version}"
+            out[key] = pip_install(sides, wheel, version)
         else:
             before = show_value(change.before) if change.kind != "added" else "of A"
             out[key] = f"install the {library} library {before} as on A (A has no pip wheel of it)"
@@ -153,6 +174,10 @@ def library_fixes(sides: Sides, change: Change, table: RelevanceTable) -> dict[s
     if not is_pinnable(torch):
         torch = lookup(probe_data(sides.reference, "torch"), ("version",))
     out["torch_pin_a"] = f"torch=={torch}" if is_pinnable(torch) else "torch"
+    out["torch_pip_a"] = (pip_install(sides, "torch", torch) if is_pinnable(torch) else
+                          "install the torch build A had (A recorded no release version pip can pin)")
+    out["torch_reinstall_a"] = (pip_install(sides, "torch", torch, "--force-reinstall", "--no-deps")
+                                if is_pinnable(torch) else out["torch_pip_a"])
     return out
 
 
@@ -235,11 +260,24 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     out["hugepages_fix"] = _hugepages_fix(sides)
     if "iface" in captures:
         out["iface_fix"] = _iface_fix(sides, captures["iface"])
+    out["driver_fix"] = _driver_fix(sides, str(values.get("before", "?")))
+    out["pip"] = f"{shlex.quote(target_python(sides))} -m pip"
     python = probe_data(ref, "python").get("executable")
     out["python_a"] = show_value(python) if python else "the interpreter of A"
     if "conf" in captures:
         out.update(conf_vars(change, captures["conf"]))
     return out
+
+
+def _driver_fix(sides: Sides, before: str) -> str:
+    """Reinstalling A's driver, said for B's operating system (no apt-mark on a Windows board)."""
+    system = str(lookup(probe_data(sides.current, "python"), ("platform", "system")) or "")
+    os_id = str(lookup(probe_data(sides.current, "system"), ("os", "id")) or "")
+    if system == "Windows":
+        return f"install NVIDIA driver {before} for Windows (nvidia.com/drivers), as on A, and restart"
+    if os_id in ("debian", "ubuntu"):
+        return f"reinstall NVIDIA driver {before} as on A (then apt-mark hold its packages) and reboot"
+    return f"reinstall NVIDIA driver {before} as on A with the package manager that installed it, and reboot"
 
 
 def _hugepages_fix(sides: Sides) -> str:
@@ -261,14 +299,49 @@ def _pins(sides: Sides, change: Change, pkg: str, name: str) -> dict[str, str]:
         return {"conda_pin_a": f"{pkg}={version}" if version is not None else pkg}
     record = mapping(lookup(packages, ("packages", pkg)))
     version = record.get("version")
+    pip = f"{shlex.quote(target_python(sides))} -m pip"
     if is_pinnable(version):
-        return {"pin_a": f"{name}=={version}", "pip_a": f"pip install {name}=={version}"}
+        return {"pin_a": f"{name}=={version}", "pip_a": pip_install(sides, name, version),
+                "pip_uninstall": f"{pip} uninstall -y {shlex.quote(name)}"}
     source = record.get("direct_url") or record.get("location")
     whence = f" from {show_value(source)}" if source else ""
     if version is None:
-        return {"pin_a": name, "pip_a": f"pip uninstall {name} (A did not have it)"}
-    return {"pin_a": name, "pip_a": f"reinstall {name} {show_value(version)} as A had it{whence} "
-                                    "(not a release version pip can pin)"}
+        return {"pin_a": name, "pip_a": f"{pip} uninstall -y {shlex.quote(name)}",
+                "pip_uninstall": f"{pip} uninstall -y {shlex.quote(name)}"}
+    return {"pin_a": name, "pip_uninstall": f"{pip} uninstall -y {shlex.quote(name)}",
+            "pip_a": f"reinstall {name} {show_value(version)} as A had it{whence} (not a release version pip can pin)"}
+
+
+def binary_vars(sides: Sides, change: Change, dist: str, relpath: str) -> dict[str, str]:
+    """What a changed binary was on each side, and the fix that restores A's: a wheel reinstall, or, when
+    A ran a locally modified copy that no wheel holds, one sentence saying so."""
+    pin = package_version(sides.reference, dist) or package_version(sides.current, dist)
+    reinstall = (pip_install(sides, dist, pin, "--force-reinstall", "--no-deps") if is_pinnable(pin)
+                 else f"reinstall {dist} as A had it (A recorded no release version pip can pin)")
+    modified = _modified_on_a(sides, change, dist, relpath)
+    if modified is None:
+        return {"reinstall_a": reinstall, "binary_change": f"{relpath or 'its files'} rebuilt in place",
+                "modified_change": "modified in place"}
+    digest = f", sha256 {modified[:16]}…" if modified else ""
+    return {"reinstall_a": f"A ran a locally modified copy of {relpath or dist}{digest} that no wheel holds: "
+                           "copy that file from A, as reinstalling restores only the wheel's original",
+            "binary_change": f"A ran a locally modified {relpath or 'copy'}, B has the wheel's original",
+            "modified_change": "modified in place on A, the wheel's original on B"}
+
+
+def _modified_on_a(sides: Sides, change: Change, dist: str, relpath: str) -> str | None:
+    """A's sha256 ("" when unknown) when A's copy differed from its RECORD and B's does not; else None."""
+    files = mapping(probe_data(sides.reference, "kernels").get("files"))
+    now = mapping(probe_data(sides.current, "kernels").get("files"))
+    key = f"{dist}:{relpath}"
+    if relpath:
+        a, b = mapping(files.get(key)), mapping(now.get(key))
+        if a.get("record_match") is False and b.get("record_match") is not False:
+            return str(a.get("sha256") or "")
+        return None
+    a_list = lookup(probe_data(sides.reference, "kernels"), ("modified_in_place", dist))
+    b_list = lookup(probe_data(sides.current, "kernels"), ("modified_in_place", dist))
+    return "" if a_list and not b_list and change.kind == "removed" else None
 
 
 def _iface_fix(sides: Sides, iface: str) -> str:
