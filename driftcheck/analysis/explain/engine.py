@@ -10,8 +10,8 @@ from typing import Any
 
 from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.analysis.explain.bench import bench_better, bench_evidence, bench_moved
-from driftcheck.analysis.explain.conditions import claims, classify, fix_is_inert
-from driftcheck.analysis.explain.fixes import Sides, render, template_vars
+from driftcheck.analysis.explain.conditions import claims, classify, explains_member, fix_is_inert
+from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, template_vars
 from driftcheck.analysis.explain.lookup import lookup, probe_data
 from driftcheck.analysis.explain.model import Explained, Explanation
 from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitude, order_key, ranked
@@ -88,6 +88,9 @@ def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool
                  table: RelevanceTable) -> Explanation:
     first, captures = members[0]
     root = root_of(rule, first, table)
+    if root is None and explains_member(rule):
+        # Members of one set change with one kind of cause (hardware and software thermal slowdown) are one.
+        root = f"members:{rule.category}:{first.path}"
     subject = _subject(root, sides, table)
     values = template_vars(sides, members, table, rule.title + rule.fix)
     values["field"] = field_for(values["field"], rule.title)
@@ -98,10 +101,12 @@ def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool
     category = first.category if rule.inherit_category and first.category != "other" else rule.category
     prior = rule.prior * (subject.prior if subject else 1.0)
     affects = subject.affects if subject and subject.affects else rule.affects
+    fix = render(rule.fix, values)
     return Explanation(rule.id, category, title, tuple(sorted(c.path for c, _ in members)),
-                       confidence(prior, rule, first, affects, moves), render(rule.fix, values), reboot,
+                       confidence(prior, rule, first, affects, moves), fix, reboot,
                        _revert(rule, first, captures), why=subject.why if subject else "", relevance=prior,
-                       magnitude=max(magnitude(change) for change, _ in members), root=root)
+                       magnitude=max(magnitude(change) for change, _ in members), root=root,
+                       fix_kind=fix_kind(fix))
 
 
 def _primacy(explanation: Explanation) -> tuple[int, float]:

@@ -72,6 +72,48 @@ def pip_install(sides: Sides, name: str, version: Any, *flags: str) -> str:
     return " ".join(command)
 
 
+# What a pasted fix may start with: a shell command of one of these tools (after sudo), else it is advice.
+KNOWN_TOOLS = frozenset({"pip", "pip3", "nvidia-smi", "sysctl", "echo", "tee", "export", "unset", "sudo", "systemctl",
+                         "modprobe", "numactl", "cpupower", "conda", "ip", "ulimit", "setpci", "taskset"})
+_OPERATORS = {";", "&&", "||", "|"}
+
+
+def _is_tool(word: str) -> bool:
+    name = word.rsplit("/", 1)[-1]
+    return word in KNOWN_TOOLS or re.fullmatch(r"python(3(\.\d+)?)?", name) is not None
+
+
+def command_words(text: str) -> list[list[str]] | None:
+    """The simple commands of `text` (split at ; && || |), each as shlex words; None when `text` is not a
+    shell command of known tools (a sentence, parentheses, a word no tool starts with)."""
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token in _OPERATORS:
+            commands.append([])
+        elif token in ("(", ")") or set(token) <= set(";&|()"):
+            return None
+        else:
+            commands[-1].append(token)
+    for words in commands:
+        rest = [w for w in words if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w)] if words else []
+        if rest[:1] == ["sudo"]:
+            rest = rest[1:]
+        if not rest or not _is_tool(rest[0]):
+            return None
+    return commands
+
+
+def fix_kind(text: str) -> str:
+    """"command" when `text` pastes into a shell as commands of known tools, else "advice" (a sentence)."""
+    return "command" if command_words(text) is not None else "advice"
+
+
 _LIBRARY_FIXES = ("nccl_fix", "cudnn_fix", "cublas_fix", "torch_pin_a", "torch_pip_a", "torch_reinstall_a")
 
 
