@@ -88,3 +88,35 @@ def test_a_reboot_is_the_context_of_the_huge_page_pool_it_reset() -> None:
 def test_a_reboot_alone_still_says_so() -> None:
     result = _pair(lambda doc: None, lambda b: _system(b).update(boot_id="3f1d6a0e-7c55-4b7e-9d8e-5a2f0c9b1e44"))
     assert [e.rule for e in result.explanations] == ["rebooted"]
+
+
+# --- a framework and the library it bundles both moved ------------------------------------------------
+
+INCIDENTS = Path(__file__).resolve().parent.parent / "data" / "incidents"
+_SCALED = ("median", "p10", "p90", "mad", "ci_low", "ci_high", "min", "max")
+
+
+def _scaled(value: Any, factor: float) -> Any:
+    """A benchmark result with every throughput figure scaled by `factor` (its spread kept)."""
+    if isinstance(value, dict):
+        return {k: (v * factor if k in _SCALED and isinstance(v, (int, float)) else
+                    [x * factor for x in v] if k == "samples" else _scaled(v, factor)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scaled(item, factor) for item in value]
+    return value
+
+
+def test_the_bundled_library_ranks_by_its_own_benchmark_above_the_framework() -> None:
+    # torch 2.1.2 -> 2.2.0 brought NCCL 2.18.1 -> 2.19.3 (pytorch/pytorch#117748): the all-reduce fell and,
+    # as it does under tensor parallelism, the end-to-end decode with it. The decode fall is NCCL's too.
+    folder = INCIDENTS / "hard-nccl-2.19-nvlstree-vs-torch"
+    a, b = (json.loads((folder / name).read_text("utf-8")) for name in ("a.json", "b.json"))
+    results = b["probes"]["bench"]["data"]["results"]
+    results["decode_graph_tok_per_s"] = _scaled(results["decode_graph_tok_per_s"], 0.8)
+    result = explain(diff_snapshots(Snapshot(a, source="a"), Snapshot(b, source="b")))
+    assert {row["name"] for row in result.bench if row.get("direction") == "slower"} >= {
+        "decode_graph_tok_per_s", "allreduce_256mib_8gpu_busbw_gbps"}
+    first = result.explanations[0]
+    assert first.root == "library:NCCL", [(e.title, e.confidence) for e in result.explanations[:3]]
+    torch = next(e for e in result.explanations if e.root == "package:torch")
+    assert torch.confidence < first.confidence
