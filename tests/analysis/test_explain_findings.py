@@ -73,7 +73,7 @@ def test_drifted_is_true_for_a_volatile_only_cause_and_false_for_a_trap() -> Non
 
 def test_a_removed_gpu_voids_its_suspects() -> None:
     titles = _unchanged_titles(_explained("gpu-added-or-removed"))
-    for gone in ("GPU clocks (application, locked, max): identical", "GPU power limits: identical",
+    for gone in ("GPU clocks (application, max): identical", "GPU power limits: identical",
                  "persistence mode, ECC and MIG: identical", "GPU throttle reasons: identical",
                  "GPU processes and compute mode: identical",
                  "GPUs present (same UUIDs, boards, firmware): identical"):

@@ -79,3 +79,23 @@ def test_fix_kind_is_in_the_json_contract() -> None:
     a, b = _modified_pair()
     item = explain(diff_snapshots(a, b)).to_json()["explanations"][0]
     assert item["fix_kind"] == "advice" and json.dumps(item)
+
+
+def _driver_pair(system: str, os_id: str | None) -> str:
+    a, b = (read_snapshot_file(DATA / "pairs" / "driver-version" / name).document for name in ("a.json", "b.json"))
+    for doc in (a, b):
+        doc["probes"]["python"]["data"]["platform"]["system"] = system
+        if os_id is None:
+            doc["probes"].pop("system", None)
+        else:
+            doc["probes"]["system"]["data"]["os"]["id"] = os_id
+    first = explain(diff_snapshots(Snapshot(a, source="a"), Snapshot(b, source="b"))).explanations[0]
+    assert first.rule == "driver-version" and first.fix_kind == "advice"
+    return first.fix
+
+
+def test_the_driver_fix_is_said_for_the_boards_operating_system() -> None:
+    windows = _driver_pair("Windows", None)
+    assert "apt" not in windows and "Windows" in windows and "restart" in windows
+    assert "apt-mark hold" in _driver_pair("Linux", "ubuntu")
+    assert "apt" not in _driver_pair("Linux", "rhel")

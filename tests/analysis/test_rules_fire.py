@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from driftcheck.analysis.rules import Rule, default_catalog
+from driftcheck.analysis.rules import Rule, Suspect, default_catalog
 from driftcheck.hosts import ReplayHost
 from driftcheck.probes import ProbeOptions, builtin_probes, select_probes
 from driftcheck.probes.prober import take_snapshot
@@ -163,3 +163,11 @@ def test_documented_shapes_are_in_the_data_shapes_page() -> None:
 @pytest.mark.parametrize("rule", [r for r in default_catalog().rules if not r.ignore], ids=lambda r: r.id)
 def test_rule_matches_a_path_the_probes_write(rule: Rule) -> None:
     assert fires(rule, real_paths()), f"{rule.id}: no real snapshot has a path {[p.source for p in rule.patterns]}"
+
+
+@pytest.mark.parametrize("suspect", default_catalog().suspects, ids=lambda s: s.title)
+def test_every_suspect_pattern_matches_a_path_the_probes_write(suspect: Suspect) -> None:
+    # "Checked and unchanged" over a pattern no probe writes would claim a fact was compared that never was.
+    paths = real_paths()
+    dead = [p.source for p in suspect.patterns if not any(p.match(parts) is not None for parts in paths)]
+    assert dead == [], f"{suspect.title}: {dead}"

@@ -264,9 +264,10 @@ def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
     default = power.get("default_limit_w")
     if default is None:
         default = mapping(now.get("power")).get("default_limit_w")
-    out["pl_fix"] = (f"{smi} -pl {show_value(limit)}, as on A" if number(limit) is not None else
-                     f"{smi} -pl {show_value(default)}, the board default" if number(default) is not None else
-                     f"{smi} -pl with the board default of nvidia-smi -q -d POWER")
+    # A's limit, else the board default: a command either way, nothing glued on that a shell would read.
+    out["pl_fix"] = (f"{smi} -pl {show_value(limit)}" if number(limit) is not None else
+                     f"{smi} -pl {show_value(default)}" if number(default) is not None else
+                     "set the board default power limit that nvidia-smi -q -d POWER shows")
     instances = lookup(ref, ("mig", "instances"))
     profiles = [str(item.get("profile")).removeprefix("MIG ") for _, item in sorted(instances.items())
                 if isinstance(item, dict) and item.get("profile")] if isinstance(instances, dict) else []
