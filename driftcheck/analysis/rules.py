@@ -59,6 +59,11 @@ class Rule:
     # Interprets an instantaneous reading that its probe marks volatile (a current clock, a temperature,
     # the PCIe generation, the boot id): explain weighs such changes even when a plain diff hides them.
     reads_volatile: bool = False
+    # Facts the fix sets, relative to the changed fact's parent (`power.limit_w` of a GPU): when they are
+    # equal on both sides the fix would change nothing, so the rule does not rank (it is shown as a note).
+    restores: tuple[str, ...] = ()
+    # The context of the facts a reboot resets (the boot id changed): shown beside them, never ranked above.
+    context: bool = False
 
     def match(self, parts: Sequence[PathPart], kind: str) -> dict[str, str] | None:
         if kind not in self.kinds:
@@ -168,7 +173,14 @@ def _rule(entry: Any, index: int) -> Rule:
                 reboot_reset=bool(entry.get("reboot_reset", False)), not_drift=bool(entry.get("not_drift", False)),
                 ignore=ignore, size=str(entry.get("size", "relative")), revert=entry.get("revert"),
                 merge=bool(entry.get("merge", False)), inherit_category=bool(entry.get("inherit_category", False)),
-                reads_volatile=bool(entry.get("reads_volatile", False)))
+                reads_volatile=bool(entry.get("reads_volatile", False)),
+                restores=_strings(entry.get("restores")), context=bool(entry.get("context", False)))
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return tuple(str(item) for item in (value if isinstance(value, list) else [value]))
 
 
 def _suspect(entry: Any, index: int) -> Suspect:

@@ -87,7 +87,7 @@ def test_nccl_upgrade_is_one_cause_first_with_its_fix_and_certifi_far_below() ->
     assert "nvidia-nccl-cu12" in first.title and "2.22.3 -> 2.25.1" in first.title
     assert {"probes.packages.data.packages.nvidia-nccl-cu12.version", "probes.nccl.data.library.version",
             "probes.torch.data.nccl_version"} <= set(first.evidence)
-    assert first.fix == "pip install nvidia-nccl-cu12==2.22.3"
+    assert first.fix == "/opt/venv/bin/python -m pip install nvidia-nccl-cu12==2.22.3"
     assert "certifi" in second.title and len(result.explanations) == 2
     assert second.confidence <= first.confidence / 2, (first.confidence, second.confidence)
 
@@ -151,7 +151,7 @@ def test_cublas_upgrade_is_one_cause_and_never_same_version() -> None:
     only = result.explanations[0]
     assert "same version" not in only.title and "12.1.0.26 -> 12.1.3.1" in only.title
     assert "probes.packages.data.packages.nvidia-cublas-cu12.build_id" in only.evidence
-    assert only.fix == "pip install nvidia-cublas-cu12==12.1.0.26"
+    assert only.fix == "/opt/venv/bin/python -m pip install nvidia-cublas-cu12==12.1.0.26"
 
 
 def test_same_version_different_build_only_when_the_version_is_equal() -> None:
@@ -191,7 +191,8 @@ def test_torch_rebuilt_from_another_commit_pins_a_release_never_a_sha() -> None:
     result = _pair(lambda d: torch(d, "2.5.1+cu124", "a8d6afb511a69687bbb2b7e88a3cf67917e1697e"),
                    lambda d: torch(d, "2.6.0+cu124", "0982a4eee31c5c58e1c3a6ef1b7c7cd7f5a3ac04"))
     assert len(result.explanations) == 1
-    assert result.explanations[0].fix == "pip install torch==2.5.1+cu124"
+    assert result.explanations[0].fix == ("/opt/venv/bin/python -m pip install torch==2.5.1+cu124 "
+                                              "--extra-index-url https://download.pytorch.org/whl/cu124")
     for e in result.explanations:
         assert not re.search(r"==[0-9a-f]{12,}", e.fix), e.fix
 
@@ -204,7 +205,7 @@ def test_a_cudnn_change_names_cudnn_and_its_wheel() -> None:
     assert len(result.explanations) == 1
     only = result.explanations[0]
     assert "cuDNN" in only.title and "nvidia-cudnn-cu12" in only.title
-    assert only.fix == "pip install nvidia-cudnn-cu12==9.1.0.70"
+    assert only.fix == "/opt/venv/bin/python -m pip install nvidia-cudnn-cu12==9.1.0.70"
     assert "CUDA" not in only.fix
     assert "probes.torch.data.cudnn_version" in only.evidence
 
@@ -259,7 +260,7 @@ def test_fix_for_restores_the_reference_value() -> None:
     nccl = Change(("probes", "packages", "data", "packages", "nvidia-nccl-cu12", "version"), "changed", "2.22.3",
                   "2.25.1", "package_version")
     found = fix_for(nccl, Snapshot(majority), Snapshot(odd))
-    assert found is not None and found.fix == "pip install nvidia-nccl-cu12==2.22.3"
+    assert found is not None and found.fix == "/opt/venv/bin/python -m pip install nvidia-nccl-cu12==2.22.3"
     volatile = Change(("probes", "gpu", "data", "gpus", gpu, "power", "draw_w"), "changed", 100.0, 300.0,
                       "gpu_clock_power")
     assert fix_for(volatile, Snapshot(majority), Snapshot(odd)) is None

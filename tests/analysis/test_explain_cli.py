@@ -112,7 +112,8 @@ def test_explain_markdown_is_an_issue_section(cli: Callable[..., CliResult]) -> 
     out = cli("explain", a, b, "--format", "markdown").stdout
     assert out.startswith("## driftcheck explain\n")
     # deepdiff is pure Python: its prior is scaled down by its relevance (0.6 x 0.2).
-    assert "| 1 | 0.12 | package_version | deepdiff downgraded 9.1.0 -> 8.6.1 | `pip install deepdiff==9.1.0` |" in out
+    assert ("| 1 | 0.12 | package_version | deepdiff downgraded 9.1.0 -> 8.6.1 | "
+            "`/opt/venv/bin/python -m pip install deepdiff==9.1.0` |") in out
 
 
 def test_confirm_says_not_confirmable_and_why(cli: Callable[..., CliResult], tmp_path: Path) -> None:

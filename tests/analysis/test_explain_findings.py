@@ -73,7 +73,7 @@ def test_drifted_is_true_for_a_volatile_only_cause_and_false_for_a_trap() -> Non
 
 def test_a_removed_gpu_voids_its_suspects() -> None:
     titles = _unchanged_titles(_explained("gpu-added-or-removed"))
-    for gone in ("GPU clocks (application, locked, max): identical", "GPU power limits: identical",
+    for gone in ("GPU clocks (application, max): identical", "GPU power limits: identical",
                  "persistence mode, ECC and MIG: identical", "GPU throttle reasons: identical",
                  "GPU processes and compute mode: identical",
                  "GPUs present (same UUIDs, boards, firmware): identical"):
@@ -115,18 +115,19 @@ def test_no_unfilled_placeholders(case: str) -> None:
 
 
 @pytest.mark.parametrize("case, reverse, fix", [
-    ("gpu-locked-clocks", False, "sudo nvidia-smi -i 0 -rgc"),
-    ("gpu-locked-clocks", True, "sudo nvidia-smi -i 0 -lgc 1410,1410"),
+    # A lock is only seen as a clock event reason: release it and set A's application clocks; the
+    # range A locked to is recorded nowhere, so that direction is a sentence.
+    ("gpu-locked-clocks", False, "sudo nvidia-smi -i 0 -rgc; sudo nvidia-smi -i 0 -ac 2619,1980"),
+    ("gpu-locked-clocks", True, "A's clocks were locked, and no source records the range it locked them to: "
+                                "lock them again as on A with nvidia-smi -lgc"),
     ("gpu-application-clocks", False, "sudo nvidia-smi -i 0 -ac 2619,1980"),
-    ("gpu-power-cap-throttle", False, "raise the power limit (sudo nvidia-smi -i 0 -pl 700, as on A) or find what "
-                                      "draws more power"),
-    ("hugepages", False, "sudo sysctl vm.nr_hugepages=0 (as on A)"),
+    ("hugepages", False, "restore the huge page pools of A (/sys/kernel/mm/hugepages/*/nr_hugepages)"),
     ("network-interface", False, "restore eth0 as on A: sudo ip link set eth0 mtu 9000"),
     ("conda-package-changed", False, "conda install mkl=2023.1"),
-    ("package-duplicates", False, "pip uninstall torch until one copy is left, then pip install torch==2.13.0+cpu"),
+    ("package-duplicates", False, "uninstall torch until one copy is left (/opt/venv/bin/python -m pip uninstall -y "
+                                  "torch), then reinstall it as on A"),
     # A's packages hold no NCCL wheel: no pin is invented for one.
-    ("torch-nccl-version", False, "install the NCCL library 2.26.2 as on A (A has no pip wheel of it); "
-                                  "or point LD_LIBRARY_PATH at the libnccl of A"),
+    ("torch-nccl-version", False, "install the NCCL library 2.26.2 as on A (A has no pip wheel of it)"),
     ("gpu-numa-affinity", False, "pin the benchmark to the NUMA node of GPU 0 (numactl --cpunodebind=1 --membind=1)"),
     ("nccl-conf-file", False, "remove /etc/nccl.conf (A had none)"),
     ("nccl-conf-file", True, "restore /etc/nccl.conf of A: NCCL_IB_DISABLE=1"),
@@ -139,7 +140,8 @@ def test_fix_uses_the_values_of_a(case: str, reverse: bool, fix: str) -> None:
 
 @pytest.mark.parametrize("case, reverse, title", [
     ("gpu-added-or-removed", False, "GPU 1 removed"),
-    ("gpu-locked-clocks", False, "locked GPU clocks none -> 1410-1410 MHz on GPU 0"),
+    ("gpu-locked-clocks", False, "GPU 0 now held below their boost clocks by a clock setting (locked or application "
+                                 "clocks)"),
     ("cpu-governor", False, "CPU frequency governors performance on 224 CPUs -> none"),
     ("gpu-other-process", False, "another process on GPU 0: python3 (pid 48213, 30412 MiB)"),
     ("nccl-conf-file", False, "NCCL configuration file: added /etc/nccl.conf with NCCL_IB_DISABLE=1"),
@@ -190,7 +192,7 @@ def test_markdown_fence_around_a_fix_with_backticks() -> None:
     assert ("| `` reseat / check the riser and cable of GPU 0; watch `nvidia-smi -q -d PCIE` replay counts `` |"
             in out)
     plain = explain_markdown(_explained("package-downgraded"))
-    assert "| `pip install deepdiff==9.1.0` |" in plain
+    assert "| `/opt/venv/bin/python -m pip install deepdiff==9.1.0` |" in plain
 
 
 # --- 7. benchmark lines say which way ----------------------------------------------------------------

@@ -75,6 +75,20 @@ CONDITIONS: dict[str, Condition] = {
 }
 
 
+def fix_is_inert(rule: Rule, reference: Snapshot, current: Snapshot, change: Change) -> bool:
+    """Whether the fix of `rule` would change nothing: every fact it restores (`restores`, relative to the
+    changed fact's parent) is recorded, and equal, on both sides (the power limit is 140 W on A and B)."""
+    if not rule.restores:
+        return False
+    parent = change.parts[:-1]
+    for relative in rule.restores:
+        parts = parent + tuple(relative.split("."))
+        before, after = lookup(reference.document, parts), lookup(current.document, parts)
+        if before is None or before != after:
+            return False
+    return True
+
+
 def condition_names() -> list[str]:
     """The names a rule's `when:` may use."""
     return sorted(CONDITIONS)
@@ -88,11 +102,38 @@ def _holds(rule: Rule, ctx: Context) -> bool:
     return True
 
 
+# Conditions about one member of a set-valued fact (throttle reasons, modules, flags): a rule that names one
+# explains that member, and every such rule is given the change (see `claims`).
+_MEMBER_CONDITIONS = frozenset({"gained", "lost"})
+
+
+def explains_member(rule: Rule) -> bool:
+    """Whether `rule` explains one member of a set-valued change (it names a member it gained or lost)."""
+    return any(name in _MEMBER_CONDITIONS for name, _ in rule.when)
+
+
+def claims(reference: Snapshot, current: Snapshot, change: Change, catalog: Catalog) \
+        -> list[tuple[Rule, dict[str, str]]]:
+    """Every rule that claims `change`, with its captures: the first rule of the catalog, and when that rule
+    explains a member of a set (a throttle reason gained), every other rule that explains another member too.
+
+    A set that gained the power cap and the thermal slowdown has two causes; the first rule in file order
+    must not hide the second.
+    """
+    found: list[tuple[Rule, dict[str, str]]] = []
+    for rule in catalog.rules:
+        if found and not explains_member(rule):
+            continue
+        captures = rule.match(change.parts, change.kind)
+        if captures is not None and _holds(rule, Context(reference, current, change, captures)):
+            found.append((rule, captures))
+            if not explains_member(rule):
+                break
+    return found
+
+
 def classify(reference: Snapshot, current: Snapshot, change: Change, catalog: Catalog) \
         -> tuple[Rule, dict[str, str]] | None:
     """The first rule of the catalog that claims `change`, with its captures."""
-    for rule in catalog.rules:
-        captures = rule.match(change.parts, change.kind)
-        if captures is not None and _holds(rule, Context(reference, current, change, captures)):
-            return rule, captures
-    return None
+    found = claims(reference, current, change, catalog)
+    return found[0] if found else None

@@ -10,15 +10,15 @@ from typing import Any
 
 from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.analysis.explain.bench import bench_better, bench_evidence, bench_moved
-from driftcheck.analysis.explain.conditions import classify
-from driftcheck.analysis.explain.fixes import Sides, render, template_vars
+from driftcheck.analysis.explain.conditions import claims, classify, explains_member, fix_is_inert
+from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, template_vars
 from driftcheck.analysis.explain.lookup import lookup, probe_data
 from driftcheck.analysis.explain.model import Explained, Explanation
 from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitude, order_key, ranked
 from driftcheck.analysis.explain.relevance import Relevance, RelevanceTable, relevance_table
 from driftcheck.analysis.explain.roots import root_of
 from driftcheck.analysis.explain.unchanged import unchanged_suspects
-from driftcheck.analysis.explain.values import field_for
+from driftcheck.analysis.explain.values import field_for, human_field
 from driftcheck.analysis.rules import Catalog, Rule, default_catalog
 from driftcheck.snapshot.model import Snapshot
 
@@ -47,21 +47,29 @@ def _group_key(rule: Rule, change: Change, captures: dict[str, str]) -> str:
 
 
 def _groups(diff: SnapshotDiff, catalog: Catalog, include_volatile: bool,
-            ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member]]]:
-    """The claimed changes, one group per rule and values (the same power limit on 8 GPUs is one)."""
-    groups: dict[str, tuple[Rule, list[Member]]] = {}
+            ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member], bool]]:
+    """The claimed changes, one group per rule and values (the same power limit on 8 GPUs is one), each
+    with whether the rule's fix would change nothing (its `restores` facts are equal on both sides).
+
+    A change of a set (throttle reasons) is given to every rule that explains one of its members."""
+    groups: dict[str, tuple[Rule, list[Member], bool]] = {}
     hidden = set() if include_volatile else {id(change) for change in diff.volatile}
     for change in diff.shown(include_volatile=True):
         if ignore is not None and ignore(change):
             continue
-        found = classify(diff.a, diff.b, change, catalog)
-        if found is None or found[0].ignore:
-            continue
-        if id(change) in hidden and not found[0].reads_volatile:
-            continue
-        rule, captures = found
-        groups.setdefault(_group_key(rule, change, captures), (rule, []))[1].append((change, captures))
+        for rule, captures in claims(diff.a, diff.b, change, catalog):
+            if rule.ignore or (id(change) in hidden and not rule.reads_volatile):
+                continue
+            inert = fix_is_inert(rule, diff.a, diff.b, change)
+            key = json.dumps([inert, _group_key(rule, change, captures)])
+            groups.setdefault(key, (rule, [], inert))[1].append((change, captures))
     return list(groups.values())
+
+
+def _inert(explanation: Explanation, rule: Rule) -> Explanation:
+    """A cause whose fix would change nothing, said so: it is shown as a note, never ranked."""
+    same = " and ".join(dict.fromkeys(human_field(path) for path in rule.restores))
+    return replace(explanation, title=f"{explanation.title} ({same} the same on A and B: its fix would change nothing)")
 
 
 def _subject(root: str | None, sides: Sides, table: RelevanceTable) -> Relevance | None:
@@ -80,6 +88,9 @@ def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool
                  table: RelevanceTable) -> Explanation:
     first, captures = members[0]
     root = root_of(rule, first, table)
+    if root is None and explains_member(rule):
+        # Members of one set change with one kind of cause (hardware and software thermal slowdown) are one.
+        root = f"members:{rule.category}:{first.path}"
     subject = _subject(root, sides, table)
     values = template_vars(sides, members, table, rule.title + rule.fix)
     values["field"] = field_for(values["field"], rule.title)
@@ -90,10 +101,12 @@ def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool
     category = first.category if rule.inherit_category and first.category != "other" else rule.category
     prior = rule.prior * (subject.prior if subject else 1.0)
     affects = subject.affects if subject and subject.affects else rule.affects
+    fix = render(rule.fix, values)
     return Explanation(rule.id, category, title, tuple(sorted(c.path for c, _ in members)),
-                       confidence(prior, rule, first, affects, moves), render(rule.fix, values), reboot,
+                       confidence(prior, rule, first, affects, moves), fix, reboot,
                        _revert(rule, first, captures), why=subject.why if subject else "", relevance=prior,
-                       magnitude=max(magnitude(change) for change, _ in members), root=root)
+                       magnitude=max(magnitude(change) for change, _ in members), root=root,
+                       fix_kind=fix_kind(fix))
 
 
 def _primacy(explanation: Explanation) -> tuple[int, float]:
@@ -131,6 +144,16 @@ def merged_by_root(explanations: list[Explanation]) -> list[Explanation]:
     return out
 
 
+def _reboot_context(causes: list[Explanation], catalog: Catalog) -> tuple[list[Explanation], list[Explanation]]:
+    """(causes, context): a reboot notice is the context of the facts the reboot reset (a huge-page pool,
+    persistence mode), not a rival cause; when one of them changed the notice leaves the ranking."""
+    context_rules = {rule.id for rule in catalog.rules if rule.context}
+    if not any(cause.reboot_reset for cause in causes):
+        return causes, []
+    return ([cause for cause in causes if cause.rule not in context_rules],
+            [cause for cause in causes if cause.rule in context_rules])
+
+
 def _bench_moves(result: Explained, catalog: Catalog) -> BenchMoves:
     # Only conclusive verdicts are evidence: all inconclusive is "no benchmark evidence", not "nothing moved".
     worse = bench_moved(result.bench, catalog.bench_class)
@@ -154,10 +177,15 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     sides = Sides(diff.a, diff.b)
     causes: list[Explanation] = []
     notes: list[Explanation] = []
-    for rule, members in _groups(diff, catalog, include_volatile, ignore):
+    for rule, members, inert in _groups(diff, catalog, include_volatile, ignore):
         explanation = _explanation(sides, rule, members, result.rebooted, moves, table)
-        (notes if rule.not_drift else causes).append(explanation)
+        if inert:
+            notes.append(_inert(explanation, rule))
+        else:
+            (notes if rule.not_drift else causes).append(explanation)
+    causes, context = _reboot_context(causes, catalog)
     result.explanations = ranked(merged_by_root(causes))
+    notes += context
     result.notes = sorted(notes, key=order_key)
     # Every difference voids the suspects it touches, volatile and policy-ignored ones included: "checked
     # and unchanged" must never claim identical what changed.

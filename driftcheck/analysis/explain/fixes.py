@@ -25,8 +25,8 @@ from driftcheck.analysis.explain.lookup import (
     probe_data,
 )
 from driftcheck.analysis.explain.relevance import RelevanceTable
-from driftcheck.analysis.explain.values import human_field, show_at, show_locked_clocks, show_value
-from driftcheck.analysis.explain.versions import is_pinnable
+from driftcheck.analysis.explain.values import human_field, show_at, show_value
+from driftcheck.analysis.explain.versions import is_pinnable, wheel_index
 from driftcheck.snapshot.model import Snapshot
 
 
@@ -53,7 +53,68 @@ def render(template: str, values: Vars) -> str:
         return template
 
 
-_LIBRARY_FIXES = ("nccl_fix", "cudnn_fix", "cublas_fix", "torch_pin_a")
+def target_python(sides: Sides) -> str:
+    """The interpreter whose packages a fix changes: B's target (its packages/python probe), else A's."""
+    for snapshot in (sides.current, sides.reference):
+        for probe, key in (("packages", "interpreter"), ("python", "executable")):
+            value = probe_data(snapshot, probe).get(key)
+            if isinstance(value, str) and value:
+                return value
+    return "python3"
+
+
+def pip_install(sides: Sides, name: str, version: Any, *flags: str) -> str:
+    """`<target python> -m pip install name==version` with the extra index a local build needs (+cu128)."""
+    command = [shlex.quote(target_python(sides)), "-m", "pip", "install", *flags, shlex.quote(f"{name}=={version}")]
+    index = wheel_index(version)
+    if index:
+        command += ["--extra-index-url", index]
+    return " ".join(command)
+
+
+# What a pasted fix may start with: a shell command of one of these tools (after sudo), else it is advice.
+KNOWN_TOOLS = frozenset({"pip", "pip3", "nvidia-smi", "sysctl", "echo", "tee", "export", "unset", "sudo", "systemctl",
+                         "modprobe", "numactl", "cpupower", "conda", "ip", "ulimit", "setpci", "taskset"})
+_OPERATORS = {";", "&&", "||", "|"}
+
+
+def _is_tool(word: str) -> bool:
+    name = word.rsplit("/", 1)[-1]
+    return word in KNOWN_TOOLS or re.fullmatch(r"python(3(\.\d+)?)?", name) is not None
+
+
+def command_words(text: str) -> list[list[str]] | None:
+    """The simple commands of `text` (split at ; && || |), each as shlex words; None when `text` is not a
+    shell command of known tools (a sentence, parentheses, a word no tool starts with)."""
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token in _OPERATORS:
+            commands.append([])
+        elif token in ("(", ")") or set(token) <= set(";&|()"):
+            return None
+        else:
+            commands[-1].append(token)
+    for words in commands:
+        rest = [w for w in words if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w)] if words else []
+        if rest[:1] == ["sudo"]:
+            rest = rest[1:]
+        if not rest or not _is_tool(rest[0]):
+            return None
+    return commands
+
+
+def fix_kind(text: str) -> str:
+    """"command" when `text` pastes into a shell as commands of known tools, else "advice" (a sentence)."""
+    return "command" if command_words(text) is not None else "advice"
+
+
+_LIBRARY_FIXES = ("nccl_fix", "cudnn_fix", "cublas_fix", "torch_pin_a", "torch_pip_a", "torch_reinstall_a")
 
 
 def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]], table: RelevanceTable,
@@ -92,12 +153,14 @@ def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]], ta
         # Restore the reference's wheel: its version, the current one when the reference lacks the package.
         pin = package_version(sides.reference, values["dist"]) or version
         values["dist_pin"] = f"{values['dist']}=={pin}" if is_pinnable(pin) else values["dist"]
+        values.update(binary_vars(sides, first, values["dist"], values["relpath"]))
     if "pkg" in captures:
         record = package_record(sides.current, captures["pkg"]) or package_record(sides.reference, captures["pkg"])
         values["name"] = str(record.get("name") or captures["pkg"])
         values["version"] = show_value(record.get("version"))
         group = table.group_of(captures["pkg"])
         values["subject"] = f"{group.library} ({values['name']})" if group and group.library else values["name"]
+        values.update(binary_vars(sides, first, values["name"], ""))
     values.update(_gpu_vars(sides, changes))
     values.update(_module_vars(changes))
     values.update(reference_state(sides, first, captures, values))
@@ -145,7 +208,7 @@ def library_fixes(sides: Sides, change: Change, table: RelevanceTable) -> dict[s
         wheel = table.library_wheel(library, sides.reference)
         version = package_version(sides.reference, wheel) if wheel else None
         if wheel and is_pinnable(version):
-            out[key] = f"pip install {wheel}=={version}"
+            out[key] = pip_install(sides, wheel, version)
         else:
             before = show_value(change.before) if change.kind != "added" else "of A"
             out[key] = f"install the {library} library {before} as on A (A has no pip wheel of it)"
@@ -153,6 +216,10 @@ def library_fixes(sides: Sides, change: Change, table: RelevanceTable) -> dict[s
     if not is_pinnable(torch):
         torch = lookup(probe_data(sides.reference, "torch"), ("version",))
     out["torch_pin_a"] = f"torch=={torch}" if is_pinnable(torch) else "torch"
+    out["torch_pip_a"] = (pip_install(sides, "torch", torch) if is_pinnable(torch) else
+                          "install the torch build A had (A recorded no release version pip can pin)")
+    out["torch_reinstall_a"] = (pip_install(sides, "torch", torch, "--force-reinstall", "--no-deps")
+                                if is_pinnable(torch) else out["torch_pip_a"])
     return out
 
 
@@ -186,22 +253,21 @@ def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
     """Commands that put a GPU back as the reference has it, computed from the reference's record."""
     ref, now = gpu_record(sides.reference, key), gpu_record(sides.current, key)
     smi = f"sudo nvidia-smi -i {indexes}"
-    out: dict[str, str] = {"locked_fix": _locked_fix(smi, mapping(ref.get("locked_clocks")),
-                                                     mapping(now.get("locked_clocks")))}
-    out["locked_a"] = show_locked_clocks(ref.get("locked_clocks")) if ref else show_value(None)
-    out["locked_b"] = show_locked_clocks(now.get("locked_clocks")) if now else show_value(None)
+    out: dict[str, str] = {}
     app = mapping(ref.get("application_clocks"))
     memory, graphics = app.get("memory_mhz"), app.get("graphics_mhz")
     out["ac_fix"] = (f"{smi} -ac {show_value(memory)},{show_value(graphics)}"
                      if memory is not None and graphics is not None else f"{smi} -rac")
+    out["locked_fix"] = _locked_fix(smi, out["ac_fix"], ref, now)
     power = mapping(ref.get("power"))
     limit = power.get("limit_w") if power.get("limit_w") is not None else power.get("enforced_limit_w")
     default = power.get("default_limit_w")
     if default is None:
         default = mapping(now.get("power")).get("default_limit_w")
-    out["pl_fix"] = (f"{smi} -pl {show_value(limit)}, as on A" if number(limit) is not None else
-                     f"{smi} -pl {show_value(default)}, the board default" if number(default) is not None else
-                     f"{smi} -pl with the board default of nvidia-smi -q -d POWER")
+    # A's limit, else the board default: a command either way, nothing glued on that a shell would read.
+    out["pl_fix"] = (f"{smi} -pl {show_value(limit)}" if number(limit) is not None else
+                     f"{smi} -pl {show_value(default)}" if number(default) is not None else
+                     "set the board default power limit that nvidia-smi -q -d POWER shows")
     instances = lookup(ref, ("mig", "instances"))
     profiles = [str(item.get("profile")).removeprefix("MIG ") for _, item in sorted(instances.items())
                 if isinstance(item, dict) and item.get("profile")] if isinstance(instances, dict) else []
@@ -212,17 +278,14 @@ def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
     return out
 
 
-def _locked_fix(smi: str, ref: dict[str, Any], now: dict[str, Any]) -> str:
-    commands = []
-    gpu_low, gpu_high = ref.get("gpu_min_mhz"), ref.get("gpu_max_mhz")
-    commands.append(f"{smi} -lgc {show_value(gpu_low)},{show_value(gpu_high)}"
-                    if gpu_low is not None and gpu_high is not None else f"{smi} -rgc")
-    mem_low, mem_high = ref.get("memory_min_mhz"), ref.get("memory_max_mhz")
-    if mem_low is not None and mem_high is not None:
-        commands.append(f"{smi} -lmc {show_value(mem_low)},{show_value(mem_high)}")
-    elif now.get("memory_min_mhz") is not None or now.get("memory_max_mhz") is not None:
-        commands.append(f"{smi} -rmc")
-    return "; ".join(commands)
+def _locked_fix(smi: str, ac_fix: str, ref: dict[str, Any], now: dict[str, Any]) -> str:
+    """Undo a clock lock B has and A had not: release the locked range, set A's application clocks. No
+    source records a locked range (`locked_clocks` is null), so a lock A had can only be described."""
+    held = "applications_clocks_setting"
+    if held in (ref.get("clock_event_reasons") or []) and held not in (now.get("clock_event_reasons") or []):
+        return ("A's clocks were locked, and no source records the range it locked them to: lock them again "
+                "as on A with nvidia-smi -lgc")
+    return f"{smi} -rgc; {ac_fix}"
 
 
 def reference_state(sides: Sides, change: Change, captures: dict[str, str], values: Vars) -> dict[str, str]:
@@ -237,17 +300,39 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     node = out.get("numa_node", values.get("numa_node", "none"))
     out["numactl"] = (f"numactl --cpunodebind={node} --membind={node}" if node not in ("none", "?", "")
                       else "numactl --cpunodebind=N --membind=N, N from nvidia-smi topo -m")
-    hugepages = mapping(probe_data(ref, "system").get("hugepages"))
-    total = hugepages.get("total")
-    out["hugepages_fix"] = (f"sudo sysctl vm.nr_hugepages={show_value(total)}" if total is not None
-                            else "restore the huge page settings of A (/proc/sys/vm/nr_hugepages)")
+    out["hugepages_fix"] = _hugepages_fix(sides)
     if "iface" in captures:
         out["iface_fix"] = _iface_fix(sides, captures["iface"])
+    out["driver_fix"] = _driver_fix(sides, str(values.get("before", "?")))
+    out["pip"] = f"{shlex.quote(target_python(sides))} -m pip"
     python = probe_data(ref, "python").get("executable")
     out["python_a"] = show_value(python) if python else "the interpreter of A"
     if "conf" in captures:
         out.update(conf_vars(change, captures["conf"]))
     return out
+
+
+def _driver_fix(sides: Sides, before: str) -> str:
+    """Reinstalling A's driver, said for B's operating system (no apt-mark on a Windows board)."""
+    system = str(lookup(probe_data(sides.current, "python"), ("platform", "system")) or "")
+    os_id = str(lookup(probe_data(sides.current, "system"), ("os", "id")) or "")
+    if system == "Windows":
+        return f"install NVIDIA driver {before} for Windows (nvidia.com/drivers), as on A, and restart"
+    if os_id in ("debian", "ubuntu"):
+        return f"reinstall NVIDIA driver {before} as on A (then apt-mark hold its packages) and reboot"
+    return f"reinstall NVIDIA driver {before} as on A with the package manager that installed it, and reboot"
+
+
+def _hugepages_fix(sides: Sides) -> str:
+    """The commands that give every huge page pool of B the size it had on A (`hugepages.sizes`)."""
+    sizes = mapping(mapping(probe_data(sides.reference, "system").get("hugepages")).get("sizes"))
+    now = mapping(mapping(probe_data(sides.current, "system").get("hugepages")).get("sizes"))
+    commands = []
+    for size, record in sorted(sizes.items()):
+        pages = mapping(record).get("pages")
+        if isinstance(pages, int) and pages != mapping(now.get(size)).get("pages"):
+            commands.append(f"echo {pages} | sudo tee /sys/kernel/mm/hugepages/hugepages-{size}/nr_hugepages")
+    return "; ".join(commands) or "restore the huge page pools of A (/sys/kernel/mm/hugepages/*/nr_hugepages)"
 
 
 def _pins(sides: Sides, change: Change, pkg: str, name: str) -> dict[str, str]:
@@ -257,14 +342,49 @@ def _pins(sides: Sides, change: Change, pkg: str, name: str) -> dict[str, str]:
         return {"conda_pin_a": f"{pkg}={version}" if version is not None else pkg}
     record = mapping(lookup(packages, ("packages", pkg)))
     version = record.get("version")
+    pip = f"{shlex.quote(target_python(sides))} -m pip"
     if is_pinnable(version):
-        return {"pin_a": f"{name}=={version}", "pip_a": f"pip install {name}=={version}"}
+        return {"pin_a": f"{name}=={version}", "pip_a": pip_install(sides, name, version),
+                "pip_uninstall": f"{pip} uninstall -y {shlex.quote(name)}"}
     source = record.get("direct_url") or record.get("location")
     whence = f" from {show_value(source)}" if source else ""
     if version is None:
-        return {"pin_a": name, "pip_a": f"pip uninstall {name} (A did not have it)"}
-    return {"pin_a": name, "pip_a": f"reinstall {name} {show_value(version)} as A had it{whence} "
-                                    "(not a release version pip can pin)"}
+        return {"pin_a": name, "pip_a": f"{pip} uninstall -y {shlex.quote(name)}",
+                "pip_uninstall": f"{pip} uninstall -y {shlex.quote(name)}"}
+    return {"pin_a": name, "pip_uninstall": f"{pip} uninstall -y {shlex.quote(name)}",
+            "pip_a": f"reinstall {name} {show_value(version)} as A had it{whence} (not a release version pip can pin)"}
+
+
+def binary_vars(sides: Sides, change: Change, dist: str, relpath: str) -> dict[str, str]:
+    """What a changed binary was on each side, and the fix that restores A's: a wheel reinstall, or, when
+    A ran a locally modified copy that no wheel holds, one sentence saying so."""
+    pin = package_version(sides.reference, dist) or package_version(sides.current, dist)
+    reinstall = (pip_install(sides, dist, pin, "--force-reinstall", "--no-deps") if is_pinnable(pin)
+                 else f"reinstall {dist} as A had it (A recorded no release version pip can pin)")
+    modified = _modified_on_a(sides, change, dist, relpath)
+    if modified is None:
+        return {"reinstall_a": reinstall, "binary_change": f"{relpath or 'its files'} rebuilt in place",
+                "modified_change": "modified in place"}
+    digest = f", sha256 {modified[:16]}…" if modified else ""
+    return {"reinstall_a": f"A ran a locally modified copy of {relpath or dist}{digest} that no wheel holds: "
+                           "copy that file from A, as reinstalling restores only the wheel's original",
+            "binary_change": f"A ran a locally modified {relpath or 'copy'}, B has the wheel's original",
+            "modified_change": "modified in place on A, the wheel's original on B"}
+
+
+def _modified_on_a(sides: Sides, change: Change, dist: str, relpath: str) -> str | None:
+    """A's sha256 ("" when unknown) when A's copy differed from its RECORD and B's does not; else None."""
+    files = mapping(probe_data(sides.reference, "kernels").get("files"))
+    now = mapping(probe_data(sides.current, "kernels").get("files"))
+    key = f"{dist}:{relpath}"
+    if relpath:
+        a, b = mapping(files.get(key)), mapping(now.get(key))
+        if a.get("record_match") is False and b.get("record_match") is not False:
+            return str(a.get("sha256") or "")
+        return None
+    a_list = lookup(probe_data(sides.reference, "kernels"), ("modified_in_place", dist))
+    b_list = lookup(probe_data(sides.current, "kernels"), ("modified_in_place", dist))
+    return "" if a_list and not b_list and change.kind == "removed" else None
 
 
 def _iface_fix(sides: Sides, iface: str) -> str:

@@ -33,12 +33,14 @@ class Explanation:
     root: str | None = None
     # The rules whose changes this cause took in because they share its root (not in the JSON contract).
     merged: tuple[str, ...] = ()
+    # "command": `fix` pastes into a shell (known tools, parsed with shlex); "advice": a sentence to act on.
+    fix_kind: str = "advice"
 
     def to_json(self) -> dict[str, Any]:
         """The explanation as one item of the `explanations` list of the JSON contract."""
         out: dict[str, Any] = {"rank": self.rank, "rule": self.rule, "category": self.category,
                                "title": self.title, "evidence": list(self.evidence),
-                               "confidence": self.confidence, "fix": self.fix}
+                               "confidence": self.confidence, "fix": self.fix, "fix_kind": self.fix_kind}
         if self.why:
             out["why"] = self.why
         if self.reboot_reset:

@@ -57,6 +57,11 @@ def consistency(rule: Rule, affects: str, moves: BenchMoves) -> float:
     if moves.worse:
         if rule.direction == "faster":
             return _CONTRADICTED
+        # End-to-end results (decode) move with any layer beneath them: when a specific class fell too (the
+        # all-reduce), that class's own cause explains both, and a framework moved alongside is not
+        # confirmed by the end-to-end fall (torch and the NCCL it bundles: NCCL by its own evidence).
+        if affects == "software" and moves.worse - {"software"}:
+            return 0.8
         if affects in moves.worse:
             return 1.6
         return 0.8 if affects == "software" else 0.7

@@ -44,6 +44,18 @@ def is_pinnable(version: Any) -> bool:
     return parse_version(version) is not None
 
 
+# Local version labels whose wheels live on the PyTorch index rather than PyPI (2.7.0+cu128, 2.4.1+rocm6.1).
+_WHEEL_INDEX = re.compile(r"^(cu\d+|rocm[\d.]+|cpu|xpu)$")
+
+
+def wheel_index(version: Any) -> str | None:
+    """The extra index a local-version build is installed from (`+cu128`: the PyTorch cu128 index), or None."""
+    parsed = parse_version(version)
+    if parsed is None or not parsed.local or not _WHEEL_INDEX.match(parsed.local):
+        return None
+    return f"https://download.pytorch.org/whl/{parsed.local}"
+
+
 def version_distance(before: Any, after: Any) -> float:
     """How big a version step is, for ordering causes of equal confidence: a major release 1.0, a
     minor 0.75, a micro 0.5, anything finer (post, local build) 0.3; 0 when not comparable."""
