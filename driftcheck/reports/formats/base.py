@@ -40,3 +40,24 @@ class Format:
     tool: str
     detect: Callable[[str], bool]
     parse: Callable[[str], Parsed]
+
+
+# The process list of every GPU: a format that reads its processes section lists each GPU's processes in full.
+GPU_PROCESSES = "probes.gpu.data.gpus.*.processes"
+
+
+def gpu_completeness(probes: dict[str, dict[str, Any]], process_sections: int) -> list[str]:
+    """Maps a whole nvidia-smi GPU description lists in full, declared from what it holds: its GPUs when it
+    holds as many as it says are attached (`gpu_count`; a paste cut mid-list holds fewer), and each GPU's
+    processes when the text holds a processes section for every GPU (`process_sections` of them: an empty
+    one means none run; `-d CLOCK` prints none, and then nothing is known about processes)."""
+    gpu = probes.get("gpu") or {}
+    gpus = gpu.get("gpus")
+    if not isinstance(gpus, dict) or not gpus:
+        return []
+    complete = []
+    if gpu.get("gpu_count") == len(gpus):
+        complete += ["probes.gpu.data.gpus", "probes.pcie.data.gpus"]
+    if process_sections >= len(gpus):
+        complete.append(GPU_PROCESSES)
+    return complete

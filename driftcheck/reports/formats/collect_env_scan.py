@@ -48,6 +48,8 @@ class Scan:
     env: dict[str, str] = field(default_factory=dict)
     sections: list[str] = field(default_factory=list)
     cpu_block: bool = False
+    # The GPU list ran to the end of the paste: it may have been cut there, so its length is no GPU count.
+    gpu_list_cut: bool = False
 
 
 def scan(text: str) -> Scan:
@@ -137,6 +139,7 @@ def _read_continuation(result: Scan, key: str, value: str, i: int) -> int:
             block.append(lines[i].strip())
             paste.claim(i)
             i += 1
+        result.gpu_list_cut = bool(block) and not any(line.strip() for line in lines[i:])
     elif value.lower().startswith("probably one of") or (key.startswith("cuDNN") and not value):
         while i < len(lines) and lines[i].strip() and (lines[i].lstrip().startswith(("/", "\\")) or
                                                       re.match(r"^[A-Za-z]:\\", lines[i].strip())):
@@ -230,7 +233,8 @@ def common_probes(s: Scan, source: str) -> dict[str, dict[str, Any]]:
     names = [m.group(2).strip() for row in s.blocks.get("GPU models and configuration", [])
              if (m := _GPU_ROW.match(row))]
     inline = facts.known(f.get("GPU models and configuration"))
-    enumerated = bool(names)
+    # A list the paste may have cut names GPUs, but not how many there are.
+    enumerated = bool(names) and not s.gpu_list_cut
     if inline and not names:
         first = _GPU_ROW.match(inline)
         names = [first.group(2).strip()] if first else [inline]
