@@ -38,6 +38,8 @@ class ComparedSnapshot(Snapshot):
     only_here: int = 0
     families: tuple[str, ...] = ()
     other_target: tuple[str, ...] = ()
+    # Where those facts were: no claim about them ("unchanged") can be made.
+    left_out: tuple[tuple[PathPart, ...], ...] = ()
 
     @property
     def id(self) -> str:
@@ -134,6 +136,7 @@ class _Cutter:
         self.left_out: list[str] = []
         self.only = [0, 0]
         self.families: list[set[str]] = [set(), set()]
+        self.paths: list[list[tuple[PathPart, ...]]] = [[], []]
 
     def _partial(self, side: int, parts: tuple[PathPart, ...]) -> bool:
         """Whether a key missing on `side` under `parts` may just be unreported (the map is not declared
@@ -158,14 +161,17 @@ class _Cutter:
             if key not in a and self._partial(0, parts):
                 self.drop(b, key, parts, 1)
 
-    def drop(self, data: dict[Any, Any], key: PathPart, parts: tuple[PathPart, ...], side: int) -> None:
-        """Leave `data[key]` out of the comparison: a fact of `side` the other side does not hold."""
-        facts = fact_count(data[key])
+    def drop(self, data: dict[Any, Any], key: PathPart, parts: tuple[PathPart, ...], side: int,
+             facts: int | None = None) -> None:
+        """Leave `data[key]` out of the comparison: `facts` (default: its leaves) of `side` that the other
+        side does not hold."""
+        facts = fact_count(data[key]) if facts is None else facts
         if side == 0 or not (self.left_out and self.left_out[-1] == format_path((*parts, key))):
             self.left_out.append(format_path((*parts, key)))
         if facts:
             self.only[side] += facts
             self.families[side].add(family((*parts, key)))
+            self.paths[side].append((*parts, key))
         del data[key]
 
 
@@ -195,7 +201,8 @@ def comparable(a: Snapshot, b: Snapshot) -> tuple[Snapshot, Snapshot, list[str]]
             missing_side = 0 if pa is None else 1
             if cutter.imported[missing_side]:
                 holder = db if pa is None else da
-                cutter.drop(holder["probes"], name, ("probes",), 1 - missing_side)
+                cutter.drop(holder["probes"], name, ("probes",), 1 - missing_side,
+                            fact_count((holder["probes"][name] or {}).get("data")))
             continue
         data_a, data_b = pa.get("data"), pb.get("data")
         if pa.get("status") == "ok" and pb.get("status") == "ok" and isinstance(data_a, dict) \
@@ -206,7 +213,8 @@ def comparable(a: Snapshot, b: Snapshot) -> tuple[Snapshot, Snapshot, list[str]]
                     data_b.pop(key, None)
             cutter.cut(data_a, data_b, ("probes", name, "data"))
     sides = [ComparedSnapshot(document, snapshot.source, original_id=snapshot.id, only_here=cutter.only[side],
-                              families=tuple(sorted(cutter.families[side])), other_target=other_target)
+                              families=tuple(sorted(cutter.families[side])), other_target=other_target,
+                              left_out=tuple(cutter.paths[side]))
              for side, (document, snapshot) in enumerate(((da, a), (db, b)))]
     return sides[0], sides[1], sorted(cutter.left_out)
 
@@ -222,9 +230,13 @@ def not_compared(a: Snapshot, b: Snapshot) -> dict[str, Any]:
     return {"only_in_a": only_a, "only_in_b": only_b, "families": sorted(families), "other_target": list(other)}
 
 
+def _facts(n: int) -> str:
+    return f"{n} fact" if n == 1 else f"{n} facts"
+
+
 def not_compared_line(summary: dict[str, Any]) -> str:
     """`not compared: N facts only in A, M only in B (families)`, plus probes of another interpreter."""
-    line = f"not compared: {summary['only_in_a']} facts only in A, {summary['only_in_b']} only in B"
+    line = f"not compared: {_facts(summary['only_in_a'])} only in A, {summary['only_in_b']} only in B"
     families = summary.get("families") or []
     if families:
         shown = ", ".join(families[:8]) + (f", ... {len(families) - 8} more" if len(families) > 8 else "")

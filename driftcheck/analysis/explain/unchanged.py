@@ -6,6 +6,7 @@ from typing import Any
 
 from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.analysis.explain.lookup import dist_of, probe_data
+from driftcheck.analysis.partial import ComparedSnapshot
 from driftcheck.analysis.rules import Catalog
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart
@@ -88,9 +89,19 @@ def _holds(node: Any, segments: tuple[Segment, ...]) -> bool:
     return isinstance(node, dict) and any(head.accepts(k) and _holds(v, rest) for k, v in node.items())
 
 
+def _touches(pattern: PathPattern, parts: tuple[PathPart, ...]) -> bool:
+    """Whether `pattern` names `parts`, something under it, or something it lies under."""
+    return pattern.covers(parts) or any(pattern.match(parts[:i]) is not None for i in range(1, len(parts)))
+
+
 def both_hold(diff: SnapshotDiff, patterns: tuple[PathPattern, ...]) -> bool:
-    """Whether both compared sides hold a fact one of `patterns` names: only then can it be "unchanged"."""
-    return any(_holds(diff.a.document, p.segments) and _holds(diff.b.document, p.segments) for p in patterns)
+    """Whether both compared sides hold what `patterns` name: one pattern at least on both sides, and none
+    where a fact was left out as held by one side only (a paste's CPU model is no evidence about the
+    governor only the machine recorded)."""
+    if not any(_holds(diff.a.document, p.segments) and _holds(diff.b.document, p.segments) for p in patterns):
+        return False
+    one_sided = [parts for side in (diff.a, diff.b) if isinstance(side, ComparedSnapshot) for parts in side.left_out]
+    return not any(_touches(p, parts) for p in patterns for parts in one_sided)
 
 
 # The identities a GPU is known by, and how a title names them.

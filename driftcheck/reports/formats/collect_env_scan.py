@@ -25,6 +25,8 @@ _SECTION_RULE = re.compile(r"^\s*={5,}\s*$")
 _LIST_ROW = re.compile(r"^\s*\[(pip\d?|conda)\]\s+(.*)$")
 _ENV_ROW = re.compile(r"^([A-Z][A-Z0-9_]*)=(.*)$")
 _GPU_ROW = re.compile(r"^\s*GPU (\d+): (.+)$")
+# The start of a GPU row a paste cut off (`GPU`, `GPU 3: NVI`): the list went on past the paste's end.
+_GPU_ROW_START = re.compile(r"^\s*G(P(U( \d*(:.*)?)?)?)?\s*$")
 _LEVEL = r"(X|SYS|NODE|PHB|PXB|PIX|PSB|SOC|NV\d+|NVB|N/A|CNS|C2C)"
 _TOPO_ROW = re.compile(rf"^\S+\s+{_LEVEL}(\s|$)")
 # A matrix header whose leading whitespace the paste lost.
@@ -139,7 +141,8 @@ def _read_continuation(result: Scan, key: str, value: str, i: int) -> int:
             block.append(lines[i].strip())
             paste.claim(i)
             i += 1
-        result.gpu_list_cut = bool(block) and not any(line.strip() for line in lines[i:])
+        rest = [line for line in lines[i:] if line.strip()]
+        result.gpu_list_cut = bool(block) and (not rest or (len(rest) == 1 and bool(_GPU_ROW_START.match(rest[0]))))
     elif value.lower().startswith("probably one of") or (key.startswith("cuDNN") and not value):
         while i < len(lines) and lines[i].strip() and (lines[i].lstrip().startswith(("/", "\\")) or
                                                       re.match(r"^[A-Za-z]:\\", lines[i].strip())):
