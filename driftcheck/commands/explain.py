@@ -13,6 +13,7 @@ from driftcheck.analysis.explain import explain
 from driftcheck.analysis.explain.render import explain_markdown, explain_text
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.run_causes import compare_references, rank_with_telemetry
+from driftcheck.analysis.targets import reference_target
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, use_colour
 from driftcheck.runs.render import comparison_head_text
 from driftcheck.store.snapshots import Store
@@ -47,7 +48,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         rank_with_telemetry(result, runs)
     confirmations = None
     if args.confirm:
-        run, why_not = bench_runner()
+        # The suite the snapshots' own benchmarks ran, A's first: a confirmation measures what they measured.
+        suite = reference_target(a).bench_suite or reference_target(b).bench_suite
+        run, why_not = bench_runner(suite) if suite else bench_runner()
         confirmations = confirm(result, run, why_not)
     if args.format == "json":
         report = result.to_json()

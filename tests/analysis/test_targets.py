@@ -18,11 +18,14 @@ import pytest
 from driftcheck import api
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
+from driftcheck.analysis.explain.render import explain_text
 from driftcheck.analysis.gate import probes_to_check, retaken_target
 from driftcheck.analysis.targets import INTERPRETER_PROBES, reference_target, target_difference
+from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
 
+OWN_SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "reports" / "own" / "snapshot_vm.json"
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="probes this Linux machine")
 
 
@@ -87,3 +90,31 @@ def test_retaken_target_prefers_the_user_then_the_reference_on_its_own_host(tmp_
     # Taken on another host: its path says nothing about this machine.
     assert retaken_target(reference, None, "another-host").python is None
     assert "server" not in probes_to_check(reference)
+
+
+def _recorded(**changes: object) -> Snapshot:
+    """This machine's recorded snapshot (tests/data/reports/own), with `changes` made to its document."""
+    document = json.loads(OWN_SNAPSHOT.read_text("utf-8"))
+    for key, value in changes.items():
+        if key == "host_name":
+            document["host"]["name"] = value
+        else:
+            document["probes"][key] = value
+    return Snapshot(document, str(OWN_SNAPSHOT))
+
+
+def test_another_host_is_the_first_finding_but_its_packages_are_still_compared() -> None:
+    a, b = _recorded(), _recorded(host_name="gpu-node-7")
+    difference = target_difference(a, b)
+    assert difference.hosts == ("vm", "gpu-node-7") and difference.interpreters is None
+    result = explain(diff_snapshots(a, b))
+    assert explain_text(result).splitlines()[0] == "different targets: another host (A vm, B gpu-node-7)"
+    assert result.to_json()["not_compared"]["other_target"] == []
+
+
+def test_a_reference_that_asked_a_server_has_it_asked_again() -> None:
+    url = "http://127.0.0.1:30000"
+    reference = _recorded(server={"status": "ok", "data": {"url": url}, "error": None, "duration_s": 0.1})
+    assert "server" in probes_to_check(reference)
+    assert retaken_target(reference, None, "vm").server == url
+    assert "server" not in probes_to_check(_recorded())
