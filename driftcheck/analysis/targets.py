@@ -98,5 +98,9 @@ def target_difference(a: Snapshot, b: Snapshot) -> TargetDifference:
         return TargetDifference()
     ta, tb = reference_target(a), reference_target(b)
     interpreters = (ta.python, tb.python) if ta.python and tb.python and ta.python != tb.python else None
+    prefixes = [_text(_data(side, "python").get("prefix")) for side in (a, b)]
+    if interpreters and prefixes[0] and prefixes[0] == prefixes[1]:
+        # `bin/python` and `bin/python3` of one environment: one interpreter, one set of packages.
+        interpreters = None
     hosts = (ta.host, tb.host) if ta.host and tb.host and ta.host != tb.host else None
     return TargetDifference(interpreters, hosts)

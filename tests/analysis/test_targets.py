@@ -118,3 +118,12 @@ def test_a_reference_that_asked_a_server_has_it_asked_again() -> None:
     assert "server" in probes_to_check(reference)
     assert retaken_target(reference, None, "vm").server == url
     assert "server" not in probes_to_check(_recorded())
+
+
+def test_two_names_of_one_environment_are_one_interpreter(tmp_path: Path) -> None:
+    venv = _venv(tmp_path / "venv")
+    a = api.take_snapshot(python=str(venv), probes=["python", "packages"], sign=False, keep=False)
+    b = api.take_snapshot(python=str(venv.with_name("python3")), probes=["python", "packages"], sign=False,
+                          keep=False)
+    assert reference_target(a).python != reference_target(b).python
+    assert not target_difference(a, b)
