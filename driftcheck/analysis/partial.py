@@ -227,7 +227,9 @@ def not_compared(a: Snapshot, b: Snapshot) -> dict[str, Any]:
     families = set(a.families if isinstance(a, ComparedSnapshot) else ()) | \
         set(b.families if isinstance(b, ComparedSnapshot) else ())
     other = a.other_target if isinstance(a, ComparedSnapshot) else ()
-    return {"only_in_a": only_a, "only_in_b": only_b, "families": sorted(families), "other_target": list(other)}
+    cut = sorted({path for side in (a, b) for path in (side.document.get("host") or {}).get("cut") or []})
+    return {"only_in_a": only_a, "only_in_b": only_b, "families": sorted(families), "other_target": list(other),
+            "cut": cut}
 
 
 def _facts(n: int) -> str:
@@ -241,6 +243,8 @@ def not_compared_line(summary: dict[str, Any]) -> str:
     if families:
         shown = ", ".join(families[:8]) + (f", ... {len(families) - 8} more" if len(families) > 8 else "")
         line += f" ({shown})"
+    if summary.get("cut"):
+        line += f"; the paste ends inside {', '.join(summary['cut'])}: cut there, not removed"
     if summary.get("other_target"):
         line += f"; {', '.join(summary['other_target'])}: another interpreter on each side"
     return line

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
+from driftcheck.analysis.explain.render import explain_text
 from driftcheck.analysis.partial import comparable, cpu_set, same_cpu_set
 from driftcheck.reports.importer import read_snapshot_or_report
 from tests.conftest import CliResult
@@ -74,6 +75,8 @@ def test_a_paste_cut_mid_gpu_list_is_cut_never_removed(tmp_path: Path) -> None:
     assert result.explanations == []
     report = result.to_json()
     assert report["not_compared"]["only_in_a"] > 0 and "gpu.gpus" in report["not_compared"]["families"]
+    assert report["not_compared"]["cut"] == ["probes.gpu.data.gpus"]
+    assert "the paste ends inside probes.gpu.data.gpus: cut there, not removed" in explain_text(result)
     assert not [row for row in report["unchanged"] if "GPUs present" in row["title"]]
 
 

@@ -15,7 +15,8 @@ class Parsed:
     "gpu" (a GPU description) or "topology" (a bare topology matrix), which decides how files combine.
     `fields`: `Key: value` lines no probe took, kept as raw fields. `unclaimed`: lines nothing understood,
     verbatim. `noise`: markup and log lines set aside. `complete`: change paths of maps the text lists in
-    full (a key missing there is gone, not merely unreported).
+    full (a key missing there is gone, not merely unreported). `cut`: change paths of lists the paste
+    ends inside (what follows them is missing, not gone).
     """
 
     probes: dict[str, dict[str, Any]]
@@ -25,6 +26,7 @@ class Parsed:
     unclaimed: list[str] = field(default_factory=list)
     noise: list[str] = field(default_factory=list)
     complete: list[str] = field(default_factory=list)
+    cut: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -273,7 +273,8 @@ def parsed(s: Scan, probes: dict[str, dict[str, Any]], variant: str, mapped: tup
         # A matrix cut short by the paste: kept as text rather than dropped.
         raw["topology (unreadable matrix)"] = s.topology
     return Parsed(probes=probes, variant=variant, fields=raw, unclaimed=s.paste.unclaimed(),
-                  noise=s.paste.noise_lines(), complete=_complete(probes))
+                  noise=s.paste.noise_lines(), complete=_complete(probes),
+                  cut=["probes.gpu.data.gpus"] if s.gpu_list_cut and "gpu" in probes else [])
 
 
 _LSCPU_MAPPED = ("Model name", "Vendor ID", "Socket(s)", "Core(s) per socket", "CPU(s)", "On-line CPU(s) list")
