@@ -92,12 +92,27 @@ class TargetDifference:
                 "not_compared": list(INTERPRETER_PROBES) if self.interpreters else []}
 
 
+def _interpreter_records(snapshot: Snapshot) -> tuple[str | None, str | None, str | None]:
+    """The interpreter path as the python probe, the packages probe and the host record give it."""
+    return (_text(_data(snapshot, "python").get("executable")), _text(_data(snapshot, "packages").get("interpreter")),
+            _text((snapshot.document.get("host") or {}).get("python")))
+
+
+def _interpreters(a: Snapshot, b: Snapshot) -> tuple[str, str] | None:
+    """A's and B's interpreter paths when they differ, read from the first source both sides hold: a path as
+    typed and the one the interpreter reports for itself may differ for one interpreter."""
+    for pa, pb in zip(_interpreter_records(a), _interpreter_records(b), strict=True):
+        if pa and pb:
+            return (pa, pb) if pa != pb else None
+    return None
+
+
 def target_difference(a: Snapshot, b: Snapshot) -> TargetDifference:
     """How A's and B's recorded targets differ; nothing when either side does not say (an imported report)."""
     if is_imported(a) or is_imported(b):
         return TargetDifference()
     ta, tb = reference_target(a), reference_target(b)
-    interpreters = (ta.python, tb.python) if ta.python and tb.python and ta.python != tb.python else None
+    interpreters = _interpreters(a, b)
     prefixes = [_text(_data(side, "python").get("prefix")) for side in (a, b)]
     if interpreters and prefixes[0] and prefixes[0] == prefixes[1]:
         # `bin/python` and `bin/python3` of one environment: one interpreter, one set of packages.
