@@ -3,8 +3,13 @@
 A pasted report carries a fraction of what a probe gathers (a filtered pip list, a few variables, GPU
 names without UUIDs). Before a diff, both documents are cut to the facts both hold: a fact the report
 does not carry is "not in the report", never "removed". Where the report lists a map in full (its GPUs,
-its topology) a missing key is a real difference. GPUs of a report are keyed by index (`GPU0`), so the
-other side's GPUs are keyed the same way for the comparison.
+its topology, a whole `nvidia-smi -q -x`'s process lists: `host.complete`, declared per format) a missing
+key is a real difference. GPUs of a report are keyed by index (`GPU0`), so the other side's GPUs are keyed
+the same way for the comparison; CPU lists are compared as sets (lscpu's `0,1` is the kernel's `0-1`).
+
+Two snapshots of different interpreters (`driftcheck.analysis.targets`) leave that interpreter's facts
+(packages, compiled files, torch) out on both sides. What was left out is counted per side
+(`not_compared`): every report says what it did not compare.
 """
 
 from __future__ import annotations
