@@ -28,6 +28,7 @@ from driftcheck.analysis.gate import (
     check_against,
     check_reference,
     probes_to_check,
+    retaken_target,
 )
 from driftcheck.analysis.policy import Policy, load_policy
 from driftcheck.analysis.references import resolve_snapshot
@@ -165,9 +166,11 @@ def check(against: str | Snapshot | None = None, *, policy: Policy | str | Path 
     reference = against if isinstance(against, Snapshot) else check_reference(against, store, target.name)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
     rerun = bench_rerun(reference, bench, bench_runs)
+    # The reference's own target (its interpreter, its server) unless the caller names another.
+    recorded = retaken_target(reference, python, target.name, local=host is None)
     fresh = take_snapshot(label=label, probes=list(probes or probes_to_check(reference)) or None,
-                     python=None if host else python, host=host, cheap_only=True, keep=False, progress=progress,
-                     **rerun)
+                     python=None if host else recorded.python, host=host, cheap_only=True, keep=False,
+                     progress=progress, server=recorded.server, **rerun)
     result = check_against(reference, fresh, rules, min_confidence)
     if keep:
         store.add(fresh)

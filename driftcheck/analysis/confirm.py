@@ -75,7 +75,8 @@ def confirm_plan(result: Explained, a: Snapshot, b: Snapshot, top: int = DEFAULT
     if not held:
         raise UsageError("confirm needs benchmark figures, and neither snapshot holds any: save the "
                          "reference with `driftcheck baseline save NAME --bench quick` first")
-    recorded = (b.probe_data("bench") or a.probe_data("bench") or {})
+    # The suite the snapshots' own benchmarks ran, A's first: a confirmation measures what they measured.
+    recorded = (a.probe_data("bench") or b.probe_data("bench") or {})
     suite = str(recorded.get("suite") or "quick")
     device = str(recorded.get("device") or "cpu")
     causes = tuple(e for e in result.explanations[:top] if e.revert is not None)

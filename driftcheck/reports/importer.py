@@ -161,6 +161,9 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     complete = sorted({path for f in files for path in f.parsed.complete})
     if complete:
         host["complete"] = complete
+    cut = sorted({path for f in files for path in f.parsed.cut})
+    if cut:
+        host["cut"] = cut
     document = new_document(host, probes, label=label, origin="imported")
     if key is not None:
         document = sign_document(document, key)

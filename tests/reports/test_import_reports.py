@@ -61,7 +61,7 @@ EXPECTED: dict[str, tuple[str, str | None, str | None, set[str], int | None, str
     "torch_22": (P, "2.6.0.dev20241230+cu126", "12.6", {"Tesla V100-SXM2-32GB"}, 4, "560.35.03", 0, 0),
     "torch_23": (P, "2.10.0+cu129", "12.9", {"NVIDIA GeForce RTX 5060 Ti"}, 1, "580.126.09", 0, 0),
     "torch_24": (P, "2.8.0.dev20250528+cpu", None, set(), None, None, 0, 0),
-    "torch_25": (P, "2.5.1+cu118", "11.8", {"Tesla V100S-PCIE-32GB"}, 3, None, 0, 0),
+    "torch_25": (P, "2.5.1+cu118", "11.8", {"Tesla V100S-PCIE-32GB"}, None, None, 0, 0),
     "torch_26": (P, "2.7.0+cu128", "12.8", {"NVIDIA A100-SXM4-40GB"}, 1, "575.51.03", 0, 0),
     "vllm_01": (V, "2.1.2+cu121", "12.1", {"NVIDIA A30"}, 8, "535.86.10", 4, 3),
     "vllm_02": (V, "2.2.1+cu121", "12.1", {"NVIDIA L20"}, 8, "550.54.15", 5, 4),
@@ -80,7 +80,7 @@ EXPECTED: dict[str, tuple[str, str | None, str | None, set[str], int | None, str
     "vllm_13": (P, "2.5.1+cu121", "12.1", {"NVIDIA A100-SXM4-40GB"}, 1, "535.154.05", 0, 0),
     "vllm_14": (P, "2.4.0+cu121", "12.1", {"NVIDIA A10"}, 4, "470.129.06", 0, 0),
     # Cut after its first GPU line: one GPU is all the text names.
-    "vllm_15": (V, "2.8.0+cu128", "12.8", {"NVIDIA A100-SXM4-80GB"}, 1, None, 0, 0),
+    "vllm_15": (V, "2.8.0+cu128", "12.8", {"NVIDIA A100-SXM4-80GB"}, None, None, 0, 0),
     # The paste starts mid-report (no torch line): what is there still lands.
     "vllm_16": (V, None, None, {"NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 5060 Ti"}, 2, "581.57", 0, 0),
     "vllm_17": (P, "2.5.1+cu124", "12.4", set(), None, None, 0, 0),

@@ -10,6 +10,8 @@ import re
 from typing import Any
 
 from driftcheck.analysis.explain.model import Explained, Explanation
+from driftcheck.analysis.partial import not_compared, not_compared_line
+from driftcheck.analysis.targets import target_difference
 from driftcheck.snapshot.model import Snapshot
 
 _COLOURS = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
@@ -76,7 +78,10 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
 
     With `fold`, causes of no known effect under `FOLD_BELOW` collapse into one line."""
     diff = result.diff
-    lines = [_header("A", diff.a), _header("B", diff.b)]
+    targets = target_difference(diff.a, diff.b)
+    # Two different targets are the first thing to know: every other line compares across them.
+    lines = [_paint(targets.line(), "yellow", colour)] if targets else []
+    lines += [_header("A", diff.a), _header("B", diff.b)]
     if result.rebooted:
         lines.append(_paint("the machine rebooted between A and B (boot id changed)", "yellow", colour))
     if result.explanations:
@@ -104,8 +109,9 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
         lines.extend(f"  - {n.title}" for n in result.notes)
     if result.unchanged:
         lines.append("")
-        lines.append(_paint("Checked and unchanged:", "bold", colour))
+        lines.append(_paint(f"Checked and unchanged, held by both sides ({len(result.unchanged)}):", "bold", colour))
         lines.extend(_paint(f"  = {row['title']}", "green", colour) for row in result.unchanged)
+    lines += ["", not_compared_line(not_compared(diff.a, diff.b))]
     if result.bench or result.bench_note:
         lines.append("")
         lines.append(_paint("Benchmarks (B against A):", "bold", colour))
@@ -139,6 +145,9 @@ def explain_markdown(result: Explained, confirmations: dict[int, str] | None = N
              + (f" ({diff.b.label})" if diff.b.label else "")]
     if result.rebooted:
         lines.append("- the machine **rebooted** between A and B (boot id changed)")
+    targets = target_difference(diff.a, diff.b)
+    if targets:
+        lines.insert(2, f"**{targets.line()}**\n")
     lines += ["", "### Likely causes", ""]
     if result.explanations:
         lines += ["| # | confidence | category | cause | fix |", "|---|---|---|---|---|"]
@@ -152,7 +161,9 @@ def explain_markdown(result: Explained, confirmations: dict[int, str] | None = N
     if result.notes:
         lines += ["", "### Not drift", ""] + [f"- {n.title}" for n in result.notes]
     if result.unchanged:
-        lines += ["", "### Checked and unchanged", ""] + [f"- {row['title']}" for row in result.unchanged]
+        lines += ["", f"### Checked and unchanged ({len(result.unchanged)})", ""] + \
+            [f"- {row['title']}" for row in result.unchanged]
+    lines += ["", f"_{not_compared_line(not_compared(diff.a, diff.b))}_"]
     if result.bench or result.bench_note:
         lines += ["", "### Benchmarks", ""] + [f"- {_bench_line(row)}" for row in result.bench]
         if result.bench_note:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from driftcheck.analysis.partial import not_compared
+from driftcheck.analysis.targets import target_difference
+
 if TYPE_CHECKING:
     from driftcheck.analysis.explain.model import Explained
 
@@ -29,6 +32,8 @@ def report(result: Explained) -> dict[str, Any]:
         "explanations": [e.to_json() for e in result.explanations],
         "changes": changes,
         "unchanged": result.unchanged,
+        "not_compared": not_compared(diff.a, diff.b),
+        "targets": target_difference(diff.a, diff.b).to_json(),
         "bench": result.bench,
         "notes": [{**e.to_json(), "rank": None} for e in result.notes],
         "rebooted": result.rebooted,

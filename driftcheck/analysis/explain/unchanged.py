@@ -6,9 +6,11 @@ from typing import Any
 
 from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.analysis.explain.lookup import dist_of, probe_data
+from driftcheck.analysis.partial import ComparedSnapshot
 from driftcheck.analysis.rules import Catalog
+from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart
-from driftcheck.snapshot.patterns import PathPattern
+from driftcheck.snapshot.patterns import PathPattern, Segment
 
 
 def _count_nodes(data: Any, pattern: PathPattern, prefix: tuple[PathPart, ...]) -> int:
@@ -76,11 +78,66 @@ def _packages_unchanged(diff: SnapshotDiff, catalog: Catalog, changed: list[Chan
     return out
 
 
+def _holds(node: Any, segments: tuple[Segment, ...]) -> bool:
+    """Whether `node` holds a known value (not None) at a path the pattern `segments` matches; the walk
+    follows only the keys each segment accepts."""
+    if not segments:
+        return node is not None and node != {}
+    head, rest = segments[0], segments[1:]
+    if head.many:
+        return _holds(node, rest) or (isinstance(node, dict) and any(_holds(v, segments) for v in node.values()))
+    return isinstance(node, dict) and any(head.accepts(k) and _holds(v, rest) for k, v in node.items())
+
+
+def _touches(pattern: PathPattern, parts: tuple[PathPart, ...]) -> bool:
+    """Whether `pattern` names `parts`, something under it, or something it lies under."""
+    return pattern.covers(parts) or any(pattern.match(parts[:i]) is not None for i in range(1, len(parts)))
+
+
+def both_hold(diff: SnapshotDiff, patterns: tuple[PathPattern, ...]) -> bool:
+    """Whether both compared sides hold what `patterns` name: one pattern at least on both sides, and none
+    where a fact was left out as held by one side only (a paste's CPU model is no evidence about the
+    governor only the machine recorded)."""
+    if not any(_holds(diff.a.document, p.segments) and _holds(diff.b.document, p.segments) for p in patterns):
+        return False
+    one_sided = [parts for side in (diff.a, diff.b) if isinstance(side, ComparedSnapshot) for parts in side.left_out]
+    return not any(_touches(p, parts) for p in patterns for parts in one_sided)
+
+
+# The identities a GPU is known by, and how a title names them.
+_GPU_IDENTITIES = (("uuid", "UUIDs"), ("serial", "serials"), ("name", "boards"), ("vbios_version", "firmware"))
+
+
+def _gpu_identities(snapshot: Snapshot, field: str) -> list[Any] | None:
+    """The `field` of every GPU of `snapshot`, sorted; None when any GPU does not say."""
+    gpus = probe_data(snapshot, "gpu").get("gpus")
+    if not isinstance(gpus, dict) or not gpus:
+        return None
+    values = [gpu.get(field) if isinstance(gpu, dict) else None for gpu in gpus.values()]
+    return None if any(v is None for v in values) else sorted(values, key=str)
+
+
+def gpus_identical_title(diff: SnapshotDiff) -> str | None:
+    """"GPUs present (same UUIDs, boards, firmware): identical" naming only the identities both sides hold,
+    compared as wholes; None when one differs (two different boards are never "identical") or none is held."""
+    same = []
+    for field, word in _GPU_IDENTITIES:
+        before, after = _gpu_identities(diff.a, field), _gpu_identities(diff.b, field)
+        if before is None or after is None:
+            continue
+        if before != after:
+            return None
+        same.append(word)
+    return f"GPUs present (same {', '.join(same)}): identical" if same else None
+
+
 def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Change]) -> list[dict[str, str]]:
     """The usual suspects that both snapshots recorded and that did not change.
 
     `changed` should be every change of the diff (volatile and policy-ignored ones too): a change at a
-    suspect's path or at an ancestor of it (a whole GPU added or removed) voids the suspect.
+    suspect's path or at an ancestor of it (a whole GPU added or removed) voids the suspect. A suspect
+    neither side's facts name (huge pages against a paste that never mentions them) is not listed: it
+    was not compared. A claim of the same GPUs compares their identities (UUIDs, serials, names).
     """
     out = _packages_unchanged(diff, catalog, changed)
     for suspect in catalog.suspects:
@@ -88,9 +145,16 @@ def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Chang
             continue
         if any(diff.a.probe_data(p) is None or diff.b.probe_data(p) is None for p in suspect.probes):
             continue
+        if not both_hold(diff, suspect.patterns):
+            continue
         if any(pattern.covers(c.parts) for c in changed for pattern in suspect.patterns):
             continue
         title = suspect.title
+        if "UUID" in title:
+            identical = gpus_identical_title(diff)
+            if identical is None:
+                continue
+            title = identical
         if suspect.count is not None:
             count = sum(_count_nodes(probe_data(diff.a, p), suspect.count, ("probes", p, "data"))
                         for p in suspect.probes)

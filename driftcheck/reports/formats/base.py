@@ -15,7 +15,8 @@ class Parsed:
     "gpu" (a GPU description) or "topology" (a bare topology matrix), which decides how files combine.
     `fields`: `Key: value` lines no probe took, kept as raw fields. `unclaimed`: lines nothing understood,
     verbatim. `noise`: markup and log lines set aside. `complete`: change paths of maps the text lists in
-    full (a key missing there is gone, not merely unreported).
+    full (a key missing there is gone, not merely unreported). `cut`: change paths of lists the paste
+    ends inside (what follows them is missing, not gone).
     """
 
     probes: dict[str, dict[str, Any]]
@@ -25,6 +26,7 @@ class Parsed:
     unclaimed: list[str] = field(default_factory=list)
     noise: list[str] = field(default_factory=list)
     complete: list[str] = field(default_factory=list)
+    cut: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -40,3 +42,24 @@ class Format:
     tool: str
     detect: Callable[[str], bool]
     parse: Callable[[str], Parsed]
+
+
+# The process list of every GPU: a format that reads its processes section lists each GPU's processes in full.
+GPU_PROCESSES = "probes.gpu.data.gpus.*.processes"
+
+
+def gpu_completeness(probes: dict[str, dict[str, Any]], process_sections: int) -> list[str]:
+    """Maps a whole nvidia-smi GPU description lists in full, declared from what it holds: its GPUs when it
+    holds as many as it says are attached (`gpu_count`; a paste cut mid-list holds fewer), and each GPU's
+    processes when the text holds a processes section for every GPU (`process_sections` of them: an empty
+    one means none run; `-d CLOCK` prints none, and then nothing is known about processes)."""
+    gpu = probes.get("gpu") or {}
+    gpus = gpu.get("gpus")
+    if not isinstance(gpus, dict) or not gpus:
+        return []
+    complete = []
+    if gpu.get("gpu_count") == len(gpus):
+        complete += ["probes.gpu.data.gpus", "probes.pcie.data.gpus"]
+    if process_sections >= len(gpus):
+        complete.append(GPU_PROCESSES)
+    return complete

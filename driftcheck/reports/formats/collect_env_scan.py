@@ -25,6 +25,8 @@ _SECTION_RULE = re.compile(r"^\s*={5,}\s*$")
 _LIST_ROW = re.compile(r"^\s*\[(pip\d?|conda)\]\s+(.*)$")
 _ENV_ROW = re.compile(r"^([A-Z][A-Z0-9_]*)=(.*)$")
 _GPU_ROW = re.compile(r"^\s*GPU (\d+): (.+)$")
+# The start of a GPU row a paste cut off (`GPU`, `GPU 3: NVI`): the list went on past the paste's end.
+_GPU_ROW_START = re.compile(r"^\s*G(P(U( \d*(:.*)?)?)?)?\s*$")
 _LEVEL = r"(X|SYS|NODE|PHB|PXB|PIX|PSB|SOC|NV\d+|NVB|N/A|CNS|C2C)"
 _TOPO_ROW = re.compile(rf"^\S+\s+{_LEVEL}(\s|$)")
 # A matrix header whose leading whitespace the paste lost.
@@ -48,6 +50,8 @@ class Scan:
     env: dict[str, str] = field(default_factory=dict)
     sections: list[str] = field(default_factory=list)
     cpu_block: bool = False
+    # The GPU list ran to the end of the paste: it may have been cut there, so its length is no GPU count.
+    gpu_list_cut: bool = False
 
 
 def scan(text: str) -> Scan:
@@ -137,6 +141,8 @@ def _read_continuation(result: Scan, key: str, value: str, i: int) -> int:
             block.append(lines[i].strip())
             paste.claim(i)
             i += 1
+        rest = [line for line in lines[i:] if line.strip()]
+        result.gpu_list_cut = bool(block) and (not rest or (len(rest) == 1 and bool(_GPU_ROW_START.match(rest[0]))))
     elif value.lower().startswith("probably one of") or (key.startswith("cuDNN") and not value):
         while i < len(lines) and lines[i].strip() and (lines[i].lstrip().startswith(("/", "\\")) or
                                                       re.match(r"^[A-Za-z]:\\", lines[i].strip())):
@@ -230,7 +236,8 @@ def common_probes(s: Scan, source: str) -> dict[str, dict[str, Any]]:
     names = [m.group(2).strip() for row in s.blocks.get("GPU models and configuration", [])
              if (m := _GPU_ROW.match(row))]
     inline = facts.known(f.get("GPU models and configuration"))
-    enumerated = bool(names)
+    # A list the paste may have cut names GPUs, but not how many there are.
+    enumerated = bool(names) and not s.gpu_list_cut
     if inline and not names:
         first = _GPU_ROW.match(inline)
         names = [first.group(2).strip()] if first else [inline]
@@ -266,7 +273,8 @@ def parsed(s: Scan, probes: dict[str, dict[str, Any]], variant: str, mapped: tup
         # A matrix cut short by the paste: kept as text rather than dropped.
         raw["topology (unreadable matrix)"] = s.topology
     return Parsed(probes=probes, variant=variant, fields=raw, unclaimed=s.paste.unclaimed(),
-                  noise=s.paste.noise_lines(), complete=_complete(probes))
+                  noise=s.paste.noise_lines(), complete=_complete(probes),
+                  cut=["probes.gpu.data.gpus"] if s.gpu_list_cut and "gpu" in probes else [])
 
 
 _LSCPU_MAPPED = ("Model name", "Vendor ID", "Socket(s)", "Core(s) per socket", "CPU(s)", "On-line CPU(s) list")

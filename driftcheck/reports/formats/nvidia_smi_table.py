@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from driftcheck.nvidia.values import flag, integer, mebibytes, normalize_bus_id, text_value, watts
-from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.reports.formats.base import GPU_PROCESSES, Format, Parsed
 from driftcheck.reports.paste import Paste
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
@@ -91,7 +91,7 @@ def parse(text: str) -> Parsed:
     data = {"source": FORMAT.name, "driver_version": header.group(2), "cuda_driver_version": header.group(3),
             "gpu_count": len(gpus), "gpus": keyed}
     pcie = {"source": FORMAT.name, "gpus": {key: {"index": g["index"], "pci_bus_id": key} for key, g in keyed.items()}}
-    complete = ["probes.gpu.data.gpus"] if gpus else []
+    complete = (["probes.gpu.data.gpus"] if gpus else []) + ([GPU_PROCESSES] if gpus and processes_closed else [])
     return Parsed(probes={"gpu": _pruned(data), "pcie": pcie}, role="gpu", variant=f"NVIDIA-SMI {header.group(1)}",
                   unclaimed=paste.unclaimed(), noise=paste.noise_lines(), complete=complete)
 

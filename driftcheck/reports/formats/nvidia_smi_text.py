@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 
 from driftcheck.nvidia.smi_text import parse_smi_text
-from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.reports.formats.base import Format, Parsed, gpu_completeness
 
+# The per-GPU `Processes` section (`Processes : None` when none run).
+_PROCESSES = re.compile(r"^\s+Processes\s*:?", re.MULTILINE)
 _MARK = re.compile(r"^(=+NVSMI LOG=+|Driver Version\s+:.*)$", re.MULTILINE)
 
 
@@ -17,7 +19,8 @@ def detect(text: str) -> bool:
 
 def parse(text: str) -> Parsed:
     """The `gpu` and `pcie` probes of the text."""
-    return Parsed(probes=dict(parse_smi_text(text)), role="gpu")
+    probes = dict(parse_smi_text(text))
+    return Parsed(probes=probes, role="gpu", complete=gpu_completeness(probes, len(_PROCESSES.findall(text))))
 
 
 FORMAT = Format("nvidia-smi-text", "nvidia-smi -q", "nvidia-smi", detect, parse)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from driftcheck.nvidia.smi_xml import parse_smi_xml
-from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.reports.formats.base import Format, Parsed, gpu_completeness
 
 
 def detect(text: str) -> bool:
@@ -14,7 +14,8 @@ def detect(text: str) -> bool:
 
 def parse(text: str) -> Parsed:
     """The `gpu` and `pcie` probes of the XML."""
-    return Parsed(probes=dict(parse_smi_xml(text)), role="gpu")
+    probes = dict(parse_smi_xml(text))
+    return Parsed(probes=probes, role="gpu", complete=gpu_completeness(probes, text.count("<processes")))
 
 
 FORMAT = Format("nvidia-smi-xml", "nvidia-smi -q -x", "nvidia-smi", detect, parse)
