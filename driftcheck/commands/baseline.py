@@ -12,8 +12,16 @@ from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.render import snapshot_text
 from driftcheck.baselines.plans import SUITES
 from driftcheck.baselines.render import results_text
-from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, Parser, positive_int, progress_printer
+from driftcheck.commands.common import (
+    EXIT_OK,
+    SNAPSHOT_REF_HELP,
+    Parser,
+    flag_terms,
+    positive_int,
+    progress_printer,
+)
 from driftcheck.errors import DriftcheckError, UsageError
+from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.store.named import NamedSnapshots
 from driftcheck.store.snapshots import Store
@@ -52,6 +60,15 @@ def add(sub: Any) -> None:
     p.set_defaults(handler=_cmd_baseline)
 
 
+def _fresh(args: argparse.Namespace) -> Snapshot:
+    """The fresh snapshot `baseline save` names when no SNAP is given (kept by the caller, with its name)."""
+    with flag_terms():
+        bench = api.BenchRequest(args.bench, args.runs, args.budget_s) if args.bench else None
+        request = api.SnapshotRequest(label=args.label or f"baseline {args.name}", python=args.python,
+                                      bench=bench, keep=False)
+        return api.take_snapshot(request, progress=progress_printer(sys.stderr.isatty()) if args.bench else None)
+
+
 def _cmd_baseline(args: argparse.Namespace) -> int:
     store = Store()
     named = NamedSnapshots(store)
@@ -62,10 +79,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
             raise UsageError("--budget-s must be positive")
         if not args.snapshot and not args.force:
             named.check_free(args.name)
-        snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else \
-            api.take_snapshot(label=args.label or f"baseline {args.name}", python=args.python, keep=False,
-                         bench=args.bench, bench_budget_s=args.budget_s, bench_runs=args.runs,
-                         progress=progress_printer(sys.stderr.isatty()) if args.bench else None)
+        snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else _fresh(args)
         bench_data = snapshot.probe_data("bench")
         if args.bench and not bench_data:
             # A baseline saved without the benchmarks it was asked for would make `check` skip them silently.

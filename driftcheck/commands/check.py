@@ -17,6 +17,7 @@ from driftcheck.commands.common import (
     EXIT_OK,
     SNAPSHOT_REF_HELP,
     add_host_arguments,
+    flag_terms,
     positive_int,
     progress_printer,
     remote_host,
@@ -59,12 +60,12 @@ def add(sub: Any) -> None:
 def _cmd_check(args: argparse.Namespace) -> int:
     if args.no_bench and args.runs:
         raise UsageError("--runs sets the benchmark reruns that --no-bench skips; give one")
-    with remote_host(args) as host:
-        result = api.check(args.against, policy=args.policy, probes=args.probe,
-                           python=None if host else args.python, host=host,
-                           min_confidence=args.min_confidence, keep=not args.no_store,
-                           bench=False if args.no_bench else None, bench_runs=args.runs,
-                           progress=progress_printer(sys.stderr.isatty()))
+    with flag_terms(), remote_host(args) as host:
+        request = api.CheckRequest(against=args.against, policy=args.policy, probes=args.probe or (),
+                                   python=None if host else args.python, min_confidence=args.min_confidence,
+                                   keep=not args.no_store, rerun_bench=False if args.no_bench else None,
+                                   bench_runs=args.runs)
+        result = api.check(request, host=host, progress=progress_printer(sys.stderr.isatty()))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:

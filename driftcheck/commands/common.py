@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from driftcheck.api import make_probe_options
-from driftcheck.errors import UsageError
+from driftcheck.errors import OptionError, UsageError
 from driftcheck.hosts import Host
+from driftcheck.hosts.targets import host_for
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.snapshot.canonical import pretty_json
@@ -123,11 +123,28 @@ def add_server_argument(p: Any) -> None:
                         "itself (version, every server argument, served models)")
 
 
+# The flag that sets each library option (an OptionError's field name), where it is not `--` + the name.
+FLAG_OF_OPTION = {"pids": "--pid", "processes": "--process", "target": "--host", "bench_runs": "--runs",
+                  "budget_s": "--budget-s"}
+
+
+@contextlib.contextmanager
+def flag_terms(**flags: str) -> Iterator[None]:
+    """Re-word a library OptionError (`python=/x: ...`) in the command's flags (`--python /x: ...`);
+    `flags` maps an option to this command's flag where it differs from FLAG_OF_OPTION."""
+    try:
+        yield
+    except OptionError as exc:
+        flag = flags.get(exc.option) or FLAG_OF_OPTION.get(exc.option) or "--" + exc.option.replace("_", "-")
+        shown = f"{flag} {exc.value}" if exc.value is not None else flag
+        raise UsageError(f"{shown}: {exc.reason}") from None
+
+
 def probe_options(args: argparse.Namespace) -> ProbeOptions:
-    """The probe options of --pid/--process (and --deep, --bench, --server where the command has them), checked."""
-    return make_probe_options(args.pid, args.process, bool(getattr(args, "deep", False)),
-                              getattr(args, "bench", None), getattr(args, "bench_budget_s", None),
-                              server=getattr(args, "server", None))
+    """The probe options of --pid/--process (and --deep, --server where the command has them), checked."""
+    with flag_terms():
+        return ProbeOptions(deep=bool(getattr(args, "deep", False)), pids=tuple(args.pid),
+                            process_patterns=tuple(args.process), server_url=getattr(args, "server", None))
 
 
 def add_host_arguments(p: Any) -> None:
@@ -151,12 +168,9 @@ def remote_host(args: argparse.Namespace) -> Iterator[Host | None]:
             raise UsageError("--identity and --accept-new-host-key go with --host")
         yield None
         return
-    from driftcheck.hosts.ssh import SSHHost  # paramiko is loaded only for a remote host
-
-    if args.identity and not os.path.isfile(args.identity):
-        raise UsageError(f"--identity {args.identity}: no such file")
-    with SSHHost(host_arg, python=args.python, identity=args.identity,
-                 accept_new_host_key=args.accept_new_host_key) as host:
+    with flag_terms():
+        host = host_for(host_arg, args.python, identity=args.identity, accept_new_host_key=args.accept_new_host_key)
+    with host:
         yield host
 
 

@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from driftcheck.analysis.render import human_size
-from driftcheck.api import target_host
 from driftcheck.commands.common import EXIT_OK
+from driftcheck.hosts.targets import local_host
 from driftcheck.store.gc import collect
 from driftcheck.store.snapshots import Store
 
@@ -51,7 +51,7 @@ def add(sub: Any) -> None:
 
 
 def _cmd_gc(args: argparse.Namespace) -> int:
-    result = collect(Store(), args.keep_last, args.keep_days, dry_run=args.dry_run, local_host=target_host().name)
+    result = collect(Store(), args.keep_last, args.keep_days, dry_run=args.dry_run, local_host=local_host().name)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
         return EXIT_OK

@@ -6,8 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from driftcheck.api import target_host
-from driftcheck.commands.common import add_process_arguments, add_server_argument, probe_options
+from driftcheck.commands.common import add_process_arguments, add_server_argument, flag_terms, probe_options
 from driftcheck.errors import UsageError
 from driftcheck.probes import probe_names
 from driftcheck.runs.metrics import user_pattern
@@ -78,13 +77,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("give the command to run after --, e.g. driftcheck run -- python bench.py")
     if not 0.1 <= args.interval <= 60:
         raise UsageError(f"--interval {args.interval:g}: give between 0.1 and 60 seconds")
-    if args.python:
-        target_host(args.python)  # refuses, before anything runs, a path that is no interpreter
     plan = RunPlan(argv=argv, label=args.label, user_patterns=tuple(user_pattern(s) for s in args.metric),
                    probes=args.probe, python=args.python, options=probe_options(args), interval_s=args.interval,
-                   sign=not args.no_sign, server=args.server)
+                   sign=not args.no_sign)
     show = not args.quiet and sys.stderr.isatty()
-    outcome = record_run(plan, note=_note if show else None)
+    with flag_terms():  # `record_run` refuses, before anything runs, a --python that is no interpreter
+        outcome = record_run(plan, note=_note if show else None)
     if not args.quiet:
         sys.stderr.write(_summary(outcome))
     return outcome.record.exit_code

@@ -15,6 +15,7 @@ from driftcheck.commands.common import (
     add_process_arguments,
     add_server_argument,
     check_keep,
+    flag_terms,
     hash_progress_printer,
     keep,
     positive_int,
@@ -22,6 +23,7 @@ from driftcheck.commands.common import (
     remote_host,
 )
 from driftcheck.errors import UsageError
+from driftcheck.hosts.targets import LOCAL, REPLAY_PREFIX
 from driftcheck.probes import probe_names
 from driftcheck.probes.kernels import hash_cache_note
 
@@ -71,15 +73,16 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     if args.host and args.replay is not None:
         raise UsageError("--host and --replay do not go together: a recording holds its machine's facts")
     show_progress = not args.quiet and sys.stderr.isatty()
-    with remote_host(args) as host:
+    with flag_terms(runs="--bench-runs", budget_s="--bench-budget-s"), remote_host(args) as host:
+        bench = api.BenchRequest(args.bench, args.bench_runs or 1, args.bench_budget_s) if args.bench else None
         # Stored by `keep` below, after -o is written, as before the library call existed.
-        snapshot = api.take_snapshot(label=args.label, probes=args.probe, skip=args.skip,
-                                python=None if host else args.python, replay=args.replay, host=host,
-                                pids=args.pid, processes=args.process, deep=args.deep, bench=args.bench,
-                                bench_budget_s=args.bench_budget_s, bench_runs=args.bench_runs,
-                                server=args.server, sign=not args.no_sign,
-                                keep=False, progress=progress_printer(show_progress),
-                                hash_progress=hash_progress_printer() if show_progress else None)
+        request = api.SnapshotRequest(label=args.label, probes=args.probe or (), skip=args.skip or (),
+                                      target=LOCAL if args.replay is None else f"{REPLAY_PREFIX}{args.replay}",
+                                      python=None if host else args.python, pids=args.pid, processes=args.process,
+                                      deep=args.deep, bench=bench, server=args.server, sign=not args.no_sign,
+                                      keep=False)
+        snapshot = api.take_snapshot(request, host=host, progress=progress_printer(show_progress),
+                                     hash_progress=hash_progress_printer() if show_progress else None)
     where = keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
     note = hash_cache_note(snapshot.probe_data("kernels"))
