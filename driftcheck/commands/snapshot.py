@@ -72,6 +72,10 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         raise UsageError("--bench-runs sets the runs of --bench SUITE; give the suite too")
     if args.host and args.replay is not None:
         raise UsageError("--host and --replay do not go together: a recording holds its machine's facts")
+    if args.replay is not None and args.python:
+        raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
+    if args.replay is not None and args.server:
+        raise UsageError("--server and --replay do not go together: a recording holds no server answers")
     show_progress = not args.quiet and sys.stderr.isatty()
     with flag_terms(runs="--bench-runs", budget_s="--bench-budget-s"), remote_host(args) as host:
         bench = api.BenchRequest(args.bench, args.bench_runs or 1, args.bench_budget_s) if args.bench else None
