@@ -27,7 +27,7 @@ from driftcheck.remote.fleet import (
     DEFAULT_HOST_TIMEOUT_S,
     FleetRequest,
     HostResult,
-    snapshot_over_ssh,
+    snapshot_targets,
 )
 from driftcheck.remote.targets import fleet_hosts
 from driftcheck.snapshot.model import Snapshot
@@ -112,7 +112,7 @@ def _ssh_fleet(args: argparse.Namespace) -> tuple[dict[str, Snapshot], dict[str,
                            probes=tuple(args.probe or ()), skip=tuple(args.skip or ()), label=args.label,
                            concurrency=args.concurrency, host_timeout_s=args.host_timeout)
     with flag_terms():
-        results = snapshot_over_ssh(request, _progress(not args.quiet and sys.stderr.isatty()))
+        results = snapshot_targets(request, _progress(not args.quiet and sys.stderr.isatty()))
     snapshots = {h: r.snapshot for h, r in results.items() if r.snapshot is not None}
     failures = {h: r.error or "no snapshot" for h, r in results.items() if r.snapshot is None}
     return snapshots, failures

@@ -37,8 +37,9 @@ class HostResult:
 
 @dataclass(frozen=True)
 class FleetRequest:
-    """Which hosts to snapshot over SSH and how: the interpreter whose packages matter on each, the login,
-    the probes (`probes`: only these; `skip`: not these), a label, and the concurrency and per-host limit."""
+    """Which hosts to snapshot and how: each a target (`[user@]host[:port]` over SSH, or `replay:DIR`, `local`),
+    the interpreter whose packages matter on each, the SSH login, the probes (`probes`: only these; `skip`:
+    not these), a label, and the concurrency and per-host time limit."""
 
     hosts: tuple[str, ...]
     python: str | None = None
@@ -102,8 +103,8 @@ def snapshot_fleet(hosts: Sequence[str], take: TakeOne, concurrency: int = DEFAU
     return {host: results[host] for host in hosts}
 
 
-def ssh_taker(request: FleetRequest, options: ProbeOptions | None = None) -> TakeOne:
-    """A `take` that snapshots one host of `request` over SSH, signed with the user's key (kept nowhere).
+def target_taker(request: FleetRequest, options: ProbeOptions | None = None) -> TakeOne:
+    """A `take` that snapshots one target of `request`, signed with the user's key (kept nowhere).
 
     Unknown probe names fail here, before any host is contacted."""
     redactor = Redactor(load_redaction_secret())
@@ -121,6 +122,6 @@ def ssh_taker(request: FleetRequest, options: ProbeOptions | None = None) -> Tak
     return take
 
 
-def snapshot_over_ssh(request: FleetRequest, progress: FleetProgress | None = None) -> dict[str, HostResult]:
-    """Every host of `request` snapshotted over SSH, failures kept apart; host → result."""
-    return snapshot_fleet(request.hosts, ssh_taker(request), request.concurrency, request.host_timeout_s, progress)
+def snapshot_targets(request: FleetRequest, progress: FleetProgress | None = None) -> dict[str, HostResult]:
+    """Every target of `request` snapshotted, failures kept apart; target → result."""
+    return snapshot_fleet(request.hosts, target_taker(request), request.concurrency, request.host_timeout_s, progress)
