@@ -39,6 +39,13 @@ def test_the_face_is_plain_functions_that_survive_importing_every_submodule() ->
                                                               if getattr(driftcheck, name, None) is not None}
 
 
+def test_every_lazy_name_is_in_all_and_resolves() -> None:
+    lazy = set(driftcheck._LAZY)  # noqa: SLF001 - the table the face is served from
+    assert {"SnapshotRequest", "CheckRequest", "BenchRequest"} <= lazy <= set(driftcheck.__all__)
+    assert all(getattr(driftcheck, name) is not None for name in driftcheck.__all__)
+    assert "OptionError" in driftcheck.__all__ and issubclass(driftcheck.OptionError, driftcheck.UsageError)
+
+
 def test_import_stays_lazy() -> None:
     code = ("import sys, driftcheck; driftcheck.__version__; "
             "print(any(m.startswith(('deepdiff', 'cryptography', 'driftcheck.api')) for m in sys.modules))")

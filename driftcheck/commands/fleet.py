@@ -107,11 +107,13 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _ssh_fleet(args: argparse.Namespace) -> tuple[dict[str, Snapshot], dict[str, str]]:
-    request = FleetRequest(tuple(fleet_hosts(args.hosts, args.hosts_file)), python=args.python,
-                           identity=args.identity, accept_new_host_key=args.accept_new_host_key,
-                           probes=tuple(args.probe or ()), skip=tuple(args.skip or ()), label=args.label,
-                           concurrency=args.concurrency, host_timeout_s=args.host_timeout)
+    if not args.hosts and not args.hosts_file:
+        raise UsageError("no hosts: name them as arguments (gpu[01-16] works), with --hosts-file, or use --slurm")
     with flag_terms():
+        request = FleetRequest(tuple(fleet_hosts(args.hosts, args.hosts_file)), python=args.python,
+                               identity=args.identity, accept_new_host_key=args.accept_new_host_key,
+                               probes=tuple(args.probe or ()), skip=tuple(args.skip or ()), label=args.label,
+                               concurrency=args.concurrency, host_timeout_s=args.host_timeout)
         results = snapshot_targets(request, _progress(not args.quiet and sys.stderr.isatty()))
     snapshots = {h: r.snapshot for h, r in results.items() if r.snapshot is not None}
     failures = {h: r.error or "no snapshot" for h, r in results.items() if r.snapshot is None}
