@@ -101,6 +101,8 @@ def test_library_errors_speak_fields_and_the_cli_speaks_flags(tmp_path: Path, cl
     assert done.returncode == 2 and f"--python {missing}: no executable interpreter there" in done.stderr
     done = cli("snapshot", "--pid", "0", "--no-store", "-o", str(tmp_path / "s.json"))
     assert done.returncode == 2 and "--pid 0: a process id is a positive number" in done.stderr
+    done = cli("check", "--host", "")  # an empty target is an error, never this machine
+    assert done.returncode == 2 and "--host '': empty; name a machine" in done.stderr
 
 
 def test_a_request_keeps_its_own_copy_of_the_lists_it_was_given() -> None:

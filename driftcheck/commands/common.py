@@ -163,7 +163,7 @@ def add_host_arguments(p: Any) -> None:
 def remote_host(args: argparse.Namespace) -> Iterator[Host | None]:
     """The --host machine over SSH (connected, closed after), or None when the command describes this one."""
     host_arg = getattr(args, "host", None)
-    if not host_arg:
+    if host_arg is None:  # `--host ""` is an error of its own, never this machine
         if getattr(args, "identity", None) or getattr(args, "accept_new_host_key", False):
             raise UsageError("--identity and --accept-new-host-key go with --host")
         yield None
