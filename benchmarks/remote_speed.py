@@ -29,10 +29,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from driftcheck.hosts import LocalHost  # noqa: E402
-from driftcheck.hosts.ssh import SSHHost  # noqa: E402
+from driftcheck.hosts.targets import host_for  # noqa: E402
 from driftcheck.probes import builtin_probes, select_probes  # noqa: E402
-from driftcheck.probes.base import ProbeOptions  # noqa: E402
-from driftcheck.probes.prober import take_snapshot  # noqa: E402
+from driftcheck.probes.prober import Prober  # noqa: E402
 from driftcheck.probes.redact import Redactor  # noqa: E402
 from driftcheck.remote.fleet import snapshot_fleet  # noqa: E402
 from driftcheck.snapshot.keys import load_signing_key  # noqa: E402
@@ -48,15 +47,15 @@ def _probes(only: list[str] | None) -> list[Any]:
 
 def _local(only: list[str] | None) -> tuple[float, Snapshot]:
     started = time.perf_counter()
-    snapshot = take_snapshot(LocalHost(), _probes(only), ProbeOptions(), key=load_signing_key())
+    snapshot = Prober(LocalHost(), Redactor(b"benchmark"), load_signing_key()).snapshot(_probes(only))
     return time.perf_counter() - started, snapshot
 
 
 def _remote(alias: str, only: list[str] | None, python: str) -> tuple[float, int, Snapshot]:
     started = time.perf_counter()
-    with SSHHost(alias, python=python) as host:
-        snapshot = take_snapshot(host, _probes(only), ProbeOptions(), key=load_signing_key())
-        trips = host.round_trips
+    with host_for(alias, python) as host:
+        snapshot = Prober(host, Redactor(b"benchmark"), load_signing_key()).snapshot(_probes(only))
+        trips = getattr(host, "round_trips", 0)
     return time.perf_counter() - started, trips, snapshot
 
 

@@ -3,13 +3,14 @@
 The library's face, and the only supported import: plain typed functions and types.
 
     import driftcheck
-    result = driftcheck.check(against="baseline:default")     # the pre-benchmark gate
-    taken = driftcheck.take_snapshot(label="after run")      # signed, kept in the store
+    result = driftcheck.check(driftcheck.CheckRequest(against="baseline:default"))  # the pre-benchmark gate
+    taken = driftcheck.take_snapshot(driftcheck.SnapshotRequest(label="after run"))  # signed, kept in the store
     ranked = driftcheck.explain(driftcheck.load("@prev"), driftcheck.load("@latest"))
 
-The functions live in `driftcheck.api` and are imported on first use, so that `import driftcheck` (and
-an isolated probe's child process, which imports `driftcheck.*`) does not pay for deepdiff,
-cryptography and the rule catalog. Type checkers see them through the `TYPE_CHECKING` imports below.
+Options travel as typed requests (`SnapshotRequest`, `CheckRequest`, `BenchRequest`). The functions
+live in `driftcheck.api` and are imported on first use, so that `import driftcheck` (and an isolated
+probe's child process, which imports `driftcheck.*`) does not pay for deepdiff, cryptography and the
+rule catalog. Type checkers see them through the `TYPE_CHECKING` imports below.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from driftcheck.errors import (
     DriftcheckError,
     HostError,
+    OptionError,
     SnapshotError,
     TamperedSnapshotError,
     UnknownSnapshotError,
@@ -34,13 +36,14 @@ if TYPE_CHECKING:
     from driftcheck.analysis.explain import Explained
     from driftcheck.analysis.gate import CheckResult
     from driftcheck.analysis.policy import Policy
-    from driftcheck.api import check, diff, explain, load, take_snapshot
+    from driftcheck.api import BenchRequest, CheckRequest, SnapshotRequest, check, diff, explain, load, take_snapshot
     from driftcheck.snapshot.model import Snapshot
 
 # name -> module that defines it; resolved on first attribute access.
 _LAZY = {
     "check": "driftcheck.api", "diff": "driftcheck.api", "explain": "driftcheck.api", "load": "driftcheck.api",
-    "take_snapshot": "driftcheck.api", "CheckResult": "driftcheck.analysis.gate",
+    "take_snapshot": "driftcheck.api", "BenchRequest": "driftcheck.api", "CheckRequest": "driftcheck.api",
+    "SnapshotRequest": "driftcheck.api", "CheckResult": "driftcheck.analysis.gate",
     "Explained": "driftcheck.analysis.explain", "Policy": "driftcheck.analysis.policy",
     "Snapshot": "driftcheck.snapshot.model", "SnapshotDiff": "driftcheck.analysis.diff",
 }
@@ -54,6 +57,6 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an 
         return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["CheckResult", "DriftcheckError", "Explained", "HostError", "Policy", "Snapshot", "SnapshotDiff",
-           "SnapshotError", "TamperedSnapshotError", "UnknownSnapshotError", "UsageError", "__version__", "check",
-           "diff", "explain", "load", "take_snapshot"]
+__all__ = ["BenchRequest", "CheckRequest", "CheckResult", "DriftcheckError", "Explained", "HostError", "OptionError",
+           "Policy", "Snapshot", "SnapshotDiff", "SnapshotError", "SnapshotRequest", "TamperedSnapshotError",
+           "UnknownSnapshotError", "UsageError", "__version__", "check", "diff", "explain", "load", "take_snapshot"]

@@ -3,21 +3,22 @@
 A benchmark script gates itself without a subprocess:
 
     import driftcheck
-    result = driftcheck.check(against="baseline:default")
+    result = driftcheck.check(driftcheck.CheckRequest(against="baseline:default"))
     if result.drift:
         raise SystemExit(result.explained.explanations[0].title)
-    driftcheck.take_snapshot(label="after run")
+    driftcheck.take_snapshot(driftcheck.SnapshotRequest(label="after run"))
 
+Options travel as typed, frozen requests (`SnapshotRequest`, `CheckRequest`, `BenchRequest`), checked
+when built: a bad value is an `OptionError` naming the field (`python=/x: no executable interpreter
+there`). What is not an option (a connected host, the store, progress reporters) is a keyword argument.
 Errors are the typed ones of `driftcheck.errors`.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from driftcheck.analysis.diff import SnapshotDiff, diff_snapshots
 from driftcheck.analysis.explain import Explained
@@ -32,147 +33,201 @@ from driftcheck.analysis.gate import (
 )
 from driftcheck.analysis.policy import Policy, load_policy
 from driftcheck.analysis.references import resolve_snapshot
-from driftcheck.errors import UsageError
-from driftcheck.hosts import Host, LocalHost, ReplayHost
-from driftcheck.probes import builtin_probes, select_probes
-from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.bench import bench_options
-from driftcheck.probes.kernels import HashProgress, attach_hash_progress
-from driftcheck.probes.prober import take_snapshot as probe_and_sign
+from driftcheck.analysis.targets import Target
+from driftcheck.errors import OptionError, UsageError
+from driftcheck.hosts import Host
+from driftcheck.hosts.targets import LOCAL, host_for
+from driftcheck.probes.base import BenchRequest, ProbeOptions
+from driftcheck.probes.kernels import HashProgress
+from driftcheck.probes.prober import Prober
 from driftcheck.probes.record import replay_options
-from driftcheck.probes.redact import Redactor
 from driftcheck.probes.runner import ProgressCallback
-from driftcheck.probes.server import SERVER_OPTION, server_options
-from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
 
-__all__ = ["CheckResult", "Snapshot", "bench_rerun", "check", "diff", "explain", "load", "make_probe_options",
-           "take_snapshot", "target_host"]
+__all__ = ["BenchRequest", "CheckRequest", "CheckResult", "Snapshot", "SnapshotRequest", "bench_rerun", "check",
+           "diff", "explain", "load", "take_snapshot"]
 
 
-def target_host(python: str | None = None) -> LocalHost:
-    """This machine, with `python` (checked to be an executable) as the interpreter whose packages matter."""
-    if python and not (Path(python).is_file() and os.access(python, os.X_OK)):
-        raise UsageError(f"--python {python}: no executable interpreter there")
-    return LocalHost(python)
+def _frozen_tuple(request: object, name: str) -> None:
+    """Store a sequence field of a frozen request as a tuple, so a list given by the caller cannot change it."""
+    value = getattr(request, name)
+    if value is not None:
+        object.__setattr__(request, name, tuple(value))
 
 
-def make_probe_options(pids: Sequence[int] = (), processes: Sequence[str] = (), deep: bool = False,
-                       bench: str | None = None, bench_budget_s: float | None = None, *,
-                       server: str | None = None, bench_runs: int | None = None) -> ProbeOptions:
-    """Probe options, checked: a non-positive pid, a pattern that is not a regex or a `server` that is not an
-    http(s) URL is a UsageError. `server` asks for the `server` probe (the engine's own report of its settings);
-    `bench_runs` the number of independent runs of `bench`."""
-    bad_pids = [pid for pid in pids if pid <= 0]
-    if bad_pids:
-        raise UsageError(f"--pid {bad_pids[0]}: a process id is a positive number")
-    for pattern in processes:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise UsageError(f"--process {pattern!r}: not a regular expression ({exc})") from exc
-    return ProbeOptions(deep=deep, pids=tuple(pids), process_patterns=tuple(processes),
-                        extra={**bench_options(bench, bench_budget_s, bench_runs), **server_options(server)})
+@dataclass(frozen=True)
+class SnapshotRequest:
+    """What `take_snapshot` probes, where, and what it does with the result.
 
-
-def _host_and_options(python: str | None, replay: str | Path | None, options: ProbeOptions,
-                      host: Host | None = None) -> tuple[Host, ProbeOptions]:
-    """`host` if given, else this machine, or the recording `replay` names, and the options to probe it with."""
-    if host is not None:
-        if python or replay is not None:
-            raise UsageError("a host given as an object carries its interpreter; no python or replay with it")
-        return host, options
-    if replay is None:
-        return target_host(python), options
-    if options.extra.get(SERVER_OPTION):
-        raise UsageError("--server and --replay do not go together: a recording holds no server answers")
-    if python:
-        raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
-    host = ReplayHost(replay)
-    return host, replay_options(host, options.pids, options.process_patterns)
-
-
-def take_snapshot(*, label: str | None = None, probes: Sequence[str] | None = None, skip: Sequence[str] | None = None,
-             python: str | None = None, replay: str | Path | None = None, host: Host | None = None,
-             pids: Sequence[int] = (),
-             processes: Sequence[str] = (), deep: bool = False, bench: str | None = None,
-             bench_budget_s: float | None = None, bench_runs: int | None = None, server: str | None = None,
-             cheap_only: bool = False, sign: bool = True, keep: bool = True, store: Store | None = None,
-             progress: ProgressCallback | None = None,
-             hash_progress: HashProgress | None = None) -> Snapshot:
-    """Probe this machine (or the recording `replay`) and return the signed snapshot, kept in the store.
-
-    `host` is another machine to probe (e.g. a connected `driftcheck.hosts.ssh.SSHHost`).
+    `target`: `local` (this machine), `replay:DIR` (a recording from `driftcheck record`) or
+    `[user@]host[:port]` (over SSH). `python`: the interpreter whose packages matter there.
     `probes`/`skip` choose probes by name (default: every probe the options do not hold back;
-    `cheap_only`: the cheap set `check` takes). `python` is the interpreter whose packages matter.
-    `pids`/`processes` also describe running processes; `server` (a URL) records what the SGLang / vLLM /
-    OpenAI-compatible server there reports about itself; `bench` (quick|standard|full) embeds a
-    calibrated benchmark (`bench_runs` independent runs, default 1). `sign=False` leaves it unsigned;
-    `keep=False` keeps it out of `store` (default: the user's store). `progress`/`hash_progress` receive
-    progress reports.
+    `cheap_only`: the cheap set `check` takes). `pids`/`processes` (regexes) also describe running
+    processes; `server` (an http(s) URL) records what the SGLang / vLLM / OpenAI-compatible server there
+    reports about itself; `bench` embeds a calibrated benchmark. `sign=False` leaves it unsigned;
+    `keep=False` keeps it out of the store. Checked when built (an OptionError names the field).
     """
-    target, options = _host_and_options(python, replay, make_probe_options(pids, processes, deep, bench,
-                                                                            bench_budget_s, server=server,
-                                                                            bench_runs=bench_runs), host)
-    redactor = Redactor(load_redaction_secret())
-    chosen = select_probes(builtin_probes(redactor), list(probes) if probes else None,
-                           list(skip) if skip else None, cheap_only=cheap_only, options=options)
-    attach_hash_progress(chosen, hash_progress)
-    taken = probe_and_sign(target, chosen, options, label=label, key=load_signing_key() if sign else None,
-                          progress=progress)
-    if keep:
-        (store or Store()).add(taken)
-    return taken
+
+    label: str | None = None
+    probes: Sequence[str] = ()
+    skip: Sequence[str] = ()
+    target: str = LOCAL
+    python: str | None = None
+    pids: Sequence[int] = ()
+    processes: Sequence[str] = ()
+    deep: bool = False
+    bench: BenchRequest | None = None
+    server: str | None = None
+    cheap_only: bool = False
+    sign: bool = True
+    keep: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("probes", "skip", "pids", "processes"):
+            _frozen_tuple(self, name)
+        self.probe_options()  # refuses a bad pid, pattern or URL now, not after the first probes ran
+
+    def probe_options(self) -> ProbeOptions:
+        """The options the probes see."""
+        return ProbeOptions(deep=self.deep, pids=tuple(self.pids), process_patterns=tuple(self.processes),
+                            bench=self.bench, server_url=self.server)
 
 
-def bench_rerun(reference: Snapshot, bench: bool | None, runs: int | None) -> dict[str, Any]:
-    """The `snapshot` arguments that rerun `reference`'s benchmarks as it ran them ({} for none)."""
-    if runs is not None and runs < 1:
-        raise UsageError("--runs must be at least 1")
+@dataclass(frozen=True)
+class CheckRequest:
+    """What `check` compares with, under which rules, and how it takes the fresh snapshot.
+
+    `against`: a baseline name, any snapshot reference (`@before-boot`, a file, an id) or a Snapshot;
+    default: baseline `default`, else the newest snapshot probed on the target. `policy`: a Policy or
+    the path of a policy YAML file. `probes`: what the fresh snapshot takes (default: the cheap probes
+    the reference holds). `target`/`python` as in SnapshotRequest. Causes below `min_confidence` are
+    shown but are not drift. When the reference carries benchmark results, the fresh snapshot reruns
+    the same suite with the same runs and budget: `bench_runs` overrides the runs, `rerun_bench=False`
+    skips it, `rerun_bench=True` insists (an error when the reference holds none). `keep=False` keeps
+    the fresh snapshot out of the store.
+    """
+
+    against: str | Snapshot | None = None
+    policy: Policy | str | Path | None = None
+    probes: Sequence[str] = ()
+    target: str = LOCAL
+    python: str | None = None
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE
+    label: str = "driftcheck check"
+    rerun_bench: bool | None = None
+    bench_runs: int | None = None
+    keep: bool = True
+
+    def __post_init__(self) -> None:
+        _frozen_tuple(self, "probes")
+        if self.bench_runs is not None and self.bench_runs < 1:
+            raise OptionError("bench_runs", str(self.bench_runs), "must be at least 1")
+        if self.bench_runs is not None and self.rerun_bench is False:
+            raise OptionError("bench_runs", str(self.bench_runs), "sets the reruns that rerun_bench=False skips")
+
+
+def _given_host(host: Host, target: str, python: str | None) -> Host:
+    """`host`, refusing a target or interpreter beside it: a host object carries both."""
+    if target != LOCAL or python:
+        raise OptionError("host", host.name, "a host object carries its target and interpreter; "
+                                             "give no target or python with it")
+    return host
+
+
+def _options_for(host: Host, options: ProbeOptions) -> ProbeOptions:
+    """`options` as they apply to `host`: a recording is replayed with the options it was taken with."""
+    if not host.capabilities.recorded:
+        return options
+    if options.server_url:
+        raise OptionError("server", repr(options.server_url), "a recording holds no server answers")
+    return replay_options(host, options.pids, options.process_patterns)
+
+
+def take_snapshot(request: SnapshotRequest | None = None, *, host: Host | None = None, store: Store | None = None,
+                  progress: ProgressCallback | None = None,
+                  hash_progress: HashProgress | None = None) -> Snapshot:
+    """Probe the machine `request.target` names (or `host`, e.g. a connected SSHHost) and return the
+    snapshot, signed and kept in `store` (default: the user's store) as the request says.
+
+    `progress`/`hash_progress` receive progress reports (probes done; compiled files hashed).
+    """
+    request = request or SnapshotRequest()
+    if host is not None:
+        return _take(request, _given_host(host, request.target, request.python), store, progress, hash_progress)
+    with host_for(request.target, request.python) as opened:
+        return _take(request, opened, store, progress, hash_progress)
+
+
+def _take(request: SnapshotRequest, host: Host, store: Store | None, progress: ProgressCallback | None,
+          hash_progress: HashProgress | None) -> Snapshot:
+    prober = Prober.for_user(host, _options_for(host, request.probe_options()), sign=request.sign,
+                             store=(store or Store()) if request.keep else None, progress=progress,
+                             hash_progress=hash_progress)
+    return prober.snapshot(prober.probes(request.probes, request.skip, request.cheap_only), label=request.label)
+
+
+def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None = None) -> BenchRequest | None:
+    """The benchmark that reruns `reference`'s as it ran (None: nothing to rerun, or `rerun` is False).
+
+    `runs` overrides the recorded number of runs; `rerun=True` makes a reference without results an error."""
+    if rerun is False:
+        return None
     recorded = reference.probe_data("bench")
-    if bench is False:
-        return {}
     if not recorded or not recorded.get("results") or not recorded.get("suite"):
-        if bench:
+        if rerun:
             raise UsageError(f"the reference {reference.short_id} holds no benchmark results to rerun; "
                              "save one with `driftcheck baseline save NAME --bench quick`")
-        return {}
+        return None
     budget = recorded.get("budget_s")
-    return {"bench": str(recorded["suite"]), "bench_runs": runs or int(recorded.get("runs") or 1),
-            "bench_budget_s": float(budget) if isinstance(budget, (int, float)) else None}
+    return BenchRequest(str(recorded["suite"]), runs or int(recorded.get("runs") or 1),
+                        float(budget) if isinstance(budget, (int, float)) else None)
 
 
-def check(against: str | Snapshot | None = None, *, policy: Policy | str | Path | None = None,
-          probes: Sequence[str] | None = None, python: str | None = None, host: Host | None = None,
-          min_confidence: float = DEFAULT_MIN_CONFIDENCE, label: str = "driftcheck check", keep: bool = True,
-          store: Store | None = None, progress: ProgressCallback | None = None, bench: bool | None = None,
-          bench_runs: int | None = None) -> CheckResult:
-    """The pre-benchmark gate: a fresh snapshot (cheap probes) compared with `against`, under `policy`.
+def check(request: CheckRequest | None = None, *, host: Host | None = None, store: Store | None = None,
+          progress: ProgressCallback | None = None) -> CheckResult:
+    """The pre-benchmark gate: a fresh snapshot (cheap probes) of the target compared with
+    `request.against`, under `request.policy`. `result.drift` is the verdict; a benchmark rerun that is
+    `slower` or `faster` beyond its minimum detectable shift is drift too.
 
-    `against` is a baseline name, any snapshot reference (`@before-boot`, a file, an id) or a Snapshot;
-    default: baseline `default`, else the newest snapshot probed on this host. `policy` is a Policy or
-    the path of a policy YAML file. The fresh snapshot takes `probes` (default: the cheap probes the
-    reference holds) and is kept in `store` unless `keep=False`. `result.drift` is the verdict.
-    `host` checks another machine (e.g. a connected SSHHost) instead of this one.
-
-    When the reference carries benchmark results, the fresh snapshot reruns the same suite with the
-    same number of runs and budget (`bench_runs` overrides the runs; `bench=False` skips it), and a
-    benchmark that is `slower` or `faster` beyond its minimum detectable shift is drift.
+    The fresh snapshot describes what the reference recorded about its target (its interpreter, when it was
+    taken on this machine and the request names none; its server) unless the request says otherwise.
+    `host` checks a machine given as an object (e.g. a connected SSHHost) instead of `request.target`.
     """
+    request = request or CheckRequest()
     store = store or Store()
-    rules = load_policy(Path(policy)) if isinstance(policy, (str, Path)) else policy
-    target = host or target_host(python)
-    reference = against if isinstance(against, Snapshot) else check_reference(against, store, target.name)
+    if host is not None:
+        given = _given_host(host, request.target, request.python)
+        reference = _reference(request, store, given.name)
+        return _check(request, reference, given, retaken_target(reference, None, given.name, local=False), store,
+                      progress)
+    with host_for(request.target, request.python) as opened:
+        reference = _reference(request, store, opened.name)
+        live = opened.capabilities.in_process and not opened.capabilities.recorded
+        recorded = retaken_target(reference, request.python, opened.name, local=live)
+        if live and recorded.python and recorded.python != request.python:
+            # The reference's own interpreter: its packages are the ones the reference describes.
+            with host_for(request.target, recorded.python) as retaken:
+                return _check(request, reference, retaken, recorded, store, progress)
+        return _check(request, reference, opened, recorded, store, progress)
+
+
+def _reference(request: CheckRequest, store: Store, host_name: str) -> Snapshot:
+    against = request.against
+    return against if isinstance(against, Snapshot) else check_reference(against, store, host_name)
+
+
+def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Target, store: Store,
+           progress: ProgressCallback | None) -> CheckResult:
+    rules = load_policy(Path(request.policy)) if isinstance(request.policy, (str, Path)) else request.policy
+    options = ProbeOptions(bench=bench_rerun(reference, request.rerun_bench, request.bench_runs),
+                           server_url=recorded.server)
+    prober = Prober.for_user(host, _options_for(host, options), progress=progress)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
-    rerun = bench_rerun(reference, bench, bench_runs)
-    # The reference's own target (its interpreter, its server) unless the caller names another.
-    recorded = retaken_target(reference, python, target.name, local=host is None)
-    fresh = take_snapshot(label=label, probes=list(probes or probes_to_check(reference)) or None,
-                     python=None if host else recorded.python, host=host, cheap_only=True, keep=False,
-                     progress=progress, server=recorded.server, **rerun)
-    result = check_against(reference, fresh, rules, min_confidence)
-    if keep:
+    fresh = prober.snapshot(prober.probes(request.probes or probes_to_check(reference), cheap_only=True),
+                            label=request.label)
+    result = check_against(reference, fresh, rules, request.min_confidence)
+    if request.keep:
         store.add(fresh)
     return result
 

@@ -39,6 +39,18 @@ class UsageError(DriftcheckError):
     """Arguments that cannot work together, or a name driftcheck does not know."""
 
 
+class OptionError(UsageError):
+    """An option of a library call that cannot work, in the library's terms: `python=/x: no executable
+    interpreter there`. `option` is the request field's name, `value` the value as shown (None: none to
+    show); the CLI re-words it as its flag."""
+
+    def __init__(self, option: str, value: str | None, reason: str) -> None:
+        super().__init__(f"{option}={value}: {reason}" if value is not None else f"{option}: {reason}")
+        self.option = option
+        self.value = value
+        self.reason = reason
+
+
 class HostError(DriftcheckError):
     """A host that cannot be reached or is missing what the command needs."""
 

@@ -1,11 +1,13 @@
-"""The harness face: `driftcheck.take_snapshot(...)` and `driftcheck.check(...)` in-process, as the README shows,
-returning the objects the CLI prints. Snapshots of this machine and of a real recorded one."""
+"""The harness face: `driftcheck.take_snapshot(SnapshotRequest(...))` and `driftcheck.check(CheckRequest(...))`
+in-process, as the README shows, returning the objects the CLI prints. Snapshots of this machine and of a real
+recorded one; options checked when the request is built, errors in the library's terms."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,8 +16,9 @@ from pathlib import Path
 import pytest
 
 import driftcheck
+from driftcheck import BenchRequest, CheckRequest, SnapshotRequest
 from driftcheck.analysis.gate import CheckResult
-from driftcheck.errors import UnknownSnapshotError, UsageError
+from driftcheck.errors import OptionError, UnknownSnapshotError, UsageError
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
 from tests.conftest import REPO_ROOT, CliResult
@@ -28,11 +31,19 @@ def test_the_face_is_plain_functions_that_survive_importing_every_submodule() ->
     for module in ("driftcheck.snapshot", "driftcheck.store.snapshots", "driftcheck.analysis.gate"):
         importlib.import_module(module)
     assert inspect.isfunction(driftcheck.take_snapshot) and inspect.isfunction(driftcheck.check)
-    assert "against" in inspect.signature(driftcheck.check).parameters
-    assert "label" in inspect.signature(driftcheck.take_snapshot).parameters
+    assert list(inspect.signature(driftcheck.check).parameters)[0] == "request"
+    assert list(inspect.signature(driftcheck.take_snapshot).parameters)[0] == "request"
+    assert driftcheck.SnapshotRequest().target == "local" and driftcheck.CheckRequest().against is None
     assert driftcheck.Policy().ignore == ()
     assert set(driftcheck.__all__) <= set(dir(driftcheck)) | {name for name in driftcheck.__all__
                                                               if getattr(driftcheck, name, None) is not None}
+
+
+def test_every_lazy_name_is_in_all_and_resolves() -> None:
+    lazy = set(driftcheck._LAZY)  # noqa: SLF001 - the table the face is served from
+    assert {"SnapshotRequest", "CheckRequest", "BenchRequest"} <= lazy <= set(driftcheck.__all__)
+    assert all(getattr(driftcheck, name) is not None for name in driftcheck.__all__)
+    assert "OptionError" in driftcheck.__all__ and issubclass(driftcheck.OptionError, driftcheck.UsageError)
 
 
 def test_import_stays_lazy() -> None:
@@ -44,7 +55,8 @@ def test_import_stays_lazy() -> None:
 
 
 def test_snapshot_of_a_replayed_recording_is_kept_and_signed() -> None:
-    taken = driftcheck.take_snapshot(replay=HOSTS / "debian12-vm-docker", label="replayed", probes=["system", "env"])
+    taken = driftcheck.take_snapshot(SnapshotRequest(target=f"replay:{HOSTS / 'debian12-vm-docker'}",
+                                                     label="replayed", probes=["system", "env"]))
     assert isinstance(taken, Snapshot)
     assert {"env", "system"} <= set(taken.probes) and "packages" not in taken.probes
     assert taken.document["origin"] == "replayed"
@@ -54,29 +66,71 @@ def test_snapshot_of_a_replayed_recording_is_kept_and_signed() -> None:
 
 
 def test_snapshot_keep_false_stores_nothing_and_sign_false_leaves_it_unsigned() -> None:
-    taken = driftcheck.take_snapshot(replay=HOSTS / "debian12-vm-docker", probes=["system"], keep=False, sign=False)
+    taken = driftcheck.take_snapshot(SnapshotRequest(target=f"replay:{HOSTS / 'debian12-vm-docker'}", probes=["system"],
+                                                     keep=False, sign=False))
     assert "signature" not in taken.document or not taken.document["signature"]
     assert Store().entries() == []
 
 
 def test_snapshot_bad_input_raises_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="unknown probe nope"):
-        driftcheck.take_snapshot(probes=["nope"], keep=False)
-    with pytest.raises(UsageError, match="a process id is a positive number"):
-        driftcheck.take_snapshot(pids=[0], keep=False)
+        driftcheck.take_snapshot(SnapshotRequest(probes=["nope"], keep=False))
     with pytest.raises(UsageError, match="no executable interpreter"):
-        driftcheck.take_snapshot(python=str(tmp_path / "python"), keep=False)
+        driftcheck.take_snapshot(SnapshotRequest(python=str(tmp_path / "python"), keep=False))
+
+
+@pytest.mark.parametrize(("build", "option", "message"), [
+    (lambda: SnapshotRequest(pids=[0]), "pids", "pids=0: a process id is a positive number"),
+    (lambda: SnapshotRequest(processes=["x("]), "processes", "processes='x(': not a regular expression"),
+    (lambda: SnapshotRequest(server="127.0.0.1:30000"), "server", "expected an http(s)://HOST[:PORT] URL"),
+    (lambda: BenchRequest("quick", runs=0), "runs", "runs=0: must be at least 1"),
+    (lambda: CheckRequest(bench_runs=3, rerun_bench=False), "bench_runs", "rerun_bench=False skips"),
+])
+def test_a_request_is_checked_when_built_and_the_error_names_its_field(build: Callable[[], object], option: str,
+                                                                      message: str) -> None:
+    with pytest.raises(OptionError, match=re.escape(message)) as raised:
+        build()
+    assert raised.value.option == option and "--" not in str(raised.value)
+
+
+def test_library_errors_speak_fields_and_the_cli_speaks_flags(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    missing = str(tmp_path / "python")
+    with pytest.raises(OptionError, match=f"^python={missing}: no executable interpreter there$"):
+        driftcheck.take_snapshot(SnapshotRequest(python=missing, keep=False))
+    done = cli("snapshot", "--python", missing, "--no-store", "-o", str(tmp_path / "s.json"))
+    assert done.returncode == 2 and f"--python {missing}: no executable interpreter there" in done.stderr
+    done = cli("snapshot", "--pid", "0", "--no-store", "-o", str(tmp_path / "s.json"))
+    assert done.returncode == 2 and "--pid 0: a process id is a positive number" in done.stderr
+    done = cli("check", "--host", "")  # an empty target is an error, never this machine
+    assert done.returncode == 2 and "--host '': empty; name a machine" in done.stderr
+
+
+def test_a_request_keeps_its_own_copy_of_the_lists_it_was_given() -> None:
+    probes = ["env"]
+    request = SnapshotRequest(probes=probes)
+    probes.append("system")
+    assert request.probes == ("env",)
+
+
+def test_a_host_object_carries_its_target_and_interpreter() -> None:
+    from driftcheck.hosts import ReplayHost
+
+    host = ReplayHost(HOSTS / "debian12-vm-docker")
+    taken = driftcheck.take_snapshot(SnapshotRequest(probes=["system"], keep=False), host=host)
+    assert taken.document["origin"] == "replayed"
+    with pytest.raises(OptionError, match="a host object carries its target and interpreter"):
+        driftcheck.take_snapshot(SnapshotRequest(python="/usr/bin/python3", keep=False), host=host)
 
 
 def test_check_in_process_matches_the_cli(cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    baseline = driftcheck.take_snapshot(label="golden")
+    baseline = driftcheck.take_snapshot(SnapshotRequest(label="golden"))
     assert cli("baseline", "save", "default", baseline.id).returncode == 0
     clean = driftcheck.check()
     assert isinstance(clean, CheckResult)
     assert not clean.drift and clean.reference.id == baseline.id
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    drift = driftcheck.check(against="baseline:default", keep=False)
+    drift = driftcheck.check(CheckRequest(against="baseline:default", keep=False))
     assert drift.drift
     assert any("OMP_NUM_THREADS" in e.title for e in drift.explained.explanations)
     printed = cli("check", "--against", "default", "--format", "json", "--no-store")
@@ -88,10 +142,10 @@ def test_check_in_process_matches_the_cli(cli: Callable[..., CliResult], monkeyp
 def test_check_against_a_snapshot_object_and_a_policy_file(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    reference = driftcheck.take_snapshot(probes=["env"], keep=False)
+    reference = driftcheck.take_snapshot(SnapshotRequest(probes=["env"], keep=False))
     policy = tmp_path / "gate.yaml"
     policy.write_text("must:\n  - {match: probes.env.data.vars.OMP_NUM_THREADS, equals: '8'}\n", "utf-8")
-    result = driftcheck.check(against=reference, policy=policy, keep=False)
+    result = driftcheck.check(CheckRequest(against=reference, policy=policy, keep=False))
     assert result.explained.explanations == []
     assert result.violations == ["probes.env.data.vars.OMP_NUM_THREADS is 4, must be 8"]
     assert result.drift
@@ -100,9 +154,9 @@ def test_check_against_a_snapshot_object_and_a_policy_file(tmp_path: Path,
 
 def test_check_with_nothing_to_compare_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="nothing to check against"):
-        driftcheck.check(keep=False)
+        driftcheck.check(CheckRequest(keep=False))
     with pytest.raises(UnknownSnapshotError):
-        driftcheck.check(against="no-such-baseline", keep=False)
+        driftcheck.check(CheckRequest(against="no-such-baseline", keep=False))
 
 
 def readme_example() -> str:

@@ -20,9 +20,11 @@ from driftcheck.commands.common import (
     add_label,
     add_python,
     add_runs,
+    flag_terms,
     progress_printer,
 )
 from driftcheck.errors import DriftcheckError, UsageError
+from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.store.named import NamedSnapshots
 from driftcheck.store.snapshots import Store
@@ -67,15 +69,21 @@ def _validate_save(args: argparse.Namespace) -> None:
         raise UsageError("--bench measures now, into a fresh snapshot; it cannot be added to SNAP")
 
 
+def _fresh(args: argparse.Namespace) -> Snapshot:
+    """The fresh snapshot `baseline save` names when no SNAP is given (kept by the caller, with its name)."""
+    with flag_terms():
+        bench = api.BenchRequest(args.bench, args.runs or 1, args.budget_s) if args.bench else None
+        request = api.SnapshotRequest(label=args.label or f"baseline {args.name}", python=args.python,
+                                      bench=bench, keep=False)
+        return api.take_snapshot(request, progress=progress_printer(sys.stderr.isatty()) if args.bench else None)
+
+
 def _cmd_save(args: argparse.Namespace) -> int:
     store = Store()
     named = NamedSnapshots(store)
     if not args.snapshot and not args.force:
         named.check_free(args.name)
-    snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else \
-            api.take_snapshot(label=args.label or f"baseline {args.name}", python=args.python, keep=False,
-                         bench=args.bench, bench_budget_s=args.budget_s, bench_runs=args.runs,
-                         progress=progress_printer(sys.stderr.isatty()) if args.bench else None)
+    snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else _fresh(args)
     bench_data = snapshot.probe_data("bench")
     if args.bench and not bench_data:
         # A baseline saved without the benchmarks it was asked for would make `check` skip them silently.

@@ -21,6 +21,7 @@ from driftcheck.commands.common import (
     add_probe_selection,
     add_python,
     add_runs,
+    flag_terms,
     progress_printer,
     remote_host,
     use_colour,
@@ -54,12 +55,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    with remote_host(args) as host:
-        result = api.check(args.against, policy=args.policy, probes=args.probe,
-                           python=None if host else args.python, host=host,
-                           min_confidence=args.min_confidence, keep=not args.no_store,
-                           bench=False if args.no_bench else None, bench_runs=args.runs,
-                           progress=progress_printer(sys.stderr.isatty()))
+    with flag_terms(), remote_host(args) as host:
+        request = api.CheckRequest(against=args.against, policy=args.policy, probes=args.probe or (),
+                                   python=None if host else args.python, min_confidence=args.min_confidence,
+                                   keep=not args.no_store, rerun_bench=False if args.no_bench else None,
+                                   bench_runs=args.runs)
+        result = api.check(request, host=host, progress=progress_printer(sys.stderr.isatty()))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from driftcheck.errors import UsageError
+from driftcheck.errors import OptionError, UsageError
 
 if TYPE_CHECKING:
     from driftcheck.hosts import Host
@@ -243,26 +243,44 @@ def validate_host(args: argparse.Namespace) -> None:
         raise UsageError(f"--identity {args.identity}: no such file")
 
 
-def probe_options(args: argparse.Namespace) -> ProbeOptions:
-    """The probe options of --pid/--process (and --deep, --bench, --server where the command has them), checked."""
-    from driftcheck.api import make_probe_options
+# The flag that sets each library option (an OptionError's field name), where it is not `--` + the name.
+FLAG_OF_OPTION = {"pids": "--pid", "processes": "--process", "target": "--host", "bench_runs": "--runs",
+                  "budget_s": "--budget-s"}
 
-    return make_probe_options(args.pid, args.process, bool(getattr(args, "deep", False)),
-                              getattr(args, "bench", None), getattr(args, "budget_s", None),
-                              server=getattr(args, "server", None))
+
+@contextlib.contextmanager
+def flag_terms(**flags: str) -> Iterator[None]:
+    """Re-word a library OptionError (`python=/x: ...`) in the command's flags (`--python /x: ...`);
+    `flags` maps an option to this command's flag where it differs from FLAG_OF_OPTION."""
+    try:
+        yield
+    except OptionError as exc:
+        flag = flags.get(exc.option) or FLAG_OF_OPTION.get(exc.option) or "--" + exc.option.replace("_", "-")
+        shown = f"{flag} {exc.value}" if exc.value is not None else flag
+        raise UsageError(f"{shown}: {exc.reason}") from None
+
+
+def probe_options(args: argparse.Namespace) -> ProbeOptions:
+    """The probe options of --pid/--process (and --deep, --server where the command has them), checked."""
+    from driftcheck.probes.base import ProbeOptions
+
+    with flag_terms():
+        return ProbeOptions(deep=bool(getattr(args, "deep", False)), pids=tuple(args.pid),
+                            process_patterns=tuple(args.process), server_url=getattr(args, "server", None))
 
 
 @contextlib.contextmanager
 def remote_host(args: argparse.Namespace) -> Iterator[Host | None]:
     """The --host machine over SSH (connected, closed after), or None when the command describes this one."""
     host_arg = getattr(args, "host", None)
-    if not host_arg:
+    if host_arg is None:  # `--host ""` is an error of its own (the factory says so), never this machine
         yield None
         return
-    from driftcheck.hosts.ssh import SSHHost  # paramiko is loaded only for a remote host
+    from driftcheck.hosts.targets import host_for  # paramiko is loaded only for a remote host
 
-    with SSHHost(host_arg, python=args.python, identity=args.identity,
-                 accept_new_host_key=args.accept_new_host_key) as host:
+    with flag_terms():
+        host = host_for(host_arg, args.python, identity=args.identity, accept_new_host_key=args.accept_new_host_key)
+    with host:
         yield host
 
 

@@ -23,18 +23,20 @@ from driftcheck.commands.common import (
     add_python,
     add_quiet,
     add_ssh_login,
+    flag_terms,
     positive_float,
     positive_int,
 )
 from driftcheck.errors import UsageError
-from driftcheck.probes import builtin_probes, select_probes
-from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.prober import take_snapshot
-from driftcheck.probes.redact import Redactor
 from driftcheck.remote import slurm
-from driftcheck.remote.fleet import DEFAULT_CONCURRENCY, DEFAULT_HOST_TIMEOUT_S, HostResult, snapshot_fleet
+from driftcheck.remote.fleet import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_HOST_TIMEOUT_S,
+    FleetRequest,
+    HostResult,
+    snapshot_targets,
+)
 from driftcheck.remote.targets import fleet_hosts
-from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
 
@@ -104,22 +106,13 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--identity {args.identity}: no such file")
 
 
-def _ssh_fleet(args: argparse.Namespace, options: ProbeOptions) -> tuple[dict[str, Snapshot], dict[str, str]]:
-    from driftcheck.hosts.ssh import SSHHost  # paramiko only when SSH is used
-
-    hosts = fleet_hosts(args.hosts, args.hosts_file)
-    redactor = Redactor(load_redaction_secret())
-    key = load_signing_key()
-    select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)  # unknown names fail now
-
-    def take(host: str) -> Snapshot:
-        probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
-        with SSHHost(host, python=args.python, identity=args.identity,
-                     accept_new_host_key=args.accept_new_host_key) as target:
-            return take_snapshot(target, probes, options, label=args.label, key=key)
-
-    results = snapshot_fleet(hosts, take, args.concurrency, args.host_timeout,
-                             _progress(not args.quiet and sys.stderr.isatty()))
+def _ssh_fleet(args: argparse.Namespace) -> tuple[dict[str, Snapshot], dict[str, str]]:
+    with flag_terms():
+        request = FleetRequest(tuple(fleet_hosts(args.hosts, args.hosts_file)), python=args.python,
+                               identity=args.identity, accept_new_host_key=args.accept_new_host_key,
+                               probes=tuple(args.probe or ()), skip=tuple(args.skip or ()), label=args.label,
+                               concurrency=args.concurrency, host_timeout_s=args.host_timeout)
+        results = snapshot_targets(request, _progress(not args.quiet and sys.stderr.isatty()))
     snapshots = {h: r.snapshot for h, r in results.items() if r.snapshot is not None}
     failures = {h: r.error or "no snapshot" for h, r in results.items() if r.snapshot is None}
     return snapshots, failures
@@ -154,8 +147,7 @@ def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str, fold: b
 def _cmd_fleet(args: argparse.Namespace) -> int:
     store = Store()
     reference = resolve_snapshot(args.against, store) if args.against else None
-    options = ProbeOptions()
-    snapshots, failures = _slurm_fleet(args) if args.slurm else _ssh_fleet(args, options)
+    snapshots, failures = _slurm_fleet(args) if args.slurm else _ssh_fleet(args)
     if not args.no_store:
         for snapshot in snapshots.values():
             store.add(snapshot)

@@ -7,8 +7,8 @@ import json
 import sys
 
 from driftcheck.analysis.render import human_size
-from driftcheck.api import target_host
 from driftcheck.commands.common import EXIT_OK, add_format
+from driftcheck.hosts.targets import local_host
 from driftcheck.store.gc import collect
 from driftcheck.store.snapshots import Store
 
@@ -49,7 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_gc(args: argparse.Namespace) -> int:
-    result = collect(Store(), args.keep_last, args.keep_days, dry_run=args.dry_run, local_host=target_host().name)
+    result = collect(Store(), args.keep_last, args.keep_days, dry_run=args.dry_run, local_host=local_host().name)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
         return EXIT_OK

@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from driftcheck.api import target_host
 from driftcheck.commands.common import (
     EXIT_OK,
     add_host,
@@ -14,15 +13,15 @@ from driftcheck.commands.common import (
     add_process_arguments,
     add_python,
     add_quiet,
+    flag_terms,
     probe_options,
     progress_printer,
     remote_host,
     validate_host,
 )
-from driftcheck.probes import builtin_probes, select_probes
-from driftcheck.probes.record import ensure_empty_directory, record
-from driftcheck.probes.redact import Redactor
-from driftcheck.snapshot.keys import load_redaction_secret
+from driftcheck.hosts.targets import local_host
+from driftcheck.probes.prober import Prober
+from driftcheck.probes.record import ensure_empty_directory
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,12 +42,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _cmd_record(args: argparse.Namespace) -> int:
     ensure_empty_directory(args.directory)
     options = probe_options(args)
-    redactor = Redactor(load_redaction_secret())
-    probes = select_probes(builtin_probes(redactor), args.probe, args.skip, options=options)
     show_progress = not args.quiet and sys.stderr.isatty()
-    with remote_host(args) as host:
-        result = record(args.directory, host or target_host(args.python), probes, redactor, options,
-                        progress=progress_printer(show_progress))
+    with flag_terms(), remote_host(args) as host:
+        prober = Prober.for_user(host or local_host(args.python), options, sign=False,
+                                 progress=progress_printer(show_progress))
+        probes = prober.probes(args.probe, args.skip)
+        result = prober.record(args.directory, probes)
     counts: dict[str, int] = {}
     for outcome in result.outcomes.values():
         counts[outcome.status] = counts.get(outcome.status, 0) + 1

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from driftcheck.api import target_host
 from driftcheck.commands.common import (
     add_label,
     add_probe_selection,
@@ -13,6 +13,7 @@ from driftcheck.commands.common import (
     add_python,
     add_quiet,
     add_server_argument,
+    flag_terms,
     probe_options,
 )
 from driftcheck.errors import UsageError
@@ -84,15 +85,25 @@ def _note(text: str) -> None:
     sys.stderr.write(f"driftcheck: {text}\n")
 
 
+def _require_open_stdout() -> None:
+    """Refuse, before the "before" snapshot is taken, a run whose standard output is closed: the command's
+    output would have nowhere to go and the run would end half-recorded."""
+    try:
+        os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        raise UsageError("standard output is closed: the command's output would be lost; run it with a stdout "
+                         "(e.g. > run.log)") from None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     argv = _command(args)
-    if args.python:
-        target_host(args.python)  # refuses, before anything runs, a path that is no interpreter
+    _require_open_stdout()
     plan = RunPlan(argv=argv, label=args.label, user_patterns=tuple(user_pattern(s) for s in args.metric),
                    probes=args.probe, python=args.python, options=probe_options(args), interval_s=args.interval,
-                   sign=not args.no_sign, server=args.server)
+                   sign=not args.no_sign)
     show = not args.quiet and sys.stderr.isatty()
-    outcome = record_run(plan, note=_note if show else None)
+    with flag_terms():  # `record_run` refuses, before anything runs, a --python that is no interpreter
+        outcome = record_run(plan, note=_note if show else None)
     if not args.quiet:
         sys.stderr.write(_summary(outcome))
     return outcome.record.exit_code

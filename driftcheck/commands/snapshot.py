@@ -22,6 +22,7 @@ from driftcheck.commands.common import (
     add_quiet,
     add_runs,
     add_server_argument,
+    flag_terms,
     hash_progress_printer,
     keep,
     progress_printer,
@@ -69,19 +70,26 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--runs and --budget-s go with --bench SUITE; give the suite too")
     if args.host and args.replay is not None:
         raise UsageError("--host and --replay do not go together: a recording holds its machine's facts")
+    if args.replay is not None and args.python:
+        raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
+    if args.replay is not None and args.server:
+        raise UsageError("--server and --replay do not go together: a recording holds no server answers")
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     show_progress = not args.quiet and sys.stderr.isatty()
-    with remote_host(args) as host:
+    with flag_terms(), remote_host(args) as host:
+        from driftcheck.hosts.targets import LOCAL, REPLAY_PREFIX
+
+        bench = api.BenchRequest(args.bench, args.runs or 1, args.budget_s) if args.bench else None
         # Stored by `keep` below, after -o is written, as before the library call existed.
-        snapshot = api.take_snapshot(label=args.label, probes=args.probe, skip=args.skip,
-                                python=None if host else args.python, replay=args.replay, host=host,
-                                pids=args.pid, processes=args.process, deep=args.deep, bench=args.bench,
-                                bench_budget_s=args.budget_s, bench_runs=args.runs,
-                                server=args.server, sign=not args.no_sign,
-                                keep=False, progress=progress_printer(show_progress),
-                                hash_progress=hash_progress_printer() if show_progress else None)
+        request = api.SnapshotRequest(label=args.label, probes=args.probe or (), skip=args.skip or (),
+                                      target=LOCAL if args.replay is None else f"{REPLAY_PREFIX}{args.replay}",
+                                      python=None if host else args.python, pids=args.pid, processes=args.process,
+                                      deep=args.deep, bench=bench, server=args.server, sign=not args.no_sign,
+                                      keep=False)
+        snapshot = api.take_snapshot(request, host=host, progress=progress_printer(show_progress),
+                                     hash_progress=hash_progress_printer() if show_progress else None)
     where = keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
     note = hash_cache_note(snapshot.probe_data("kernels"))

@@ -1,6 +1,8 @@
 """Hosts: where a probe's I/O goes. Local, a recording of one, a replay of a recording, and SSH.
 
 `SSHHost` lives in `driftcheck.hosts.ssh` and is imported from there (it pulls in paramiko).
+`driftcheck.hosts.targets.host_for` builds any of them from what the user wrote (`local`, `replay:DIR`,
+`[user@]host[:port]`): the one place a host is made from a target.
 """
 
 from __future__ import annotations

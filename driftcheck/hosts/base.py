@@ -117,6 +117,24 @@ class Host(ABC):
     def environ(self) -> dict[str, str]:
         """The environment the probes describe (for a local host, this process's)."""
 
+    def connect(self) -> Host:
+        """Make the host ready for calls (log in, for a remote one); a host with nothing to open returns itself."""
+        return self
+
+    def close(self) -> None:  # noqa: B027 - a hook: most hosts hold nothing open
+        """Release what `connect` opened; safe to call twice."""
+
+    def __enter__(self) -> Host:
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def recorded_options(self) -> dict[str, Any] | None:
+        """The probe options a recorded host was taken with (None: a live host, or none kept)."""
+        return None
+
     def prefetch(self, gather_all: GatherAll) -> None:  # noqa: B027 - a hook: most hosts need nothing here
         """Learn ahead, in few calls, what `gather_all` will ask; a host whose calls are cheap does nothing."""
 

@@ -6,35 +6,89 @@ the probe: it is one table, `driftcheck/snapshot/facts.yaml`, so reading a diff 
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
-from driftcheck.errors import ProbeDenied, ProbeUnavailable
+from driftcheck.errors import OptionError, ProbeDenied, ProbeUnavailable, UsageError
 from driftcheck.hosts import Host
+from driftcheck.serving.http import parse_url
 from driftcheck.snapshot.vocabulary import CATEGORIES, STATUSES
 
-__all__ = ["CATEGORIES", "STATUSES", "Probe", "ProbeDenied", "ProbeOptions", "ProbeUnavailable"]
-
-
+__all__ = ["CATEGORIES", "STATUSES", "BenchRequest", "Probe", "ProbeDenied", "ProbeOptions", "ProbeUnavailable"]
 
 
 @dataclass(frozen=True)
-class ProbeOptions:
-    """Choices the user made that change what probes gather. JSON-able, to cross process boundaries."""
+class BenchRequest:
+    """A calibrated benchmark suite to run into a snapshot: `runs` independent runs, each within `budget_s`."""
 
-    deep: bool = False
-    pids: tuple[int, ...] = ()
-    process_patterns: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
+    suite: str = "quick"
+    runs: int = 1
+    budget_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.runs < 1:
+            raise OptionError("runs", str(self.runs), "must be at least 1")
+        if self.budget_s is not None and self.budget_s <= 0:
+            raise OptionError("budget_s", f"{self.budget_s:g}", "must be positive")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BenchRequest:
+        budget = data.get("budget_s")
+        return cls(str(data.get("suite", "quick")), int(data.get("runs", 1)),
+                   float(budget) if budget is not None else None)
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    """Choices the user made that change what probes gather, checked when built (an OptionError names the
+    field). JSON-able, to cross process boundaries and to be kept in a recording.
+
+    `bench` asks for the `bench` probe, `server_url` for the `server` probe (the engine's own report)."""
+
+    deep: bool = False
+    pids: tuple[int, ...] = ()
+    process_patterns: tuple[str, ...] = ()
+    bench: BenchRequest | None = None
+    server_url: str | None = None
+
+    def __post_init__(self) -> None:
+        bad_pids = [pid for pid in self.pids if pid <= 0]
+        if bad_pids:
+            raise OptionError("pids", str(bad_pids[0]), "a process id is a positive number")
+        for pattern in self.process_patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise OptionError("processes", repr(pattern), f"not a regular expression ({exc})") from None
+        if self.server_url is not None and not _is_http_url(self.server_url):
+            raise OptionError("server", repr(self.server_url), "expected an http(s)://HOST[:PORT] URL")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"deep": self.deep, "pids": list(self.pids), "process_patterns": list(self.process_patterns),
+                "bench": self.bench.to_json() if self.bench else None, "server_url": self.server_url}
+
+    @classmethod
     def from_json(cls, data: dict[str, Any]) -> ProbeOptions:
+        """Options as `to_json` wrote them (keys a recording of an older driftcheck holds are ignored)."""
+        bench = data.get("bench")
         return cls(deep=bool(data.get("deep", False)), pids=tuple(data.get("pids", ())),
-                   process_patterns=tuple(data.get("process_patterns", ())), extra=dict(data.get("extra", {})))
+                   process_patterns=tuple(data.get("process_patterns", ())),
+                   bench=BenchRequest.from_json(bench) if isinstance(bench, dict) else None,
+                   server_url=data.get("server_url") or None)
+
+
+def _is_http_url(url: str) -> bool:
+    """Whether `url` is an http(s) URL with a host, as the server probe's client reads URLs."""
+    try:
+        parse_url(url)
+    except UsageError:
+        return False
+    return True
 
 
 class Probe(ABC):

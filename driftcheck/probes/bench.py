@@ -11,11 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from driftcheck.hosts import Host
-from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
-
-BENCH_OPTION = "bench_suite"
-BENCH_BUDGET_OPTION = "bench_budget_s"
-BENCH_RUNS_OPTION = "bench_runs"
+from driftcheck.probes.base import BenchRequest, Probe, ProbeOptions, ProbeUnavailable
 
 
 class BenchProbe(Probe):
@@ -30,7 +26,7 @@ class BenchProbe(Probe):
 
     @classmethod
     def requested(cls, options: ProbeOptions) -> bool:
-        return BENCH_OPTION in options.extra
+        return options.bench is not None
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         if not host.capabilities.in_process:
@@ -39,12 +35,9 @@ class BenchProbe(Probe):
         from driftcheck.baselines.deps import BenchDependencyError
         from driftcheck.baselines.repeated import run_repeated
 
-        budget = options.extra.get(BENCH_BUDGET_OPTION)
-        runs = options.extra.get(BENCH_RUNS_OPTION)
+        asked = options.bench or BenchRequest()
         try:
-            return run_repeated(str(options.extra.get(BENCH_OPTION, "quick")), "auto",
-                                int(runs) if isinstance(runs, int) else 1,
-                                budget_s=float(budget) if budget is not None else None)
+            return run_repeated(asked.suite, "auto", asked.runs, budget_s=asked.budget_s)
         except BenchDependencyError as exc:
             raise ProbeUnavailable(str(exc)) from None
 
@@ -53,14 +46,3 @@ class BenchProbe(Probe):
             raise ValueError("benchmark output has no results")
         return dict(raw)
 
-
-def bench_options(suite: str | None, budget_s: float | None, runs: int | None = None) -> dict[str, object]:
-    """The ProbeOptions.extra entries that ask for the bench probe, its suite, budget and number of runs."""
-    extra: dict[str, object] = {}
-    if suite:
-        extra[BENCH_OPTION] = suite
-    if budget_s is not None:
-        extra[BENCH_BUDGET_OPTION] = budget_s
-    if runs is not None:
-        extra[BENCH_RUNS_OPTION] = runs
-    return extra

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from driftcheck.errors import UsageError
-from driftcheck.hosts import Host, RecordingHost, ReplayHost
+from driftcheck.hosts import Host, RecordingHost
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.runner import ProbeOutcome, ProgressCallback, run_probes
@@ -105,10 +105,10 @@ def record(directory: Path, host: Host, probes: Sequence[Probe], redactor: Redac
     return RecordResult(directory, outcomes, len(recorder.files), len(recorder.commands))
 
 
-def replay_options(host: ReplayHost, pids: Sequence[int] = (), patterns: Sequence[str] = ()) -> ProbeOptions:
-    """The options to replay with: those given now, else those the recording was taken with."""
+def replay_options(host: Host, pids: Sequence[int] = (), patterns: Sequence[str] = ()) -> ProbeOptions:
+    """The options to replay `host` with: the processes given now, else those the recording was taken with,
+    and the rest as recorded (a live host has no recorded options: the defaults)."""
     recorded = ProbeOptions.from_json(host.recorded_options or {})
     if pids or patterns:
-        return ProbeOptions(deep=recorded.deep, pids=tuple(pids), process_patterns=tuple(patterns),
-                            extra=recorded.extra)
+        return replace(recorded, pids=tuple(pids), process_patterns=tuple(patterns))
     return recorded

@@ -20,18 +20,7 @@ from driftcheck.probes.redact import Redactor
 from driftcheck.serving.engine import Scrub, describe, gather_replies
 from driftcheck.serving.http import ServerError, parse_url
 
-# The ProbeOptions.extra key that asks for this probe; its value is the server's URL. `server_options`
-# builds it, so every command that takes `--server URL` (snapshot, run) asks the same way.
-SERVER_OPTION = "server_url"
 _SECRET_ARG_PARTS = ("api_key", "password", "secret", "token_value", "hf_token", "access_key", "private_key")
-
-
-def server_options(url: str | None) -> dict[str, object]:
-    """The ProbeOptions.extra entries that ask for the server probe at `url` (checked: a UsageError if bad)."""
-    if not url:
-        return {}
-    parse_url(url)
-    return {SERVER_OPTION: url}
 
 
 def _is_loopback(url: str) -> bool:
@@ -74,21 +63,21 @@ class ServerProbe(Probe):
 
     @classmethod
     def requested(cls, options: ProbeOptions) -> bool:
-        return bool(options.extra.get(SERVER_OPTION))
+        return bool(options.server_url)
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
-        url = options.extra.get(SERVER_OPTION)
+        url = options.server_url
         if not url:
             raise ProbeUnavailable("no server asked for (snapshot --server URL)")
         if host.capabilities.recorded:
             raise ProbeUnavailable("a recording holds no server answers; ask the live server")
-        if not host.capabilities.in_process and _is_loopback(str(url)):
+        if not host.capabilities.in_process and _is_loopback(url):
             # Asked from this machine, a loopback URL would describe a server here, not on that host.
             raise ProbeUnavailable(f"{url} is this machine's loopback, not {host.name}'s; give a URL this machine "
                                    "reaches, or run the snapshot on that host")
         try:
             # Up to six GETs must fit the probe's limit even when each one times out.
-            return gather_replies(str(url), timeout_s=4.0)
+            return gather_replies(url, timeout_s=4.0)
         except ServerError as exc:
             raise ProbeUnavailable(str(exc)) from None
 

@@ -13,6 +13,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from driftcheck.errors import DriftcheckError
+from driftcheck.hosts.targets import host_for
+from driftcheck.probes import builtin_probes, select_probes
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.prober import Prober
+from driftcheck.probes.redact import Redactor
+from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
 from driftcheck.snapshot.model import Snapshot
 
 DEFAULT_CONCURRENCY = 32
@@ -27,6 +33,23 @@ class HostResult:
     snapshot: Snapshot | None
     error: str | None
     duration_s: float
+
+
+@dataclass(frozen=True)
+class FleetRequest:
+    """Which hosts to snapshot and how: each a target (`[user@]host[:port]` over SSH, or `replay:DIR`, `local`),
+    the interpreter whose packages matter on each, the SSH login, the probes (`probes`: only these; `skip`:
+    not these), a label, and the concurrency and per-host time limit."""
+
+    hosts: tuple[str, ...]
+    python: str | None = None
+    identity: str | None = None
+    accept_new_host_key: bool = False
+    probes: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    label: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    host_timeout_s: float = DEFAULT_HOST_TIMEOUT_S
 
 
 TakeOne = Callable[[str], Snapshot]
@@ -78,3 +101,27 @@ def snapshot_fleet(hosts: Sequence[str], take: TakeOne, concurrency: int = DEFAU
             if progress:
                 progress(result, len(results), len(hosts))
     return {host: results[host] for host in hosts}
+
+
+def target_taker(request: FleetRequest, options: ProbeOptions | None = None) -> TakeOne:
+    """A `take` that snapshots one target of `request`, signed with the user's key (kept nowhere).
+
+    Unknown probe names fail here, before any host is contacted."""
+    redactor = Redactor(load_redaction_secret())
+    key = load_signing_key()
+    options = options or ProbeOptions()
+    select_probes(builtin_probes(redactor), list(request.probes) or None, list(request.skip) or None,
+                  options=options)
+
+    def take(name: str) -> Snapshot:
+        with host_for(name, request.python, identity=request.identity,
+                      accept_new_host_key=request.accept_new_host_key) as target:
+            prober = Prober(target, redactor, key, options=options)
+            return prober.snapshot(prober.probes(request.probes, request.skip), label=request.label)
+
+    return take
+
+
+def snapshot_targets(request: FleetRequest, progress: FleetProgress | None = None) -> dict[str, HostResult]:
+    """Every target of `request` snapshotted, failures kept apart; target → result."""
+    return snapshot_fleet(request.hosts, target_taker(request), request.concurrency, request.host_timeout_s, progress)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import hostlist
 
-from driftcheck.errors import UsageError
+from driftcheck.errors import OptionError, UsageError
 
 
 def expand(expression: str) -> list[str]:
@@ -27,7 +27,7 @@ def read_hosts_file(path: Path) -> list[str]:
     try:
         text = path.read_text("utf-8")
     except OSError as exc:
-        raise UsageError(f"--hosts-file {path}: {exc.strerror or exc}") from None
+        raise OptionError("hosts_file", str(path), str(exc.strerror or exc)) from None
     found: list[str] = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
@@ -43,5 +43,5 @@ def fleet_hosts(arguments: Iterable[str], hosts_file: Path | None = None) -> lis
         hosts.extend(expand(expression))
     unique = list(dict.fromkeys(h for h in hosts if h))
     if not unique:
-        raise UsageError("no hosts: name them as arguments (gpu[01-16] works), with --hosts-file, or use --slurm")
+        raise UsageError("no hosts: name hostlist expressions (gpu[01-16] works) or a hosts file")
     return unique

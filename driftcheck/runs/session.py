@@ -17,17 +17,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from driftcheck.hosts.local import LocalHost
-from driftcheck.probes import builtin_probes, select_probes
+from driftcheck.hosts.targets import local_host
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.prober import take_snapshot
-from driftcheck.probes.redact import Redactor
+from driftcheck.probes.prober import Prober
 from driftcheck.runs.execute import Finished, run_command
 from driftcheck.runs.metrics import MetricScanner, Pattern
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.summary import summarize
 from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
-from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
 
@@ -43,10 +40,10 @@ class RunPlan:
     user_patterns: tuple[Pattern, ...] = ()
     probes: list[str] | None = None
     python: str | None = None
+    # `options.server_url` is the engine the benchmark talks to: its probe, and its process not a sharer.
     options: ProbeOptions = field(default_factory=ProbeOptions)
     interval_s: float = 1.0
     sign: bool = True
-    server: str | None = None  # the URL of the engine the benchmark talks to (also in `options` for its probe)
     nvml: Any | None = None  # an NVML module to sample with instead of pynvml (tests)
 
 
@@ -68,14 +65,15 @@ def command_python(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _snapshot(plan: RunPlan, label: str) -> Snapshot:
-    host = LocalHost(plan.python or command_python(plan.argv))
-    probes = select_probes(builtin_probes(Redactor(load_redaction_secret())), plan.probes, None,
-                           cheap_only=True, options=plan.options)
-    key = load_signing_key() if plan.sign else None
-    snapshot = take_snapshot(host, probes, plan.options, label=label, key=key)
-    Store().add(snapshot)
-    return snapshot
+def run_prober(plan: RunPlan) -> Prober:
+    """The prober of the run's two snapshots: this machine, the command's interpreter (unless `plan.python`
+    says otherwise; checked before anything runs), kept in the user's store."""
+    return Prober.for_user(local_host(plan.python or command_python(plan.argv)), plan.options, sign=plan.sign,
+                           store=Store())
+
+
+def _snapshot(prober: Prober, plan: RunPlan, label: str) -> Snapshot:
+    return prober.snapshot(prober.probes(plan.probes, cheap_only=True), label=label)
 
 
 def _iso(timestamp: float) -> str:
@@ -88,16 +86,18 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     `note` receives one-line progress messages (the CLI shows them on a terminal only).
     """
     name = plan.label or " ".join(plan.argv)[:80]
+    prober = run_prober(plan)
     if note:
         note("taking a snapshot before the run")
-    before = _snapshot(plan, f"run: {name}")
+    before = _snapshot(prober, plan, f"run: {name}")
     if note:
         note(f"snapshot {before.short_id} taken; running {name}")
     scanner = MetricScanner(plan.user_patterns)
     child: dict[str, int] = {}
     # The server a serving benchmark talks to uses the GPUs on the run's behalf: not a sharer.
-    servers = sorted(listener_pids(plan.server)) if plan.server else []
-    sampler = TelemetrySampler(LocalHost(), plan.interval_s, nvml=plan.nvml,
+    server = plan.options.server_url
+    servers = sorted(listener_pids(server)) if server else []
+    sampler = TelemetrySampler(local_host(), plan.interval_s, nvml=plan.nvml,
                                own_pids=lambda: process_tree(child.get("pid"), *plan.options.pids, *servers,
                                                              patterns=plan.options.process_patterns))
     sampler.start()
@@ -109,7 +109,7 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     if note:
         note("taking the reading after the run")
     try:
-        after = _snapshot(plan, f"run: {name} (after)")
+        after = _snapshot(prober, plan, f"run: {name} (after)")
     except KeyboardInterrupt:
         after = None  # a second Ctrl-C after the command ended: keep the record, skip the reading
     record = RunRecord(command=list(plan.argv), cwd=os.getcwd(), host=socket.gethostname(),

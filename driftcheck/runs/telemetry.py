@@ -29,7 +29,6 @@ import psutil
 
 from driftcheck.errors import CommandTimeout
 from driftcheck.hosts.base import Host, LineStream
-from driftcheck.hosts.local import LocalHost
 from driftcheck.runs.cpu_samples import CpuReader
 from driftcheck.runs.gpu_samples import (
     FIELDS,
@@ -232,7 +231,7 @@ class TelemetrySampler:
     def _open_nvml(self) -> tuple[Any | None, str | None]:
         nv: Any = self._nvml
         if nv is None:
-            if not isinstance(self.host, LocalHost):
+            if not self.host.capabilities.in_process:
                 return None, f"NVML reads only this machine, not a {self.host.kind} host"
             try:
                 nv = importlib.import_module("pynvml")

@@ -31,7 +31,7 @@ import pytest
 from driftcheck.analysis.rules import Rule, Suspect, default_catalog
 from driftcheck.hosts import ReplayHost
 from driftcheck.probes import ProbeOptions, builtin_probes, select_probes
-from driftcheck.probes.prober import take_snapshot
+from driftcheck.probes.prober import Prober
 from driftcheck.probes.redact import Redactor
 from driftcheck.reports.importer import ImportFormatError, parse_text
 from driftcheck.serving.engine import describe
@@ -97,7 +97,7 @@ def _replayed() -> Nodes:
     probes = [p for p in select_probes(builtin_probes(Redactor(b"k")), options=options) if p.name != "bench"]
     for folder in sorted((DATA / "hosts").iterdir()):
         if (folder / "host.json").exists():
-            _merge(out, _nodes(take_snapshot(ReplayHost(folder), probes, options).document))
+            _merge(out, _nodes(Prober(ReplayHost(folder), Redactor(b"k"), options=options).snapshot(probes).document))
     return out
 
 

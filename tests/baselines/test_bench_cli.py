@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from driftcheck.probes import builtin_probes, select_probes
-from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.bench import bench_options
+from driftcheck.probes.base import BenchRequest, ProbeOptions
 from driftcheck.probes.redact import Redactor
 from tests.baselines.test_serving import server  # noqa: F401 - fixture
 from tests.conftest import REPO_ROOT
@@ -87,7 +86,7 @@ def test_bench_probe_is_opt_in() -> None:
     assert "bench" not in [p.name for p in select_probes(probes)]
     assert [p.name for p in select_probes(probes, ["bench"])] == ["bench"]
     assert "bench" not in [p.name for p in select_probes(probes, cheap_only=True)]
-    asked = ProbeOptions(extra=bench_options("quick", None))
+    asked = ProbeOptions(bench=BenchRequest("quick"))
     assert "bench" in [p.name for p in select_probes(probes, options=asked)]
     assert [p.name for p in select_probes(probes, ["env"], options=asked)] == ["env", "bench"]
 

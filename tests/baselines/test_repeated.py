@@ -67,7 +67,7 @@ def test_inconclusive_rows_are_no_evidence_for_explain() -> None:
 
 
 def test_check_reruns_what_the_reference_ran() -> None:
-    from driftcheck.api import bench_rerun
+    from driftcheck.api import BenchRequest, bench_rerun
     from driftcheck.snapshot.model import Snapshot
 
     def reference(bench: dict | None) -> Snapshot:
@@ -78,9 +78,9 @@ def test_check_reruns_what_the_reference_ran() -> None:
                         "test")
 
     recorded = reference({"suite": "standard", "runs": 3, "budget_s": 40.0, "results": {"gemm": {"median": 1.0}}})
-    assert bench_rerun(recorded, None, None) == {"bench": "standard", "bench_runs": 3, "bench_budget_s": 40.0}
-    assert bench_rerun(recorded, None, 5)["bench_runs"] == 5
-    assert bench_rerun(recorded, False, None) == {}
-    assert bench_rerun(reference(None), None, None) == {}
+    assert bench_rerun(recorded, None, None) == BenchRequest("standard", runs=3, budget_s=40.0)
+    assert bench_rerun(recorded, None, 5) == BenchRequest("standard", runs=5, budget_s=40.0)
+    assert bench_rerun(recorded, False, None) is None
+    assert bench_rerun(reference(None), None, None) is None
     with pytest.raises(UsageError, match="no benchmark results"):
         bench_rerun(reference(None), True, None)

@@ -11,7 +11,7 @@ import pytest
 from driftcheck import errors
 from driftcheck.hosts import LocalHost, RecordingHost, ReplayHost
 from driftcheck.hosts.ssh import SSHHost
-from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.base import BenchRequest, ProbeOptions
 from driftcheck.probes.bench import BenchProbe
 from driftcheck.probes.runner import outcome_from_exception, run_one
 from driftcheck.probes.system import SystemProbe
@@ -31,7 +31,7 @@ def test_each_host_declares_its_capabilities(tmp_path: Path) -> None:
 
 
 def test_benchmarks_refuse_a_host_that_cannot_run_code_here(tmp_path: Path) -> None:
-    outcome = run_one(BenchProbe(), SSHHost("example.invalid"), ProbeOptions(extra={"bench_suite": "quick"}))
+    outcome = run_one(BenchProbe(), SSHHost("example.invalid"), ProbeOptions(bench=BenchRequest("quick")))
     assert outcome.status == "unavailable"
 
 

@@ -9,7 +9,7 @@ import pytest
 from driftcheck.errors import HostError
 from driftcheck.hosts import LocalHost, RecordingHost, ReplayHost
 from driftcheck.probes import builtin_probes
-from driftcheck.probes.prober import take_snapshot
+from driftcheck.probes.prober import Prober
 from driftcheck.probes.redact import Redactor
 from driftcheck.snapshot.keys import load_redaction_secret
 
@@ -19,7 +19,7 @@ def test_record_then_replay_gives_the_same_data(tmp_path: Path, monkeypatch: pyt
     redactor = Redactor(load_redaction_secret())
     recording = RecordingHost(LocalHost(), redact_environ=redactor.environ)
     probes = builtin_probes(redactor)
-    live = take_snapshot(recording, probes)
+    live = Prober(recording, redactor).snapshot(probes)
     # A file read, a missing file, a directory listing and a command, as probes do.
     recording.read_bytes("/proc/self/status")
     with pytest.raises(FileNotFoundError):
@@ -30,7 +30,7 @@ def test_record_then_replay_gives_the_same_data(tmp_path: Path, monkeypatch: pyt
     assert "supersecret-value" not in (tmp_path / "rec" / "host.json").read_text()
 
     replay = ReplayHost(tmp_path / "rec")
-    replayed = take_snapshot(replay, probes)
+    replayed = Prober(replay, redactor).snapshot(probes)
     assert replayed.document["origin"] == "replayed"
     for name in ("python", "env"):
         assert replayed.probe_data(name) == live.probe_data(name)

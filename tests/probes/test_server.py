@@ -14,7 +14,7 @@ from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.redact import REDACTED_PATTERN, Redactor
 from driftcheck.probes.runner import run_one
-from driftcheck.probes.server import SERVER_OPTION, ServerProbe, is_secret_argument, server_options
+from driftcheck.probes.server import ServerProbe, is_secret_argument
 from driftcheck.serving.engine import describe, label_value, prometheus_info_gauges
 from tests.servers import SERVERS_DATA, RunningServer, recorded_routes
 
@@ -22,7 +22,7 @@ Replay = Callable[[dict[str, Any]], str]
 
 
 def probe_at(url: str) -> Any:
-    return run_one(ServerProbe(Redactor(b"k" * 32)), LocalHost(), ProbeOptions(extra=server_options(url)))
+    return run_one(ServerProbe(Redactor(b"k" * 32)), LocalHost(), ProbeOptions(server_url=url))
 
 
 def test_sglang_every_server_argument_version_and_rank_state(replay_server: Replay) -> None:
@@ -116,7 +116,7 @@ def test_unreachable_server_is_unavailable_with_the_reason() -> None:
 def test_taken_only_when_asked() -> None:
     probes = builtin_probes(Redactor(b"k" * 32))
     assert "server" not in [p.name for p in select_probes(probes)]
-    asked = ProbeOptions(extra={SERVER_OPTION: "http://127.0.0.1:30000"})
+    asked = ProbeOptions(server_url="http://127.0.0.1:30000")
     assert "server" in [p.name for p in select_probes(probes, ["env"], options=asked)]
     assert "server" in [p.name for p in select_probes(probes, cheap_only=True, options=asked)]
 
@@ -170,11 +170,11 @@ class _Remote(Host):
 def test_a_loopback_url_is_not_asked_for_another_host(replay_server: Replay) -> None:
     probe = ServerProbe(Redactor(b"k" * 32))
     for url in ("http://127.0.0.1:30000", "http://localhost:30000", "http://[::1]:30000"):
-        outcome = run_one(probe, _Remote(), ProbeOptions(extra=server_options(url)))
+        outcome = run_one(probe, _Remote(), ProbeOptions(server_url=url))
         assert outcome.status == "unavailable" and "loopback, not node7's" in outcome.error["message"]
     # A URL this machine reaches by name is asked from here.
     url = replay_server(recorded_routes("sglang-docs-native-api")).replace("127.0.0.1", "ip6-localhost-not")
-    assert "loopback" not in str(run_one(probe, _Remote(), ProbeOptions(extra=server_options(url))).error)
+    assert "loopback" not in str(run_one(probe, _Remote(), ProbeOptions(server_url=url)).error)
 
 
 def test_a_version_endpoint_alone_does_not_make_vllm() -> None:

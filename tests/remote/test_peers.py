@@ -13,7 +13,8 @@ from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV
 from driftcheck.probes.gpu import GpuProbe
 from driftcheck.probes.packages import PackagesProbe, normalize_name
 from driftcheck.probes.pcie import PcieProbe
-from driftcheck.probes.prober import take_snapshot
+from driftcheck.probes.prober import Prober
+from driftcheck.probes.redact import Redactor
 from driftcheck.remote.targets import expand, fleet_hosts
 from driftcheck.snapshot.model import Snapshot
 from tests.nvidia.helpers import make_replay, nvidia_text
@@ -31,7 +32,7 @@ def _node(root: Path, name: str, edit: tuple[str, str, int] | None = None) -> Sn
         xml = old.join(parts[:occurrence + 1]) + new + old.join(parts[occurrence + 1:])
     replay = make_replay(root / name, {SMI_XML_ARGV: {"stdout": xml}, SMI_TOPO_ARGV: {"stdout": nvidia_text(TOPO)}},
                          dirs={"/sys/bus/pci/devices": []})
-    return take_snapshot(ReplayHost(replay), [GpuProbe(), PcieProbe()])
+    return Prober(ReplayHost(replay), Redactor(b"k")).snapshot([GpuProbe(), PcieProbe()])
 
 
 def test_the_narrow_link_and_the_persistence_mode_are_named_gpus_matched_by_index(tmp_path: Path) -> None:
@@ -81,7 +82,7 @@ def test_hostlist_expressions_and_hosts_files(tmp_path: Path) -> None:
 
 def test_a_package_that_decides_speed_ranks_above_one_that_does_not(tmp_path: Path) -> None:
     # This test interpreter's real package list, with one version moved on two different hosts.
-    taken = take_snapshot(LocalHost(sys.executable), [PackagesProbe()])
+    taken = Prober(LocalHost(sys.executable), Redactor(b"k")).snapshot([PackagesProbe()])
     assert taken.document["probes"]["packages"]["status"] == "ok"
     packages = taken.document["probes"]["packages"]["data"]["packages"]
     assert "torch" in packages and "markupsafe" in {normalize_name(n) for n in packages}

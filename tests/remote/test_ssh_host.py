@@ -18,7 +18,7 @@ from driftcheck.probes import builtin_probes, select_probes
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.gpu import GpuProbe
 from driftcheck.probes.pcie import PcieProbe
-from driftcheck.probes.prober import take_snapshot
+from driftcheck.probes.prober import Prober
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.system import SystemProbe
@@ -40,7 +40,7 @@ def test_snapshot_over_ssh_comes_from_the_remote_interpreter_in_few_round_trips(
     ssh_home(client_key, {"node1": sshd})
     with SSHHost("node1", python=str(remote_python)) as host:
         probes = select_probes(builtin_probes(Redactor(b"k")), None, None)
-        snapshot = take_snapshot(host, probes, ProbeOptions(), key=load_signing_key())
+        snapshot = Prober(host, Redactor(b"k"), load_signing_key(), options=ProbeOptions()).snapshot(probes)
         trips = host.round_trips
     document = snapshot.document
     assert document["host"]["kind"] == "ssh"
@@ -194,7 +194,7 @@ def test_gpu_facts_come_from_nvidia_smi_over_the_channel(sshd_factory: Callable[
     server = sshd_factory("gpu", {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"})
     ssh_home(client_key, {"gpunode": server})
     with SSHHost("gpunode", python=sys.executable) as host:
-        snapshot = take_snapshot(host, [GpuProbe(), PcieProbe()])
+        snapshot = Prober(host, Redactor(b"k")).snapshot([GpuProbe(), PcieProbe()])
     gpu = snapshot.document["probes"]["gpu"]
     assert gpu["status"] == "ok", gpu
     assert gpu["data"]["source"] == "nvidia-smi-xml" and gpu["data"]["gpu_count"] == 2
