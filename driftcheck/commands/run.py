@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 
@@ -88,11 +89,19 @@ def _note(text: str) -> None:
 def _require_open_stdout() -> None:
     """Refuse, before the "before" snapshot is taken, a run whose standard output is closed: the command's
     output would have nowhere to go and the run would end half-recorded."""
-    try:
-        os.fstat(sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
+    closed = sys.stdout is None  # Python started with fd 1 closed
+    if not closed:
+        try:
+            descriptor = sys.stdout.fileno()
+        except (io.UnsupportedOperation, AttributeError, ValueError):
+            return  # not a file descriptor (a harness's buffer): nothing to check
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            closed = True
+    if closed:
         raise UsageError("standard output is closed: the command's output would be lost; run it with a stdout "
-                         "(e.g. > run.log)") from None
+                         "(e.g. > run.log)")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -266,3 +266,18 @@ def test_the_transformers_server_process_counts_as_the_runs_own(transformers_ser
     pids = listener_pids(transformers_server.url)
     assert pids, "the real server's listening process was not found"
     assert any("serve" in " ".join(psutil.Process(pid).cmdline()) for pid in pids)
+
+
+@pytest.mark.slow
+def test_a_closed_stdout_is_refused_before_anything_is_taken(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    env = {**os.environ, "DRIFTCHECK_HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run(["bash", "-c", f"{sys.executable} -m driftcheck run -q -- echo hi >&-"],
+                          capture_output=True, text=True, env=env, cwd=REPO_ROOT)
+    assert done.returncode == 2 and done.stderr.startswith("driftcheck: error: standard output is closed")
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "snapshots.db").exists()  # no "before" snapshot was taken
