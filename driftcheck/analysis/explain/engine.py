@@ -46,18 +46,18 @@ def _group_key(rule: Rule, change: Change, captures: dict[str, str]) -> str:
     return json.dumps([rule.id, others, change.kind, change.before, change.after], sort_keys=True, default=str)
 
 
-def _groups(diff: SnapshotDiff, catalog: Catalog, include_volatile: bool,
+def _groups(diff: SnapshotDiff, catalog: Catalog,
             ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member]]]:
     """The claimed changes, one group per rule and values (the same power limit on 8 GPUs is one)."""
     groups: dict[str, tuple[Rule, list[Member]]] = {}
-    hidden = set() if include_volatile else {id(change) for change in diff.volatile}
-    for change in diff.shown(include_volatile=True):
+    for change in diff.shown(include_readings=True):
         if ignore is not None and ignore(change):
             continue
         found = classify(diff.a, diff.b, change, catalog)
         if found is None or found[0].ignore:
             continue
-        if id(change) in hidden and not found[0].reads_volatile:
+        # A reading is never a cause, `--all` or not: only a rule that interprets readings weighs one.
+        if change.reading and not found[0].reads_volatile:
             continue
         rule, captures = found
         groups.setdefault(_group_key(rule, change, captures), (rule, []))[1].append((change, captures))
@@ -154,14 +154,14 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     sides = Sides(diff.a, diff.b)
     causes: list[Explanation] = []
     notes: list[Explanation] = []
-    for rule, members in _groups(diff, catalog, include_volatile, ignore):
+    for rule, members in _groups(diff, catalog, ignore):
         explanation = _explanation(sides, rule, members, result.rebooted, moves, table)
         (notes if rule.not_drift else causes).append(explanation)
     result.explanations = ranked(merged_by_root(causes))
     result.notes = sorted(notes, key=order_key)
     # Every difference voids the suspects it touches, volatile and policy-ignored ones included: "checked
     # and unchanged" must never claim identical what changed.
-    result.unchanged = unchanged_suspects(diff, catalog, diff.shown(include_volatile=True))
+    result.unchanged = unchanged_suspects(diff, catalog, diff.shown(include_readings=True))
     return result
 
 
