@@ -20,6 +20,7 @@ from driftcheck.analysis.explain.roots import root_of
 from driftcheck.analysis.explain.unchanged import unchanged_suspects
 from driftcheck.analysis.explain.values import field_for
 from driftcheck.analysis.rules import Catalog, Rule, default_catalog
+from driftcheck.snapshot.facts import is_reading
 from driftcheck.snapshot.model import Snapshot
 
 Member = tuple[Change, dict[str, str]]
@@ -171,12 +172,14 @@ def fix_for(change: Change, reference: Snapshot, current: Snapshot, catalog: Cat
     `change.after` on `current` and should be `change.before`, as on `reference`.
 
     For a fleet, `reference` is a host holding the majority value and `current` the odd one out; for a
-    diff it is A and B. None when no rule claims the change or its rule never explains (a volatile reading).
+    diff it is A and B. None when no rule claims the change, its rule never explains, or it is a reading.
     """
     catalog = catalog or default_catalog()
     found = classify(reference, current, change, catalog)
     if found is None or found[0].ignore:
         return None
+    if (change.reading or is_reading(change.parts)) and not found[0].reads_volatile:
+        return None  # a reading moves on its own (facts.yaml): never a cause, on a fleet either
     rule, captures = found
     return _explanation(Sides(reference, current), rule, [(change, captures)], False, BenchMoves(),
                         relevance_table())
