@@ -41,6 +41,7 @@ REBOOTED_BOOT_ID = "0b7e9c52-41d6-4a8e-b2f3-6c1d0e9a7f48"
 LIVE = [
     ("minutes-apart-3min", "t00", "t03", "nothing: taken 3 minutes apart"),
     ("minutes-apart-6min", "t03", "t09", "nothing: taken 6 minutes apart"),
+    ("minutes-apart-9min", "t00", "t09", "nothing: taken 9 minutes apart"),
     ("minutes-apart-12min", "t00", "t12", "nothing: taken 12 minutes apart"),
     ("minutes-apart-15min", "t00", "t15", "nothing: taken 15 minutes apart"),
     ("minutes-apart-around-hogs", "idle1", "idle2", "two CPU hogs ran and stopped between the two"),
