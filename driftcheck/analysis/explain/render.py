@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from driftcheck.analysis.explain.model import Explained, Explanation
-from driftcheck.analysis.explain.report import reading_title
+from driftcheck.analysis.explain.report import reading_order, reading_title
 from driftcheck.snapshot.model import Snapshot
 
 _COLOURS = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
@@ -52,7 +52,7 @@ READINGS_SHOWN = 5
 
 def reading_lines(result: Explained) -> list[str]:
     """The readings that moved (never causes), as context: the first few, or all with `--all`."""
-    readings = sorted(result.diff.readings, key=lambda c: c.path)
+    readings = sorted(result.diff.readings, key=reading_order)
     shown = readings if result.include_volatile else readings[:READINGS_SHOWN]
     lines = [reading_title(change) for change in shown]
     if len(readings) > len(shown):

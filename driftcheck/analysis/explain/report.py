@@ -12,7 +12,17 @@ if TYPE_CHECKING:
 
 # Units a field name ends with, and how a reader writes a value in them.
 _KIB_PER_GIB = 1024 * 1024
-_UNIT_WORDS = {"mhz": "MHz", "w": "W", "c": "C", "mib": "MiB", "s": "s", "pct": "%", "mbps": "Mb/s"}
+_UNIT_WORDS = {"mhz": "MHz", "w": "W", "c": "C", "mib": "MiB", "s": "s", "pct": "%", "mbps": "Mb/s", "bytes": "bytes"}
+# Readings of the machine first (memory, clocks, temperatures), then the probes' own counters, then how the
+# snapshot was taken (label, host kind).
+_MACHINE_PROBES = ("system", "gpu", "pcie", "nccl", "process", "server")
+
+
+def reading_order(change: Change) -> tuple[int, str]:
+    """Where a reading is listed: the machine's readings before driftcheck's own and the document's."""
+    if change.probe in _MACHINE_PROBES:
+        return 0, change.path
+    return (1 if change.probe else 2), change.path
 
 
 def _subject(change: Change) -> str:
@@ -44,7 +54,7 @@ def reading_title(change: Change) -> str:
 def readings_json(result: Explained) -> list[dict[str, Any]]:
     """The `readings` of the contract: every value that moved on its own, with a title; never causes."""
     return [{"path": change.path, "before": change.before, "after": change.after, "title": reading_title(change)}
-            for change in sorted(result.diff.readings, key=lambda c: c.path)]
+            for change in sorted(result.diff.readings, key=reading_order)]
 
 
 def report(result: Explained) -> dict[str, Any]:
