@@ -11,7 +11,11 @@ incident corpus (tests/data/incidents/<slug>/a.json, b.json, incident.yaml) and 
   any explanation, pins that would not restore A (`pip install X==V` where V is not X's version on A, or is
   not a version at all) and internal field paths in titles (`library.version`, `data.`, `version=1.3-0`).
 
-    python benchmarks/explain_accuracy.py [--corpus DIR] [--format text|json]
+- false causes on the null corpus (tests/data/null/<case>/a.json, b.json: an unchanged machine): every
+  explanation ranked at or above the noise floor (`driftcheck.analysis.gate.DEFAULT_MIN_CONFIDENCE`, the
+  confidence at which `check` fails) is one; the target is 0.
+
+    python benchmarks/explain_accuracy.py [--corpus DIR] [--null DIR] [--format text|json]
 
 The figures are what `explain` does on this corpus, not a timing: nothing here is machine dependent.
 """
@@ -35,6 +39,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT / "tests" / "data" / "incidents"
+DEFAULT_NULL = ROOT / "tests" / "data" / "null"
 
 # ---- evidence roots: which underlying change an evidence path belongs to -----------------------------
 
@@ -339,6 +344,48 @@ def run_corpus(corpus: Path) -> Summary:
     return Summary(scores)
 
 
+@dataclass
+class NullSummary:
+    """The null corpus: pairs of an unchanged machine, and the causes explain ranked on them anyway."""
+
+    pairs: int = 0
+    floor: float = 0.0
+    false_causes: list[tuple[str, str, float]] = field(default_factory=list)  # (case, title, confidence)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pairs": self.pairs, "floor": self.floor, "false_causes": len(self.false_causes),
+                "pairs_with_false_causes": len({case for case, _, _ in self.false_causes}),
+                "list": [{"case": c, "title": t, "confidence": k} for c, t, k in self.false_causes]}
+
+
+def null_dirs(corpus: Path) -> list[Path]:
+    """Every pair folder of a null corpus (one with a.json and b.json), in name order."""
+    return sorted(p.parent for p in corpus.glob("*/a.json") if (p.parent / "b.json").is_file())
+
+
+def run_null(corpus: Path) -> NullSummary:
+    """Every explanation at or above the noise floor on a pair of an unchanged machine."""
+    from driftcheck.analysis.gate import DEFAULT_MIN_CONFIDENCE
+
+    summary = NullSummary(floor=DEFAULT_MIN_CONFIDENCE)
+    for folder in null_dirs(corpus):
+        summary.pairs += 1
+        report = diff_json(folder / "a.json", folder / "b.json")
+        summary.false_causes.extend((folder.name, str(e.get("title")), float(e.get("confidence") or 0.0))
+                                    for e in report.get("explanations") or []
+                                    if float(e.get("confidence") or 0.0) >= DEFAULT_MIN_CONFIDENCE)
+    return summary
+
+
+def render_null(summary: NullSummary) -> list[str]:
+    """The null corpus's line, then every false cause."""
+    pairs = len({case for case, _, _ in summary.false_causes})
+    lines = [f"  false causes on the null corpus: {len(summary.false_causes)} in {pairs} of {summary.pairs} "
+             f"unchanged pairs (at or above the noise floor {summary.floor})"]
+    lines.extend(f"    {case}: [{confidence:.2f}] {title}" for case, title, confidence in summary.false_causes)
+    return lines
+
+
 def render_text(summary: Summary, corpus: Path) -> str:
     """The human report: figures, then every miss with what ranked above, then every defect."""
     figures = summary.to_json()
@@ -380,6 +427,8 @@ def main(argv: Iterable[str] | None = None) -> int:
                                                  "incident corpus.")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS,
                         help="folder of incidents (<slug>/a.json, b.json, incident.yaml); default %(default)s")
+    parser.add_argument("--null", type=Path, default=DEFAULT_NULL,
+                        help="folder of unchanged-machine pairs (<case>/a.json, b.json); default %(default)s")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     args = parser.parse_args(list(argv) if argv is not None else None)
     if not incident_dirs(args.corpus):
@@ -390,10 +439,14 @@ def main(argv: Iterable[str] | None = None) -> int:
         # Snapshot files need no store, but the command line opens one: keep it away from the user's.
         os.environ["DRIFTCHECK_HOME"] = home
         summary = run_corpus(args.corpus)
+        null = run_null(args.null)
     if args.format == "json":
-        print(json.dumps({"corpus": str(args.corpus), **summary.to_json()}, indent=2, ensure_ascii=False))
+        print(json.dumps({"corpus": str(args.corpus), **summary.to_json(), "null": null.to_json()}, indent=2,
+                         ensure_ascii=False))
     else:
-        sys.stdout.write(render_text(summary, args.corpus))
+        text = render_text(summary, args.corpus).splitlines()
+        # Beside top-1/top-3: a detector is also judged by what it claims when nothing changed.
+        sys.stdout.write("\n".join([*text[:3], *render_null(null), *text[3:]]) + "\n")
     return 0
 
 

@@ -1,4 +1,7 @@
-"""Structural diff of two snapshots: every changed fact, with its category from the facts table.
+"""Structural diff of two snapshots: every changed fact, with its category and class from the facts table.
+
+Changes of a fact classed `reading` (driftcheck/snapshot/facts.yaml: free memory, temperatures, current
+clocks, uptime...) are kept apart in `readings`: they move on their own and are never causes.
 
 The changed leaves inside each probe's data are found by a walk that skips identical subtrees; lists
 are compared as wholes (probe data is keyed by identity, so a list is an ordered value such as a
@@ -17,8 +20,8 @@ from driftcheck.snapshot.facts import fact_table
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
 
-# Document members outside the probes that say how a snapshot was taken, not what the machine is.
-_VOLATILE_TOP = ("host", "label", "tool", "origin")
+# Document members outside the probes that the diff compares (the facts table classes them too).
+_DOCUMENT_MEMBERS = ("host", "label", "tool", "origin")
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,8 @@ class Change:
     before: Any
     after: Any
     category: str
-    volatile: bool = False
+    # A value that moves on its own (facts.yaml `class: reading`): context, never a cause.
+    reading: bool = False
 
     @property
     def path(self) -> str:
@@ -47,17 +51,19 @@ class Change:
 
 @dataclass
 class SnapshotDiff:
-    """All changes from A to B; `changes` holds the relevant ones, `volatile` what is hidden by default."""
+    """All changes from A to B; `changes` holds the candidate causes, `readings` the values that move on
+    their own (shown as context, never causes)."""
 
     a: Snapshot
     b: Snapshot
     changes: list[Change] = field(default_factory=list)
-    volatile: list[Change] = field(default_factory=list)
+    readings: list[Change] = field(default_factory=list)
     # Facts one side holds that an imported report cannot carry: not compared, never "removed".
     not_in_report: list[str] = field(default_factory=list)
 
-    def shown(self, include_volatile: bool = False) -> list[Change]:
-        return sorted(self.changes + (self.volatile if include_volatile else []), key=lambda c: c.path)
+    def shown(self, include_readings: bool = False) -> list[Change]:
+        """The changes, sorted by path; the readings too when asked (`--all`)."""
+        return sorted(self.changes + (self.readings if include_readings else []), key=lambda c: c.path)
 
 
 _MISSING = object()
@@ -98,12 +104,12 @@ def _walk(before: Any, after: Any, prefix: tuple[PathPart, ...],
         out.append((prefix, before, after))
 
 
-def _change(parts: tuple[PathPart, ...], before: Any, after: Any, category: str, volatile: bool) -> Change:
+def _change(parts: tuple[PathPart, ...], before: Any, after: Any, category: str, reading: bool) -> Change:
     if before is _MISSING:
-        return Change(parts, "added", None, after, category, volatile)
+        return Change(parts, "added", None, after, category, reading)
     if after is _MISSING:
-        return Change(parts, "removed", before, None, category, volatile)
-    return Change(parts, "changed", before, after, category, volatile)
+        return Change(parts, "removed", before, None, category, reading)
+    return Change(parts, "changed", before, after, category, reading)
 
 
 def _probe_changes(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[Change]:
@@ -120,26 +126,27 @@ def _probe_changes(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None
     changes = []
     for parts, old, new in _leaf_changes(a.get("data") or {}, b.get("data") or {}):
         full = ("probes", name, "data", *parts)
-        changes.append(_change(full, old, new, facts.category(full), facts.volatile(full)))
+        changes.append(_change(full, old, new, facts.category(full), facts.reading(full)))
     return changes
 
 
 def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
-    """Every difference between A and B, split into relevant and volatile changes.
+    """Every difference between A and B, split into candidate causes and readings (by the facts table).
 
     When either side is an imported report, both are first cut to the facts both hold.
     """
     a, b, not_in_report = comparable(a, b)
     result = SnapshotDiff(a, b, not_in_report=not_in_report)
     all_changes: list[Change] = []
-    for key in _VOLATILE_TOP:
+    facts = fact_table()
+    for key in _DOCUMENT_MEMBERS:
         for parts, old, new in _leaf_changes({key: a.document.get(key)}, {key: b.document.get(key)}):
-            all_changes.append(_change(parts, old, new, "other", True))
+            all_changes.append(_change(parts, old, new, facts.category(parts), facts.reading(parts)))
     names = list(dict.fromkeys([*a.document["probes"], *b.document["probes"]]))
     for name in names:
         before, after = a.document["probes"].get(name), b.document["probes"].get(name)
         all_changes.extend(_probe_changes(name, before, after))
     for change in all_changes:
-        (result.volatile if change.volatile else result.changes).append(change)
+        (result.readings if change.reading else result.changes).append(change)
     return result
 

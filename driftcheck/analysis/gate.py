@@ -85,8 +85,9 @@ def restricted_to(reference: Snapshot, probes: list[str]) -> Snapshot:
 # Benchmark verdicts that fail the gate (`driftcheck.baselines.verdict`): a shift either way.
 SHIFT_VERDICTS = ("slower", "faster")
 
-# Causes below this confidence (an unrelated variable such as LANG, a fact no rule knows) are shown
-# but do not fail the gate on their own.
+# The noise floor: causes below this confidence (an unrelated variable such as LANG, a fact no rule knows)
+# are shown but do not fail the gate on their own, and an unchanged machine ranks nothing above it
+# (tests/analysis/test_null_corpus.py).
 DEFAULT_MIN_CONFIDENCE = 0.1
 
 
@@ -102,8 +103,11 @@ class CheckResult:
 
     @property
     def relevant(self) -> list[Any]:
-        """The explanations confident enough to count as drift."""
-        return [e for e in self.explained.explanations if e.confidence >= self.min_confidence]
+        """The explanations confident enough to count as drift. One that rests on readings alone (a clock
+        read under load) is shown but never fails the gate: a reading moves on its own (facts.yaml)."""
+        readings = {change.path for change in self.explained.diff.readings}
+        return [e for e in self.explained.explanations
+                if e.confidence >= self.min_confidence and not set(e.evidence) <= readings]
 
     @property
     def bench_shifts(self) -> list[dict[str, Any]]:

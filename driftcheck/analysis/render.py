@@ -96,11 +96,13 @@ def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change]
     changes = diff.shown(include_volatile)
     if not include_volatile:
         changes = sorted(changes + [c for c in also if c not in changes], key=lambda c: c.path)
-    hidden = 0 if include_volatile else len(diff.volatile) - len([c for c in also if c in diff.volatile])
+    hidden = 0 if include_volatile else len(diff.readings) - len([c for c in also if c in diff.readings])
+    # Readings move on their own (facts.yaml): counted as context, listed with --all, never causes.
+    note = f" ({hidden} reading(s) hidden, never causes; --all shows them)" if hidden else ""
     if not changes:
-        lines.append("no relevant differences" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
+        lines.append("no relevant differences" + note)
         return "\n".join(lines) + "\n"
-    lines.append(f"{len(changes)} change(s)" + (f" ({hidden} volatile hidden; --all shows them)" if hidden else ""))
+    lines.append(f"{len(changes)} change(s)" + note)
     if diff.not_in_report:
         lines.append(f"{len(diff.not_in_report)} fact(s) not in the report, not compared")
     by_category: dict[str, list[Any]] = {}

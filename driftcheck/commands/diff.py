@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("b", help=SNAPSHOT_REF_HELP)
     add_format(p)
     p.add_argument("--all", action="store_true",
-                   help="also show volatile facts (timestamps, shell variables, who took the snapshot)")
+                   help="also show readings (values that move on their own: clocks, free memory, the taking)")
     p.set_defaults(handler=_cmd_diff)
 
 
@@ -42,6 +42,6 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     else:
         # A reading a plain diff hides (a clock under load, the boot id) is shown when a cause rests on it.
         evidence = explained.evidence_paths()
-        sys.stdout.write(diff_text(diff, args.all, also=[c for c in diff.volatile if c.path in evidence],
+        sys.stdout.write(diff_text(diff, args.all, also=[c for c in diff.readings if c.path in evidence],
                                    ranked=[e.category for e in explained.explanations]))
     return EXIT_DIFFERENT if diff.changes or explained.explanations else EXIT_OK

@@ -15,7 +15,7 @@ from driftcheck.hosts import Host, LocalHost
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV, NvmlUnavailable, read_local_nvml
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.topo import merge_topology, parse_topo
-from driftcheck.snapshot.facts import is_volatile
+from driftcheck.snapshot.facts import is_reading
 from driftcheck.snapshot.paths import format_path, leaves
 
 # Facts one source cannot read at all: a null there is "unread", not a disagreement.
@@ -27,7 +27,7 @@ class SourcesUnavailable(Exception):
 
 
 def disagreements(probe: str, nvml: dict[str, Any], smi: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every leaf whose value differs between the two sources, with whether the facts table calls it volatile."""
+    """Every leaf whose value differs between the two sources, with whether the facts table calls it a reading."""
     left, right = dict(leaves(nvml)), dict(leaves(smi))
     rows = []
     for parts in sorted(set(left) | set(right)):
@@ -37,7 +37,7 @@ def disagreements(probe: str, nvml: dict[str, Any], smi: dict[str, Any]) -> list
             continue
         if isinstance(a, float) and isinstance(b, float) and abs(a - b) < 0.01:
             continue
-        volatile = is_volatile(("probes", probe, "data", *parts))
+        volatile = is_reading(("probes", probe, "data", *parts))
         rows.append({"probe": probe, "path": path, "nvml": a, "nvidia_smi": b, "volatile": volatile})
     return rows
 

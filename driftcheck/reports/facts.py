@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from driftcheck.nvidia.topo import parse_topo
-from driftcheck.nvidia.values import NvidiaFormatError
+from driftcheck.nvidia.values import NvidiaFormatError, cpu_list
 from driftcheck.probes.env import performance_groups
 from driftcheck.probes.packages import PackagesProbe, normalize_name
 from driftcheck.probes.system import cpu_count
@@ -199,6 +199,16 @@ def platform_fields(line: str | None) -> dict[str, str] | None:
     return {"system": system, "release": rest} if rest else {"system": system}
 
 
+def kernel_cpulist(text: str) -> str:
+    """A CPU list as the kernel writes it (`0-1`, not lscpu's `0,1`), so a paste and a probe of one machine
+    agree; text that is no CPU list is kept as it is."""
+    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", text.strip()):
+        return text
+    cpus = {cpu for part in text.strip().split(",")
+            for cpu in range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1)}
+    return cpu_list([sum(1 << cpu for cpu in cpus)], bits_per_mask=max(cpus) + 1) or text
+
+
 def system_data(os_line: str | None, kernel_release: str | None, lscpu: dict[str, str],
                 numa_cpus: dict[str, str]) -> dict[str, Any] | None:
     """The `system` shape of a report's OS line, kernel release and lscpu block."""
@@ -212,7 +222,7 @@ def system_data(os_line: str | None, kernel_release: str | None, lscpu: dict[str
     cpu = _cpu_from_lscpu(lscpu)
     if cpu:
         data["cpu"] = cpu
-    nodes = {node: {"cpus": cpus} for node, cpus in numa_cpus.items() if cpus}
+    nodes = {node: {"cpus": kernel_cpulist(cpus)} for node, cpus in numa_cpus.items() if cpus}
     if nodes:
         data["numa"] = {"nodes": nodes}
     return data or None

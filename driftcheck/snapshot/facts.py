@@ -1,4 +1,5 @@
-"""What each fact of a snapshot is: its category and whether it is volatile, from one table (`facts.yaml`).
+"""What each fact of a snapshot is: its category and its class (identity, setting or reading), from one
+table (`facts.yaml`). The class is the one mechanism that says what is never a cause: a reading.
 
 The table uses the path language of the rule catalog over whole change paths, so reading a diff needs
 no probe code: the diff of two snapshots taken elsewhere (another version, another machine) is
@@ -21,14 +22,23 @@ from driftcheck.snapshot.paths import PathPart
 from driftcheck.snapshot.patterns import PathPattern, compile_pattern
 from driftcheck.snapshot.vocabulary import CATEGORIES
 
+# What a fact is: which thing (identity), what was set (setting), or what moves on its own (reading).
+FACT_CLASSES = ("identity", "setting", "reading")
+# A path no entry classes counts as a setting: a new key is a candidate cause until the table says otherwise.
+DEFAULT_CLASS = "setting"
+
+# Where the document's own members (host, label, tool, origin) are listed: their paths do not start with
+# `probes.<name>`.
+_DOCUMENT = ""
+
 
 @dataclass(frozen=True)
 class Fact:
-    """One entry of the table: the paths it covers, their category (if it says) and volatility."""
+    """One entry of the table: the paths it covers, their category and class (each if it says)."""
 
     patterns: tuple[PathPattern, ...]
     category: str | None
-    volatile: bool
+    fact_class: str | None
 
     def matches(self, parts: Sequence[PathPart]) -> bool:
         return any(pattern.match(parts) is not None for pattern in self.patterns)
@@ -47,18 +57,31 @@ class FactTable:
                 return fact.category
         return "other"
 
-    def volatile(self, parts: Sequence[PathPart]) -> bool:
-        """Whether a change at `parts` is expected on every run (hidden by a plain diff)."""
-        return any(fact.volatile and fact.matches(parts) for fact in self._facts(parts))
+    def declared_class(self, parts: Sequence[PathPart]) -> str | None:
+        """The class the table gives `parts` (first entry with a `class` that matches), None when none does."""
+        for fact in self._facts(parts):
+            if fact.fact_class is not None and fact.matches(parts):
+                return fact.fact_class
+        return None
+
+    def fact_class(self, parts: Sequence[PathPart]) -> str:
+        """The class of a change at `parts`: `identity`, `setting` or `reading` (a setting when unclassed)."""
+        return self.declared_class(parts) or DEFAULT_CLASS
+
+    def reading(self, parts: Sequence[PathPart]) -> bool:
+        """Whether a change at `parts` is a reading: a value that moves on its own, never a cause."""
+        return self.fact_class(parts) == "reading"
 
     def _facts(self, parts: Sequence[PathPart]) -> tuple[Fact, ...]:
-        if len(parts) < 2 or parts[0] != "probes":
-            return ()
-        return self.by_probe.get(str(parts[1]), ())
+        if len(parts) >= 2 and parts[0] == "probes":
+            return self.by_probe.get(str(parts[1]), ())
+        return self.by_probe.get(_DOCUMENT, ()) if parts and parts[0] != "probes" else ()
 
 
 def _probe_of(pattern: PathPattern, where: str) -> str:
     segments = pattern.segments
+    if segments and segments[0].globs and "probes" not in segments[0].globs and not segments[0].capture:
+        return _DOCUMENT  # a member of the document itself (`host.name`, `label`)
     if len(segments) < 2 or segments[0].globs != ("probes",) or len(segments[1].globs) != 1 \
             or segments[1].capture or any(ch in segments[1].globs[0] for ch in "*?["):
         raise RuleCatalogError(f"{where}: a fact pattern starts with `probes.<one probe name>`")
@@ -72,15 +95,19 @@ def _fact(entry: Any, index: int) -> tuple[str, Fact]:
     category = entry.get("category")
     if category is not None and category not in CATEGORIES:
         raise RuleCatalogError(f"{where}: unknown category {category!r}")
-    volatile = bool(entry.get("volatile", False))
-    if category is None and not volatile:
-        raise RuleCatalogError(f"{where}: says neither a category nor `volatile: true`")
+    if "volatile" in entry:
+        raise RuleCatalogError(f"{where}: `volatile` is now `class: reading`")
+    fact_class = entry.get("class")
+    if fact_class is not None and fact_class not in FACT_CLASSES:
+        raise RuleCatalogError(f"{where}: unknown class {fact_class!r} (one of {', '.join(FACT_CLASSES)})")
+    if category is None and fact_class is None:
+        raise RuleCatalogError(f"{where}: says neither a category nor a class")
     sources = entry["match"] if isinstance(entry["match"], list) else [entry["match"]]
     patterns = tuple(compile_pattern(name_catalog().expand(str(source))) for source in sources)
     probes = {_probe_of(pattern, where) for pattern in patterns}
     if len(probes) != 1:
         raise RuleCatalogError(f"{where}: one entry speaks of one probe, not {sorted(probes)}")
-    return probes.pop(), Fact(patterns, category, volatile)
+    return probes.pop(), Fact(patterns, category, fact_class)
 
 
 def parse_facts(document: Any) -> FactTable:
@@ -106,6 +133,11 @@ def category_of(parts: Sequence[PathPart]) -> str:
     return fact_table().category(parts)
 
 
-def is_volatile(parts: Sequence[PathPart]) -> bool:
-    """Whether a change at `parts` is volatile, from the shipped table."""
-    return fact_table().volatile(parts)
+def class_of(parts: Sequence[PathPart]) -> str:
+    """The class of a change at `parts` (`identity`, `setting` or `reading`), from the shipped table."""
+    return fact_table().fact_class(parts)
+
+
+def is_reading(parts: Sequence[PathPart]) -> bool:
+    """Whether a change at `parts` is a reading (never a cause), from the shipped table."""
+    return fact_table().reading(parts)

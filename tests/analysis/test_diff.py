@@ -35,7 +35,7 @@ def test_volatile_facts_are_hidden_unless_asked() -> None:
     diff = diff_snapshots(_snap({"PWD": "/a", "HOME": "/root"}, host="a"),
                           _snap({"PWD": "/b", "HOME": "/root"}, host="b"))
     assert diff.changes == []
-    hidden = {c.path for c in diff.volatile}
+    hidden = {c.path for c in diff.readings}
     assert {"probes.env.data.vars.PWD", "host.name"} <= hidden
     assert {c["path"] for c in explain(diff, include_volatile=True).to_json()["changes"]} == hidden
 

@@ -85,9 +85,11 @@ def test_a_reboot_is_the_context_of_the_huge_page_pool_it_reset() -> None:
     assert result.explanations[0].fix.startswith("echo 1024 | sudo tee /sys/kernel/mm/hugepages/hugepages-2048kB/")
 
 
-def test_a_reboot_alone_still_says_so() -> None:
+def test_a_reboot_alone_still_says_so_as_context_not_as_a_cause() -> None:
+    # A reboot where nothing else changed is the null corpus's case: `check` must pass, the reader still learns it.
     result = _pair(lambda doc: None, lambda b: _system(b).update(boot_id="3f1d6a0e-7c55-4b7e-9d8e-5a2f0c9b1e44"))
-    assert [e.rule for e in result.explanations] == ["rebooted"]
+    assert result.explanations == []
+    assert [n.rule for n in result.notes] == ["rebooted"] and result.rebooted
 
 
 # --- a framework and the library it bundles both moved ------------------------------------------------

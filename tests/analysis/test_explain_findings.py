@@ -4,6 +4,7 @@ templates, readable titles, noise never a cause, markdown fences, bench directio
 from __future__ import annotations
 
 import copy
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,8 @@ import pytest
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained, explain, explain_report
 from driftcheck.analysis.explain.render import _bench_line, explain_markdown, explain_text
-from driftcheck.analysis.rules import default_catalog
 from driftcheck.snapshot.catalog import name_catalog
+from driftcheck.snapshot.facts import is_reading
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
@@ -54,7 +55,7 @@ def test_only_evidenced_volatile_changes_are_added() -> None:
     paths = [row["path"] for row in report["changes"]]
     assert f"probes.gpu.data.gpus.{G0}.clocks.sm_mhz" in paths
     evidenced = {p for row in [*report["explanations"], *report["notes"]] for p in row["evidence"]}
-    volatile = {c.path for c in diff.volatile}
+    volatile = {c.path for c in diff.readings}
     assert volatile - evidenced, "the pair has volatile changes no rule weighs"
     assert not (volatile - evidenced) & set(paths)
 
@@ -178,11 +179,15 @@ def test_shell_noise_and_metadata_are_never_causes() -> None:
     assert "torch 2.13.0+cpu: same version, same binary (1 compiled file(s) identical)" in _unchanged_titles(result)
 
 
-def test_every_shell_noise_variable_is_ignored_by_the_catalog() -> None:
-    catalog = default_catalog()
-    for name in name_catalog().shell_noise:
-        found = catalog.first_match(("probes", "env", "data", "vars", name), "changed")
-        assert found is not None and found[0].ignore, name
+def test_every_shell_noise_variable_is_a_reading_never_a_cause() -> None:
+    before = json.loads((PAIRS / "env-other" / "a.json").read_text("utf-8"))
+    after = copy.deepcopy(before)
+    noise = name_catalog().shell_noise
+    for name in noise:
+        assert is_reading(("probes", "env", "data", "vars", name)), name
+        after["probes"]["env"]["data"]["vars"][name] = "changed"
+    result = explain(diff_snapshots(Snapshot(before), Snapshot(after)), include_volatile=True)
+    assert result.explanations == [] and len(result.diff.readings) >= len(noise)
 
 
 # --- 6. markdown keeps fixes with backticks in one code span -----------------------------------------

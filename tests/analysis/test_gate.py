@@ -101,12 +101,14 @@ def test_must_facts_on_a_recorded_gpu_snapshot(tmp_path: Path) -> None:
 def test_tolerance_counts_small_moves_as_no_change(tmp_path: Path) -> None:
     from driftcheck.analysis.gate import check_against
 
-    a = read_snapshot_file(PAIRS / "gpu-clock-under-load" / "a.json")
-    b = read_snapshot_file(PAIRS / "gpu-clock-under-load" / "b.json")
+    # A setting (a power limit 700 -> 500 W); a reading (a clock) never fails the gate at all.
+    a = read_snapshot_file(PAIRS / "gpu-power-limit-lowered" / "a.json")
+    b = read_snapshot_file(PAIRS / "gpu-power-limit-lowered" / "b.json")
     assert check_against(a, b).drift
-    loose = _policy("tolerances:\n  - {match: 'probes.gpu.data.gpus.*.clocks.sm_mhz', rel: 0.5}\n", tmp_path)
+    limits = "probes.gpu.data.gpus.*.power.limit_w|enforced_limit_w"
+    loose = _policy(f"tolerances:\n  - {{match: '{limits}', rel: 0.5}}\n", tmp_path)
     assert not check_against(a, b, loose).drift
-    tight = _policy("tolerances:\n  - {match: 'probes.gpu.data.gpus.*.clocks.sm_mhz', abs: 30}\n", tmp_path)
+    tight = _policy(f"tolerances:\n  - {{match: '{limits}', abs: 30}}\n", tmp_path)
     assert check_against(a, b, tight).drift
 
 

@@ -12,6 +12,6 @@ def category_of(probe: type[Probe], data_path: str) -> str:
     return facts.category_of(("probes", probe.name, "data", *parse_path(data_path)))
 
 
-def is_volatile(probe: type[Probe], data_path: str) -> bool:
-    """Whether a change at `data_path` inside `probe`'s data is volatile."""
-    return facts.is_volatile(("probes", probe.name, "data", *parse_path(data_path)))
+def is_reading(probe: type[Probe], data_path: str) -> bool:
+    """Whether a change at `data_path` inside `probe`'s data is a reading (never a cause)."""
+    return facts.is_reading(("probes", probe.name, "data", *parse_path(data_path)))

@@ -11,7 +11,7 @@ from driftcheck.hosts import RECORDING_FORMAT, ReplayHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.bench import BenchProbe
 from driftcheck.probes.runner import run_one
-from tests.probes.facts_of import is_volatile
+from tests.probes.facts_of import is_reading
 
 
 def test_on_a_replayed_machine_it_is_unavailable(tmp_path: Path) -> None:
@@ -21,9 +21,9 @@ def test_on_a_replayed_machine_it_is_unavailable(tmp_path: Path) -> None:
     assert outcome.error and "local machine" in outcome.error["message"]
 
 
-def test_every_result_path_is_volatile() -> None:
-    assert is_volatile(BenchProbe, "results.gemm_fp32_1024_gflops.median")
-    assert is_volatile(BenchProbe, "threads")
+def test_every_result_path_is_reading() -> None:
+    assert is_reading(BenchProbe, "results.gemm_fp32_1024_gflops.median")
+    assert is_reading(BenchProbe, "threads")
     assert BenchProbe.on_request and BenchProbe.runs_alone and not BenchProbe.cheap and BenchProbe.isolated
 
 

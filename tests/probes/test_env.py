@@ -8,7 +8,7 @@ from driftcheck.probes.env import EnvProbe, performance_groups
 from driftcheck.probes.redact import REDACTED_PATTERN, Redactor
 from driftcheck.probes.runner import run_one
 from tests.conftest import DATA
-from tests.probes.facts_of import category_of, is_volatile
+from tests.probes.facts_of import category_of, is_reading
 
 
 def test_groups_cover_the_performance_families() -> None:
@@ -42,5 +42,5 @@ def test_groups_list_names_and_values_stay_redacted() -> None:
 def test_categories_and_volatility() -> None:
     assert category_of(EnvProbe, "vars.NCCL_P2P_DISABLE") == "nccl_env"
     assert category_of(EnvProbe, "vars.OMP_NUM_THREADS") == "env_var_other"
-    assert is_volatile(EnvProbe, "groups.nccl")
-    assert not is_volatile(EnvProbe, "vars.OMP_NUM_THREADS")
+    assert is_reading(EnvProbe, "groups.nccl")
+    assert not is_reading(EnvProbe, "vars.OMP_NUM_THREADS")

@@ -15,7 +15,7 @@ from driftcheck.probes.gpu import GpuProbe
 from driftcheck.probes.pcie import PcieProbe
 from driftcheck.probes.runner import run_one, run_probes
 from tests.nvidia.helpers import make_replay, nvidia_text
-from tests.probes.facts_of import category_of, is_volatile
+from tests.probes.facts_of import category_of, is_reading
 
 A10G = "GPU-9a9a6c50-2a47-2f51-a902-b82c3b127e94"
 NO_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
@@ -98,4 +98,4 @@ def test_snapshot_command_records_them_unavailable(cli_process: Callable[..., ob
 def test_categories_and_volatility(probe: type[GpuProbe] | type[PcieProbe], path: str, category: str,
                                    volatile: bool) -> None:
     assert category_of(probe, path) == category
-    assert is_volatile(probe, path) is volatile
+    assert is_reading(probe, path) is volatile

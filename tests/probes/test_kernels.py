@@ -28,7 +28,7 @@ from driftcheck.probes.runner import run_one
 from driftcheck.store.hashcache import HashCache
 from tests.conftest import DATA
 from tests.probes.conftest import WheelVenv
-from tests.probes.facts_of import category_of, is_volatile
+from tests.probes.facts_of import category_of, is_reading
 
 
 def _kernels(python: Path | str, cache: HashCache, progress=None) -> dict:  # type: ignore[no-untyped-def]
@@ -168,8 +168,8 @@ def test_a_recording_replays_to_the_same_data(wheel_venv: WheelVenv, tmp_path: P
 def test_categories_are_package_binary_and_cache_stats_volatile() -> None:
     assert category_of(KernelsProbe, 'modified_in_place.markupsafe') == "package_binary"
     assert category_of(KernelsProbe, 'files["torch:torch/lib/libc10.so"].sha256') == "package_binary"
-    assert is_volatile(KernelsProbe, "hash_cache.hits")
-    assert not is_volatile(KernelsProbe, "files")
+    assert is_reading(KernelsProbe, "hash_cache.hits")
+    assert not is_reading(KernelsProbe, "files")
 
 
 RECORDED = DATA / "hosts" / "cpu-venv-patched-markupsafe"

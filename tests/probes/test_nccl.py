@@ -10,7 +10,7 @@ from driftcheck.probes.nccl import NcclProbe, parse_conf, preferred_library
 from driftcheck.probes.redact import REDACTED_PATTERN, Redactor
 from driftcheck.probes.runner import run_one
 from tests.conftest import DATA
-from tests.probes.facts_of import category_of, is_volatile
+from tests.probes.facts_of import category_of, is_reading
 
 HOSTS = DATA / "hosts"
 
@@ -85,5 +85,5 @@ def test_categories() -> None:
     assert category_of(NcclProbe, 'net["eth0.100"]') == "hardware_change"
     assert category_of(NcclProbe, "infiniband.mlx5_0.ports.1.state") == "nccl_env"
     assert category_of(NcclProbe, "library.version") == "package_version"
-    assert is_volatile(NcclProbe, "net.veth12ab")
-    assert not is_volatile(NcclProbe, "net.eth0")
+    assert is_reading(NcclProbe, "net.veth12ab")
+    assert not is_reading(NcclProbe, "net.eth0")

@@ -14,7 +14,7 @@ from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.system import SystemProbe, cpu_count, parse_cmdline, selected_choice
 from tests.conftest import DATA
-from tests.probes.facts_of import category_of, is_volatile
+from tests.probes.facts_of import category_of, is_reading
 
 HOSTS = DATA / "hosts"
 
@@ -89,8 +89,8 @@ def test_categories() -> None:
     assert category_of(SystemProbe, "kernel.release") == "kernel_os"
     assert category_of(SystemProbe, "cpu.model") == "hardware_change"
     assert category_of(SystemProbe, "modules.nvidia.version") == "driver_version"
-    assert is_volatile(SystemProbe, "uptime_s") and is_volatile(SystemProbe, "boot_id")
-    assert not is_volatile(SystemProbe, "thp.enabled")
+    assert is_reading(SystemProbe, "uptime_s") and is_reading(SystemProbe, "boot_id")
+    assert not is_reading(SystemProbe, "thp.enabled")
 
 
 @pytest.mark.skipif(not Path("/proc/meminfo").exists(), reason="needs Linux /proc")

@@ -16,7 +16,7 @@ from driftcheck.probes.env import performance_groups
 from driftcheck.probes.kernels import is_kernel_package
 from driftcheck.probes.process import performance_libraries
 from driftcheck.snapshot.catalog import name_catalog, parse_catalog
-from driftcheck.snapshot.facts import is_volatile
+from driftcheck.snapshot.facts import is_reading
 
 PACKAGE = Path(__file__).resolve().parents[2] / "driftcheck"
 
@@ -60,7 +60,7 @@ def test_the_users_read_the_catalog() -> None:
         "huggingface": ["TOKENIZERS_PARALLELISM"], "omp": ["KMP_AFFINITY"]}
     assert default_catalog().packages == name_catalog().watched_packages()
     assert relevance_table().group_of("sglang-kernel") is not None
-    assert is_volatile(("probes", "env", "data", "vars", "SHLVL"))
+    assert is_reading(("probes", "env", "data", "vars", "SHLVL"))
     rule = default_catalog().first_match(("probes", "env", "data", "vars", "NVTE_FUSED_ATTN"), "changed")
     assert rule is not None and rule[0].id == "env-performance-family"
 

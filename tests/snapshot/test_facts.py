@@ -1,17 +1,22 @@
-"""The facts table: one table of categories and volatile paths, and a diff that loads no probe code."""
+"""The facts table: one table of categories and classes (identity, setting, reading), and a diff that loads
+no probe code."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from driftcheck.errors import RuleCatalogError
-from driftcheck.probes import PROBE_CLASSES
+from driftcheck.hosts import ReplayHost
+from driftcheck.probes import PROBE_CLASSES, ProbeOptions, builtin_probes
+from driftcheck.probes.prober import Prober
+from driftcheck.probes.redact import Redactor
 from driftcheck.snapshot.facts import fact_table, parse_facts
 from driftcheck.snapshot.paths import format_path, parse_path
 
@@ -62,30 +67,49 @@ def test_every_builtin_probe_has_a_catch_all_category() -> None:
             or cls.name in ("gpu", "process", "bench", "server")
 
 
-@pytest.mark.parametrize(("path", "category", "volatile"), [
-    ("probes.env.data.vars.PWD", "env_var_other", True),
-    ("probes.process.data.processes.sglang.environ.NCCL_DEBUG", "nccl_env", False),
-    ("probes.process.data.processes.sglang.environ.SHLVL", "env_var_other", True),
-    ("probes.process.data.processes.sglang.pid", "other", True),
-    ("probes.process.data.processes.sglang.cgroup.path", "container_limits", True),
-    ("probes.process.data.processes.sglang.mapped_libraries.libnccl", "package_binary", False),
-    ('probes.nccl.data.net["docker0"].mtu', "nccl_env", True),
-    ("probes.system.data.hugepages.sizes.2048kB.free", "thp_memory", True),
-    ("probes.system.data.hugepages.sizes.2048kB.total", "thp_memory", False),
-    ("probes.gpu.data.gpus.GPU-1.clocks", "gpu_clock_power", False),
-    ("probes.gpu.data.gpus.GPU-1.clocks.sm_mhz", "gpu_clock_power", True),
-    ("probes.newprobe.data.x", "other", False),
-    ("host.name", "other", False),
+@pytest.mark.parametrize(("path", "category", "fact_class"), [
+    ("probes.env.data.vars.PWD", "env_var_other", "reading"),
+    ("probes.env.data.vars.HOME", "env_var_other", "setting"),
+    ("probes.process.data.processes.sglang.environ.NCCL_DEBUG", "nccl_env", "setting"),
+    ("probes.process.data.processes.sglang.environ.SHLVL", "env_var_other", "reading"),
+    ("probes.process.data.processes.sglang.pid", "other", "reading"),
+    ("probes.process.data.processes.sglang.cgroup.path", "container_limits", "reading"),
+    ("probes.process.data.processes.sglang.mapped_libraries.libnccl", "package_binary", "setting"),
+    ('probes.nccl.data.net["docker0"].mtu', "nccl_env", "reading"),
+    ("probes.system.data.hugepages.sizes.2048kB.free", "thp_memory", "reading"),
+    ("probes.system.data.hugepages.sizes.2048kB.total", "thp_memory", "setting"),
+    ("probes.system.data.numa.nodes.0.memory_total_kib", "numa", "reading"),
+    ("probes.system.data.numa.nodes.0.cpus", "numa", "setting"),
+    ("probes.system.data.uptime_s", "kernel_os", "reading"),
+    ("probes.gpu.data.gpus.GPU-1.clocks", "gpu_clock_power", "setting"),
+    ("probes.gpu.data.gpus.GPU-1.clocks.sm_mhz", "gpu_clock_power", "reading"),
+    ("probes.gpu.data.gpus.GPU-1.serial", "hardware_change", "identity"),
+    ("probes.gpu.data.gpus.GPU-1.power.limit_w", "gpu_clock_power", "setting"),
+    ("probes.pcie.data.gpus.GPU-1.link.gen_current", "pcie_link", "reading"),
+    ("probes.pcie.data.gpus.GPU-1.link.width_current", "pcie_link", "setting"),
+    ("probes.kernels.data.hash_cache.hits", "package_binary", "reading"),
+    ("probes.newprobe.data.x", "other", "setting"),
+    ("host.name", "other", "reading"),
+    ("label", "other", "reading"),
 ])
-def test_paths_of_other_probes(path: str, category: str, volatile: bool) -> None:
+def test_paths_of_other_probes(path: str, category: str, fact_class: str) -> None:
     table = fact_table()
     parts = parse_path(path)
-    assert (table.category(parts), table.volatile(parts)) == (category, volatile)
+    assert (table.category(parts), table.fact_class(parts)) == (category, fact_class)
+    assert table.reading(parts) == (fact_class == "reading")
+
+
+def test_an_unclassed_key_counts_as_a_setting_but_is_seen_as_unclassed() -> None:
+    parts = parse_path("probes.system.data.a_key_no_probe_writes_yet")
+    assert fact_table().declared_class(parts) is None
+    assert fact_table().fact_class(parts) == "setting"
 
 
 @pytest.mark.parametrize(("document", "message"), [
     ({}, "`facts` list"),
     ({"facts": [{"match": "probes.env.**"}]}, "neither a category"),
+    ({"facts": [{"match": "probes.env.**", "class": "weather"}]}, "unknown class"),
+    ({"facts": [{"match": "probes.env.**", "volatile": True}]}, "now `class: reading`"),
     ({"facts": [{"match": "probes.env.**", "category": "weather"}]}, "unknown category"),
     ({"facts": [{"match": "probes.*.x", "category": "other"}]}, "one probe name"),
     ({"facts": [{"match": ["probes.env.x", "probes.gpu.x"], "category": "other"}]}, "one probe"),
@@ -105,3 +129,63 @@ def test_parse_path_inverts_format_path(path: str) -> None:
 def test_parse_path_rejects_what_format_path_never_writes(path: str) -> None:
     with pytest.raises(ValueError):
         parse_path(path)
+
+
+# ---- every leaf the probes write has a class -----------------------------------------------------------
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def _leaves(value: Any, prefix: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+    """Every leaf path under `value`; an empty mapping holds no fact, a list is one value."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*prefix, key))
+    else:
+        yield prefix
+
+
+def _document_leaves(document: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
+    for key in ("host", "label", "tool", "origin"):
+        if key in document:
+            yield from _leaves(document[key], (key,))
+    for name, outcome in (document.get("probes") or {}).items():
+        yield from _leaves(outcome.get("data") or {}, ("probes", name, "data"))
+
+
+def _replayed(recording: Path) -> dict[str, Any]:
+    """A snapshot of a recorded host by every built-in probe, with the options it was recorded with."""
+    host = ReplayHost(recording)
+    manifest = json.loads((recording / "host.json").read_text("utf-8"))
+    options = ProbeOptions.from_json(manifest.get("options") or {})
+    return Prober(host, Redactor(b"leaf-walk"), options=options).snapshot(
+        builtin_probes(Redactor(b"leaf-walk"))).document
+
+
+def _stored_documents() -> Iterator[tuple[str, dict[str, Any]]]:
+    for path in sorted([*DATA.glob("pairs/*/*.json"), *DATA.glob("incidents/*/*.json"), *DATA.glob("null/*/*.json")]):
+        document = json.loads(path.read_text("utf-8"))
+        if isinstance(document, dict) and isinstance(document.get("probes"), dict):
+            yield str(path.relative_to(DATA)), document
+
+
+RECORDINGS = sorted(p.parent for p in DATA.glob("hosts/*/host.json"))
+
+
+def _unclassed(document: dict[str, Any]) -> list[str]:
+    table = fact_table()
+    return sorted({format_path(parts) for parts in _document_leaves(document) if table.declared_class(parts) is None})
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=[p.name for p in RECORDINGS])
+def test_every_leaf_of_a_recorded_host_has_a_class(recording: Path) -> None:
+    document = _replayed(recording)
+    assert sum(1 for _ in _document_leaves(document)) > 5
+    assert _unclassed(document) == []
+
+
+def test_every_leaf_of_the_stored_snapshots_has_a_class() -> None:
+    documents = list(_stored_documents())
+    assert len(documents) > 200
+    unclassed = {where: found for where, document in documents if (found := _unclassed(document))}
+    assert unclassed == {}

@@ -20,6 +20,7 @@ from driftcheck.analysis.explain.roots import root_of
 from driftcheck.analysis.explain.unchanged import unchanged_suspects
 from driftcheck.analysis.explain.values import field_for, human_field
 from driftcheck.analysis.rules import Catalog, Rule, default_catalog
+from driftcheck.snapshot.facts import is_reading
 from driftcheck.snapshot.model import Snapshot
 
 Member = tuple[Change, dict[str, str]]
@@ -46,19 +47,19 @@ def _group_key(rule: Rule, change: Change, captures: dict[str, str]) -> str:
     return json.dumps([rule.id, others, change.kind, change.before, change.after], sort_keys=True, default=str)
 
 
-def _groups(diff: SnapshotDiff, catalog: Catalog, include_volatile: bool,
+def _groups(diff: SnapshotDiff, catalog: Catalog,
             ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member], bool]]:
     """The claimed changes, one group per rule and values (the same power limit on 8 GPUs is one), each
     with whether the rule's fix would change nothing (its `restores` facts are equal on both sides).
 
     A change of a set (throttle reasons) is given to every rule that explains one of its members."""
     groups: dict[str, tuple[Rule, list[Member], bool]] = {}
-    hidden = set() if include_volatile else {id(change) for change in diff.volatile}
-    for change in diff.shown(include_volatile=True):
+    for change in diff.shown(include_readings=True):
         if ignore is not None and ignore(change):
             continue
         for rule, captures in claims(diff.a, diff.b, change, catalog):
-            if rule.ignore or (id(change) in hidden and not rule.reads_volatile):
+            # A reading is never a cause, `--all` or not: only a rule that interprets readings weighs one.
+            if rule.ignore or (change.reading and not rule.reads_volatile):
                 continue
             inert = fix_is_inert(rule, diff.a, diff.b, change)
             key = json.dumps([inert, _group_key(rule, change, captures)])
@@ -177,7 +178,7 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     sides = Sides(diff.a, diff.b)
     causes: list[Explanation] = []
     notes: list[Explanation] = []
-    for rule, members, inert in _groups(diff, catalog, include_volatile, ignore):
+    for rule, members, inert in _groups(diff, catalog, ignore):
         explanation = _explanation(sides, rule, members, result.rebooted, moves, table)
         if inert:
             notes.append(_inert(explanation, rule))
@@ -189,7 +190,7 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     result.notes = sorted(notes, key=order_key)
     # Every difference voids the suspects it touches, volatile and policy-ignored ones included: "checked
     # and unchanged" must never claim identical what changed.
-    result.unchanged = unchanged_suspects(diff, catalog, diff.shown(include_volatile=True))
+    result.unchanged = unchanged_suspects(diff, catalog, diff.shown(include_readings=True))
     return result
 
 
@@ -199,12 +200,14 @@ def fix_for(change: Change, reference: Snapshot, current: Snapshot, catalog: Cat
     `change.after` on `current` and should be `change.before`, as on `reference`.
 
     For a fleet, `reference` is a host holding the majority value and `current` the odd one out; for a
-    diff it is A and B. None when no rule claims the change or its rule never explains (a volatile reading).
+    diff it is A and B. None when no rule claims the change, its rule never explains, or it is a reading.
     """
     catalog = catalog or default_catalog()
     found = classify(reference, current, change, catalog)
     if found is None or found[0].ignore:
         return None
+    if (change.reading or is_reading(change.parts)) and not found[0].reads_volatile:
+        return None  # a reading moves on its own (facts.yaml): never a cause, on a fleet either
     rule, captures = found
     return _explanation(Sides(reference, current), rule, [(change, captures)], False, BenchMoves(),
                         relevance_table())

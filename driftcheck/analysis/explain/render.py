@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from driftcheck.analysis.explain.model import Explained, Explanation
+from driftcheck.analysis.explain.report import reading_order, reading_title
 from driftcheck.analysis.partial import not_compared, not_compared_line
 from driftcheck.analysis.targets import target_difference
 from driftcheck.snapshot.model import Snapshot
@@ -45,6 +46,20 @@ def _bench_line(row: dict[str, Any]) -> str:
     unit = f" {row['unit']}" if row.get("unit") else ""
     return (f"{row.get('name')}: {_value(row.get('before'))} -> {_value(row.get('after'))}{unit} "
             f"({ratio_text}{direction}, {flag})")
+
+
+# Readings listed before "... and N more": they are context, the causes come first.
+READINGS_SHOWN = 5
+
+
+def reading_lines(result: Explained) -> list[str]:
+    """The readings that moved (never causes), as context: the first few, or all with `--all`."""
+    readings = sorted(result.diff.readings, key=reading_order)
+    shown = readings if result.include_volatile else readings[:READINGS_SHOWN]
+    lines = [reading_title(change) for change in shown]
+    if len(readings) > len(shown):
+        lines.append(f"... and {len(readings) - len(shown)} more (--all lists them)")
+    return lines
 
 
 def _confidence_colour(explanation: Explanation) -> str:
@@ -107,6 +122,11 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
         lines.append("")
         lines.append(_paint("Differences that are not drift:", "bold", colour))
         lines.extend(f"  - {n.title}" for n in result.notes)
+    readings = reading_lines(result)
+    if readings:
+        lines.append("")
+        lines.append(_paint("Readings that moved on their own (context, never causes):", "bold", colour))
+        lines.extend(_paint(f"  ~ {line}", "dim", colour) for line in readings)
     if result.unchanged:
         lines.append("")
         lines.append(_paint(f"Checked and unchanged, held by both sides ({len(result.unchanged)}):", "bold", colour))
@@ -160,6 +180,9 @@ def explain_markdown(result: Explained, confirmations: dict[int, str] | None = N
         lines.append("No relevant difference explains a performance shift.")
     if result.notes:
         lines += ["", "### Not drift", ""] + [f"- {n.title}" for n in result.notes]
+    readings = reading_lines(result)
+    if readings:
+        lines += ["", "### Readings (context, never causes)", ""] + [f"- {_md_cell(line)}" for line in readings]
     if result.unchanged:
         lines += ["", f"### Checked and unchanged ({len(result.unchanged)})", ""] + \
             [f"- {row['title']}" for row in result.unchanged]

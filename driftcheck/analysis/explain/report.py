@@ -4,11 +4,59 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from driftcheck.analysis.explain.values import human_field, show_value
 from driftcheck.analysis.partial import not_compared
 from driftcheck.analysis.targets import target_difference
 
 if TYPE_CHECKING:
+    from driftcheck.analysis.diff import Change
     from driftcheck.analysis.explain.model import Explained
+
+# Units a field name ends with, and how a reader writes a value in them.
+_KIB_PER_GIB = 1024 * 1024
+_UNIT_WORDS = {"mhz": "MHz", "w": "W", "c": "C", "mib": "MiB", "s": "s", "pct": "%", "mbps": "Mb/s", "bytes": "bytes"}
+# Readings of the machine first (memory, clocks, temperatures), then the probes' own counters, then how the
+# snapshot was taken (label, host kind).
+_MACHINE_PROBES = ("system", "gpu", "pcie", "nccl", "process", "server")
+
+
+def reading_order(change: Change) -> tuple[int, str]:
+    """Where a reading is listed: the machine's readings before driftcheck's own and the document's."""
+    if change.probe in _MACHINE_PROBES:
+        return 0, change.path
+    return (1 if change.probe else 2), change.path
+
+
+def _subject(change: Change) -> str:
+    """What a reading is about, in words: `numa.nodes.0.memory_total_kib` -> "NUMA node 0 memory total"."""
+    parts = [str(part) for part in change.parts]
+    rest = parts[3:] if len(parts) > 3 and parts[0] == "probes" else parts
+    words = human_field(".".join(rest).replace("nodes.", "node.", 1))
+    return words or change.path
+
+
+def _amount(change: Change, value: Any) -> str:
+    """A reading's value with its unit: KiB as GiB, the unit a field name ends with after the number."""
+    if value is None:
+        return "absent"
+    unit = str(change.parts[-1]).rsplit("_", 1)[-1].lower() if change.parts else ""
+    if unit == "kib" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value / _KIB_PER_GIB:.1f} GiB"
+    text = show_value(value)
+    if unit in _UNIT_WORDS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{text} {_UNIT_WORDS[unit]}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def reading_title(change: Change) -> str:
+    """One line of context for a reading: "NUMA node 0 memory total 7.4 GiB -> 12.5 GiB: a reading"."""
+    return f"{_subject(change)} {_amount(change, change.before)} -> {_amount(change, change.after)}: a reading"
+
+
+def readings_json(result: Explained) -> list[dict[str, Any]]:
+    """The `readings` of the contract: every value that moved on its own, with a title; never causes."""
+    return [{"path": change.path, "before": change.before, "after": change.after, "title": reading_title(change)}
+            for change in sorted(result.diff.readings, key=reading_order)]
 
 
 def report(result: Explained) -> dict[str, Any]:
@@ -16,11 +64,11 @@ def report(result: Explained) -> dict[str, Any]:
     diff = result.diff
     catalog_category = {path: e.category for e in [*result.explanations, *result.notes] for path in e.evidence}
     changes = []
-    # Evidence is change paths: a volatile reading a rule weighed (a current clock, the boot id) is listed
+    # Evidence is change paths: a reading a rule weighed (a current clock under load, the boot id) is listed
     # even without --all, so every evidence path is in `changes`.
     evidenced = result.evidence_paths()
-    for change in diff.shown(include_volatile=True):
-        if change.volatile and not result.include_volatile and change.path not in evidenced:
+    for change in diff.shown(include_readings=True):
+        if change.reading and not result.include_volatile and change.path not in evidenced:
             continue
         row = change.to_json()
         if row["category"] == "other" and change.path in catalog_category:
@@ -34,6 +82,7 @@ def report(result: Explained) -> dict[str, Any]:
         "unchanged": result.unchanged,
         "not_compared": not_compared(diff.a, diff.b),
         "targets": target_difference(diff.a, diff.b).to_json(),
+        "readings": readings_json(result),
         "bench": result.bench,
         "notes": [{**e.to_json(), "rank": None} for e in result.notes],
         "rebooted": result.rebooted,

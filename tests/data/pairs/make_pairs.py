@@ -297,7 +297,7 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "env-performance-family": (set_at(f"{EV}/CUDA_MODULE_LOADING", "EAGER"), ["env-performance-family"],
                                "env_var_other"),
     "env-other": (set_at(f"{EV}/LANG", "en_US.UTF-8"), ["env-other"], "env_var_other"),
-    "rebooted": (_reboot, ["rebooted"], "kernel_os"),
+    "rebooted": (_reboot, ["note:rebooted"], "kernel_os"),
     "kernel-release": (set_at(f"{SY}/kernel/release", "6.8.0-45-generic"), ["kernel-release"], "kernel_os"),
     "os-release": (set_at(f"{SY}/os/version_id", "24.04"), ["os-release"], "kernel_os"),
     "iommu": (set_at(f"{SY}/iommu/mode", "translated"), ["iommu"], "kernel_os"),
