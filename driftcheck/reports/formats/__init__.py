@@ -13,6 +13,7 @@ from driftcheck.reports.formats import (
     nvidia_smi_text,
     nvidia_smi_topo,
     nvidia_smi_xml,
+    pip_packages,
     pytorch_collect_env,
     sglang_check_env,
     vllm_collect_env,
@@ -29,6 +30,7 @@ FORMATS: tuple[Format, ...] = (
     nvidia_smi_table.FORMAT,
     nvidia_smi_topo.FORMAT,
     nvidia_smi_csv.FORMAT,
+    pip_packages.FORMAT,
 )
 
 

@@ -1,0 +1,90 @@
+"""`pip freeze`, `pip list` and `uv pip list`: the packages of one interpreter, as users paste them.
+
+`pip freeze` prints `name==version`, `name @ URL` (a wheel or a VCS checkout) and `-e` lines; `pip list` and
+`uv pip list` print a two-column table under a `Package Version` header and a rule of dashes (an editable
+install adds a location column). Both fill the `packages` probe's shape with name and version; a line that
+is neither (a warning, a prompt) is kept as unclaimed text. A list is complete only when no line of it was
+left unread: a paste cut mid-table gives its packages but does not claim the others are gone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from driftcheck.reports import facts
+from driftcheck.reports.formats.base import Format, Parsed
+
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+_FREEZE_PINNED = re.compile(rf"^(?P<name>{_NAME})(?:\[[^\]]*\])?\s*===?\s*(?P<version>[^\s;#]+)\s*(?:[;#].*)?$")
+_FREEZE_URL = re.compile(rf"^(?P<name>{_NAME})(?:\[[^\]]*\])?\s+@\s+(?P<url>\S+)\s*$")
+_FREEZE_EDITABLE = re.compile(r"^-e\s+(?P<url>\S+?)(?:#egg=(?P<name>[A-Za-z0-9._-]+))?\s*$")
+# pip's own note before an editable install it cannot name a URL for: it names the package instead.
+_EDITABLE_NOTE = re.compile(rf"^#\s*Editable .*\((?P<name>{_NAME})==(?P<version>[^\s)]+)\)\s*$")
+_LIST_HEADER = re.compile(r"^\s*Package\s+Version(\s+\S.*)?$")
+_LIST_RULE = re.compile(r"^\s*-{3,}(\s+-{3,})+\s*$")
+_LIST_ROW = re.compile(rf"^\s*(?P<name>{_NAME})\s+(?P<version>\d[^\s]*)(?:\s+(?P<location>/\S.*|[A-Za-z]:\\\S.*))?\s*$")
+# A version a URL install leaves in its wheel's file name: `torch-2.5.1+cu124-cp311-...whl`.
+_WHEEL_VERSION = re.compile(r"/[A-Za-z0-9_.]+-(?P<version>\d[^-/]*)-[^/]*\.whl$")
+
+
+def _table_start(lines: list[str]) -> int | None:
+    for i, line in enumerate(lines[:-1]):
+        if _LIST_HEADER.match(line) and _LIST_RULE.match(lines[i + 1]):
+            return i + 2
+    return None
+
+
+def detect(text: str) -> bool:
+    """A `pip list` table (header and rule), or a text whose lines are mostly `pip freeze` requirements."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if _table_start(lines) is not None:
+        return True
+    frozen = sum(1 for line in lines if _FREEZE_PINNED.match(line) or _FREEZE_URL.match(line)
+                 or _FREEZE_EDITABLE.match(line) or _EDITABLE_NOTE.match(line))
+    return frozen >= 3 and frozen >= 0.8 * len(lines)
+
+
+def _freeze_row(line: str) -> tuple[str, str | None] | None:
+    pinned = _FREEZE_PINNED.match(line)
+    if pinned:
+        return pinned["name"], pinned["version"]
+    url = _FREEZE_URL.match(line)
+    if url:
+        wheel = _WHEEL_VERSION.search(url["url"])
+        return url["name"], wheel["version"] if wheel else None
+    editable = _FREEZE_EDITABLE.match(line)
+    if editable and editable["name"]:
+        return editable["name"], None
+    return None
+
+
+def parse(text: str) -> Parsed:
+    """The `packages` probe (name and version of each distribution) of a pasted pip freeze or pip list."""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    start = _table_start(lines)
+    rows: list[tuple[str, str]] = []
+    unclaimed: list[str] = []
+    noted: tuple[str, str] | None = None
+    for line in lines[start:] if start is not None else lines:
+        note = _EDITABLE_NOTE.match(line.strip()) if start is None else None
+        if note:
+            noted = (note["name"], note["version"])
+            continue
+        found = _LIST_ROW.match(line) if start is not None else _freeze_row(line.strip())
+        if found is None and noted and line.strip().startswith("-e "):
+            found, noted = noted, None  # `-e /path` of the package pip's note just named
+        if found is None:
+            unclaimed.append(line)
+            continue
+        name, version = (found["name"], found["version"]) if isinstance(found, re.Match) else found
+        rows.append((name, version or "unknown"))
+    if not rows:
+        raise ValueError("a pip package list with no package line")
+    variant = "pip list" if start is not None else "pip freeze"
+    # Every line read: the list is whole, and a package missing from it is not installed.
+    complete = ["probes.packages.data.packages"] if not unclaimed else []
+    return Parsed(probes={"packages": facts.packages_data(rows, None)}, variant=variant, unclaimed=unclaimed,
+                  complete=complete)
+
+
+FORMAT = Format("pip-packages", "pip freeze / pip list", "pip", detect, parse)
