@@ -132,3 +132,13 @@ def test_two_names_of_one_environment_are_one_interpreter(tmp_path: Path) -> Non
                                               sign=False, keep=False))
     assert reference_target(a).python != reference_target(b).python
     assert not target_difference(a, b)
+
+
+def test_another_interpreter_is_one_cause_with_its_path_prefix_and_sys_path_as_evidence(tmp_path: Path) -> None:
+    venv = _venv(tmp_path / "venv")
+    a = api.take_snapshot(api.SnapshotRequest(python=str(venv), probes=("python",), sign=False, keep=False))
+    b = api.take_snapshot(api.SnapshotRequest(probes=("python",), sign=False, keep=False))
+    result = explain(diff_snapshots(a, b))
+    interpreter = [e for e in result.explanations if "probes.python.data.executable" in e.evidence]
+    assert len(interpreter) == 1 and len(result.explanations) == 1
+    assert {"probes.python.data.prefix", "probes.python.data.sys_path"} <= set(interpreter[0].evidence)

@@ -58,7 +58,13 @@ def root_of(rule: Rule, change: Change, relevance: RelevanceTable) -> str | None
     return _root_of_fact(probe, inner)
 
 
+# What says which interpreter ran: another one shows in its path, its prefix and its sys.path at once.
+_INTERPRETER_FACTS = ("executable", "prefix", "base_prefix", "virtualenv", "conda_env", "conda_prefix", "sys_path")
+
+
 def _root_of_fact(probe: str | None, inner: list[str]) -> str | None:
+    if probe == "python" and inner[:1] and inner[0] in _INTERPRETER_FACTS:
+        return "interpreter"
     if probe == "gpu" and inner[:1] in (["driver_version"], ["cuda_driver_version"]):
         return "driver"
     if probe == "system" and inner[:1] == ["modules"] and len(inner) > 2 and inner[1].startswith("nvidia") \
