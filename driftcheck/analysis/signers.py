@@ -27,7 +27,9 @@ class Side:
 
     def where(self) -> str:
         """`A 1a2b3c4d5e6f (before.json)`: the role and which snapshot, for a message."""
-        shown = f" ({self.source})" if self.source and not self.source.startswith("<") else ""
+        # A path may hold any character: escaped, so a warning stays one line and no terminal sequence.
+        source = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in self.source)
+        shown = f" ({source})" if source and not source.startswith("<") else ""
         return f"{self.role} {self.short_id}{shown}"
 
     def warning(self) -> str:

@@ -54,6 +54,8 @@ class Signer:
         if self.state == "you":
             return "signed by you"
         if self.state == "trusted":
+            if self.name == self.fingerprint:  # trusted without a name
+                return f"signed by a trusted key {self.fingerprint}"
             return f"signed by {self.name} ({self.fingerprint})"
         if self.state == "unknown":
             return f"signed by an unknown key {self.fingerprint}"
@@ -122,7 +124,8 @@ class TrustStore:
         for line in lines:
             key, _, name = line.strip().partition(" ")
             if _FINGERPRINT.match(key):
-                found.append(TrustedKey(key, name.strip() or key))
+                # A hand-edited name that `add` would refuse (control characters) is shown as the fingerprint.
+                found.append(TrustedKey(key, name.strip() if _NAME.match(name.strip()) else key))
         return found
 
     def add(self, key: str, name: str | None = None) -> TrustedKey:

@@ -158,3 +158,14 @@ def test_signers_of_and_require_trusted_in_the_library(tmp_path: Path, stranger:
     with pytest.raises(UntrustedSignerError) as caught:
         require_trusted(signers)
     assert caught.value.signer.fingerprint == stranger.fingerprint and caught.value.exit_code == 2
+
+
+def test_a_source_or_trusted_name_with_control_characters_stays_one_plain_line(tmp_path: Path,
+                                                                              stranger: KeyPair) -> None:
+    theirs = Snapshot(sign_document(_document("2"), stranger), "evil\n\x1b[2Jname.json")
+    line = signers_of(theirs, theirs).lines()[0]
+    assert "\n" not in line and "\x1b" not in line and "evil\\n\\x1b[2Jname.json" in line
+    store = TrustStore()
+    store.path.parent.mkdir(parents=True, exist_ok=True)
+    store.path.write_text(f"{stranger.fingerprint} bob\x1b[31m\n", "utf-8")
+    assert store.signer_of(theirs.document).text() == f"signed by a trusted key {stranger.fingerprint}"
