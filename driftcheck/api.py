@@ -33,6 +33,7 @@ from driftcheck.analysis.gate import (
 )
 from driftcheck.analysis.policy import Policy, load_policy
 from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target
 from driftcheck.errors import OptionError, UsageError
 from driftcheck.hosts import Host
@@ -105,7 +106,8 @@ class CheckRequest:
     shown but are not drift. When the reference carries benchmark results, the fresh snapshot reruns
     the same suite with the same runs and budget: `bench_runs` overrides the runs, `rerun_bench=False`
     skips it, `rerun_bench=True` insists (an error when the reference holds none). `keep=False` keeps
-    the fresh snapshot out of the store.
+    the fresh snapshot out of the store. `require_trusted` refuses (UntrustedSignerError) a reference signed
+    by no key the user trusts, before anything is taken.
     """
 
     against: str | Snapshot | None = None
@@ -118,6 +120,7 @@ class CheckRequest:
     rerun_bench: bool | None = None
     bench_runs: int | None = None
     keep: bool = True
+    require_trusted: bool = False
 
     def __post_init__(self) -> None:
         _frozen_tuple(self, "probes")
@@ -219,6 +222,8 @@ def _reference(request: CheckRequest, store: Store, host_name: str) -> Snapshot:
 
 def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Target, store: Store,
            progress: ProgressCallback | None) -> CheckResult:
+    if request.require_trusted:  # the reference only: the fresh side is taken and signed here, by the user
+        require_trusted(signers_for({"a": reference}, roles={"a": "the reference"}))
     rules = load_policy(Path(request.policy)) if isinstance(request.policy, (str, Path)) else request.policy
     options = ProbeOptions(bench=bench_rerun(reference, request.rerun_bench, request.bench_runs),
                            server_url=recorded.server)
@@ -227,6 +232,7 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
     fresh = prober.snapshot(prober.probes(request.probes or probes_to_check(reference), cheap_only=True),
                             label=request.label)
     result = check_against(reference, fresh, rules, request.min_confidence)
+    result.explained.signers = signers_of(reference, fresh)
     if request.keep:
         store.add(fresh)
     return result

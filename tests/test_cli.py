@@ -256,9 +256,12 @@ def test_every_handler_is_one_function_per_sub_action() -> None:
     parsers = _parsers(build_parser(*COMMANDS))
     handlers = {name: p.get_default("handler") for name, p in parsers.items()}
     with_actions = {name.split()[0] for name in parsers if " " in name}
-    assert with_actions == {"baseline", "schedule"}
+    assert with_actions == {"baseline", "key", "schedule"}
     for name, handler in handlers.items():
-        assert (handler is None) == (name in with_actions), name
+        # `key` alone still shows the key, as `key show` does (the one action with a default).
+        assert (handler is None) == (name in with_actions - {"key"}), name
+    assert handlers["key"] is handlers["key show"]
+    assert len({handlers[f"key {a}"] for a in ("show", "trust", "untrust", "trusted")}) == 4
     assert len({handlers[f"baseline {a}"] for a in ("save", "list", "show", "rm")}) == 4
     assert len({handlers[f"schedule {a}"] for a in ("install", "status", "remove")}) == 3
 

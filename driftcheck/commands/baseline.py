@@ -9,6 +9,7 @@ import sys
 from driftcheck import api
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.render import snapshot_text
+from driftcheck.analysis.signers import require_trusted, signers_for
 from driftcheck.baselines.render import results_text
 from driftcheck.commands.common import (
     EXIT_OK,
@@ -19,6 +20,7 @@ from driftcheck.commands.common import (
     add_format,
     add_label,
     add_python,
+    add_require_trusted,
     add_runs,
     flag_terms,
     progress_printer,
@@ -51,6 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                           "%(default)s): their spread is what tells a change from this machine's "
                                           "run-to-run noise")
     add_budget(save)
+    add_require_trusted(save, "SNAP")
     save.set_defaults(handler=_cmd_save, validate=_validate_save)
     lst = actions.add_parser("list", help="list baselines")
     add_format(lst)
@@ -84,6 +87,10 @@ def _cmd_save(args: argparse.Namespace) -> int:
     if not args.snapshot and not args.force:
         named.check_free(args.name)
     snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else _fresh(args)
+    signers = signers_for({"snapshot": snapshot}, roles={"snapshot": "SNAP"})
+    if args.require_trusted:
+        require_trusted(signers)
+    sys.stdout.write("".join(line + "\n" for line in signers.lines()))
     bench_data = snapshot.probe_data("bench")
     if args.bench and not bench_data:
         # A baseline saved without the benchmarks it was asked for would make `check` skip them silently.

@@ -20,6 +20,7 @@ from driftcheck.commands.common import (
     add_no_store,
     add_probe_selection,
     add_python,
+    add_require_trusted,
     add_runs,
     flag_terms,
     progress_printer,
@@ -51,6 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         help="do not rerun the reference's benchmarks (by default, a reference with benchmark "
                              "results has them rerun: same suite, runs and budget)")
     add_runs(reruns, help="independent benchmark runs instead of the reference's number")
+    add_require_trusted(p, "the reference")
     p.set_defaults(handler=_cmd_check, validate=validate_host)
 
 
@@ -59,7 +61,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         request = api.CheckRequest(against=args.against, policy=args.policy, probes=args.probe or (),
                                    python=None if host else args.python, min_confidence=args.min_confidence,
                                    keep=not args.no_store, rerun_bench=False if args.no_bench else None,
-                                   bench_runs=args.runs)
+                                   bench_runs=args.runs, require_trusted=args.require_trusted)
         result = api.check(request, host=host, progress=progress_printer(sys.stderr.isatty()))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))

@@ -136,6 +136,13 @@ def add_format(p: Options, choices: Sequence[str] = ("text", "json"), default: s
                    help=help or f"output format (default {default})")
 
 
+def add_require_trusted(p: Options, what: str = "A or B") -> None:
+    """`--require-trusted`: a snapshot signed by no key the user trusts is an error, before any comparison."""
+    p.add_argument("--require-trusted", action="store_true",
+                   help=f"refuse (exit 2) when {what} is unsigned, altered or signed by a key you do not trust "
+                        "(`driftcheck key trusted` lists yours); without it such a side is named first")
+
+
 def add_label(p: Options, help: str = "a note kept with the snapshot (e.g. 'before reboot')") -> None:
     """`--label TEXT`."""
     p.add_argument("--label", help=help)

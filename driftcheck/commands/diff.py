@@ -10,7 +10,8 @@ from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.render import diff_text
-from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format
+from driftcheck.analysis.signers import require_trusted, signers_of
+from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format, add_require_trusted
 from driftcheck.store.snapshots import Store
 
 
@@ -25,6 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_format(p)
     p.add_argument("--all", action="store_true",
                    help="also show readings (values that move on their own: clocks, free memory, the taking)")
+    add_require_trusted(p)
     p.set_defaults(handler=_cmd_diff)
 
 
@@ -32,8 +34,12 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     store = Store()
     a = resolve_snapshot(args.a, store)
     b = resolve_snapshot(args.b, store)
+    signers = signers_of(a, b)
+    if args.require_trusted:
+        require_trusted(signers)
     diff = diff_snapshots(a, b)
     explained = explain(diff, include_volatile=args.all)
+    explained.signers = signers
     if args.format == "json":
         report = explained.to_json()
         if diff.not_in_report:
@@ -42,6 +48,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     else:
         # A reading a plain diff hides (a clock under load, the boot id) is shown when a cause rests on it.
         evidence = explained.evidence_paths()
+        sys.stdout.write("".join(line + "\n" for line in signers.lines()))
         sys.stdout.write(diff_text(diff, args.all, also=[c for c in diff.readings if c.path in evidence],
                                    ranked=[e.category for e in explained.explanations]))
     return EXIT_DIFFERENT if diff.changes or explained.explanations else EXIT_OK

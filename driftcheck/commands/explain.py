@@ -12,7 +12,15 @@ from driftcheck.analysis.explain import explain
 from driftcheck.analysis.explain.render import explain_markdown, explain_text
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.run_causes import compare_references, rank_with_telemetry
-from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format, use_colour
+from driftcheck.analysis.signers import require_trusted, signers_of
+from driftcheck.commands.common import (
+    EXIT_DIFFERENT,
+    EXIT_OK,
+    SNAPSHOT_REF_HELP,
+    add_format,
+    add_require_trusted,
+    use_colour,
+)
 from driftcheck.runs.render import comparison_head_text
 from driftcheck.store.snapshots import Store
 
@@ -32,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--confirm", action="store_true",
                    help="for the top causes that one process can revert (env vars), rerun the calibrated "
                         "benchmark here with A's value and report whether the number moves back")
+    add_require_trusted(p)
     p.set_defaults(handler=_cmd_explain)
 
 
@@ -39,7 +48,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     store = Store()
     a = resolve_snapshot(args.a, store)
     b = resolve_snapshot(args.b, store)
+    signers = signers_of(a, b)
+    if args.require_trusted:
+        require_trusted(signers)
     result = explain(diff_snapshots(a, b), include_volatile=args.all)
+    result.signers = signers
     # Two runs: their figures go on top, and what the telemetry saw joins the ranked causes.
     runs = compare_references(args.a, args.b)
     if runs is not None:

@@ -11,6 +11,7 @@ from typing import Any
 from driftcheck.analysis.peers import PeerReport, peer_report
 from driftcheck.analysis.peers_render import render_markdown, render_text
 from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.analysis.signers import Signers, require_trusted, signers_for
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
@@ -22,6 +23,7 @@ from driftcheck.commands.common import (
     add_probe_selection,
     add_python,
     add_quiet,
+    add_require_trusted,
     add_ssh_login,
     flag_terms,
     positive_float,
@@ -76,6 +78,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_no_store(p, "do not keep the hosts' snapshots in the store")
     add_label(p, "a note kept with every snapshot")
     add_quiet(p)
+    add_require_trusted(p, "the --against snapshot or (with --slurm) a node's snapshot")
     p.set_defaults(handler=_cmd_fleet, validate=_validate)
 
 
@@ -129,30 +132,39 @@ def _slurm_fleet(args: argparse.Namespace) -> tuple[dict[str, Snapshot], dict[st
     if args.label:
         snapshot_args += ["--label", args.label]
     command = args.driftcheck.split() if args.driftcheck else slurm.driftcheck_command()
-    gathered = slurm.gather(args.hosts, command, snapshot_args, args.host_timeout)
+    gathered = slurm.gather(args.hosts, command, snapshot_args, args.host_timeout,
+                            require_trusted=args.require_trusted)
     return gathered.snapshots, gathered.failures
 
 
-def _print(report: PeerReport, snapshots: dict[str, Snapshot], fmt: str, fold: bool) -> None:
+def _print(report: PeerReport, snapshots: dict[str, Snapshot], signers: Signers, fmt: str, fold: bool) -> None:
     if fmt == "json":
         document = report.to_json()
         document["snapshots"] = {host: snapshots[host].id for host in sorted(snapshots)}
+        document["signers"] = signers.to_json()
         print(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False))
     elif fmt == "markdown":
-        sys.stdout.write(render_markdown(report))
+        sys.stdout.write("".join(f"> **{line.removeprefix('! ')}**\n" for line in signers.lines())
+                         + ("\n" if signers.lines() else "") + render_markdown(report))
     else:
-        sys.stdout.write(render_text(report, fold=fold))
+        sys.stdout.write("".join(line + "\n" for line in signers.lines()) + render_text(report, fold=fold))
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
     store = Store()
     reference = resolve_snapshot(args.against, store) if args.against else None
+    against = signers_for({"--against": reference}, roles={"--against": "--against"}) \
+        if reference else Signers({})
+    if args.require_trusted:
+        require_trusted(against)
     snapshots, failures = _slurm_fleet(args) if args.slurm else _ssh_fleet(args)
+    # Every host by name, the --against snapshot under its flag: who signed what the report compares.
+    signers = Signers({**against.sides, **signers_for(snapshots, roles={h: h for h in snapshots}).sides})
     if not args.no_store:
         for snapshot in snapshots.values():
             store.add(snapshot)
     report = peer_report(snapshots, reference, args.against or "majority", failures)
-    _print(report, snapshots, args.format, fold=not args.all)
+    _print(report, snapshots, signers, args.format, fold=not args.all)
     if failures or not snapshots:
         return EXIT_TROUBLE
     return EXIT_OK if report.uniform else EXIT_DIFFERENT

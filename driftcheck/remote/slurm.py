@@ -3,7 +3,9 @@
 Each task runs `driftcheck snapshot -o -` on its node (driftcheck installed there, as on a shared
 filesystem or image) and prints its signed snapshot on stdout. `srun --label` prefixes every line
 with the task number, so the interleaved output splits back into one document per task; each is
-parsed and its signature verified before it counts.
+parsed and its signature verified before it counts. An intact signature says nothing of whose it is:
+each node's signer is named (`signers`), and with `require_trusted` a node signed by a key the user does
+not trust is a failure of that node.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from driftcheck.errors import DriftcheckError, HostError, SnapshotError
 from driftcheck.snapshot.model import Snapshot, parse_snapshot
 from driftcheck.snapshot.signing import verify_document
+from driftcheck.snapshot.trust import Signer, TrustStore
 
 _LABELLED = re.compile(r"^\s*(\d+): ?(.*)$")
 # Beyond the snapshot itself: what srun needs to allocate and start the step.
@@ -28,10 +31,11 @@ SRUN_GRACE_S = 60.0
 
 @dataclass
 class SlurmGather:
-    """Verified snapshots by node name, and the tasks that gave none, with why."""
+    """Verified snapshots by node name, who signed each, and the tasks that gave none, with why."""
 
     snapshots: dict[str, Snapshot] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    signers: dict[str, Signer] = field(default_factory=dict)
     srun_returncode: int = 0
 
 
@@ -69,8 +73,10 @@ def verified_snapshot(text: str, source: str) -> Snapshot:
 
 
 def gather(srun_args: Sequence[str], node_command: Sequence[str], snapshot_args: Sequence[str],
-           timeout_s: float) -> SlurmGather:
-    """Run the snapshot once per node and collect what came back: verified snapshots and failures."""
+           timeout_s: float, trust: TrustStore | None = None, require_trusted: bool = False) -> SlurmGather:
+    """Run the snapshot once per node and collect what came back: verified snapshots, their signers (by
+    `trust`, default the user's) and failures; with `require_trusted` an untrusted signer is a failure."""
+    trust = trust or TrustStore()
     argv = srun_argv(srun_args, node_command, snapshot_args)
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, errors="replace", start_new_session=True)
@@ -100,8 +106,13 @@ def gather(srun_args: Sequence[str], node_command: Sequence[str], snapshot_args:
             result.failures[f"task {task}"] = last[-1] if last else str(exc)
             continue
         name = snapshot.host_name
-        if name in result.snapshots:
+        if name in result.snapshots or name in result.failures:
             name = f"{name} (task {task})"
+        signer = trust.signer_of(snapshot.document)
+        if require_trusted and not signer.trusted:
+            result.failures[name] = f"{signer.text()}, which you do not trust (--require-trusted)"
+            continue
+        result.signers[name] = signer
         result.snapshots[name] = snapshot
     if not result.snapshots and not result.failures:
         last = [line for line in stderr.splitlines() if line.strip()]

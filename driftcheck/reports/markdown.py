@@ -127,10 +127,12 @@ def _render_section(section: _Section, snapshot_file: str) -> str:
 
 
 def _instructions(snapshot: Snapshot, snapshot_file: str, signer: str | None) -> str:
-    trust = f" --trust {signer}" if signer else ""
-    verify = (f"`driftcheck verify {snapshot_file}{trust}`" if signer else
-              f"(unsigned: `driftcheck verify {snapshot_file}` says so)")
-    return (f"> The snapshot is attached as `{snapshot_file}`. Check it with {verify}; compare it with your "
+    # Never `verify --trust <the key that signed it>`: a forged report would vouch for itself. The reader
+    # compares the fingerprint with what they know of the sender's key, learned some other way.
+    verify = (f"`driftcheck verify {snapshot_file}`: it was signed by the key `{signer}`; compare that "
+              "fingerprint with what you know of the sender's key (their `driftcheck key`, received another way) "
+              "before you trust it" if signer else f"`driftcheck verify {snapshot_file}` (it is not signed)")
+    return (f"> The snapshot is attached as `{snapshot_file}`. Check it with {verify}. Compare it with your "
             f"machine with `driftcheck snapshot && driftcheck explain {snapshot_file} @latest`.\n")
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from driftcheck.errors import KeyFileError, UsageError
+from driftcheck.errors import DriftcheckError, KeyFileError, UsageError
 from driftcheck.snapshot.home import config_dir, ensure_private_dir
 from driftcheck.snapshot.keys import SIGNING_KEY_FILE, fingerprint, load_signing_key
 from driftcheck.snapshot.signing import verify_document
@@ -42,6 +42,8 @@ class Signer:
     state: str
     fingerprint: str | None = None
     name: str | None = None
+    # Where an unsigned document came from when that explains why it is unsigned ("imported from a paste").
+    note: str | None = None
 
     @property
     def trusted(self) -> bool:
@@ -52,16 +54,31 @@ class Signer:
         if self.state == "you":
             return "signed by you"
         if self.state == "trusted":
+            if self.name == self.fingerprint:  # trusted without a name
+                return f"signed by a trusted key {self.fingerprint}"
             return f"signed by {self.name} ({self.fingerprint})"
         if self.state == "unknown":
             return f"signed by an unknown key {self.fingerprint}"
         if self.state == "altered":
             return "altered after signing: the signature does not match"
-        return "not signed"
+        return f"{self.note}: not signed" if self.note else "not signed"
 
     def to_json(self) -> dict[str, Any]:
+        """The signer as JSON: state, fingerprint, name, trusted, note and the sentence `text()` says."""
         return {"state": self.state, "fingerprint": self.fingerprint, "name": self.name, "trusted": self.trusted,
-                "text": self.text()}
+                "note": self.note, "text": self.text()}
+
+
+class UntrustedSignerError(DriftcheckError):
+    """A snapshot that `--require-trusted` refuses: unsigned, altered, or signed by a key the user does not
+    trust. `role` names the side (A, B, the reference, a host), `signer` says who signed it."""
+
+    def __init__(self, role: str, signer: Signer) -> None:
+        hint = (f"; compare {signer.fingerprint} with what its owner says their key is, then "
+                f"`driftcheck key trust {signer.fingerprint} --name NAME`" if signer.state == "unknown" else "")
+        super().__init__(f"--require-trusted: {role} is {signer.text()}{hint}")
+        self.role = role
+        self.signer = signer
 
 
 def normalize_fingerprint(text: str) -> str:
@@ -107,7 +124,8 @@ class TrustStore:
         for line in lines:
             key, _, name = line.strip().partition(" ")
             if _FINGERPRINT.match(key):
-                found.append(TrustedKey(key, name.strip() or key))
+                # A hand-edited name that `add` would refuse (control characters) is shown as the fingerprint.
+                found.append(TrustedKey(key, name.strip() if _NAME.match(name.strip()) else key))
         return found
 
     def add(self, key: str, name: str | None = None) -> TrustedKey:
@@ -140,7 +158,9 @@ class TrustStore:
         """Who signed `document`, in this user's terms."""
         verdict = verify_document(document)
         if verdict.status == "unsigned":
-            return Signer("unsigned")
+            # A pasted report is imported here, unsigned by nature: say so rather than "not signed" alone.
+            imported = document.get("origin") == "imported"
+            return Signer("unsigned", note="imported from a paste" if imported else None)
         if verdict.status != "valid" or verdict.fingerprint is None:
             return Signer("altered", verdict.fingerprint)
         if verdict.fingerprint == self.own_fingerprint():

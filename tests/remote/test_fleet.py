@@ -49,6 +49,8 @@ def test_the_odd_host_out_is_named_with_its_variable_in_json(fleet_of_three: dic
     report = json.loads(result.stdout)
     assert report["outlier_hosts"] == ["node2"]
     assert sorted(report["snapshots"]) == ["node1", "node2", "node3"]
+    # Taken over SSH by this process: signed by the user, per host.
+    assert {host: s["state"] for host, s in report["signers"].items()} == dict.fromkeys(report["snapshots"], "you")
     finding = next(f for f in report["findings"] if f["path"].endswith("vars.NCCL_P2P_DISABLE"))
     assert finding["majority"] == {"value": None, "present": False, "hosts": 2, "of": 3}
     assert [(o["host"], o["value"]) for o in finding["outliers"]] == [("node2", "1")]
@@ -93,6 +95,7 @@ def test_against_a_baseline_every_host_is_compared_with_it(fleet_of_three: dict[
     finding = next(f for f in report["findings"] if f["path"].endswith("vars.NCCL_P2P_DISABLE"))
     assert finding["majority"]["value"] == "1"
     assert sorted(o["host"] for o in finding["outliers"]) == ["node1", "node3"]
+    assert report["signers"]["--against"]["state"] == "you"
 
 
 def test_no_hosts_is_a_usage_error(cli: Callable[..., CliResult]) -> None:

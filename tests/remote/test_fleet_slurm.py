@@ -61,3 +61,24 @@ def test_hosts_with_slurm_are_a_usage_error(cli: Callable[..., CliResult]) -> No
     result = cli("fleet", "--slurm", "gpu01")
     assert result.returncode == 2
     assert "srun options go after" in result.stderr
+
+
+def test_a_node_signed_by_a_key_you_do_not_trust_is_named_and_refused_on_request(
+        slurm: SlurmCluster, tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    # The node's driftcheck has a home of its own: an intact snapshot, signed by a key this user never trusted.
+    stranger = tmp_path / "stranger.sh"
+    stranger.write_text(f'#!/bin/sh\nDRIFTCHECK_HOME={tmp_path / "node-home"} exec {sys.executable} '
+                        '-m driftcheck "$@"\n')
+    stranger.chmod(0o755)
+    named = cli("fleet", "--slurm", "--driftcheck", str(stranger), "--probe", "env", "--no-store")
+    assert named.returncode == 0, named.stdout + named.stderr + slurm.log_tail()
+    assert named.stdout.startswith(f"! {slurm.node} ") and "signed by an unknown key SHA256:" in named.stdout
+    report = json.loads(cli("fleet", "--slurm", "--driftcheck", str(stranger), "--probe", "env", "--no-store",
+                            "--format", "json").stdout)
+    assert report["signers"][slurm.node]["state"] == "unknown" and report["failures"] == {}
+    refused = cli("fleet", "--slurm", "--driftcheck", str(stranger), "--probe", "env", "--require-trusted",
+                  "--format", "json")
+    assert refused.returncode == 2
+    report = json.loads(refused.stdout)
+    assert report["snapshots"] == {} and "which you do not trust" in report["failures"][slurm.node]
+    assert Store().entries() == []

@@ -37,7 +37,10 @@ def test_done_when_report_against_prev_writes_markdown_and_a_verifiable_snapshot
     assert html.count("<details>") == 3 and html.count("</details>") == 3  # python, env, system
     assert "<summary><b>python</b> ok" in html
     assert "What changed since <code>@prev</code>" in html
-    assert f"driftcheck verify {snapshots[0].name} --trust SHA256:" in markdown
+    # The report names its signer for the reader to compare, and never vouches for itself with --trust.
+    signer = json.loads(cli("key", "--format", "json").stdout)["fingerprint"]
+    assert f"`driftcheck verify {snapshots[0].name}`: it was signed by the key `{signer}`" in markdown
+    assert "--trust" not in markdown
     assert f"driftcheck explain {snapshots[0].name} @latest" in markdown
     assert len(markdown) < GITHUB_LIMIT
     again = cli("report", "@latest", "-o", str(out))

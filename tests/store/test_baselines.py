@@ -14,7 +14,10 @@ PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
 def test_save_list_show_rm(cli: Callable[..., CliResult]) -> None:
     a = str(PAIRS / "rebooted" / "a.json")
     saved = cli("baseline", "save", "golden", a)
-    assert saved.returncode == 0 and saved.stdout.startswith("baseline golden -> ")
+    # The corpus snapshot is not signed: said first, then saved.
+    warning, said = saved.stdout.splitlines()[:2]
+    assert saved.returncode == 0 and said.startswith("baseline golden -> ")
+    assert warning.startswith("! SNAP ") and warning.endswith(": not signed")
     listed = json.loads(cli("baseline", "list", "--format", "json").stdout)
     assert [row["name"] for row in listed] == ["golden"]
     assert listed[0]["label"] == "rebooted: before"
@@ -33,7 +36,7 @@ def test_refuses_to_repoint_a_name_without_force(cli: Callable[..., CliResult]) 
     refused = cli("baseline", "save", "default", b)
     assert refused.returncode == 2 and "--force" in refused.stderr
     assert json.loads(cli("baseline", "list", "--format", "json").stdout)[0]["id"].startswith(
-        first.stdout.split()[3])
+        first.stdout.splitlines()[-1].split()[3])
     assert cli("baseline", "save", "default", b, "--force").returncode == 0
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from driftcheck.analysis.diff import SnapshotDiff
+
+if TYPE_CHECKING:
+    from driftcheck.analysis.signers import Signers
 
 MAX_CONFIDENCE = 0.99
 
@@ -65,6 +68,8 @@ class Explained:
     bench_note: str | None = None
     # Whether volatile readings were asked for (`--all`): they are then listed in `changes` too.
     include_volatile: bool = False
+    # Who signed each side (analysis/signers.py), when the caller looked: said first, and in JSON.
+    signers: Signers | None = None
 
     @property
     def drifted(self) -> bool:

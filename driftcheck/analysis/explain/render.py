@@ -95,7 +95,9 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
     diff = result.diff
     targets = target_difference(diff.a, diff.b)
     # Two different targets are the first thing to know: every other line compares across them.
-    lines = [_paint(targets.line(), "yellow", colour)] if targets else []
+    # A side no trusted key signed comes before anything it says.
+    lines = [_paint(line, "red", colour) for line in result.signers.lines()] if result.signers else []
+    lines += [_paint(targets.line(), "yellow", colour)] if targets else []
     lines += [_header("A", diff.a), _header("B", diff.b)]
     if result.rebooted:
         lines.append(_paint("the machine rebooted between A and B (boot id changed)", "yellow", colour))
@@ -168,6 +170,8 @@ def explain_markdown(result: Explained, confirmations: dict[int, str] | None = N
     targets = target_difference(diff.a, diff.b)
     if targets:
         lines.insert(2, f"**{targets.line()}**\n")
+    if result.signers and result.signers.lines():
+        lines[2:2] = [f"> **{_md_cell(line.removeprefix('! '))}**  " for line in result.signers.lines()] + [""]
     lines += ["", "### Likely causes", ""]
     if result.explanations:
         lines += ["| # | confidence | category | cause | fix |", "|---|---|---|---|---|"]

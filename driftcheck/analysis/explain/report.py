@@ -74,7 +74,9 @@ def report(result: Explained) -> dict[str, Any]:
         if row["category"] == "other" and change.path in catalog_category:
             row["category"] = catalog_category[change.path]
         changes.append(row)
+    signed = {"signers": result.signers.to_json()} if result.signers is not None else {}
     return {
+        **signed,
         "a": diff.a.summary(),
         "b": diff.b.summary(),
         "explanations": [e.to_json() for e in result.explanations],
