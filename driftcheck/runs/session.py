@@ -85,8 +85,12 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
 
     `note` receives one-line progress messages (the CLI shows them on a terminal only).
     """
-    name = plan.label or " ".join(plan.argv)[:80]
     prober = run_prober(plan)
+    # The record, the snapshots' labels and every line printed hold the command and label scrubbed of
+    # secrets (`--api-key X`, URL passwords, tokens): redacted before anything is cut or stored.
+    command = prober.redactor.argv(plan.argv)
+    label = prober.redactor.text(plan.label) if plan.label is not None else None
+    name = label or " ".join(command)[:80]
     if note:
         note("taking a snapshot before the run")
     before = _snapshot(prober, plan, f"run: {name}")
@@ -112,10 +116,10 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
         after = _snapshot(prober, plan, f"run: {name} (after)")
     except KeyboardInterrupt:
         after = None  # a second Ctrl-C after the command ended: keep the record, skip the reading
-    record = RunRecord(command=list(plan.argv), cwd=os.getcwd(), host=socket.gethostname(),
+    record = RunRecord(command=command, cwd=prober.redactor.text(os.getcwd()), host=socket.gethostname(),
                        started_at=_iso(finished.started_at), duration_s=round(finished.duration_s, 3),
                        exit_code=finished.exit_code, snapshot_id=before.id,
-                       after_snapshot_id=after.id if after else None, label=plan.label, signal=finished.signal,
+                       after_snapshot_id=after.id if after else None, label=label, signal=finished.signal,
                        metrics=scanner.metrics(), telemetry=summarize(series))
     RunStore().add(record, series)
     return RunOutcome(record, finished, before, after)
