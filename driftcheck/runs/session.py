@@ -26,6 +26,7 @@ from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.summary import summarize
 from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.printable import printable
 from driftcheck.store.snapshots import Store
 
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -95,7 +96,7 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
         note("taking a snapshot before the run")
     before = _snapshot(prober, plan, f"run: {name}")
     if note:
-        note(f"snapshot {before.short_id} taken; running {name}")
+        note(f"snapshot {before.short_id} taken; running {printable(name)}")
     scanner = MetricScanner(plan.user_patterns)
     child: dict[str, int] = {}
     # The server a serving benchmark talks to uses the GPUs on the run's behalf: not a sharer.
