@@ -20,6 +20,8 @@ STORE_FILE = "snapshots.db"
 # `payload` holds the compressed document (base_seq NULL) or the compressed delta from snapshot `base_seq`.
 # runs: one row per `driftcheck run`, pointing at the snapshots taken before and after it.
 # file_hashes: the hash cache of the kernels probe, keyed by host and path.
+# pins: snapshots a running process still needs before anything else points at them (store/pins.py):
+# a `driftcheck run`'s "before" snapshot while its command runs.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS snapshots (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -62,6 +64,13 @@ CREATE TABLE IF NOT EXISTS file_hashes (
     sha256 TEXT,
     seen_at TEXT NOT NULL,
     PRIMARY KEY (host, path)
+);
+CREATE TABLE IF NOT EXISTS pins (
+    snapshot_id TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    since TEXT NOT NULL,
+    PRIMARY KEY (snapshot_id, host, pid)
 );
 """
 # Columns of run records that point at snapshots: gc keeps what they name.
