@@ -176,3 +176,16 @@ def test_on_a_full_file_system(cli: Callable[..., CliResult], tmp_path: Path, mo
             assert exc.errno == errno.ENOSPC
     _reads_work(cli)
     _one_line_error(cli("snapshot", "--probe", "system"), f"no space left on {disk}")
+
+
+def test_the_hash_cache_of_a_store_that_cannot_be_written_is_skipped(cli: Callable[..., CliResult],
+                                                                      driftcheck_home: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels probe's cache only saves time: a read-only store costs a re-hash, never the snapshot."""
+    from driftcheck.store.hashcache import CachedFile, FileIdentity, HashCache
+
+    _fill(cli)
+    monkeypatch.setattr(database, "writable", lambda path: False)
+    cache = HashCache()
+    assert cache.remember("vm", [("/lib/x.so", CachedFile(FileIdentity(1, 2, 3), "ab" * 32))]) == 0
+    assert cache.lookup("vm") == {}
