@@ -14,13 +14,14 @@ process writes can land between what gc read and what it deletes.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from driftcheck.errors import UsageError
-from driftcheck.store.database import RUN_SNAPSHOT_COLUMNS
+from driftcheck.errors import DriftcheckError, UsageError
+from driftcheck.store.database import RUN_SNAPSHOT_COLUMNS, write_failure
 from driftcheck.store.hashcache import HashCache
 from driftcheck.store.named import NamedSnapshots
 from driftcheck.store.pins import Pin, drop_ended_pins, live_pins, process_alive
@@ -128,6 +129,21 @@ def plan_gc(store: Store, keep_last: int | None = None, keep_days: float | None 
     return plan
 
 
+@contextmanager
+def _baselines_locked(store: Store) -> Iterator[None]:
+    """The baselines' lock, or a one-line error naming why it cannot be taken (a read-only or full disk)."""
+    try:
+        lock = NamedSnapshots(store).locked()
+        lock.__enter__()
+    except OSError as exc:
+        raise DriftcheckError(f"cannot collect garbage in {store.path.parent}: "
+                              f"{write_failure(exc, store.path) or exc}") from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
+
+
 def collect(store: Store, keep_last: int | None = None, keep_days: float | None = None,
             dry_run: bool = False, local_host: str | None = None,
             exists: Callable[[str], bool] = os.path.exists) -> GcResult:
@@ -137,7 +153,8 @@ def collect(store: Store, keep_last: int | None = None, keep_days: float | None 
     if dry_run:
         return GcResult(plan_gc(store, keep_last, keep_days), 0, 0, before, before, True)
     _check_limits(keep_last, keep_days)  # said before the store is locked
-    with store.write_lock() as db:  # plan and delete in one transaction: nothing new can slip in between
+    # Plan and delete in one transaction, no baseline saved meanwhile: nothing new can slip in between.
+    with _baselines_locked(store), store.write_lock() as db:
         drop_ended_pins(db)
         plan = plan_gc(store, keep_last, keep_days)
         removed = store.remove([entry.id for entry in plan.remove])

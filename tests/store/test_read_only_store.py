@@ -156,6 +156,7 @@ def test_on_a_read_only_file_system(cli: Callable[..., CliResult], driftcheck_ho
     monkeypatch.setenv("DRIFTCHECK_HOME", str(view))
     _reads_work(cli)
     _one_line_error(cli("snapshot", "--probe", "system"), f"read-only file system at {view}")
+    _one_line_error(cli("gc", "--keep-last", "0"), f"read-only file system at {view}")
 
 
 def test_on_a_full_file_system(cli: Callable[..., CliResult], tmp_path: Path, mounted: list[Path],
