@@ -10,13 +10,15 @@ from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.probes import probe_names
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import format_path, leaves
+from driftcheck.snapshot.printable import printable
 from driftcheck.store.snapshots import StoredSnapshot
 
 
 def _scalar(value: Any) -> str:
+    """A fact's value as one printable line (a string's control characters escaped)."""
     if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return printable(value)
+    return printable(json.dumps(value, ensure_ascii=False, sort_keys=True))
 
 
 def status_summary(counts: dict[str, int]) -> str:
@@ -26,8 +28,8 @@ def status_summary(counts: dict[str, int]) -> str:
 def snapshot_text(snapshot: Snapshot, signer: str | None) -> str:
     """`driftcheck show` in text: a header, then each probe's outcome and facts."""
     doc = snapshot.document
-    lines = [f"snapshot {snapshot.short_id}  {snapshot.created_at}  host {snapshot.host_name}"
-             + (f"  label {snapshot.label!r}" if snapshot.label else ""),
+    lines = [f"snapshot {snapshot.short_id}  {snapshot.created_at}  host {printable(snapshot.host_name)}"
+             + (f"  label '{printable(snapshot.label)}'" if snapshot.label else ""),
              f"origin {doc.get('origin', '?')}, driftcheck {doc.get('tool', {}).get('version', '?')}, "
              + (f"signed by {signer}" if signer else "unsigned")]
     # A stored document's keys come back sorted; show the probes in their report order instead.
@@ -39,9 +41,10 @@ def snapshot_text(snapshot: Snapshot, signer: str | None) -> str:
         head = f"\n[{name}] {status}" + (f" ({duration:.2f} s)" if isinstance(duration, (int, float)) else "")
         lines.append(head)
         if status != "ok":
-            lines.append(f"  {(outcome.get('error') or {}).get('message', '')}")
+            lines.append(f"  {printable(str((outcome.get('error') or {}).get('message', '')))}")
             continue
-        lines.extend(f"  {format_path(parts)}: {_scalar(value)}" for parts, value in leaves(outcome.get("data") or {}))
+        lines.extend(f"  {printable(format_path(parts))}: {_scalar(value)}"
+                     for parts, value in leaves(outcome.get("data") or {}))
     return "\n".join(lines) + "\n"
 
 
@@ -58,8 +61,9 @@ def log_text(entries: list[StoredSnapshot], size_bytes: int | None = None) -> st
     if not entries:
         return "no snapshots yet; take one with `driftcheck snapshot`\n"
     header = ("@", "id", "created (UTC)", "host", "boot", "label", "probes")
-    rows = [(str(position), entry.id[:12], entry.created_at[:19].replace("T", " "), entry.host,
-             (entry.boot_id or "")[:8], entry.label or "", status_summary(entry.status_counts))
+    # A label (or a host name) with a newline or an ESC sequence would forge a row or drive the terminal.
+    rows = [(str(position), entry.id[:12], entry.created_at[:19].replace("T", " "), printable(entry.host),
+             printable(entry.boot_id or "")[:8], printable(entry.label or ""), status_summary(entry.status_counts))
             for position, entry in enumerate(entries)]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
@@ -71,8 +75,9 @@ def log_text(entries: list[StoredSnapshot], size_bytes: int | None = None) -> st
         out.append(line(row))
         if entry.new_boot:
             # Newest first: the reboot happened between this snapshot and the older one below.
-            out.append(f"{'':{widths[0]}}  -- {entry.host} rebooted: boot {str(entry.previous_boot_id)[:8]} below, "
-                       f"{str(entry.boot_id)[:8]} above --\n")
+            out.append(f"{'':{widths[0]}}  -- {printable(entry.host)} rebooted: boot "
+                       f"{printable(str(entry.previous_boot_id))[:8]} below, {printable(str(entry.boot_id))[:8]} "
+                       "above --\n")
     if size_bytes is not None:
         out.append(f"store: {human_size(size_bytes)} on disk\n")
     return "".join(out)
@@ -91,8 +96,8 @@ def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change]
     order; the rest follow alphabetically.
     """
     a, b = diff.a, diff.b
-    lines = [f"A {a.short_id}  {a.created_at}  {a.host_name}" + (f"  {a.label!r}" if a.label else ""),
-             f"B {b.short_id}  {b.created_at}  {b.host_name}" + (f"  {b.label!r}" if b.label else "")]
+    lines = [f"{tag} {s.short_id}  {s.created_at}  {printable(s.host_name)}"
+             + (f"  '{printable(s.label)}'" if s.label else "") for tag, s in (("A", a), ("B", b))]
     changes = diff.shown(include_volatile)
     if not include_volatile:
         changes = sorted(changes + [c for c in also if c not in changes], key=lambda c: c.path)
@@ -113,10 +118,10 @@ def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change]
         lines.append(f"\n{category}")
         for change in by_category[category]:
             if change.kind == "added":
-                lines.append(f"  + {change.path} = {_describe_change_value(change.after)}")
+                lines.append(f"  + {printable(change.path)} = {_describe_change_value(change.after)}")
             elif change.kind == "removed":
-                lines.append(f"  - {change.path} (was {_describe_change_value(change.before)})")
+                lines.append(f"  - {printable(change.path)} (was {_describe_change_value(change.before)})")
             else:
-                lines.append(f"  ~ {change.path}: {_describe_change_value(change.before)} -> "
+                lines.append(f"  ~ {printable(change.path)}: {_describe_change_value(change.before)} -> "
                              f"{_describe_change_value(change.after)}")
     return "\n".join(lines) + "\n"

@@ -67,6 +67,8 @@ class Prober:
             outcomes.update(run_probes(self.host, alone, self.options, self.progress))
         # Report order follows the probe list, not completion order, so two snapshots read alike.
         probes_json = {probe.name: outcomes[probe.name].to_json() for probe in probes}
+        # A label is free text a user typed (often a command line): it enters the signed document scrubbed.
+        label = self.redactor.text(label) if label is not None else None
         document = new_document(self.host.describe(), probes_json, label=label,
                                 origin=origin or ("replayed" if self.host.capabilities.recorded else "probed"))
         if self.key is not None:

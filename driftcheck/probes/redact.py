@@ -31,6 +31,7 @@ _WEBHOOK_PATH = re.compile(r"(?P<head>hooks\.slack\.com/(?:services|workflows)/|
                            r"|webhook\.office\.com/webhookb2/|api\.telegram\.org/bot)(?P<secret>[^\s?#\"']+)")
 # `--flag value` / `--flag=value` inside a value (EXTRA_ARGS="--port 30000 --token X").
 _FLAG_PAIR = re.compile(r"(?P<flag>(?<![\w-])--?[A-Za-z][A-Za-z0-9_-]*)(?P<sep>=|\s+)(?P<value>[^\s\"']+)")
+_FLAG_WORD = re.compile(r"--?[A-Za-z][A-Za-z0-9_.-]*")
 # Well-known token shapes, caught even in a variable whose name looks harmless.
 _TOKEN_SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
@@ -49,7 +50,8 @@ def is_secret_name(name: str) -> bool:
 
 def is_secret_flag(flag: str) -> bool:
     """Whether a named command-line flag (`--api-key`, `--hf_token`, `--openai-api-key`) carries a secret."""
-    return flag.startswith("-") and len(flag.lstrip("-")) > 1 and is_secret_name(flag)
+    # Only a flag-shaped word: a whole argument holding spaces ("--port 1 --token X") is a value to scrub.
+    return bool(_FLAG_WORD.fullmatch(flag)) and len(flag.lstrip("-")) > 1 and is_secret_name(flag)
 
 
 class Redactor:

@@ -4,7 +4,9 @@ Host names, user names, IPv4/IPv6 and MAC addresses and home directories are rep
 from a keyed digest (the user's redaction secret): the same name always masks to the same token, in
 this snapshot and in any other the same user anonymizes, so two masked snapshots still diff cleanly.
 Version strings that look like addresses (`12.8.3.14`) are left alone: package, kernel and torch facts
-never hold a machine's address. Secrets never reach a snapshot in the first place (see redact.py).
+never hold a machine's address. Secrets never reach a snapshot in the first place (see redact.py), but a
+snapshot stored by an older driftcheck may hold some (a label, a command line): every string is scrubbed by
+the same redaction rule on the way out, the environment's values by their variables' names.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import hashlib
 import hmac
 import re
 from typing import Any
+
+from driftcheck.probes.redact import Redactor
 
 _IPV4 = re.compile(r"(?<![\w.])((25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])")
 _IPV6 = re.compile(r"(?<![\w:])(?=[0-9A-Fa-f:]*::|(?:[0-9A-Fa-f]{1,4}:){7})(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}"
@@ -33,6 +37,7 @@ class Anonymizer:
     def __init__(self, secret: bytes) -> None:
         self.secret = secret
         self.masked: dict[str, str] = {}
+        self.redactor = Redactor(secret)
 
     def token(self, kind: str, value: str) -> str:
         """`<kind>-<8 hex>` for `value`: the same for the same value and secret."""
@@ -43,6 +48,7 @@ class Anonymizer:
     def document(self, document: dict[str, Any]) -> dict[str, Any]:
         """A masked copy of `document` (the signature is dropped: the content changed)."""
         names = self._names(document)
+        document = self._scrubbed_environment(document)
         out: dict[str, Any] = {}
         for key, value in document.items():
             if key == "signature":
@@ -54,6 +60,15 @@ class Anonymizer:
                     out["probes"][probe] = self._walk(document["probes"][probe], names, addresses=False)
         out["anonymized"] = True
         return out
+
+    def _scrubbed_environment(self, document: dict[str, Any]) -> dict[str, Any]:
+        """`document` with the env probe's variables redacted by name (HF_TOKEN=...), as the probe does now."""
+        env = ((document.get("probes") or {}).get("env") or {})
+        variables = (env.get("data") or {}).get("vars") if isinstance(env, dict) else None
+        if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
+            return document
+        data = {**env["data"], "vars": self.redactor.environ(variables)}
+        return {**document, "probes": {**document["probes"], "env": {**env, "data": data}}}
 
     def _names(self, document: dict[str, Any]) -> dict[str, str]:
         """Literal host and user names found in the document → their tokens, longest first."""
@@ -79,9 +94,11 @@ class Anonymizer:
             return {self.text(k, names, addresses) if isinstance(k, str) else k:
                     self._walk(v, names, addresses and "version" not in str(k).lower()) for k, v in value.items()}
         if isinstance(value, list):
+            if value and all(isinstance(v, str) for v in value):  # a command line's `--token X` spans two items
+                value = self.redactor.argv(value)
             return [self._walk(v, names, addresses) for v in value]
         if isinstance(value, str):
-            return self.text(value, names, addresses)
+            return self.text(self.redactor.text(value), names, addresses)
         return value
 
     def text(self, text: str, names: dict[str, str] | None = None, addresses: bool = True) -> str:

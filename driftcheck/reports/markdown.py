@@ -17,6 +17,7 @@ from typing import Any
 from driftcheck.probes import probe_names
 from driftcheck.reports.summary import header_line, summary_rows
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.printable import printable
 
 GITHUB_LIMIT = 65_536
 # Room kept under the limit for what GitHub counts differently (line ends, entities it expands).
@@ -70,6 +71,15 @@ def fact_lines(data: Any) -> list[str]:
         else:
             lines.append(f"{path}: {_scalar(value)}")
     return lines
+
+
+def _code_span(text: str) -> str:
+    """`text` as inline code whatever it holds: control characters escaped, a fence longer than any backtick
+    run inside it (a label holding a backtick would otherwise end the span and write Markdown of its own)."""
+    text = printable(text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence}{text}{fence}" if not longest else f"{fence} {text} {fence}"
 
 
 def _cell(text: str) -> str:
@@ -139,8 +149,8 @@ def _instructions(snapshot: Snapshot, snapshot_file: str, signer: str | None) ->
 def render_report(snapshot: Snapshot, snapshot_file: str, signer: str | None, changes: str | None = None,
                   against: str | None = None, limit: int = GITHUB_LIMIT - MARGIN) -> str:
     """The Markdown report of `snapshot`, under `limit` characters; `changes` is explain's Markdown."""
-    parts = [f"## driftcheck: {html.escape(snapshot.host_name)}\n",
-             f"`{header_line(snapshot, signer)}`\n",
+    parts = [f"## driftcheck: {html.escape(printable(snapshot.host_name))}\n",
+             f"{_code_span(header_line(snapshot, signer))}\n",
              _instructions(snapshot, snapshot_file, signer),
              summary_table(snapshot)]
     if changes is not None:

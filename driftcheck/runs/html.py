@@ -17,6 +17,7 @@ from typing import Any
 
 from driftcheck.runs.store import RunRecord
 from driftcheck.runs.summary import condition_text
+from driftcheck.snapshot.printable import printable
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ def page_data(runs: list[RunRecord], changes: list[ChangePoint]) -> dict[str, An
                                                      "higher_is_better": metric.higher_is_better})
             entry.setdefault("points", []).append({"run": run.id, "value": metric.value})
     return {
-        "runs": [{"id": run.id, "started_at": run.started_at, "label": run.label,
-                  "command": shlex.join(run.command), "exit_code": run.exit_code,
+        "runs": [{"id": run.id, "started_at": run.started_at, "label": printable(run.label) if run.label else None,
+                  "command": printable(shlex.join(run.command)), "exit_code": run.exit_code,
                   "snapshot_id": (run.snapshot_id or "")[:12],
                   "conditions": [condition_text(c) for c in run.conditions]} for run in runs],
         "metrics": metrics,
@@ -143,7 +144,8 @@ def _table(runs: list[RunRecord]) -> str:
     for run in runs:
         figures = ", ".join(f"{m.name} {m.value:g}{' ' + m.unit if m.unit else ''}" for m in run.metrics)
         rows.append("<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in (
-            run.id, run.started_at, run.exit_code, (run.snapshot_id or "")[:12], run.label or shlex.join(run.command),
+            run.id, run.started_at, run.exit_code, (run.snapshot_id or "")[:12],
+            printable(run.label or shlex.join(run.command)),
             figures)) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("run", "started", "exit", "snapshot", "command", "figures"))
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

@@ -9,6 +9,7 @@ from driftcheck.runs.compare import RunComparison
 from driftcheck.runs.metrics import Metric
 from driftcheck.runs.store import RunRecord
 from driftcheck.runs.summary import condition_text
+from driftcheck.snapshot.printable import printable
 
 _INLINE_METRICS = 3
 
@@ -25,8 +26,8 @@ def headline(metrics: list[Metric]) -> list[Metric]:
 
 
 def command_text(run: RunRecord, width: int = 48) -> str:
-    """The run's label, else its command line, cut to `width`."""
-    text = run.label or shlex.join(run.command)
+    """The run's label, else its command line, cut to `width`; control characters shown, never obeyed."""
+    text = printable(run.label or shlex.join(run.command))
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
@@ -58,10 +59,10 @@ def _spread(name: str, values: dict[str, Any] | None, unit: str) -> str | None:
 
 def run_detail_text(run: RunRecord) -> str:
     """One run in full: command, outcome, snapshots, every figure, the telemetry summary."""
-    lines = [f"run {run.id}" + (f"  {run.label!r}" if run.label else ""),
-             f"  command:   {shlex.join(run.command)}",
-             f"  cwd:       {run.cwd}",
-             f"  host:      {run.host}",
+    lines = [f"run {run.id}" + (f"  '{printable(run.label)}'" if run.label else ""),
+             f"  command:   {printable(shlex.join(run.command))}",
+             f"  cwd:       {printable(run.cwd)}",
+             f"  host:      {printable(run.host)}",
              f"  started:   {run.started_at}, {run.duration_s:.1f} s",
              f"  exit code: {_ended(run)}",
              f"  snapshots: {run.snapshot_id or '-'} before, {run.after_snapshot_id or '-'} after"]

@@ -8,6 +8,7 @@ snapshot describes, unless `--python` says otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from driftcheck.errors import DriftcheckError
 from driftcheck.hosts.targets import local_host
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.prober import Prober
@@ -26,6 +28,8 @@ from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.summary import summarize
 from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.printable import printable
+from driftcheck.store.pins import Pin
 from driftcheck.store.snapshots import Store
 
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -67,32 +71,23 @@ def command_python(argv: Sequence[str]) -> str | None:
 
 def run_prober(plan: RunPlan) -> Prober:
     """The prober of the run's two snapshots: this machine, the command's interpreter (unless `plan.python`
-    says otherwise; checked before anything runs), kept in the user's store."""
-    return Prober.for_user(local_host(plan.python or command_python(plan.argv)), plan.options, sign=plan.sign,
-                           store=Store())
+    says otherwise; checked before anything runs). It keeps nothing: `record_run` stores each snapshot
+    pinned for the run (store/pins.py), so no gc takes it before the record points at it."""
+    return Prober.for_user(local_host(plan.python or command_python(plan.argv)), plan.options, sign=plan.sign)
 
 
-def _snapshot(prober: Prober, plan: RunPlan, label: str) -> Snapshot:
-    return prober.snapshot(prober.probes(plan.probes, cheap_only=True), label=label)
+def _snapshot(prober: Prober, plan: RunPlan, label: str, store: Store, pin: Pin) -> Snapshot:
+    taken = prober.snapshot(prober.probes(plan.probes, cheap_only=True), label=label)
+    store.add(taken, pin=pin)
+    return taken
 
 
 def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunOutcome:
-    """Snapshot, run `plan.argv` watched, snapshot again, store the record; returns it all.
-
-    `note` receives one-line progress messages (the CLI shows them on a terminal only).
-    """
-    name = plan.label or " ".join(plan.argv)[:80]
-    prober = run_prober(plan)
-    if note:
-        note("taking a snapshot before the run")
-    before = _snapshot(prober, plan, f"run: {name}")
-    if note:
-        note(f"snapshot {before.short_id} taken; running {name}")
-    scanner = MetricScanner(plan.user_patterns)
+def _watch(plan: RunPlan, scanner: MetricScanner) -> tuple[Finished, dict[str, Any]]:
+    """Run the command with its output scanned and the GPUs and CPUs sampled; (how it ended, the series)."""
     child: dict[str, int] = {}
     # The server a serving benchmark talks to uses the GPUs on the run's behalf: not a sharer.
     server = plan.options.server_url
@@ -105,17 +100,48 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
         finished = run_command(plan.argv, scanner.feed, on_start=lambda pid: child.update(pid=pid))
     finally:
         series = sampler.stop().to_json()
-    after: Snapshot | None = None
+    return finished, series
+
+
+def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunOutcome:
+    """Snapshot, run `plan.argv` watched, snapshot again, store the record; returns it all.
+
+    `note` receives one-line progress messages (the CLI shows them on a terminal only). Both snapshots
+    are pinned from the moment they are stored until the record holds them; a run that fails before its
+    record lets go of them.
+    """
+    prober = run_prober(plan)
+    # The record, the snapshots' labels and every line printed hold the command and label scrubbed of
+    # secrets (`--api-key X`, URL passwords, tokens): redacted before anything is cut or stored.
+    command = prober.redactor.argv(plan.argv)
+    label = prober.redactor.text(plan.label) if plan.label is not None else None
+    name = label or " ".join(command)[:80]
+    store, pin = Store(), Pin.this_process()
     if note:
-        note("taking the reading after the run")
+        note("taking a snapshot before the run")
+    before = _snapshot(prober, plan, f"run: {name}", store, pin)
+    held = [before.id]
     try:
-        after = _snapshot(prober, plan, f"run: {name} (after)")
-    except KeyboardInterrupt:
-        after = None  # a second Ctrl-C after the command ended: keep the record, skip the reading
-    record = RunRecord(command=list(plan.argv), cwd=os.getcwd(), host=socket.gethostname(),
-                       started_at=_iso(finished.started_at), duration_s=round(finished.duration_s, 3),
-                       exit_code=finished.exit_code, snapshot_id=before.id,
-                       after_snapshot_id=after.id if after else None, label=plan.label, signal=finished.signal,
-                       metrics=scanner.metrics(), telemetry=summarize(series))
-    RunStore().add(record, series)
+        if note:
+            note(f"snapshot {before.short_id} taken; running {printable(name)}")
+        scanner = MetricScanner(plan.user_patterns)
+        finished, series = _watch(plan, scanner)
+        after: Snapshot | None = None
+        if note:
+            note("taking the reading after the run")
+        try:
+            after = _snapshot(prober, plan, f"run: {name} (after)", store, pin)
+            held.append(after.id)
+        except KeyboardInterrupt:
+            after = None  # a second Ctrl-C after the command ended: keep the record, skip the reading
+        record = RunRecord(command=command, cwd=prober.redactor.text(os.getcwd()), host=socket.gethostname(),
+                           started_at=_iso(finished.started_at), duration_s=round(finished.duration_s, 3),
+                           exit_code=finished.exit_code, snapshot_id=before.id,
+                           after_snapshot_id=after.id if after else None, label=label, signal=finished.signal,
+                           metrics=scanner.metrics(), telemetry=summarize(series))
+        RunStore(store.path).add(record, series, pin=pin)
+    except BaseException:
+        with contextlib.suppress(DriftcheckError):
+            store.release(held, pin)  # no record points at them: they are gc's again
+        raise
     return RunOutcome(record, finished, before, after)

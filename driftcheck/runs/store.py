@@ -1,7 +1,9 @@
 """Run records, kept in the table `runs` of the snapshot store's SQLite file.
 
 `snapshot_id` and `after_snapshot_id` are the ids of the snapshots a run points at (the cheap reading
-before the command and the one after it); garbage collection treats them as pinned. The raw telemetry
+before the command and the one after it); garbage collection treats them as pinned. Until the record is
+written, the run's process pins them itself (store/pins.py); writing the record takes over that pin in
+the same transaction, so there is no moment when gc may take them. The raw telemetry
 series sits in its own column beside the summary, so listing runs never loads it.
 """
 
@@ -18,6 +20,7 @@ from driftcheck.errors import UnknownSnapshotError
 from driftcheck.runs.metrics import Metric
 from driftcheck.snapshot.home import data_dir
 from driftcheck.store.database import STORE_FILE, open_database
+from driftcheck.store.pins import Pin, release_pins
 
 _COLUMNS = ("id, label, command, cwd, host, started_at, duration_s, exit_code, signal, snapshot_id, "
             "after_snapshot_id, metrics, telemetry")
@@ -75,9 +78,11 @@ class RunStore:
     def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
         return open_database(self.path, "snapshot store")
 
-    def add(self, record: RunRecord, series: dict[str, Any] | None = None) -> int:
-        """Keep `record` (and its raw telemetry series); returns the run's id and sets it on the record."""
+    def add(self, record: RunRecord, series: dict[str, Any] | None = None, pin: Pin | None = None) -> int:
+        """Keep `record` (and its raw telemetry series); returns the run's id and sets it on the record.
+        `pin`: the process's own hold on the record's snapshots, released once the record holds them."""
         with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
             cursor = db.execute(
                 "INSERT INTO runs (label, command, cwd, host, started_at, duration_s, exit_code, signal, "
                 "snapshot_id, after_snapshot_id, metrics, telemetry, telemetry_series) "
@@ -86,6 +91,9 @@ class RunStore:
                  record.duration_s, record.exit_code, record.signal, record.snapshot_id, record.after_snapshot_id,
                  json.dumps([m.to_json() for m in record.metrics]), json.dumps(record.telemetry),
                  None if series is None else json.dumps(series)))
+            if pin is not None:
+                release_pins(db, [sid for sid in (record.snapshot_id, record.after_snapshot_id) if sid], pin)
+            db.execute("COMMIT")
         record.id = int(cursor.lastrowid or 0)
         return record.id
 

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from driftcheck.errors import DriftcheckError
 from driftcheck.snapshot.home import data_dir
 from driftcheck.snapshot.model import utc_now
 from driftcheck.store.database import STORE_FILE, open_database
@@ -60,11 +61,14 @@ class HashCache:
                 for path, f in files]
         if not rows:
             return 0
-        with self._connect() as db:
-            db.execute("BEGIN IMMEDIATE")
-            db.executemany("INSERT OR REPLACE INTO file_hashes (host, path, size, mtime_ns, inode, sha256, seen_at) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-            db.execute("COMMIT")
+        try:
+            with self._connect() as db:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany("INSERT OR REPLACE INTO file_hashes (host, path, size, mtime_ns, inode, sha256, "
+                               "seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                db.execute("COMMIT")
+        except DriftcheckError:
+            return 0  # a store that cannot be written (read-only, full): the next snapshot hashes again, that is all
         return len(rows)
 
     def forget_missing(self, host: str, exists: Callable[[str], bool]) -> int:

@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,11 @@ class NamedSnapshots:
                 yield
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def locked(self) -> AbstractContextManager[None]:
+        """Hold the baselines' lock: no baseline is saved or removed meanwhile (gc plans and deletes under it;
+        taken before the store's write lock, as `save` does)."""
+        return self._locked()
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:

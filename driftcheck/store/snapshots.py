@@ -14,7 +14,7 @@ import json
 import sqlite3
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from driftcheck.snapshot.home import data_dir
 from driftcheck.snapshot.model import Snapshot, parse_snapshot, validate_document
 from driftcheck.store.database import STORE_FILE, open_database
 from driftcheck.store.delta import apply_delta, delta_tree, pack, unpack
+from driftcheck.store.pins import Pin, add_pin, release_pins
 
 # Deltas from the previous snapshot in one run, before the next delta goes back to the run's start.
 RUN_LENGTH = 64
@@ -111,7 +112,11 @@ def _columns(db: sqlite3.Connection) -> set[str]:
 
 @contextmanager
 def _transaction(db: sqlite3.Connection) -> Iterator[None]:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error: writers queue on the busy timeout."""
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error: writers queue on the busy timeout. Inside a
+    transaction already open (`Store.write_lock`), its work simply joins that one."""
+    if db.in_transaction:
+        yield
+        return
     db.execute("BEGIN IMMEDIATE")
     try:
         yield
@@ -126,9 +131,34 @@ class Store:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or data_dir() / STORE_FILE
+        self._held: sqlite3.Connection | None = None
+
+    @contextmanager
+    def write_lock(self) -> Iterator[sqlite3.Connection]:
+        """Hold the store's write lock (BEGIN IMMEDIATE ... COMMIT): until it is left, every method of this
+        Store works inside that one transaction, and no other writer can change the store between what
+        is read and what is written (gc's plan and its deletes)."""
+        with self._connect() as db, _transaction(db):
+            self._held = db
+            try:
+                yield db
+            finally:
+                self._held = None
+
+    def database(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A connection to the store's file, schema ensured: inside `write_lock`, the one holding the lock."""
+        return self._connect()
+
+    def release(self, snapshot_ids: Sequence[str], pin: Pin) -> None:
+        """Drop `pin`'s hold on `snapshot_ids` (a run that ends without a record)."""
+        with self._connect() as db, _transaction(db):
+            release_pins(db, snapshot_ids, pin)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
+        if self._held is not None:
+            yield self._held
+            return
         with open_database(self.path, "snapshot store") as db:
             columns = _columns(db)
             if "payload" not in columns:
@@ -225,10 +255,13 @@ class Store:
                    "probe_set = ? WHERE seq = ?",
                    (boot_id_of(document), base_seq, run_pos, payload, probe_set_of(document), seq))
 
-    def add(self, snapshot: Snapshot) -> str:
-        """Keep `snapshot`; returns its id. Adding the same snapshot twice keeps one copy."""
+    def add(self, snapshot: Snapshot, pin: Pin | None = None) -> str:
+        """Keep `snapshot`; returns its id. Adding the same snapshot twice keeps one copy. With `pin`, the
+        snapshot is pinned for that process in the same transaction: gc cannot take it in between."""
         document = snapshot.document
         with self._connect() as db, _transaction(db):
+            if pin is not None:
+                add_pin(db, snapshot.id, pin)
             if db.execute("SELECT 1 FROM snapshots WHERE id = ?", (snapshot.id,)).fetchone():
                 return snapshot.id
             base_seq, run_pos, payload = self._encode(db, document, snapshot.host_name, None)

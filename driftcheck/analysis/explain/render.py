@@ -14,17 +14,20 @@ from driftcheck.analysis.explain.report import reading_order, reading_title
 from driftcheck.analysis.partial import not_compared, not_compared_line
 from driftcheck.analysis.targets import target_difference
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.printable import printable
 
 _COLOURS = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
 
 def _paint(text: str, colour: str, enabled: bool) -> str:
+    """`text` (facts from the snapshots: control characters escaped) in `colour` when `enabled`."""
+    text = printable(text)
     return f"\033[{_COLOURS[colour]}m{text}\033[0m" if enabled else text
 
 
 def _header(tag: str, snapshot: Snapshot) -> str:
-    label = f"  {snapshot.label!r}" if snapshot.label else ""
-    return f"{tag} {snapshot.short_id}  {snapshot.created_at}  {snapshot.host_name}{label}"
+    label = f"  '{printable(snapshot.label)}'" if snapshot.label else ""
+    return f"{tag} {snapshot.short_id}  {snapshot.created_at}  {printable(snapshot.host_name)}{label}"
 
 
 def _value(value: Any) -> str:
@@ -108,13 +111,13 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
         for e in listed:
             head = f"{e.rank:>2}. [{e.confidence:.2f}] {e.category}: {e.title}"
             lines.append(_paint(head, _confidence_colour(e), colour))
-            lines.append(f"      fix: {e.fix}")
+            lines.append(printable(f"      fix: {e.fix}"))
             if e.why:
                 lines.append(_paint(f"      why it matters: {e.why}", "dim", colour))
             shown = list(e.evidence[:3]) + ([f"... and {len(e.evidence) - 3} more"] if len(e.evidence) > 3 else [])
             lines.extend(_paint(f"      evidence: {path}", "dim", colour) for path in shown)
             if confirmations and e.rank in confirmations:
-                lines.append(f"      confirm: {confirmations[e.rank]}")
+                lines.append(printable(f"      confirm: {confirmations[e.rank]}"))
         if folded:
             lines.append(_paint(_folded_line(folded), "dim", colour))
     else:
@@ -123,7 +126,7 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
     if result.notes:
         lines.append("")
         lines.append(_paint("Differences that are not drift:", "bold", colour))
-        lines.extend(f"  - {n.title}" for n in result.notes)
+        lines.extend(printable(f"  - {n.title}") for n in result.notes)
     readings = reading_lines(result)
     if readings:
         lines.append("")
@@ -137,14 +140,14 @@ def explain_text(result: Explained, colour: bool = False, confirmations: dict[in
     if result.bench or result.bench_note:
         lines.append("")
         lines.append(_paint("Benchmarks (B against A):", "bold", colour))
-        lines.extend(f"  {_bench_line(row)}" for row in result.bench)
+        lines.extend(printable(f"  {_bench_line(row)}") for row in result.bench)
         if result.bench_note:
-            lines.append(f"  {result.bench_note}")
+            lines.append(printable(f"  {result.bench_note}"))
     return "\n".join(lines) + "\n"
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return printable(text.replace("\n", " ")).replace("|", "\\|")
 
 
 def _md_code(text: str) -> str:
@@ -157,14 +160,24 @@ def _md_code(text: str) -> str:
     return f"{fence} {cell} {fence}"
 
 
+def _md_side(tag: str, snapshot: Snapshot) -> str:
+    """`- **A** `id` time on `host` (label)`: host and label are free text, shown inert (no line break, no
+    control character, no Markdown or HTML of their own)."""
+    label = f" ({_md_inert(snapshot.label)})" if snapshot.label else ""
+    return (f"- **{tag}** `{snapshot.short_id}` {snapshot.created_at} on {_md_code(printable(snapshot.host_name))}"
+            f"{label}")
+
+
+def _md_inert(text: str) -> str:
+    """Free text as plain Markdown mid-line: control characters escaped, the punctuation that makes emphasis,
+    code, links, HTML or a table cell there backslashed."""
+    return re.sub(r"([\\`*_\[\]<>|~])", r"\\\1", printable(text))
+
+
 def explain_markdown(result: Explained, confirmations: dict[int, str] | None = None) -> str:
     """`driftcheck explain --format markdown`: a section to paste into an issue."""
     diff = result.diff
-    lines = ["## driftcheck explain", "",
-             f"- **A** `{diff.a.short_id}` {diff.a.created_at} on `{diff.a.host_name}`"
-             + (f" ({diff.a.label})" if diff.a.label else ""),
-             f"- **B** `{diff.b.short_id}` {diff.b.created_at} on `{diff.b.host_name}`"
-             + (f" ({diff.b.label})" if diff.b.label else "")]
+    lines = ["## driftcheck explain", "", _md_side("A", diff.a), _md_side("B", diff.b)]
     if result.rebooted:
         lines.append("- the machine **rebooted** between A and B (boot id changed)")
     targets = target_difference(diff.a, diff.b)
@@ -183,16 +196,16 @@ def explain_markdown(result: Explained, confirmations: dict[int, str] | None = N
     else:
         lines.append("No relevant difference explains a performance shift.")
     if result.notes:
-        lines += ["", "### Not drift", ""] + [f"- {n.title}" for n in result.notes]
+        lines += ["", "### Not drift", ""] + [f"- {_md_cell(n.title)}" for n in result.notes]
     readings = reading_lines(result)
     if readings:
         lines += ["", "### Readings (context, never causes)", ""] + [f"- {_md_cell(line)}" for line in readings]
     if result.unchanged:
         lines += ["", f"### Checked and unchanged ({len(result.unchanged)})", ""] + \
-            [f"- {row['title']}" for row in result.unchanged]
+            [f"- {_md_cell(row['title'])}" for row in result.unchanged]
     lines += ["", f"_{not_compared_line(not_compared(diff.a, diff.b))}_"]
     if result.bench or result.bench_note:
-        lines += ["", "### Benchmarks", ""] + [f"- {_bench_line(row)}" for row in result.bench]
+        lines += ["", "### Benchmarks", ""] + [f"- {_md_cell(_bench_line(row))}" for row in result.bench]
         if result.bench_note:
-            lines.append(f"- {result.bench_note}")
+            lines.append(f"- {_md_cell(result.bench_note)}")
     return "\n".join(lines) + "\n"
