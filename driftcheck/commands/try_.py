@@ -37,8 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for name in _NAMES:
         upper = name.upper()
         p.add_argument(f"--{name}", action="append", default=[], metavar="CHANGES",
-                       help=f"variant {upper}'s environment: NAME=VALUE sets, -NAME unsets; several per option "
-                            "or repeated" + ("" if name in "ab" else f" (gives a variant {upper})"))
+                       help=f"variant {upper}'s environment: NAME=VALUE sets, -NAME unsets (write --{name}=-NAME); "
+                            "several per option or repeated" + ("" if name in "ab" else f" (gives a variant {upper})"))
         p.add_argument(f"--{name}-python", metavar="PATH",
                        help=f"variant {upper}'s interpreter, in place of CMD's leading python/python3 word")
         p.add_argument(f"--{name}-cmd", metavar="CMDLINE", help=f"variant {upper}'s whole command line instead of CMD")
@@ -49,7 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wall", action="store_true", help="compare the wall time of each run instead of a printed figure")
     p.add_argument("--max-pairs", type=positive_int, default=20, metavar="N",
                    help="at most N rounds (default 20)")
-    p.add_argument("--budget", type=positive_float, metavar="S",
+    p.add_argument("--budget-s", "--budget", dest="budget_s", type=positive_float, metavar="S",
                    help="stop before a round that would end past S seconds (the last look spends what alpha is left)")
     p.add_argument("--alpha", type=float, default=0.05, help="the overall false-positive rate (default 0.05)")
     p.add_argument("--seed", type=int, help="the seed of the run order (default: drawn, and reported)")
@@ -104,7 +104,7 @@ def _plan(args: argparse.Namespace) -> TrialPlan:
     server = (ServerSpec(tuple(shlex.split(args.server_cmd)), args.ready, args.ready_timeout)
               if args.server_cmd else None)
     return TrialPlan(command=tuple(_command(args)), variants=tuple(variants), patterns=patterns, metric=metric,
-                     max_pairs=args.max_pairs, budget_s=args.budget, alpha=args.alpha, seed=args.seed,
+                     max_pairs=args.max_pairs, budget_s=args.budget_s, alpha=args.alpha, seed=args.seed,
                      server=server, run_timeout_s=args.run_timeout, label=args.label, record=not args.no_record)
 
 
