@@ -42,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         p.add_argument(f"--{name}-python", metavar="PATH",
                        help=f"variant {upper}'s interpreter, in place of CMD's leading python/python3 word")
         p.add_argument(f"--{name}-cmd", metavar="CMDLINE", help=f"variant {upper}'s whole command line instead of CMD")
+        p.add_argument(f"--{name}-server-cmd", metavar="CMDLINE",
+                       help=f"variant {upper}'s own server command instead of --server-cmd (e.g. with another flag)")
     p.add_argument("--metric", action="append", default=[], metavar="NAME[UNIT]=REGEX",
                    help="read this figure as `driftcheck run --metric` does; the first one given is compared")
     p.add_argument("--figure", metavar="NAME", help="compare this figure of those CMD prints (e.g. output_token_"
@@ -80,12 +82,24 @@ def _validate(args: argparse.Namespace) -> None:
                          "bench.py (or --a-cmd and --b-cmd)")
     if not 0 < args.alpha < 0.5:
         raise UsageError(f"--alpha {args.alpha:g}: give a false-positive rate between 0 and 0.5")
-    if bool(args.server_cmd) != bool(args.ready):
+    servers = [args.server_cmd or getattr(args, f"{n}_server_cmd") for n in _NAMES if _variant_given(args, n)]
+    if any(servers) != bool(args.ready):
         raise UsageError("--server-cmd and --ready go together: the server, and the URL that answers once it is up")
+    if any(servers) and not all(servers):
+        raise UsageError("give --server-cmd (or a --X-server-cmd for every variant): each run needs its server")
     if args.wall and (args.metric or args.figure):
         raise UsageError("--wall compares wall time; leave out --metric/--figure")
     if args.max_pairs < 2:
         raise UsageError(f"--max-pairs {args.max_pairs}: a trial needs at least 2 rounds")
+
+
+def _variant_given(args: argparse.Namespace, name: str) -> bool:
+    """A and B always run; C and D where one of their options is given."""
+    return name in "ab" or any(getattr(args, f"{name}{suffix}") for suffix in ("", "_python", "_cmd", "_server_cmd"))
+
+
+def _words(cmdline: str | None) -> tuple[str, ...] | None:
+    return tuple(shlex.split(cmdline)) if cmdline else None
 
 
 def _plan(args: argparse.Namespace) -> TrialPlan:
@@ -93,16 +107,13 @@ def _plan(args: argparse.Namespace) -> TrialPlan:
     from driftcheck.runs.trial import WALL, ServerSpec, TrialPlan, Variant, parse_env_changes
 
     variants = []
-    for name in _NAMES:
-        changes, python, cmd = getattr(args, name), getattr(args, f"{name}_python"), getattr(args, f"{name}_cmd")
-        if name not in "ab" and not (changes or python or cmd):
-            continue
-        set_env, unset = parse_env_changes(name, changes)
-        variants.append(Variant(name.upper(), set_env, unset, python, tuple(shlex.split(cmd)) if cmd else None))
+    for name in filter(lambda n: _variant_given(args, n), _NAMES):
+        set_env, unset = parse_env_changes(name, getattr(args, name))
+        variants.append(Variant(name.upper(), set_env, unset, getattr(args, f"{name}_python"),
+                                _words(getattr(args, f"{name}_cmd")), _words(getattr(args, f"{name}_server_cmd"))))
     patterns = tuple(user_pattern(spec) for spec in args.metric)
     metric = WALL if args.wall else args.figure or (patterns and _metric_name(args.metric[0])) or None
-    server = (ServerSpec(tuple(shlex.split(args.server_cmd)), args.ready, args.ready_timeout)
-              if args.server_cmd else None)
+    server = ServerSpec(_words(args.server_cmd) or (), args.ready, args.ready_timeout) if args.ready else None
     return TrialPlan(command=tuple(_command(args)), variants=tuple(variants), patterns=patterns, metric=metric,
                      max_pairs=args.max_pairs, budget_s=args.budget_s, alpha=args.alpha, seed=args.seed,
                      server=server, run_timeout_s=args.run_timeout, label=args.label, record=not args.no_record)

@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import psutil
@@ -43,6 +45,14 @@ WALL = "wall_time"
 _PYTHON_WORDS = ("python", "python3")
 _STOP_GRACE_S = 5.0
 _TAIL_LINES = 12
+
+
+class TrialInterrupted(DriftcheckError):
+    """The trial was sent SIGTERM or SIGHUP (a scheduler, `timeout`); its runs and server are stopped."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}; the running command and server were ended")
+        self.exit_code = 128 + signum
 
 
 class TrialError(DriftcheckError):
@@ -60,6 +70,7 @@ class Variant:
     unset_env: tuple[str, ...] = ()
     python: str | None = None
     command: tuple[str, ...] | None = None
+    server_command: tuple[str, ...] | None = None  # this variant's own --server-cmd (a server flag to try)
 
     def describe(self) -> str:
         """How this variant differs, in a few words ("NCCL_ALGO=Tree", "python /v2/bin/python", "as given")."""
@@ -68,6 +79,8 @@ class Variant:
             parts.append(f"python {self.python}")
         if self.command is not None:
             parts.append(shlex.join(self.command))
+        if self.server_command is not None:
+            parts.append("server: " + shlex.join(self.server_command))
         return ", ".join(parts) or "as given"
 
     def environment(self, base: Mapping[str, str]) -> dict[str, str]:
@@ -90,7 +103,8 @@ class Variant:
     def to_json(self) -> dict[str, Any]:
         """The variant as reports keep it."""
         return {"name": self.name, "set_env": dict(self.set_env), "unset_env": list(self.unset_env),
-                "python": self.python, "command": None if self.command is None else list(self.command)}
+                "python": self.python, "command": None if self.command is None else list(self.command),
+                "server_command": None if self.server_command is None else list(self.server_command)}
 
 
 def parse_env_changes(option: str, specs: Sequence[str]) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -286,8 +300,11 @@ def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pa
     except subprocess.TimeoutExpired:
         raise TrialError(f"{shlex.join(argv)}: still running after {timeout_s:g} s (--run-timeout)") from None
     finally:
-        if process.poll() is None or process.returncode is None:
+        if process.poll() is None:
             stop_tree(process)
+        else:  # what the command left running in its group would disturb the next runs
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGTERM)
     duration = time.perf_counter() - begin
     for line in out.decode(errors="replace").splitlines():
         scanner.feed(line)
@@ -329,7 +346,10 @@ def _one_run(state: _State, variant: Variant, round_no: int) -> TrialRun:
     env = variant.environment(os.environ)
     with contextlib.ExitStack() as stack:
         if plan.server is not None:
-            stack.enter_context(running_server(plan.server, env, variant.name))
+            server = plan.server
+            if variant.server_command is not None:
+                server = ServerSpec(variant.server_command, server.ready_url, server.ready_timeout_s)
+            stack.enter_context(running_server(server, env, variant.name))
         output = _run_command(argv, env, plan.patterns, plan.run_timeout_s)
     if output.exit_code != 0:
         raise TrialError(f"variant {variant.name} ({shlex.join(argv)}) exited {output.exit_code}; its last "
@@ -347,7 +367,7 @@ def _one_run(state: _State, variant: Variant, round_no: int) -> TrialRun:
         raise TrialError(f"variant {variant.name}: {figure.label} = {figure.value:g}: a ratio needs positive figures")
     run_id = None
     if state.store is not None and plan.record:
-        label = f"try:{plan.label}:{variant.name}" if plan.label else f"try:{variant.name}"
+        label = f"try:{plan.label or state.seed}:{variant.name}"
         record = RunRecord(command=argv, cwd=os.getcwd(), host=socket.gethostname(), started_at=output.started_at,
                            duration_s=output.duration_s, exit_code=output.exit_code, snapshot_id=None, label=label,
                            metrics=[*output.metrics, *([figure] if figure.name == WALL else [])],
@@ -366,12 +386,39 @@ def _compare_all(state: _State, alpha: float) -> dict[str, Comparison]:
             for v in state.plan.variants[1:]}
 
 
+@contextlib.contextmanager
+def _terminations_raise() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the trial as Ctrl-C does, by an exception, so every `finally` stops its process
+    tree; Python's default would exit at once and leave the server running. Main thread only."""
+    def raise_interrupted(signum: int, frame: FrameType | None) -> None:
+        raise TrialInterrupted(signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, raise_interrupted) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def run_trial(plan: TrialPlan, note: Progress | None = None, store: RunStore | None = None) -> TrialResult:
-    """Run the interleaved trial of `plan` until decided, its last look or its budget; progress to `note`."""
+    """Run the interleaved trial of `plan` until decided, its last look or its budget; progress to `note`.
+    SIGTERM/SIGHUP during the trial raise TrialInterrupted once the running command and server are stopped."""
+    with _terminations_raise():
+        return _run_rounds(plan, note, store)
+
+
+def _run_rounds(plan: TrialPlan, note: Progress | None, store: RunStore | None) -> TrialResult:
     if len(plan.variants) < 2:
         raise OptionError("b", None, "a trial needs at least two variants (--a ... --b ...)")
-    for variant in plan.variants:
-        variant.argv(plan.command)  # refuse a --X-python that has no python word to replace, before any run
+    for variant in plan.variants:  # refuse, before any run, what cannot run
+        if not variant.argv(plan.command):
+            raise OptionError(f"{variant.name.lower()}_cmd", None, "this variant has no command to run")
+        if plan.server is not None and not (variant.server_command or plan.server.command):
+            raise OptionError("server_cmd", None, f"variant {variant.name} has no server command")
     seed = plan.seed if plan.seed is not None else random.SystemRandom().randrange(2 ** 31)
     order = random.Random(seed)
     looks = plan_looks(plan.max_pairs, plan.alpha, comparisons=len(plan.variants) - 1)

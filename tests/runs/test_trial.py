@@ -34,12 +34,12 @@ for i in range(n):
 print(f"loop: {(time.process_time() - start) * 1000:.3f} ms")
 """
 
-# A server that answers every GET with the value of its SPEED variable (what the variant set), on argv[1]'s port.
+# A server on argv[1]'s port answering every GET with argv[2], else its SPEED variable (what the variant set).
 SERVER = """
 import http.server, os, sys
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        body = os.environ.get("SPEED", "1").encode()
+        body = (sys.argv[2] if len(sys.argv) > 2 else os.environ.get("SPEED", "1")).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -128,9 +128,10 @@ def test_interpreter_variants_run_in_two_real_venvs(cli: Callable[..., CliResult
 
 @pytest.mark.slow
 def test_a_budget_stops_the_trial_and_wall_time_is_a_figure(cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    loop = _script(tmp_path, "loop.py", LOOP)
-    result = cli("try", "--wall", "--budget", "1.5", "--max-pairs", "50", "--format", "json", "--a", "WORK=1000",
-                 "--b=-WORK", "--", PYTHON, loop)
+    fixed = _script(tmp_path, "fixed.py", 'print("decode: 5.000 ms")\n')
+    # At alpha 0.001 no look before about 14 rounds could decide: the budget of 0.5 s ends the trial first.
+    result = cli("try", "--wall", "--budget", "0.5", "--alpha", "0.001", "--max-pairs", "50", "--format", "json",
+                 "--a", "WORK=1", "--b=-WORK", "--", PYTHON, fixed)
     trial = json.loads(result.stdout)
     assert trial["stopped"] == "budget" and trial["metric"] == "wall_time" and trial["unit"] == "s"
     assert 1 <= trial["comparisons"]["B"]["pairs"] < 50
@@ -159,11 +160,12 @@ def test_a_server_per_run_gets_the_variants_environment_and_is_stopped(cli: Call
     fetch = _script(tmp_path, "fetch.py", FETCH)
     url = f"http://127.0.0.1:{port}/"
     result = cli("try", "--seed", "4", "--max-pairs", "2", "--format", "json", "--a", "SPEED=10", "--b", "SPEED=20",
-                 "--server-cmd", f"{PYTHON} {server} {port}", "--ready", url, "--ready-timeout", "30",
-                 "--", PYTHON, fetch, url)
+                 "--c-server-cmd", f"{PYTHON} {server} {port} 30", "--server-cmd", f"{PYTHON} {server} {port}",
+                 "--ready", url, "--ready-timeout", "30", "--", PYTHON, fetch, url)
     assert result.returncode == 0, result.stderr  # 2 pairs can never decide: nothing could have been seen
     trial = json.loads(result.stdout)
-    assert {(r["variant"], r["value"]) for r in trial["runs"]} == {("A", 10.0), ("B", 20.0)}
+    assert {(r["variant"], r["value"]) for r in trial["runs"]} == {("A", 10.0), ("B", 20.0), ("C", 30.0)}
+    assert len(trial["runs"]) == 6 and set(trial["comparisons"]) == {"B", "C"}
     assert trial["comparisons"]["B"]["detectable_pct"] is None
     assert _processes_with(marker) == []
 
@@ -180,7 +182,8 @@ def test_a_server_that_never_answers_is_given_up_and_stopped(cli: Callable[..., 
 
 
 @pytest.mark.slow
-def test_ctrl_c_during_a_trial_leaves_no_server_and_no_command(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_during_a_trial_leaves_no_server_and_no_command(tmp_path: Path, signum: int) -> None:
     port = _free_port()
     marker = f"ctrlc-{uuid.uuid4().hex}"
     server = _script(tmp_path, f"{marker}-server.py", SERVER)
@@ -194,12 +197,12 @@ def test_ctrl_c_during_a_trial_leaves_no_server_and_no_command(tmp_path: Path) -
         while not _processes_with(marker + "-cmd"):
             assert time.monotonic() < deadline, "the command never started"
             time.sleep(0.1)
-        trial.send_signal(signal.SIGINT)  # as Ctrl-C does to driftcheck; server and command are in their own groups
+        trial.send_signal(signum)  # to driftcheck alone: the server and the command run in groups of their own
         _, err = trial.communicate(timeout=30)
     finally:
         if trial.poll() is None:
             trial.kill()
-    assert trial.returncode == 130, err
+    assert trial.returncode == 128 + signum, err
     assert _processes_with(marker) == []
 
 
