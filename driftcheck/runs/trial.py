@@ -13,6 +13,7 @@ answers, and stopped afterwards, its whole process tree, whatever happens (an er
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 import os
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import IO, Any
 
 import psutil
 
@@ -45,6 +46,8 @@ WALL = "wall_time"
 _PYTHON_WORDS = ("python", "python3")
 _STOP_GRACE_S = 5.0
 _TAIL_LINES = 12
+# After the command ends, how long its last output may take to be read.
+_DRAIN_S = 2.0
 
 
 class TrialInterrupted(DriftcheckError):
@@ -285,9 +288,10 @@ class _Output:
 
 def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pattern, ...],
                  timeout_s: float | None) -> _Output:
-    """Run `argv` once, its output read for figures (not shown); its own process group, ended with it."""
+    """Run `argv` once, its output read for figures as it comes (not shown, not kept but for its last lines);
+    its own process group, ended with it. The wall time runs from the start to the exit of the process."""
     scanner = MetricScanner(patterns)
-    tail: list[str] = []
+    tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     begin = time.perf_counter()
     try:
@@ -295,21 +299,27 @@ def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pa
                                    stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as exc:
         raise TrialError(f"{shlex.join(argv)}: could not start: {exc}") from None
+    def read(stream: IO[bytes]) -> None:
+        for raw in stream:
+            line = raw.decode(errors="replace").rstrip("\r\n")
+            scanner.feed(line)
+            tail.append(line)
+
+    reader = threading.Thread(target=read, args=(process.stdout,), name="try-output", daemon=True)
+    reader.start()
     try:
-        out, _ = process.communicate(timeout=timeout_s)
+        process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise TrialError(f"{shlex.join(argv)}: still running after {timeout_s:g} s (--run-timeout)") from None
     finally:
+        duration = time.perf_counter() - begin
         if process.poll() is None:
             stop_tree(process)
-        else:  # what the command left running in its group would disturb the next runs
+        else:  # what the command left running in its group would disturb the next runs (and hold the pipe)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGTERM)
-    duration = time.perf_counter() - begin
-    for line in out.decode(errors="replace").splitlines():
-        scanner.feed(line)
-        tail = (tail + [line])[-_TAIL_LINES:]
-    return _Output(scanner.metrics(), tail, process.returncode, duration, started_at)
+        reader.join(_DRAIN_S)
+    return _Output(scanner.metrics(), list(tail), process.returncode, duration, started_at)
 
 
 def _figure(output: _Output, metric: str | None) -> Metric | None:

@@ -139,6 +139,19 @@ def test_a_budget_stops_the_trial_and_wall_time_is_a_figure(cli: Callable[..., C
     assert all(run.metric("wall_time") for run in RunStore().entries())
 
 
+@pytest.mark.slow
+def test_a_run_past_its_timeout_is_ended_with_what_it_started(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    marker = f"stuck-{uuid.uuid4().hex}"
+    child = _script(tmp_path, f"{marker}-child.py", "import time\ntime.sleep(60)\n")
+    parent = _script(tmp_path, f"{marker}.py", f"import subprocess, sys, time\n"
+                                                f"subprocess.Popen([sys.executable, {child!r}])\ntime.sleep(60)\n")
+    began = time.monotonic()
+    result = cli("try", "--run-timeout", "1", "--", PYTHON, parent)
+    assert result.returncode == 2 and "still running after 1 s (--run-timeout)" in result.stderr
+    assert time.monotonic() - began < 20
+    assert _processes_with(marker) == []
+
+
 def test_an_interpreter_variant_needs_a_python_word_to_replace(cli: Callable[..., CliResult]) -> None:
     result = cli("try", "--b-python", "/usr/bin/python3", "--", "./bench")
     assert result.returncode == 2
