@@ -18,6 +18,7 @@ import contextlib
 import math
 import os
 import random
+import re
 import shlex
 import signal
 import socket
@@ -43,7 +44,8 @@ from driftcheck.runs.render import headline
 from driftcheck.runs.store import RunRecord, RunStore
 
 WALL = "wall_time"
-_PYTHON_WORDS = ("python", "python3")
+# The leading word of CMD an interpreter variant replaces: python, python3, python3.12 (by any path).
+_PYTHON_WORD = re.compile(r"python(?:\d+(?:\.\d+)?)?")
 _STOP_GRACE_S = 5.0
 _TAIL_LINES = 12
 # After the command ends, how long its last output may take to be read.
@@ -96,7 +98,7 @@ class Variant:
         """The command line this variant runs: its own, else `command` with its interpreter put in."""
         argv = list(self.command if self.command is not None else command)
         if self.python:
-            if not argv or os.path.basename(argv[0]) not in _PYTHON_WORDS:
+            if not argv or not _PYTHON_WORD.fullmatch(os.path.basename(argv[0])):
                 raise OptionError(f"{self.name.lower()}_python", self.python,
                                   "the command must start with the word python or python3 to put an interpreter "
                                   "in its place")

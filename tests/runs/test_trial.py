@@ -226,4 +226,5 @@ def test_environment_changes_set_and_unset_and_describe_themselves() -> None:
         "HOME": "/h", "NCCL_ALGO": "Ring", "OMP_NUM_THREADS": "1"}
     assert variant.describe() == "NCCL_ALGO=Ring, OMP_NUM_THREADS=1, -NCCL_PROTO"
     assert Variant("A", python="/v/bin/python").argv(["python3", "b.py"]) == ["/v/bin/python", "b.py"]
+    assert Variant("A", python="/v/bin/python").argv(["/usr/bin/python3.12", "b.py"]) == ["/v/bin/python", "b.py"]
     assert Variant("A", command=("./other",)).argv(["./bench"]) == ["./other"]
