@@ -16,19 +16,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     try_.add_arguments(p)
     p.usage = "%(prog)s [--a CHANGES] --b CHANGES [options] -- CMD [ARGS...]"
     p.description = (
-        "When B differs from A by several environment changes, find the smallest set that reproduces B's shift: "
-        "delta debugging (ddmin) over B's changes, each step an interleaved trial as `driftcheck try` runs "
-        "(A against A with those changes). A step that resolves nothing counts as not reproducing, so noise can "
-        "only leave more changes in the set, not name one that showed nothing; the changes left out are then "
-        "tried together. Exit 0: no shift to bisect, 1: culprits named, 2: trouble.")
-    p.epilog = "example: driftcheck bisect --b 'OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 NCCL_ALGO=Ring' -- python bench.py"
+        "When B differs from A by several changes, find the smallest set that reproduces B's shift: delta "
+        "debugging (ddmin) over B's changes, each step an interleaved trial as `driftcheck try` runs (A against A "
+        "with those changes). The changes are B's environment variables (--b), or, with --a-python and "
+        "--b-python alone, the package versions that differ between the two interpreters: a step runs A's "
+        "interpreter with exact copies of B's installed files of those packages first on PYTHONPATH (a scratch "
+        "overlay, removed at the end; neither environment is touched). A step that resolves nothing counts as "
+        "not reproducing, so noise can only leave more changes in the set, not name one that showed nothing; the "
+        "changes left out are then tried together. Exit 0: no shift to bisect, 1: culprits named, 2: trouble.")
+    p.epilog = ("examples: driftcheck bisect --b 'OMP_NUM_THREADS=1 NCCL_ALGO=Ring' -- python bench.py\n"
+                "  driftcheck bisect --a-python /old-env/bin/python --b-python /new-env/bin/python -- python bench.py")
     p.set_defaults(handler=_cmd_bisect, validate=_validate)
 
 
 def _validate(args: argparse.Namespace) -> None:
     try_._validate(args)
-    if not args.b:
-        raise UsageError("give B's environment changes to bisect, e.g. --b 'OMP_NUM_THREADS=1 NCCL_ALGO=Ring'")
+    if not args.b and not (args.a_python and args.b_python):
+        raise UsageError("give B's environment changes to bisect (e.g. --b 'OMP_NUM_THREADS=1 NCCL_ALGO=Ring'), or "
+                         "two interpreters (--a-python, --b-python) whose package versions to bisect")
 
 
 def _cmd_bisect(args: argparse.Namespace) -> int:

@@ -1,5 +1,9 @@
-"""Which of B's environment changes cause its shift against A: delta debugging (ddmin, Zeller & Hildebrandt
-2002) over the changes, each test an interleaved trial (`driftcheck.runs.trial`).
+"""Which of B's changes cause its shift against A: delta debugging (ddmin, Zeller & Hildebrandt 2002) over
+the changes, each test an interleaved trial (`driftcheck.runs.trial`).
+
+The changes are B's environment variables (`--b NAME=VALUE`), or, given two interpreters (`--a-python`,
+`--b-python`) and no variables, the package versions that differ between them: a test then runs A's
+interpreter with B's installed files of those packages first on its path (`driftcheck.runs.overlay`).
 
 First A is tried against B with every change, which must show a decided shift; then ddmin looks for the
 smallest set of changes that, put on A alone, still shows a decided shift in the same direction. A test
@@ -11,11 +15,16 @@ trial at the trial's alpha; a bisection of k steps can be wrong at most k·alpha
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from driftcheck.errors import OptionError
+from driftcheck.runs.overlay import Overlays, PackageChange, distributions, package_changes
 from driftcheck.runs.store import RunStore
 from driftcheck.runs.trial import Progress, TrialPlan, TrialResult, Variant, run_trial
 
@@ -30,6 +39,10 @@ class Change:
     def describe(self) -> str:
         """`NAME=VALUE` or `-NAME`."""
         return f"-{self.name}" if self.value is None else f"{self.name}={self.value}"
+
+
+AnyChange = Change | PackageChange
+Builder = Callable[[Sequence[AnyChange]], Variant]
 
 
 def changes_of(a: Variant, b: Variant) -> list[Change]:
@@ -56,7 +69,7 @@ def variant_with(a: Variant, changes: Sequence[Change], name: str = "B") -> Vari
 class Step:
     """One test of ddmin: the changes tried, the trial's effect, and whether it reproduced the shift."""
 
-    changes: tuple[Change, ...]
+    changes: tuple[AnyChange, ...]
     effect_pct: float
     pairs: int
     p_value: float
@@ -74,9 +87,9 @@ class Step:
 class Bisection:
     """The outcome: the full shift, the smallest reproducing set, and every step taken."""
 
-    changes: list[Change]
+    changes: list[AnyChange]
     full: Step
-    culprits: list[Change]
+    culprits: list[AnyChange]
     steps: list[Step] = field(default_factory=list)
     verdict_word: str = "slower"
     rest: Step | None = None  # the trial of the changes left out, together
@@ -105,15 +118,14 @@ class Bisection:
 class _Tester:
     """Runs (and remembers) the trial of A against A plus a set of changes."""
 
-    def __init__(self, plan: TrialPlan, note: Progress | None, store: RunStore | None, direction: float) -> None:
-        self.plan, self.note, self.store, self.direction = plan, note, store, direction
+    def __init__(self, plan: TrialPlan, build: Builder, note: Progress | None, store: RunStore | None) -> None:
+        self.plan, self.build, self.note, self.store, self.direction = plan, build, note, store, 0.0
         self.steps: list[Step] = []
         self.trials = 0
-        self._seen: dict[tuple[Change, ...], bool] = {}
+        self._seen: dict[tuple[AnyChange, ...], bool] = {}
 
-    def trial(self, changes: Sequence[Change]) -> tuple[TrialResult, Step]:
-        a = self.plan.variants[0]
-        plan = replace(self.plan, variants=(a, variant_with(a, changes)))
+    def trial(self, changes: Sequence[AnyChange]) -> tuple[TrialResult, Step]:
+        plan = replace(self.plan, variants=(self.plan.variants[0], self.build(changes)))
         result = run_trial(plan, note=None, store=self.store)
         comparison = result.comparisons["B"]
         same_way = self.direction == 0 or comparison.effect_pct * self.direction > 0
@@ -126,7 +138,7 @@ class _Tester:
                       f"p={comparison.p_value:.2g}: {'reproduces' if step.reproduces else 'does not reproduce'}")
         return result, step
 
-    def reproduces(self, changes: Sequence[Change]) -> bool:
+    def reproduces(self, changes: Sequence[AnyChange]) -> bool:
         key = tuple(changes)
         if key not in self._seen:
             _, step = self.trial(changes)
@@ -135,7 +147,7 @@ class _Tester:
         return self._seen[key]
 
 
-def ddmin(items: Sequence[Change], fails: Callable[[Sequence[Change]], bool]) -> list[Change]:
+def ddmin(items: Sequence[AnyChange], fails: Callable[[Sequence[AnyChange]], bool]) -> list[AnyChange]:
     """The minimal subset of `items` (known to fail as a whole) that still fails: Zeller's ddmin."""
     current = list(items)
     granularity = 2
@@ -159,7 +171,7 @@ def ddmin(items: Sequence[Change], fails: Callable[[Sequence[Change]], bool]) ->
     return current
 
 
-def _split(items: list[Change], parts: int) -> list[list[Change]]:
+def _split(items: list[AnyChange], parts: int) -> list[list[AnyChange]]:
     size, extra = divmod(len(items), parts)
     chunks, start = [], 0
     for index in range(parts):
@@ -169,17 +181,55 @@ def _split(items: list[Change], parts: int) -> list[list[Change]]:
     return [c for c in chunks if c]
 
 
+@contextmanager
+def _package_builder(a: Variant, a_python: str, b_python: str,
+                     note: Progress | None) -> Iterator[tuple[list[AnyChange], Builder]]:
+    """B's package changes that an overlay can put on A, and the builder of A with some of them; the
+    overlays' scratch directory is removed on the way out, whatever happens."""
+    a_dists, b_dists = distributions(a_python), distributions(b_python)
+    every = package_changes(a_dists, b_dists)
+    removed = [c for c in every if c.after is None]
+    if note and removed:
+        note(f"not bisected (removed in B; an overlay cannot take a package away): "
+             f"{', '.join(c.describe() for c in removed)}")
+    changes: list[AnyChange] = [c for c in every if c.after is not None]
+    with tempfile.TemporaryDirectory(prefix="driftcheck-bisect-") as scratch:
+        overlays = Overlays(Path(scratch), b_dists)
+        inherited = os.environ.get("PYTHONPATH")
+
+        def build(chosen: Sequence[AnyChange]) -> Variant:
+            path = str(overlays.path(c for c in chosen if isinstance(c, PackageChange)))
+            python_path = path + (os.pathsep + inherited if inherited else "")
+            return replace(a, name="B", set_env={**a.set_env, "PYTHONPATH": python_path})
+
+        yield changes, build
+
+
+def _env_builder(a: Variant, b: Variant) -> tuple[list[AnyChange], Builder]:
+    if b.python or b.command is not None or b.server_command is not None:
+        raise OptionError("b", None, "bisect goes over environment changes or, with --a-python and --b-python "
+                                     "alone, package versions; give B as --b NAME=VALUE / -NAME only")
+    return list(changes_of(a, b)), lambda chosen: variant_with(a, [c for c in chosen if isinstance(c, Change)])
+
+
 def bisect(plan: TrialPlan, note: Progress | None = None, store: RunStore | None = None) -> Bisection:
-    """Find the smallest set of B's environment changes that reproduces B's shift against A."""
+    """Find the smallest set of B's changes (environment variables, else package versions) that reproduces
+    B's shift against A."""
     if len(plan.variants) != 2:
         raise OptionError("c", None, "bisect compares two variants, A and B")
     a, b = plan.variants
-    if b.python or b.command is not None or b.server_command is not None:
-        raise OptionError("b", None, "bisect goes over environment changes; give B as --b NAME=VALUE / -NAME only")
-    changes = changes_of(a, b)
+    if not (a.python and b.python) or changes_of(a, b):
+        changes, build = _env_builder(a, b)
+        return _bisect(plan, changes, build, note, store)
+    with _package_builder(a, a.python, b.python, note) as (changes, build):
+        return _bisect(plan, changes, build, note, store)
+
+
+def _bisect(plan: TrialPlan, changes: list[AnyChange], build: Builder, note: Progress | None,
+            store: RunStore | None) -> Bisection:
     if not changes:
-        raise OptionError("b", None, "B makes no environment change that A does not: nothing to bisect")
-    tester = _Tester(plan, note, store, 0.0)
+        raise OptionError("b", None, "B makes no change that A does not: nothing to bisect")
+    tester = _Tester(plan, build, note, store)
     result, full = tester.trial(changes)
     if not full.reproduces:
         return Bisection(changes, full, [], [], "no difference resolved")
