@@ -71,7 +71,7 @@ def test_bisect_names_the_one_slow_change_of_twelve(cli: Callable[..., CliResult
     assert found["verdict"] == "slower" and found["share_pct"] > 50
     assert len(found["steps"]) + 1 <= 2 * 4 + 2  # the target: 2·ceil(log2 12)+2 trials
     assert found["rest"]["changes"] == [f"X{i}=1" for i in range(1, 13) if i != 7]
-    assert not found["rest"]["reproduces"]
+    assert abs(found["rest"]["effect_pct"]) < 20  # measured, and small beside the +100 % shift
 
 
 @pytest.mark.slow
@@ -127,7 +127,9 @@ def test_bisect_names_the_one_slow_package_of_twelve_version_changes(cli: Callab
     lines = result.stdout.splitlines()
     assert lines[0].startswith("B vs A with all 12 changes: +") and lines[0].endswith("B is slower")
     assert lines[1].startswith("pkg7 1.0 → 1.1 alone reproduces")
-    assert "the other 11 change(s) together: no difference resolved" in lines[1]
+    # What the other 11 do together is measured: small beside the shift (a trial may still call it resolved).
+    rest = float(lines[1].split("the other 11 change(s) together: ")[1].split("(")[1].split(" %")[0])
+    assert abs(rest) < 20
     assert set(Path(tempfile.gettempdir()).glob("driftcheck-bisect-*")) == before  # the overlays are gone
 
 
