@@ -19,15 +19,15 @@ from driftcheck.runs.overlay import Distribution, Overlays, package_changes
 from driftcheck.runs.trial import Variant
 from tests.conftest import CliResult
 
-# Twelve variables; only X7=slow doubles the work (CPU time, so neighbours' load does not move the figure).
+# Twelve variables; only X7=slow doubles the work. The figure is the work counted, not timed: these tests are
+# of the bisection, and a timed figure would let one step in twenty resolve noise (test_trial times real work).
 LOOP = """
-import os, time
+import os
 n = 150000 * (2 if os.environ.get("X7") == "slow" else 1)
-start = time.process_time()
 x = 0
 for i in range(n):
     x += i
-print(f"loop: {(time.process_time() - start) * 1000:.3f} ms")
+print(f"loop: {n / 10000:.3f} ms")
 """
 
 
@@ -71,7 +71,7 @@ def test_bisect_names_the_one_slow_change_of_twelve(cli: Callable[..., CliResult
     assert found["verdict"] == "slower" and found["share_pct"] > 50
     assert len(found["steps"]) + 1 <= 2 * 4 + 2  # the target: 2·ceil(log2 12)+2 trials
     assert found["rest"]["changes"] == [f"X{i}=1" for i in range(1, 13) if i != 7]
-    assert abs(found["rest"]["effect_pct"]) < 20  # measured, and small beside the +100 % shift
+    assert found["rest"]["effect_pct"] == 0 and not found["rest"]["decided"]  # measured: the rest do nothing
 
 
 @pytest.mark.slow
@@ -87,11 +87,11 @@ def test_bisect_refuses_what_is_not_an_environment_change(cli: Callable[..., Cli
     assert "environment changes" in cli("bisect", "--b-python", "/x/python", "--", "python", "b.py").stderr
 
 
-# Each package's run() loops its WORK iterations; the command runs all twelve and prints their CPU time.
-PACKAGE = "WORK = {work}\n\n\ndef run():\n    x = 0\n    for i in range(WORK):\n        x += i\n    return x\n"
-RUN_ALL = ("import time; import " + ", ".join(f"pkg{i}" for i in range(1, 13)) + "; s = time.process_time(); "
-           + "; ".join(f"pkg{i}.run()" for i in range(1, 13))
-           + "; print(f'loop: {(time.process_time() - s) * 1000:.3f} ms')")
+# Each package's run() loops its WORK iterations and returns them; the command runs all twelve and prints the
+# work done (counted, not timed, as above).
+PACKAGE = "WORK = {work}\n\n\ndef run():\n    x = 0\n    for i in range(WORK):\n        x += i\n    return WORK\n"
+RUN_ALL = ("import " + ", ".join(f"pkg{i}" for i in range(1, 13)) + "; n = "
+           + " + ".join(f"pkg{i}.run()" for i in range(1, 13)) + "; print(f'loop: {n / 10000:.3f} ms')")
 
 
 def _install(site: Path, name: str, version: str, work: int) -> None:
@@ -127,9 +127,7 @@ def test_bisect_names_the_one_slow_package_of_twelve_version_changes(cli: Callab
     lines = result.stdout.splitlines()
     assert lines[0].startswith("B vs A with all 12 changes: +") and lines[0].endswith("B is slower")
     assert lines[1].startswith("pkg7 1.0 → 1.1 alone reproduces")
-    # What the other 11 do together is measured: small beside the shift (a trial may still call it resolved).
-    rest = float(lines[1].split("the other 11 change(s) together: ")[1].split("(")[1].split(" %")[0])
-    assert abs(rest) < 20
+    assert "the other 11 change(s) together: no difference resolved (+0.0 %" in lines[1]
     assert set(Path(tempfile.gettempdir()).glob("driftcheck-bisect-*")) == before  # the overlays are gone
 
 
