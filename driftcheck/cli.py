@@ -63,6 +63,8 @@ COMMANDS: dict[str, CommandInfo] = {
                        "run a benchmark command and keep its figures with the machine state"),
     "runs": CommandInfo("driftcheck.commands.runs",
                         "list recorded runs with their figures, or chart them in an HTML page"),
+    "try": CommandInfo("driftcheck.commands.try_", "run a command under variants, interleaved: which is faster?"),
+    "bisect": CommandInfo("driftcheck.commands.bisect", "find which of B's environment changes cause its shift"),
 }
 
 

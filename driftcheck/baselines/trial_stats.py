@@ -1,0 +1,268 @@
+"""The statistics of an interleaved A/B trial, in one place: the paired test, its sequential stopping rule,
+the effect with its confidence interval, and the smallest effect a trial that found nothing would have seen.
+
+Stdlib only (no scipy at run time); tests check every number against scipy.stats on fixed data.
+
+- **Data**: one log ratio per pair, ln(B/A). Logs make "B is 36 % slower" and "A is 56 % faster" the same
+  size, and a machine-wide slowdown that hits both runs of a pair cancels out.
+- **Test**: Wilcoxon signed-rank, two-sided, zeros dropped (scipy's `zero_method="wilcox"`). Exact
+  distribution when at most 50 non-zero differences and no ties among their sizes; else the normal
+  approximation with the tie correction of the variance (no continuity correction), as scipy's default.
+- **Sequential rule**: looks at a fixed schedule of pair counts, planned before the first run
+  (`LookPlan`). The overall alpha is split evenly over the planned looks (Bonferroni): the chance of a
+  false "different" at any look is at most the sum of the per-look alphas, which is alpha. A trial stopped
+  early by its time budget spends at that last look all the alpha it has not spent, so the sum still holds.
+- **Effect**: the Hodges–Lehmann estimate (median of the Walsh averages) of the log ratio, with its
+  distribution-free interval (order statistics of the Walsh averages at the signed-rank critical value).
+  The interval is taken at the per-look level, so it is a *repeated* confidence interval: it keeps its
+  stated (e.g. 95 %) coverage whichever look the trial stopped at, and excludes 0 when the test decides.
+- **Resolution**: the minimum detectable effect at the reached n, from the spread of the log ratios, at
+  the last look's alpha and 80 % power, with the signed-rank test's efficiency relative to the t-test
+  (3/π for normal data) — an approximation, said as one. Where n pairs are too few for the exact test to
+  ever reach the per-look alpha, nothing could have been seen and the figure is infinite.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+# The exact null distribution is used up to this many non-zero differences (scipy's own limit).
+EXACT_MAX_N = 50
+POWER = 0.8
+# Asymptotic relative efficiency of the signed-rank test to the t-test under normal data.
+_ARE = 3.0 / math.pi
+_NORMAL = statistics.NormalDist()
+
+
+# --- the signed-rank test ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SignedRank:
+    """The result of a two-sided Wilcoxon signed-rank test on paired differences."""
+
+    statistic: float  # min(W+, W-), as scipy reports for a two-sided test
+    p_value: float
+    n: int  # non-zero differences used
+    exact: bool
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    """Ranks 1..n of `values`, ties given their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        mean_rank = (start + end) / 2.0 + 1.0
+        for position in range(start, end + 1):
+            ranks[order[position]] = mean_rank
+        start = end + 1
+    return ranks
+
+
+@lru_cache(maxsize=128)
+def _exact_counts(n: int) -> tuple[int, ...]:
+    """How many of the 2^n sign assignments give W+ = k, for k = 0..n(n+1)/2."""
+    counts = [1] + [0] * (n * (n + 1) // 2)
+    for rank in range(1, n + 1):
+        for total in range(len(counts) - 1, rank - 1, -1):
+            counts[total] += counts[total - rank]
+    return tuple(counts)
+
+
+def _exact_cdf(n: int, k: int) -> float:
+    """P(W+ <= k) under the null for n non-zero differences without ties."""
+    if k < 0:
+        return 0.0
+    counts = _exact_counts(n)
+    return sum(counts[: k + 1]) / float(2 ** n)
+
+
+def wilcoxon(differences: Sequence[float]) -> SignedRank:
+    """The two-sided signed-rank test of `differences` (zeros dropped). p = 1 when nothing is left."""
+    nonzero = [d for d in differences if d != 0]
+    n = len(nonzero)
+    if n == 0:
+        return SignedRank(0.0, 1.0, 0, True)
+    sizes = [abs(d) for d in nonzero]
+    ranks = _ranks(sizes)
+    w_plus = sum(r for r, d in zip(ranks, nonzero, strict=True) if d > 0)
+    w_minus = sum(r for r, d in zip(ranks, nonzero, strict=True) if d < 0)
+    statistic = min(w_plus, w_minus)
+    ties = len(set(sizes)) < n
+    if n <= EXACT_MAX_N and not ties:
+        p = min(1.0, 2.0 * _exact_cdf(n, int(statistic)))
+        return SignedRank(statistic, p, n, True)
+    mean = n * (n + 1) / 4.0
+    tie_sizes = [sizes.count(value) for value in set(sizes)]
+    variance = n * (n + 1) * (2 * n + 1) / 24.0 - sum(t ** 3 - t for t in tie_sizes) / 48.0
+    if variance <= 0:
+        return SignedRank(statistic, 1.0, n, False)
+    z = (statistic - mean) / math.sqrt(variance)
+    return SignedRank(statistic, min(1.0, math.erfc(abs(z) / math.sqrt(2.0))), n, False)
+
+
+def smallest_p(n: int) -> float:
+    """The smallest two-sided p the exact test can give with n pairs (all of one sign)."""
+    return 1.0 if n <= 0 else min(1.0, 2.0 / 2 ** n)
+
+
+# --- the effect and its interval -----------------------------------------------------------------------
+
+def _walsh_averages(values: Sequence[float]) -> list[float]:
+    return sorted((values[i] + values[j]) / 2.0 for i in range(len(values)) for j in range(i, len(values)))
+
+
+def _critical_rank(n: int, alpha: float) -> int:
+    """The number k of Walsh averages cut from each end for a (1 - alpha) interval: the largest k with
+    P(W+ <= k - 1) <= alpha / 2 (exact up to EXACT_MAX_N, normal beyond); at least 1."""
+    if n <= EXACT_MAX_N:
+        k = 0
+        while _exact_cdf(n, k) <= alpha / 2.0:
+            k += 1
+        return max(1, k)
+    mean = n * (n + 1) / 4.0
+    sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
+    return max(1, math.floor(mean - _NORMAL.inv_cdf(1 - alpha / 2.0) * sd))
+
+
+def hodges_lehmann(values: Sequence[float], alpha: float = 0.05) -> tuple[float, float, float]:
+    """(estimate, low, high): the Hodges–Lehmann location of `values` and its distribution-free (1 - alpha)
+    interval. With too few values for that level the interval is the whole range of the Walsh averages."""
+    if not values:
+        raise ValueError("no values")
+    walsh = _walsh_averages(values)
+    k = _critical_rank(len(values), alpha)
+    k = min(k, (len(walsh) + 1) // 2)
+    return statistics.median(walsh), walsh[k - 1], walsh[len(walsh) - k]
+
+
+def minimum_detectable(values: Sequence[float], alpha: float, power: float = POWER) -> float:
+    """The smallest |mean log ratio| the signed-rank test would detect with this n and spread (approximate:
+    a normal model scaled by the test's efficiency); inf where n pairs cannot reach `alpha` at all."""
+    n = len(values)
+    if n < 2 or smallest_p(n) > alpha:
+        return math.inf
+    spread = statistics.stdev(values)
+    z = _NORMAL.inv_cdf(1 - alpha / 2.0) + _NORMAL.inv_cdf(power)
+    return z * spread / math.sqrt(n * _ARE)
+
+
+def log_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """ln(B/A) per pair; ValueError for a figure that is not positive (a log ratio needs both > 0)."""
+    if len(a) != len(b):
+        raise ValueError("A and B need the same number of runs")
+    if any(x <= 0 for x in (*a, *b)):
+        raise ValueError("every figure must be positive to compare as a ratio")
+    return [math.log(y / x) for x, y in zip(a, b, strict=True)]
+
+
+def percent(log_ratio: float) -> float:
+    """A log ratio as a percent change (0.0953 -> 10.0)."""
+    return (math.exp(log_ratio) - 1.0) * 100.0
+
+
+# --- the sequential plan -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LookPlan:
+    """When the trial looks at its data (pair counts) and the alpha each look may spend."""
+
+    looks: tuple[int, ...]
+    alpha: float
+
+    @property
+    def alpha_per_look(self) -> float:
+        """The Bonferroni share of each planned look."""
+        return self.alpha / len(self.looks)
+
+    def alpha_at(self, n: int, final: bool) -> float | None:
+        """The alpha a look at n pairs may spend: its share at a planned look, what is left unspent at a
+        final unplanned one (a budget ran out), None where no look is due."""
+        if n in self.looks:
+            return self.alpha_per_look
+        if not final:
+            return None
+        spent = sum(1 for look in self.looks if look < n) * self.alpha_per_look
+        return max(0.0, self.alpha - spent)
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan as reports keep it."""
+        return {"looks": list(self.looks), "alpha": self.alpha, "alpha_per_look": self.alpha_per_look,
+                "rule": "Bonferroni split of alpha over planned looks"}
+
+
+def plan_looks(max_pairs: int, alpha: float = 0.05, comparisons: int = 1, growth: float = 1.5) -> LookPlan:
+    """Looks from the first pair count where a unanimous trial could decide, growing by `growth`, ending at
+    `max_pairs`; alpha is first split over `comparisons` (B vs A, C vs A...), then over the looks."""
+    if max_pairs < 2:
+        raise ValueError("a trial needs at least 2 pairs")
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must be between 0 and 1")
+    share = alpha / max(1, comparisons)
+    for count in range(1, max_pairs + 1):
+        looks = _schedule(_first_look(share / count), max_pairs, growth)
+        if len(looks) <= count:
+            return LookPlan(looks, share)
+    return LookPlan((max_pairs,), share)
+
+
+def _first_look(alpha: float) -> int:
+    n = 2
+    while smallest_p(n) > alpha:
+        n += 1
+    return n
+
+
+def _schedule(first: int, last: int, growth: float) -> tuple[int, ...]:
+    if first >= last:
+        return (last,)
+    looks = [first]
+    while True:
+        following = max(looks[-1] + 1, math.ceil(looks[-1] * growth))
+        if following >= last:
+            break
+        looks.append(following)
+    looks.append(last)
+    return tuple(looks)
+
+
+# --- one comparison at one look ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a look says of one variant against the reference: effect, repeated CI, p, and the verdict."""
+
+    n: int
+    effect_pct: float
+    ci_low_pct: float
+    ci_high_pct: float
+    p_value: float
+    alpha: float
+    decided: bool
+    detectable_pct: float  # ± the effect this n and spread would have shown (inf: none could)
+    exact: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison as `--format json` prints it."""
+        detectable = None if math.isinf(self.detectable_pct) else round(self.detectable_pct, 3)
+        return {"pairs": self.n, "effect_pct": round(self.effect_pct, 3), "ci_low_pct": round(self.ci_low_pct, 3),
+                "ci_high_pct": round(self.ci_high_pct, 3), "p_value": self.p_value, "alpha": self.alpha,
+                "decided": self.decided, "detectable_pct": detectable, "exact": self.exact}
+
+
+def compare(ratios: Sequence[float], alpha: float) -> Comparison:
+    """Test the log ratios at `alpha`; the effect's interval is at the same level (a repeated CI)."""
+    test = wilcoxon(ratios)
+    estimate, low, high = hodges_lehmann(ratios, alpha)
+    mde = minimum_detectable(ratios, alpha)
+    detectable = math.inf if math.isinf(mde) else percent(mde)
+    return Comparison(len(ratios), percent(estimate), percent(low), percent(high), test.p_value, alpha,
+                      test.n > 0 and test.p_value <= alpha, detectable, test.exact)

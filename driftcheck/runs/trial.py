@@ -1,0 +1,495 @@
+"""An interleaved A/B trial of the user's own command: `driftcheck try`.
+
+Each round runs every variant once, as a fresh process, in an order drawn at random (seeded, reported),
+so a drift of the machine over time (another tenant, heat, a cache filling) falls on both sides alike
+(randomized interleaved trials, Abedi & Brecht, ICPE 2017). The figure of a run is one the output printed
+(the patterns of `driftcheck run`) or its wall time. After each round that is a planned look, every
+variant is compared with the first (`driftcheck.baselines.trial_stats`); the trial stops when every
+comparison is decided, at the last planned look, or when the time budget would be overrun.
+
+A `--server-cmd` is started before each run with the variant's environment, waited for until its URL
+answers, and stopped afterwards, its whole process tree, whatever happens (an error, Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import math
+import os
+import random
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
+
+import psutil
+
+from driftcheck.baselines.trial_stats import Comparison, LookPlan, compare, log_ratios, plan_looks
+from driftcheck.errors import DriftcheckError, OptionError
+from driftcheck.runs.metrics import Metric, MetricScanner, Pattern
+from driftcheck.runs.render import headline
+from driftcheck.runs.store import RunRecord, RunStore
+
+WALL = "wall_time"
+# The leading word of CMD an interpreter variant replaces: python, python3, python3.12 (by any path).
+_PYTHON_WORD = re.compile(r"python(?:\d+(?:\.\d+)?)?")
+_STOP_GRACE_S = 5.0
+_TAIL_LINES = 12
+# After the command ends, how long its last output may take to be read.
+_DRAIN_S = 2.0
+
+
+class TrialInterrupted(DriftcheckError):
+    """The trial was sent SIGTERM or SIGHUP (a scheduler, `timeout`); its runs and server are stopped."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}; the running command and server were ended")
+        self.exit_code = 128 + signum
+
+
+class TrialError(DriftcheckError):
+    """A run of the trial could not give its figure (it failed, printed none, its server never answered)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One side of the trial: environment changes, an interpreter, or a whole command line of its own."""
+
+    name: str
+    set_env: Mapping[str, str] = field(default_factory=dict)
+    unset_env: tuple[str, ...] = ()
+    python: str | None = None
+    command: tuple[str, ...] | None = None
+    server_command: tuple[str, ...] | None = None  # this variant's own --server-cmd (a server flag to try)
+
+    def describe(self) -> str:
+        """How this variant differs, in a few words ("NCCL_ALGO=Tree", "python /v2/bin/python", "as given")."""
+        parts = [f"{k}={v}" for k, v in self.set_env.items()] + [f"-{k}" for k in self.unset_env]
+        if self.python:
+            parts.append(f"python {self.python}")
+        if self.command is not None:
+            parts.append(shlex.join(self.command))
+        if self.server_command is not None:
+            parts.append("server: " + shlex.join(self.server_command))
+        return ", ".join(parts) or "as given"
+
+    def environment(self, base: Mapping[str, str]) -> dict[str, str]:
+        """`base` with this variant's changes."""
+        env = {k: v for k, v in base.items() if k not in self.unset_env}
+        env.update(self.set_env)
+        return env
+
+    def argv(self, command: Sequence[str]) -> list[str]:
+        """The command line this variant runs: its own, else `command` with its interpreter put in."""
+        argv = list(self.command if self.command is not None else command)
+        if self.python:
+            if not argv or not _PYTHON_WORD.fullmatch(os.path.basename(argv[0])):
+                raise OptionError(f"{self.name.lower()}_python", self.python,
+                                  "the command must start with the word python or python3 to put an interpreter "
+                                  "in its place")
+            argv[0] = self.python
+        return argv
+
+    def to_json(self) -> dict[str, Any]:
+        """The variant as reports keep it."""
+        return {"name": self.name, "set_env": dict(self.set_env), "unset_env": list(self.unset_env),
+                "python": self.python, "command": None if self.command is None else list(self.command),
+                "server_command": None if self.server_command is None else list(self.server_command)}
+
+
+def parse_env_changes(option: str, specs: Sequence[str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """`NAME=VALUE` (set) and `-NAME` (unset) specs, several per spec separated by spaces; OptionError else."""
+    set_env: dict[str, str] = {}
+    unset: list[str] = []
+    for spec in specs:
+        for word in shlex.split(spec):
+            name, sep, value = word.partition("=")
+            if word.startswith("-") and not sep and word[1:].isidentifier():
+                unset.append(word[1:])
+            elif sep and name.isidentifier():
+                set_env[name] = value
+            else:
+                raise OptionError(option, word, "give NAME=VALUE to set a variable or -NAME to unset it")
+    return set_env, tuple(unset)
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """A server started before each run and stopped after it."""
+
+    command: tuple[str, ...]
+    ready_url: str
+    ready_timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    """Everything a trial needs, checked before the first run."""
+
+    command: tuple[str, ...]
+    variants: tuple[Variant, ...]
+    patterns: tuple[Pattern, ...] = ()
+    metric: str | None = None  # the figure's name; None: the first headline figure; WALL: wall time
+    max_pairs: int = 20
+    budget_s: float | None = None
+    alpha: float = 0.05
+    seed: int | None = None
+    server: ServerSpec | None = None
+    run_timeout_s: float | None = None
+    label: str | None = None
+    record: bool = True
+
+
+@dataclass
+class TrialRun:
+    """One run: which variant, in which round, its figure and how long it took."""
+
+    variant: str
+    round: int
+    value: float
+    duration_s: float
+    run_id: int | None
+
+
+@dataclass
+class TrialResult:
+    """The trial's outcome: the runs, the comparisons at the last look, and why it stopped."""
+
+    plan: TrialPlan
+    seed: int
+    looks: LookPlan
+    metric: str
+    unit: str | None
+    higher_is_better: bool | None
+    runs: list[TrialRun]
+    comparisons: dict[str, Comparison]
+    stopped: str
+    elapsed_s: float
+
+    def values(self, variant: str) -> list[float]:
+        """The figures of `variant`, round by round."""
+        return [r.value for r in sorted(self.runs, key=lambda r: r.round) if r.variant == variant]
+
+    def verdict(self, name: str) -> str:
+        """`slower`, `faster` (or `higher`/`lower` where the unit does not say), or `no difference resolved`."""
+        comparison = self.comparisons[name]
+        if not comparison.decided:
+            return "no difference resolved"
+        up = comparison.effect_pct > 0
+        if self.higher_is_better is None:
+            return "higher" if up else "lower"
+        return "faster" if up == self.higher_is_better else "slower"
+
+    @property
+    def differs(self) -> bool:
+        """Whether any comparison was decided."""
+        return any(c.decided for c in self.comparisons.values())
+
+    def to_json(self) -> dict[str, Any]:
+        """The trial as `try --format json` prints it."""
+        return {"command": list(self.plan.command), "variants": [v.to_json() for v in self.plan.variants],
+                "seed": self.seed, "metric": self.metric, "unit": self.unit, "higher_is_better": self.higher_is_better,
+                "plan": self.looks.to_json(), "stopped": self.stopped, "elapsed_s": round(self.elapsed_s, 3),
+                "comparisons": {name: {**c.to_json(), "verdict": self.verdict(name)}
+                                for name, c in self.comparisons.items()},
+                "runs": [{"variant": r.variant, "round": r.round, "value": r.value,
+                          "duration_s": round(r.duration_s, 4), "run_id": r.run_id} for r in self.runs]}
+
+
+# --- one run -------------------------------------------------------------------------------------------
+
+def stop_tree(process: subprocess.Popen[Any], grace_s: float = _STOP_GRACE_S) -> None:
+    """End `process` and every process it started: SIGTERM to all, SIGKILL to what is left after `grace_s`."""
+    try:
+        family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        family = []
+    for member in family:
+        with contextlib.suppress(psutil.Error):
+            member.terminate()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)  # also what left the tree (a daemonised worker) but kept the group
+    _, alive = psutil.wait_procs(family, timeout=grace_s)
+    for member in alive:
+        with contextlib.suppress(psutil.Error):
+            member.kill()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=grace_s)
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2.0):
+            return True
+    except urllib.error.HTTPError:
+        return True  # an error page is an answer: the server is up
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _tail(path: Path) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[-_TAIL_LINES:])
+
+
+@contextlib.contextmanager
+def running_server(spec: ServerSpec, env: Mapping[str, str], variant: str) -> Iterator[subprocess.Popen[bytes]]:
+    """The server of one run, started with `env`, up once its URL answers; stopped with its tree on exit."""
+    with tempfile.NamedTemporaryFile(prefix="driftcheck-try-server-", suffix=".log", delete=False) as log:
+        log_path = Path(log.name)
+        try:
+            process = subprocess.Popen(list(spec.command), env=dict(env), stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            log_path.unlink(missing_ok=True)
+            raise TrialError(f"variant {variant}: the server command could not start: {exc}") from None
+    try:
+        deadline = time.monotonic() + spec.ready_timeout_s
+        while not _answers(spec.ready_url):
+            if process.poll() is not None:
+                raise TrialError(f"variant {variant}: the server exited ({process.returncode}) before "
+                                 f"{spec.ready_url} answered; its last output:\n{_tail(log_path)}")
+            if time.monotonic() > deadline:
+                raise TrialError(f"variant {variant}: {spec.ready_url} did not answer within "
+                                 f"{spec.ready_timeout_s:g} s; the server's last output:\n{_tail(log_path)}")
+            time.sleep(0.1)
+        yield process
+    finally:
+        stop_tree(process)
+        log_path.unlink(missing_ok=True)
+
+
+@dataclass
+class _Output:
+    metrics: list[Metric]
+    tail: list[str]
+    exit_code: int
+    duration_s: float
+    started_at: str
+
+
+def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pattern, ...],
+                 timeout_s: float | None) -> _Output:
+    """Run `argv` once, its output read for figures as it comes (not shown, not kept but for its last lines);
+    its own process group, ended with it. The wall time runs from the start to the exit of the process."""
+    scanner = MetricScanner(patterns)
+    tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    begin = time.perf_counter()
+    try:
+        process = subprocess.Popen(list(argv), env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError as exc:
+        raise TrialError(f"{shlex.join(argv)}: could not start: {exc}") from None
+    def read(stream: IO[bytes]) -> None:
+        for raw in stream:
+            line = raw.decode(errors="replace").rstrip("\r\n")
+            scanner.feed(line)
+            tail.append(line)
+
+    reader = threading.Thread(target=read, args=(process.stdout,), name="try-output", daemon=True)
+    reader.start()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise TrialError(f"{shlex.join(argv)}: still running after {timeout_s:g} s (--run-timeout)") from None
+    finally:
+        duration = time.perf_counter() - begin
+        if process.poll() is None:
+            stop_tree(process)
+        else:  # what the command left running in its group would disturb the next runs (and hold the pipe)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGTERM)
+        reader.join(_DRAIN_S)
+    return _Output(scanner.metrics(), list(tail), process.returncode, duration, started_at)
+
+
+def _figure(output: _Output, metric: str | None) -> Metric | None:
+    if metric == WALL:
+        return Metric(WALL, output.duration_s, "s", "Wall time", "driftcheck try")
+    if metric is None:
+        shown = headline(output.metrics)
+        return shown[0] if shown else None
+    return next((m for m in output.metrics if m.name == metric), None)
+
+
+# --- the trial -----------------------------------------------------------------------------------------
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class _State:
+    plan: TrialPlan
+    seed: int
+    looks: LookPlan
+    note: Progress | None
+    store: RunStore | None
+    metric: str | None
+    unit: str | None = None
+    higher: bool | None = None
+    runs: list[TrialRun] = field(default_factory=list)
+    start: float = field(default_factory=time.monotonic)
+
+
+def _one_run(state: _State, variant: Variant, round_no: int) -> TrialRun:
+    plan = state.plan
+    argv = variant.argv(plan.command)
+    env = variant.environment(os.environ)
+    with contextlib.ExitStack() as stack:
+        if plan.server is not None:
+            server = plan.server
+            if variant.server_command is not None:
+                server = ServerSpec(variant.server_command, server.ready_url, server.ready_timeout_s)
+            stack.enter_context(running_server(server, env, variant.name))
+        output = _run_command(argv, env, plan.patterns, plan.run_timeout_s)
+    if output.exit_code != 0:
+        raise TrialError(f"variant {variant.name} ({shlex.join(argv)}) exited {output.exit_code}; its last "
+                         "output:\n" + "\n".join(output.tail))
+    figure = _figure(output, state.metric)
+    if figure is None:
+        wanted = f"the figure {state.metric!r}" if state.metric else "a figure"
+        raise TrialError(f"variant {variant.name}: the output held no {wanted} (give --metric NAME=REGEX, or --wall "
+                         "to compare wall time); its last output:\n" + "\n".join(output.tail))
+    if state.metric is None:
+        state.metric = figure.name
+    if state.unit is None:
+        state.unit, state.higher = figure.unit, figure.higher_is_better
+    if figure.value <= 0:
+        raise TrialError(f"variant {variant.name}: {figure.label} = {figure.value:g}: a ratio needs positive figures")
+    run_id = None
+    if state.store is not None and plan.record:
+        label = f"try:{plan.label or state.seed}:{variant.name}"
+        record = RunRecord(command=argv, cwd=os.getcwd(), host=socket.gethostname(), started_at=output.started_at,
+                           duration_s=output.duration_s, exit_code=output.exit_code, snapshot_id=None, label=label,
+                           metrics=[*output.metrics, *([figure] if figure.name == WALL else [])],
+                           telemetry={"trial": {"seed": state.seed, "round": round_no, "variant": variant.name,
+                                                "differs_by": variant.describe()}})
+        run_id = state.store.add(record)
+    return TrialRun(variant.name, round_no, figure.value, output.duration_s, run_id)
+
+
+def _compare_all(state: _State, alpha: float) -> dict[str, Comparison]:
+    reference = state.plan.variants[0].name
+    by_variant: dict[str, list[float]] = {}
+    for run in sorted(state.runs, key=lambda r: r.round):
+        by_variant.setdefault(run.variant, []).append(run.value)
+    return {v.name: compare(log_ratios(by_variant[reference], by_variant[v.name]), alpha)
+            for v in state.plan.variants[1:]}
+
+
+@contextlib.contextmanager
+def _terminations_raise() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the trial as Ctrl-C does, by an exception, so every `finally` stops its process
+    tree; Python's default would exit at once and leave the server running. Main thread only."""
+    def raise_interrupted(signum: int, frame: FrameType | None) -> None:
+        raise TrialInterrupted(signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, raise_interrupted) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def run_trial(plan: TrialPlan, note: Progress | None = None, store: RunStore | None = None) -> TrialResult:
+    """Run the interleaved trial of `plan` until decided, its last look or its budget; progress to `note`.
+    SIGTERM/SIGHUP during the trial raise TrialInterrupted once the running command and server are stopped."""
+    with _terminations_raise():
+        return _run_rounds(plan, note, store)
+
+
+def _run_rounds(plan: TrialPlan, note: Progress | None, store: RunStore | None) -> TrialResult:
+    if len(plan.variants) < 2:
+        raise OptionError("b", None, "a trial needs at least two variants (--a ... --b ...)")
+    for variant in plan.variants:  # refuse, before any run, what cannot run
+        if not variant.argv(plan.command):
+            raise OptionError(f"{variant.name.lower()}_cmd", None, "this variant has no command to run")
+        if plan.server is not None and not (variant.server_command or plan.server.command):
+            raise OptionError("server_cmd", None, f"variant {variant.name} has no server command")
+    seed = plan.seed if plan.seed is not None else random.SystemRandom().randrange(2 ** 31)
+    order = random.Random(seed)
+    looks = plan_looks(plan.max_pairs, plan.alpha, comparisons=len(plan.variants) - 1)
+    state = _State(plan, seed, looks, note, store if plan.record else None, plan.metric)
+    if note:
+        note(f"trial: up to {plan.max_pairs} rounds, looks at {', '.join(map(str, looks.looks))} "
+             f"(alpha {looks.alpha_per_look:.4g} each), seed {seed}")
+    comparisons: dict[str, Comparison] = {}
+    stopped = "max-pairs"
+    for round_no in range(1, plan.max_pairs + 1):
+        names = [v.name for v in plan.variants]
+        order.shuffle(names)
+        for name in names:
+            variant = next(v for v in plan.variants if v.name == name)
+            run = _one_run(state, variant, round_no)
+            state.runs.append(run)
+            if note:
+                note(f"round {round_no} {name}: {run.value:g}{' ' + state.unit if state.unit else ''} "
+                     f"({run.duration_s:.2f} s)")
+        elapsed = time.monotonic() - state.start
+        out_of_budget = plan.budget_s is not None and elapsed * (round_no + 1) / round_no > plan.budget_s
+        final = round_no == plan.max_pairs or out_of_budget
+        alpha = looks.alpha_at(round_no, final)
+        if alpha is None:
+            continue
+        comparisons = _compare_all(state, alpha)
+        if note:
+            note(f"look at {round_no} rounds: " + "; ".join(
+                f"{n} p={c.p_value:.3g} (needs <= {alpha:.3g})" for n, c in comparisons.items()))
+        if all(c.decided for c in comparisons.values()):
+            stopped = "decided"
+            break
+        if out_of_budget:
+            stopped = "budget"
+            break
+    return TrialResult(plan, seed, looks, state.metric or WALL, state.unit, state.higher, state.runs, comparisons,
+                       stopped, time.monotonic() - state.start)
+
+
+def describe_comparison(result: TrialResult, name: str) -> str:
+    """`B vs A: -36.1 % (95 % CI -38.0..-34.2 %, 6 pairs, p=0.016): B is slower`, or the resolution reached."""
+    c = result.comparisons[name]
+    reference = result.plan.variants[0].name
+    level = f"{(1 - result.looks.alpha) * 100:g} %"
+    head = (f"{name} vs {reference}: {c.effect_pct:+.1f} % ({level} CI {c.ci_low_pct:+.1f}..{c.ci_high_pct:+.1f} %, "
+            f"{c.n} pairs, p={c.p_value:.2g})")
+    if c.decided:
+        return f"{head}: {name} is {result.verdict(name)}"
+    seen = ("nothing could have been seen with so few pairs" if math.isinf(c.detectable_pct)
+            else f"±{c.detectable_pct:.0f} % would have been seen" if c.detectable_pct >= 1
+            else f"±{c.detectable_pct:.1f} % would have been seen")
+    return f"{head}: no difference resolved: {seen}"
+
+
+def pair_lines(result: TrialResult) -> list[str]:
+    """One line per round: each variant's figure, in the order they ran."""
+    lines = []
+    unit = f" {result.unit}" if result.unit else ""
+    for round_no in sorted({r.round for r in result.runs}):
+        runs = [r for r in result.runs if r.round == round_no]
+        lines.append(f"  {round_no:>3}  " + "  ".join(f"{r.variant} {r.value:.6g}{unit}" for r in runs))
+    return lines

@@ -1,0 +1,148 @@
+"""`driftcheck bisect`: ddmin over environment changes, each step a real interleaved trial."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from driftcheck.errors import OptionError
+from driftcheck.runs.bisect import Change, changes_of, ddmin, variant_with
+from driftcheck.runs.overlay import Distribution, Overlays, package_changes
+from driftcheck.runs.trial import Variant
+from tests.conftest import CliResult
+
+# Twelve variables; only X7=slow doubles the work. The figure is the work counted, not timed: these tests are
+# of the bisection, and a timed figure would let one step in twenty resolve noise (test_trial times real work).
+LOOP = """
+import os
+n = 150000 * (2 if os.environ.get("X7") == "slow" else 1)
+x = 0
+for i in range(n):
+    x += i
+print(f"loop: {n / 10000:.3f} ms")
+"""
+
+
+def test_ddmin_finds_the_one_failing_change_in_few_tests() -> None:
+    items = [Change(f"X{i}", "1") for i in range(12)]
+    tested: list[int] = []
+
+    def fails(subset: Sequence[Change]) -> bool:
+        tested.append(1)
+        return items[6] in subset
+
+    assert ddmin(items, fails) == [items[6]]
+    assert len(tested) <= 2 * 4 + 2 - 1  # 2·ceil(log2 12)+2 trials, the first being the whole set
+
+
+def test_ddmin_keeps_a_pair_that_only_fails_together() -> None:
+    items = [Change(f"X{i}", "1") for i in range(8)]
+    assert ddmin(items, lambda s: items[1] in s and items[5] in s) == [items[1], items[5]]
+
+
+def test_changes_are_what_b_does_that_a_does_not_and_can_be_put_on_a() -> None:
+    a = Variant("A", {"X": "1", "Y": "2"}, ("Z",))
+    b = Variant("B", {"X": "1", "Y": "3", "W": "4"}, ("Z", "V"))
+    changes = changes_of(a, b)
+    assert [c.describe() for c in changes] == ["Y=3", "W=4", "-V"]
+    mixed = variant_with(a, [changes[0], changes[2]])
+    assert mixed.environment({"V": "x", "Z": "z", "HOME": "/h"}) == {"HOME": "/h", "X": "1", "Y": "3"}
+
+
+@pytest.mark.slow
+def test_bisect_names_the_one_slow_change_of_twelve(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    loop = tmp_path / "loop.py"
+    loop.write_text(LOOP)
+    a = " ".join(f"X{i}=0" for i in range(1, 13))
+    b = " ".join(f"X{i}={'slow' if i == 7 else 1}" for i in range(1, 13))
+    result = cli("bisect", "--seed", "5", "--max-pairs", "7", "--a", a, "--b", b, "--format", "json",
+                 "--no-record", "--", sys.executable, loop)
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = json.loads(result.stdout)
+    assert found["culprits"] == ["X7=slow"]
+    assert found["verdict"] == "slower" and found["share_pct"] > 50
+    assert len(found["steps"]) + 1 <= 2 * 4 + 2  # the target: 2·ceil(log2 12)+2 trials
+    assert found["rest"]["changes"] == [f"X{i}=1" for i in range(1, 13) if i != 7]
+    assert found["rest"]["effect_pct"] == 0 and not found["rest"]["decided"]  # measured: the rest do nothing
+
+
+@pytest.mark.slow
+def test_bisect_without_a_shift_says_so(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text('print("decode: 5.000 ms")\n')
+    result = cli("bisect", "--max-pairs", "7", "--b", "X1=1 X2=2", "--no-record", "--", sys.executable, fixed)
+    assert result.returncode == 0
+    assert "no difference resolved, nothing to bisect" in result.stdout
+
+
+def test_bisect_refuses_what_is_not_an_environment_change(cli: Callable[..., CliResult]) -> None:
+    assert "environment changes" in cli("bisect", "--b-python", "/x/python", "--", "python", "b.py").stderr
+
+
+# Each package's run() loops its WORK iterations and returns them; the command runs all twelve and prints the
+# work done (counted, not timed, as above).
+PACKAGE = "WORK = {work}\n\n\ndef run():\n    x = 0\n    for i in range(WORK):\n        x += i\n    return WORK\n"
+RUN_ALL = ("import " + ", ".join(f"pkg{i}" for i in range(1, 13)) + "; n = "
+           + " + ".join(f"pkg{i}.run()" for i in range(1, 13)) + "; print(f'loop: {n / 10000:.3f} ms')")
+
+
+def _install(site: Path, name: str, version: str, work: int) -> None:
+    """Install a real distribution the way pip lays one out: the module, METADATA and a RECORD of the files."""
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    files = {f"{name}.py": PACKAGE.format(work=work), f"{info.name}/METADATA":
+             f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", f"{info.name}/INSTALLER": "pip\n"}
+    record = []
+    for relative, text in files.items():
+        (site / relative).write_text(text)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{relative},sha256={digest},{len(text.encode())}")
+    (info / "RECORD").write_text("\n".join([*record, f"{info.name}/RECORD,,"]) + "\n")
+
+
+@pytest.mark.slow
+def test_bisect_names_the_one_slow_package_of_twelve_version_changes(cli: Callable[..., CliResult],
+                                                                     tmp_path: Path) -> None:
+    pythons = []
+    for side in ("old", "new"):
+        venv = tmp_path / side
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        site = next(venv.glob("lib/python*/site-packages"))
+        for i in range(1, 13):
+            slow = side == "new" and i == 7
+            _install(site, f"pkg{i}", "1.1" if side == "new" else "1.0", 200000 if slow else 10000)
+        pythons.append(str(venv / "bin" / "python"))
+    before = set(Path(tempfile.gettempdir()).glob("driftcheck-bisect-*"))
+    result = cli("bisect", "--seed", "3", "--max-pairs", "7", "--a-python", pythons[0], "--b-python", pythons[1],
+                 "--no-record", "--", "python", "-c", RUN_ALL)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("B vs A with all 12 changes: +") and lines[0].endswith("B is slower")
+    assert lines[1].startswith("pkg7 1.0 → 1.1 alone reproduces")
+    assert "the other 11 change(s) together: no difference resolved (+0.0 %" in lines[1]
+    assert set(Path(tempfile.gettempdir()).glob("driftcheck-bisect-*")) == before  # the overlays are gone
+
+
+def test_package_changes_and_an_overlay_copy_exactly_b_s_files(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site, "fast", "2.0", 10)
+    b = {"fast": Distribution("fast", "2.0", str(site), ("fast.py", "fast-2.0.dist-info/METADATA")),
+         "new": Distribution("new", "1.0", str(site), ())}
+    a = {"fast": Distribution("fast", "1.0", "/nowhere", ()), "gone": Distribution("gone", "3.0", "/nowhere", ())}
+    changes = package_changes(a, b)
+    assert [c.describe() for c in changes] == ["fast 1.0 → 2.0", "gone 3.0 → (none)", "new (none) → 1.0"]
+    overlays = Overlays(tmp_path / "overlays", b)
+    path = overlays.path([changes[0]])
+    assert (path / "fast.py").read_bytes() == (site / "fast.py").read_bytes()
+    assert overlays.path([changes[0]]) == path  # made once, by what it holds
+    with pytest.raises(OptionError, match="removed in B"):
+        overlays.path([changes[1]])
