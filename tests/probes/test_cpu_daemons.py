@@ -79,8 +79,8 @@ def test_irqbalance_is_found_by_its_comm() -> None:
 
 @pytest.mark.parametrize(("name", "expected"), [
     (BASE, {"nr_periods": 0, "nr_throttled": 0, "throttled_usec": 0, "throttled_pct": None}),
-    (f"{BASE}-quota-throttled", {"nr_periods": 130000, "nr_throttled": 53300, "throttled_usec": 1119300000,
-                                 "throttled_pct": 41.0}),
+    ("debian12-vm-quota-throttled", {"nr_periods": 73, "nr_throttled": 24, "throttled_usec": 494952,
+                                     "throttled_pct": 32.88}),
 ])
 def test_cgroup_v1_throttle_counters(name: str, expected: dict[str, Any]) -> None:
     assert data_of(SystemProbe(), name)["cgroup"]["cpu_stat"] == expected
@@ -109,8 +109,8 @@ def _replayed(cli: Callable[..., CliResult], tmp_path: Path, name: str) -> Path:
     (BASE, f"{BASE}-cstate-disabled", "CPU idle state haltpoll idle disabled on 2 CPUs (was 0)",
      "echo 0 | sudo tee $d/disable"),
     (BASE, f"{BASE}-irqbalance", "irqbalance now runs", "sudo systemctl stop irqbalance"),
-    (f"{BASE}-quota", f"{BASE}-quota-throttled", "the container's CPU quota throttled 41 % of its periods (was 2 %)",
-     "docker update --cpus"),
+    ("debian12-vm-quota", "debian12-vm-quota-throttled",
+     "the container's CPU quota throttled 32.88 % of its periods (was 0 %)", "docker update --cpus"),
 ])
 def test_explain_ranks_the_edited_fact_first(cli: Callable[..., CliResult], tmp_path: Path, a: str, b: str,
                                              rule_title: str, fix: str) -> None:
