@@ -336,6 +336,16 @@ def _v1_mount(names: list[str], controller: str) -> str | None:
     return f"{CGROUP_ROOT}/{joined}" if joined else None
 
 
+def cpu_cgroup_dirs(names: list[str], cgroup_text: str | None) -> list[str]:
+    """The cpu cgroup directories of a process (its own first, then its ancestors), from the listing of
+    /sys/fs/cgroup and its /proc/PID/cgroup; [] when the cpu controller is not mounted."""
+    memberships = cgroup_membership(cgroup_text)
+    if "cgroup.controllers" in names:
+        return _ancestors(CGROUP_ROOT, memberships.get("", "/"))
+    mount = _v1_mount(names, "cpu")
+    return _ancestors(mount, memberships.get("cpu", "/")) if mount else []
+
+
 def _gather_cgroup(reader: SysReader) -> dict[str, Any]:
     """Read the cgroup limit files of this process's cgroups and their ancestors; returns where they are."""
     names = reader.listing(CGROUP_ROOT)
