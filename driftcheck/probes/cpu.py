@@ -1,4 +1,5 @@
-"""`cpu` probe: CPU idle states, the C-state limits, PCIe ASPM policy, and the IRQ affinity of GPUs and NICs.
+"""`cpu` probe: CPU idle states, the C-state limits, PCIe ASPM policy, the IRQ affinity of GPUs and NICs,
+and the devfreq governors of boards whose memory bus speed is governed.
 
 A disabled deep C-state shortens the wake-up of a CPU that launches GPU kernels (and a re-enabled one
 lengthens it); ASPM puts idle PCIe links to sleep; an interrupt of a NIC or a GPU served on the far
@@ -23,6 +24,7 @@ MAX_CSTATE = {"intel_idle": "/sys/module/intel_idle/parameters/max_cstate",
               "processor": "/sys/module/processor/parameters/max_cstate"}
 ASPM_POLICY = "/sys/module/pcie_aspm/parameters/policy"
 PCI_DEVICES = "/sys/bus/pci/devices"
+DEVFREQ_DIR = "/sys/class/devfreq"
 STATE_FILES = ("name", "disable", "latency")
 DENIED = "denied"
 
@@ -48,6 +50,8 @@ class CpuProbe(Probe):
                     reader.text(f"{CPU_DIR}/{cpu}/cpuidle/{state}/{name}")
         for path in (*MAX_CSTATE.values(), ASPM_POLICY):
             reader.text(path)
+        for device in reader.listing(DEVFREQ_DIR) or []:
+            reader.text(f"{DEVFREQ_DIR}/{device}/governor")
         devices = _msi_irqs(reader.text("/proc/interrupts"))
         for bus_id, irqs in devices.items():
             if _kind(reader.text(f"{PCI_DEVICES}/{bus_id}/class")):
@@ -64,7 +68,18 @@ class CpuProbe(Probe):
             "max_cstate": {module: _value_or_denied(view, path) for module, path in MAX_CSTATE.items()},
             "pcie_aspm_policy": _aspm_policy(view),
             "irq_affinity": _irq_affinity(view),
+            "devfreq": _devfreq(view),
         }
+
+
+def _devfreq(view: RawView) -> dict[str, Any] | str | None:
+    """device -> {governor} of the devfreq devices (memory buses and GPUs of SoC boards such as Jetson);
+    None when the class is absent (most servers)."""
+    devices = view.listing(DEVFREQ_DIR)
+    if devices is None:
+        return DENIED if view.is_denied(DEVFREQ_DIR) else None
+    return {device: {"governor": DENIED if view.is_denied(f"{DEVFREQ_DIR}/{device}/governor")
+                     else view.stripped(f"{DEVFREQ_DIR}/{device}/governor")} for device in sorted(devices)}
 
 
 def _numbered(names: list[str] | None, prefix: str) -> list[str]:

@@ -26,6 +26,9 @@ DAEMON_COMMS = {
 }
 MPS_COMM = "nvidia-cuda-mps"
 MPS_DEFAULT_PIPE_DIRECTORY = "/tmp/nvidia-mps"
+# systemd units whose state a reboot may leave wrong (the process list says whether they run; the unit
+# says whether they failed, were stopped or are not installed).
+SERVICES = ("nvidia-persistenced", "nvidia-fabricmanager")
 MPS_ENV = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")
 DENIED = "denied"
 
@@ -52,6 +55,7 @@ class DaemonsProbe(Probe):
         for directory in sorted(pipe_dirs):
             reader.listing(directory)
         raw = reader.raw()
+        raw["systemctl"] = _systemctl(host, reader)
         raw["pids"] = pids
         raw["environ"] = {name: own_env[name] for name in MPS_ENV if name in own_env}
         return raw
@@ -66,7 +70,29 @@ class DaemonsProbe(Probe):
             name = _daemon_of(view, pid)
             if name:
                 running[name] = running.get(name, 0) + 1
-        return {"running": running, "mps": _mps(view, pids, dict(raw.get("environ") or {}))}
+        return {"running": running, "mps": _mps(view, pids, dict(raw.get("environ") or {})),
+                "services": parse_services(raw.get("systemctl"))}
+
+
+def _systemctl(host: Host, reader: SysReader) -> dict[str, Any] | None:
+    """`systemctl is-active` of SERVICES, only where systemd is init (/run/systemd/system exists); None
+    elsewhere (a container, another init): there the question has no answer, which is not "inactive"."""
+    if "system" not in (reader.listing("/run/systemd") or []):
+        return None
+    try:
+        result = host.run(["systemctl", "is-active", *SERVICES], timeout_s=10.0)
+    except OSError as exc:
+        return {"error": type(exc).__name__}
+    return {"stdout": result.stdout, "returncode": result.returncode}
+
+
+def parse_services(raw: dict[str, Any] | None) -> dict[str, str] | None:
+    """unit -> its state (active, inactive, failed, activating, ...) from `systemctl is-active`, which
+    prints one line per unit asked (and exits non-zero when any is not active); None without systemd."""
+    if not raw or "stdout" not in raw:
+        return None
+    states = [line.strip() for line in str(raw["stdout"]).splitlines() if line.strip()]
+    return dict(zip(SERVICES, states, strict=True)) if len(states) == len(SERVICES) else None
 
 
 def _environ(text: str | None) -> dict[str, str]:

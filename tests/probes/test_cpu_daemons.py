@@ -14,7 +14,7 @@ import pytest
 from driftcheck.hosts import ReplayHost
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.cpu import CpuProbe
-from driftcheck.probes.daemons import DaemonsProbe
+from driftcheck.probes.daemons import DaemonsProbe, parse_services
 from driftcheck.probes.runner import run_one
 from driftcheck.probes.sysread import RawView
 from driftcheck.probes.system import SystemProbe, throttling
@@ -40,6 +40,7 @@ def test_recorded_idle_states_aspm_and_nic_irqs() -> None:
     assert data["pcie_aspm_policy"] == "default"
     # The virtio NIC's three MSI-X IRQs; the balloon, block and console devices are not GPUs or NICs.
     assert data["irq_affinity"] == {"0000:00:03.0": {"kind": "nic", "irqs": 3, "cpus": {"0-1": 3}}}
+    assert data["devfreq"] is None  # no /sys/class/devfreq on this VM
 
 
 def test_disabled_state_is_counted_per_state_not_per_cpu() -> None:
@@ -63,7 +64,7 @@ def test_denied_and_absent_idle_files_differ() -> None:
 def test_no_daemons_on_the_recorded_vm() -> None:
     assert data_of(DaemonsProbe(), BASE) == {"running": {}, "mps": {
         "pipe_directory": "/tmp/nvidia-mps", "control_pipe": False, "active_thread_percentage": None,
-        "daemon_environ": None}}
+        "daemon_environ": None}, "services": None}  # services: systemd is not init in this container
 
 
 def test_mps_daemon_its_pipe_and_thread_cap() -> None:
@@ -71,6 +72,28 @@ def test_mps_daemon_its_pipe_and_thread_cap() -> None:
     assert data["running"] == {"nvidia-cuda-mps-control": 1}
     assert data["mps"] == {"pipe_directory": "/tmp/nvidia-mps", "control_pipe": True,
                            "active_thread_percentage": "50", "daemon_environ": "read"}
+
+
+def test_nvidia_daemons_are_told_by_their_cut_comm_names() -> None:
+    assert data_of(DaemonsProbe(), f"{BASE}-nvidia-daemons")["running"] == {"nvidia-persistenced": 1,
+                                                                            "nv-fabricmanager": 1}
+
+
+def test_services_need_systemd_as_init() -> None:
+    assert parse_services(None) is None
+    assert parse_services({"error": "FileNotFoundError"}) is None
+    # `systemctl is-active a b` prints one state per unit, in order, and exits 3 when one is not active.
+    assert parse_services({"stdout": "active\ninactive\n", "returncode": 3}) == {
+        "nvidia-persistenced": "active", "nvidia-fabricmanager": "inactive"}
+    assert parse_services({"stdout": "active\n", "returncode": 3}) is None
+
+
+def test_devfreq_governors_and_denied() -> None:
+    base = "/sys/class/devfreq"
+    raw = {"files": {f"{base}/17000000.gv11b/governor": "nvhost_podgov\n", f"{base}/mc/governor": None},
+           "dirs": {base: ["mc", "17000000.gv11b"]}, "denied": [f"{base}/mc/governor"]}
+    assert CpuProbe().parse(raw)["devfreq"] == {"17000000.gv11b": {"governor": "nvhost_podgov"},
+                                                 "mc": {"governor": "denied"}}
 
 
 def test_irqbalance_is_found_by_its_comm() -> None:
@@ -109,6 +132,8 @@ def _replayed(cli: Callable[..., CliResult], tmp_path: Path, name: str) -> Path:
     (BASE, f"{BASE}-cstate-disabled", "CPU idle state haltpoll idle disabled on 2 CPUs (was 0)",
      "echo 0 | sudo tee $d/disable"),
     (BASE, f"{BASE}-irqbalance", "irqbalance now runs", "sudo systemctl stop irqbalance"),
+    (f"{BASE}-nvidia-daemons", BASE, "NVIDIA Fabric Manager no longer runs",
+     "sudo systemctl start nvidia-fabricmanager"),
     ("debian12-vm-quota", "debian12-vm-quota-throttled",
      "the container's CPU quota throttled 32.88 % of its periods (was 0 %)", "docker update --cpus"),
 ])

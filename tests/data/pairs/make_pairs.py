@@ -469,6 +469,21 @@ def _with_cpu_daemons(doc: Doc) -> None:
                         "license_status": "Licensed (Expiry: 2022-9-22 6:57:30 GMT)", "licensed": True}
 
 
+def _services(persistenced_b: str, fabricmanager_b: str) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        a["probes"]["daemons"]["data"]["services"] = {"nvidia-persistenced": "active", "nvidia-fabricmanager": "active"}
+        b["probes"]["daemons"]["data"]["services"] = {"nvidia-persistenced": persistenced_b,
+                                                      "nvidia-fabricmanager": fabricmanager_b}
+    return edit
+
+
+def _devfreq(governor_b: str) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        a["probes"]["cpu"]["data"]["devfreq"] = {"17000000.gv11b": {"governor": "nvhost_podgov"}}
+        b["probes"]["cpu"]["data"]["devfreq"] = {"17000000.gv11b": {"governor": governor_b}}
+    return edit
+
+
 def _host_facts(*edits: Edit) -> Edit:
     return prepared(_with_cpu_daemons, do(*edits))
 
@@ -503,6 +518,15 @@ CASES.update({
     "vgpu-unlicensed": (_host_facts(set_at(f"{GP}/vgpu/licensed", False), set_at(f"{GP}/vgpu/license_status",
                                                                                 "Unlicensed")),
                         ["vgpu-unlicensed"], "gpu_clock_power"),
+    "persistenced-stopped": (_host_facts(lambda a, b: a["probes"]["daemons"]["data"]["running"].update(
+        {"nvidia-persistenced": 1})), ["persistenced-stopped"], "mig_ecc_persistence"),
+    "fabricmanager-stopped": (_host_facts(lambda a, b: a["probes"]["daemons"]["data"]["running"].update(
+        {"nv-fabricmanager": 1})), ["fabricmanager-stopped"], "p2p_topology"),
+    "persistenced-service": (_host_facts(_services("failed", "active")), ["persistenced-service"],
+                             "mig_ecc_persistence"),
+    "fabricmanager-service": (_host_facts(_services("active", "inactive")), ["fabricmanager-service"],
+                              "p2p_topology"),
+    "devfreq-governor": (_host_facts(_devfreq("powersave")), ["devfreq-governor"], "cpu_governor"),
     "vgpu-licensed-product": (_host_facts(set_at(f"{GP}/vgpu/licensed_product", "NVIDIA RTX Virtual Workstation")),
                               ["vgpu-licensed-product"], "gpu_clock_power"),
 })
