@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from driftcheck.nvidia.values import (
+    CLOCK_EVENT_COUNTERS,
     NvidiaFormatError,
     empty_gpu,
     empty_pcie_gpu,
@@ -24,6 +25,7 @@ from driftcheck.nvidia.values import (
     normalize_bus_id,
     text_value,
     total,
+    vgpu_licence,
     watts,
 )
 
@@ -91,6 +93,30 @@ def _reasons(gpu: _Node) -> list[str] | None:
     if not any(value is not None for value in found.values()):
         return None
     return sorted(name for name, active in found.items() if active)
+
+
+# Lines of `Clocks Event Reasons Counters` (drivers >= 570) by the counter they hold.
+_COUNTER_LINES = dict(zip(CLOCK_EVENT_COUNTERS, ("SW Power Capping", "Sync Boost", "SW Thermal Slowdown",
+                                                 "HW Thermal Slowdown", "HW Power Braking"), strict=True))
+
+
+def _clock_event_time(gpu: _Node) -> dict[str, int | None] | None:
+    """Microseconds spent in each clock-event reason since the driver loaded; None on older drivers."""
+    section = gpu.child("Clocks Event Reasons Counters")
+    if section is None:
+        return None
+    return {name: integer(section.get(line)) for name, line in _COUNTER_LINES.items()}
+
+
+def vgpu_section(node: _Node) -> dict[str, Any] | None:
+    """The `vGPU Software Licensed Product` section under `node` (a GPU, or a fragment's root)."""
+    return vgpu_licence(node.get("vGPU Software Licensed Product", "Product Name"),
+                        node.get("vGPU Software Licensed Product", "License Status"))
+
+
+def parse_vgpu_fragment(text: str) -> dict[str, Any] | None:
+    """The licence of a pasted `vGPU Software Licensed Product` section on its own."""
+    return vgpu_section(_tree(text))
 
 
 def _section(node: _Node, *path: str) -> _Node | None:
@@ -184,6 +210,7 @@ def _gpu_record(gpu: _Node, bus_id: str, index: int) -> dict[str, Any]:
         "default_application_clocks": {"graphics_mhz": integer(gpu.get("Default Applications Clocks", "Graphics")),
                                        "memory_mhz": integer(gpu.get("Default Applications Clocks", "Memory"))},
         "clock_event_reasons": _reasons(gpu),
+        "clock_event_time_us": _clock_event_time(gpu),
         "power": _power(gpu),
         "temperature": {"gpu_c": integer(gpu.get(temp, "GPU Current Temp")),
                         "memory_c": integer(gpu.get(temp, "Memory Current Temp")),
@@ -212,6 +239,7 @@ def _gpu_record(gpu: _Node, bus_id: str, index: int) -> dict[str, Any]:
                         "memory_pct": integer(gpu.get("Utilization", "Memory"))},
         "processes": _processes(gpu),
         "fabric": _fabric(gpu),
+        "vgpu": vgpu_section(gpu),
     })
     return record
 

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from driftcheck.nvidia.values import (
+    CLOCK_EVENT_COUNTERS,
     CLOCK_REASONS,
     NvidiaFormatError,
     empty_gpu,
@@ -25,6 +26,7 @@ from driftcheck.nvidia.values import (
     normalize_bus_id,
     text_value,
     total,
+    vgpu_licence,
     watts,
 )
 
@@ -73,6 +75,20 @@ def _clock_reasons(gpu: ET.Element) -> list[str] | None:
     active = {_REASON_TAGS[child.tag] for child in section if child.tag in _REASON_TAGS and flag(child.text)}
     readable = [child for child in section if flag(child.text) is not None]
     return sorted(active) if readable else None
+
+
+# Tags of `clocks_event_reasons_counters` (schema v13) by the counter they hold.
+_COUNTER_TAGS = dict(zip(CLOCK_EVENT_COUNTERS, ("sw_power_cap", "sync_boost", "sw_therm_slowdown",
+                                                "hw_therm_slowdown", "hw_power_brake"), strict=True))
+
+
+def _clock_event_time(gpu: ET.Element) -> dict[str, int | None] | None:
+    """Microseconds spent in each clock-event reason since the driver loaded; None on older drivers."""
+    section = gpu.find("clocks_event_reasons_counters")
+    if section is None:
+        return None
+    return {name: integer(_find(section, f"clocks_event_reasons_counters_{tag}"))
+            for name, tag in _COUNTER_TAGS.items()}
 
 
 def _ecc_counts(section: ET.Element | None) -> dict[str, int | None]:
@@ -147,6 +163,7 @@ def _gpu_record(gpu: ET.Element, index: int) -> dict[str, Any]:
             "graphics_mhz": integer(_find(gpu, "default_applications_clocks/graphics_clock")),
             "memory_mhz": integer(_find(gpu, "default_applications_clocks/mem_clock"))},
         "clock_event_reasons": _clock_reasons(gpu),
+        "clock_event_time_us": _clock_event_time(gpu),
         "power": _power(gpu),
         "temperature": {"gpu_c": integer(_find(gpu, "temperature/gpu_temp")),
                         "memory_c": integer(_find(gpu, "temperature/memory_temp")),
@@ -175,6 +192,8 @@ def _gpu_record(gpu: ET.Element, index: int) -> dict[str, Any]:
                         "memory_pct": integer(_find(gpu, "utilization/memory_util"))},
         "processes": _processes(gpu),
         "fabric": _fabric(gpu),
+        "vgpu": vgpu_licence(_find(gpu, "vgpu_software_licensed_product/licensed_product_name"),
+                             _find(gpu, "vgpu_software_licensed_product/license_status")),
     })
     return record
 

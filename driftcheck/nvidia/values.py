@@ -22,6 +22,21 @@ CLOCK_REASONS = ("idle", "applications_clocks_setting", "sw_power_cap", "hw_slow
                  "hw_power_brake_slowdown", "sw_thermal_slowdown", "sync_boost", "display_clock_setting")
 
 
+# The clock-event reasons whose accumulated time newer drivers count (`Clocks Event Reasons Counters`).
+CLOCK_EVENT_COUNTERS = ("sw_power_cap", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                        "hw_power_brake_slowdown")
+
+
+def vgpu_licence(product: str | None, status: str | None) -> dict[str, Any] | None:
+    """A vGPU guest's licence: {licensed_product, license_status, licensed}; None where no licence is
+    reported (bare metal, passthrough). `license_status` carries the expiry, renewed as the VM runs."""
+    product, status = text_value(product), text_value(status)
+    if product is None and status is None:
+        return None
+    licensed = None if status is None else status.lower().startswith("licensed")
+    return {"licensed_product": product, "license_status": status, "licensed": licensed}
+
+
 class NvidiaFormatError(ValueError):
     """Text that is not (or not a readable) output of the NVIDIA tool it was taken for."""
 
@@ -140,6 +155,7 @@ def empty_gpu() -> dict[str, Any]:
         "default_application_clocks": {"graphics_mhz": None, "memory_mhz": None},
         "locked_clocks": None,
         "clock_event_reasons": None,
+        "clock_event_time_us": None,
         "power": {"draw_w": None, "limit_w": None, "default_limit_w": None, "enforced_limit_w": None,
                   "min_limit_w": None, "max_limit_w": None},
         "temperature": {"gpu_c": None, "memory_c": None, "slowdown_c": None, "shutdown_c": None,
@@ -156,6 +172,7 @@ def empty_gpu() -> dict[str, Any]:
         "processes": {},
         "nvlink": None,
         "fabric": None,
+        "vgpu": None,
     }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from driftcheck.errors import UsageError
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.bench import BenchProbe
+from driftcheck.probes.cpu import CpuProbe
+from driftcheck.probes.daemons import DaemonsProbe
 from driftcheck.probes.env import EnvProbe
 from driftcheck.probes.gpu import GpuProbe
 from driftcheck.probes.kernels import KernelsProbe
@@ -28,6 +30,8 @@ PROBE_CLASSES: tuple[type[Probe], ...] = (
     PcieProbe,
     NcclProbe,
     SystemProbe,
+    CpuProbe,
+    DaemonsProbe,
     ProcessProbe,
     ServerProbe,
     BenchProbe,

@@ -17,6 +17,7 @@ from pathlib import Path
 from driftcheck.errors import UsageError
 from driftcheck.hosts import Host, RecordingHost
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.probes.daemons import DAEMON_COMMS
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.runner import ProbeOutcome, ProgressCallback, run_probes
 from driftcheck.probes.system import parse_cmdline
@@ -79,6 +80,10 @@ def _forget_other_processes(recorder: RecordingHost, outcomes: dict[str, ProbeOu
     described = {int(entry["pid"]) for entry in ((outcomes.get("process") and outcomes["process"].data) or {})
                  .get("processes", {}).values() if isinstance(entry.get("pid"), int)}
     described.update(options.pids)
+    # The daemons probe's finds (MPS, irqbalance, ...) are kept: a replay must find them running.
+    described.update(int(m.group(1)) for path, content in recorder.files.items()
+                     if (m := re.match(r"^/proc/(\d+)/comm$", path)) and content.strip().decode(errors="replace")
+                     in DAEMON_COMMS)
     for path in list(recorder.files):
         pid = _PROC_PID_FILE.match(path)
         if pid and int(pid.group(1)) not in described:

@@ -336,6 +336,16 @@ def _v1_mount(names: list[str], controller: str) -> str | None:
     return f"{CGROUP_ROOT}/{joined}" if joined else None
 
 
+def cpu_cgroup_dirs(names: list[str], cgroup_text: str | None) -> list[str]:
+    """The cpu cgroup directories of a process (its own first, then its ancestors), from the listing of
+    /sys/fs/cgroup and its /proc/PID/cgroup; [] when the cpu controller is not mounted."""
+    memberships = cgroup_membership(cgroup_text)
+    if "cgroup.controllers" in names:
+        return _ancestors(CGROUP_ROOT, memberships.get("", "/"))
+    mount = _v1_mount(names, "cpu")
+    return _ancestors(mount, memberships.get("cpu", "/")) if mount else []
+
+
 def _gather_cgroup(reader: SysReader) -> dict[str, Any]:
     """Read the cgroup limit files of this process's cgroups and their ancestors; returns where they are."""
     names = reader.listing(CGROUP_ROOT)
@@ -345,11 +355,11 @@ def _gather_cgroup(reader: SysReader) -> dict[str, Any]:
     if "cgroup.controllers" in names:
         dirs = _ancestors(CGROUP_ROOT, memberships.get("", "/"))
         for directory in dirs:
-            for name in ("cpu.max", "memory.max", "cpuset.cpus.effective"):
+            for name in ("cpu.max", "cpu.stat", "memory.max", "cpuset.cpus.effective"):
                 reader.text(f"{directory}/{name}")
         return {"version": 2, "dirs": {"cpu": dirs, "memory": dirs, "cpuset": dirs}}
     found: dict[str, list[str]] = {}
-    files = {"cpu": ("cpu.cfs_quota_us", "cpu.cfs_period_us"), "memory": ("memory.limit_in_bytes",),
+    files = {"cpu": ("cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.stat"), "memory": ("memory.limit_in_bytes",),
              "cpuset": ("cpuset.effective_cpus", "cpuset.cpus")}
     for controller, controller_files in files.items():
         mount = _v1_mount(names, controller)
@@ -422,7 +432,32 @@ def _cgroup(view: RawView, where: dict[str, Any]) -> dict[str, Any]:
             cpuset = cpuset or view.stripped(f"{directory}/cpuset.effective_cpus") \
                 or view.stripped(f"{directory}/cpuset.cpus") or None
     return {"version": version, "cpu_quota_cores": _tightest(quotas), "memory_limit_bytes": _tightest(memory),
-            "cpuset": cpuset}
+            "cpuset": cpuset, "cpu_stat": throttling(view, dirs.get("cpu", []))}
+
+
+def throttling(view: RawView, dirs: list[str]) -> dict[str, Any] | str | None:
+    """How often the CPU quota stopped this cgroup: `cpu.stat` of the nearest level that has periods
+    (a quota set there), as {nr_periods, nr_throttled, throttled_usec, throttled_pct} since it was made.
+
+    Counters, so readings: a quota that throttles is a cause, a quota alone is not. v1 counts
+    `throttled_time` in ns, v2 `throttled_usec`. "denied" when the nearest file may not be read.
+    """
+    for directory in dirs:
+        path = f"{directory}/cpu.stat"
+        if view.is_denied(path):
+            return DENIED
+        counters = key_values(view.text(path), " ")
+        if not counters:
+            continue
+        periods = to_int(counters.get("nr_periods"))
+        throttled = to_int(counters.get("nr_throttled"))
+        usec = to_int(counters.get("throttled_usec"))
+        if usec is None and to_int(counters.get("throttled_time")) is not None:
+            usec = (to_int(counters.get("throttled_time")) or 0) // 1000
+        if periods or directory == dirs[-1]:
+            return {"nr_periods": periods, "nr_throttled": throttled, "throttled_usec": usec,
+                    "throttled_pct": round(100.0 * (throttled or 0) / periods, 2) if periods else None}
+    return None
 
 
 def _container(view: RawView, kubernetes_env: bool) -> dict[str, Any]:

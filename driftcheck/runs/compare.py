@@ -107,6 +107,9 @@ def _fix(kind: str, label: str, condition: dict[str, Any]) -> str:
         return f"stop the other process on {label} before benchmarking" + (f" (kill {pids})" if pids else "")
     if kind == "power_cap":
         return f"check {label}'s power limit and draw: nvidia-smi -i {index} -q -d POWER"
+    if kind == "cpu_throttled":
+        return ("raise or remove the container's CPU quota (docker update --cpus N / k8s resources.limits.cpu), "
+                "or run fewer CPU threads")
     return f"check cooling and power delivery of {label}: nvidia-smi -i {index} -q -d PERFORMANCE,TEMPERATURE"
 
 
@@ -125,7 +128,9 @@ def condition_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]
         # Most telling when the slower run is the one that spent more time in the condition.
         consistent = (fb > fa) == worse
         confidence = round(min(0.95, (0.55 if consistent else 0.2) + abs(fb - fa) * 0.4), 3)
-        findings.append(Finding(CONDITION_CATEGORIES[kind], text, f"runs.telemetry.gpus.{key[0]}.{kind}.fraction",
+        evidence = ("runs.telemetry.cpu.quota_throttled.fraction" if kind == "cpu_throttled"
+                    else f"runs.telemetry.gpus.{key[0]}.{kind}.fraction")
+        findings.append(Finding(CONDITION_CATEGORIES[kind], text, evidence,
                                 confidence, _fix(kind, label, condition), key[0], fa, fb))
     return findings
 

@@ -1,8 +1,11 @@
-"""One reading of the CPU side through a Host: mean core frequency, steal time since the last reading, load.
+"""One reading of the CPU side through a Host: mean core frequency, steal time since the last reading, load,
+and the CPU quota's throttle counters of the cgroup driftcheck runs in.
 
 Frequency comes from cpufreq's `scaling_cur_freq` where the kernel exposes it, else from the `cpu MHz`
 lines of /proc/cpuinfo (what a VM without cpufreq shows); steal from the `cpu` line of /proc/stat
-(time the hypervisor gave our virtual CPUs to someone else); load from /proc/loadavg.
+(time the hypervisor gave our virtual CPUs to someone else); load from /proc/loadavg; the throttle
+counters (`nr_periods`, `nr_throttled`, `throttled_usec`) from the `cpu.stat` of the nearest cgroup level
+with a quota (v1 or v2), whose growth over a run is the share of the run the quota stopped it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from statistics import fmean
 from typing import Any
 
 from driftcheck.hosts.base import Host
+from driftcheck.probes.sysread import RawView
+from driftcheck.probes.system import CGROUP_ROOT, cpu_cgroup_dirs, throttling
 
 _CPU_DIR = re.compile(r"^cpu\d+$")
 
@@ -40,6 +45,7 @@ class CpuReader:
     host: Host
     _last: tuple[int, int] | None = None
     _freq_files: list[str] | None = field(default=None)
+    _cgroup_dirs: list[str] | None = field(default=None)
 
     def _frequency_files(self) -> list[str]:
         if self._freq_files is None:
@@ -92,6 +98,33 @@ class CpuReader:
         except (OSError, ValueError, IndexError):
             return None
 
+    def _cpu_cgroup_dirs(self) -> list[str]:
+        if self._cgroup_dirs is None:
+            try:
+                self._cgroup_dirs = cpu_cgroup_dirs(self.host.list_dir(CGROUP_ROOT),
+                                                    self.host.read_text("/proc/self/cgroup"))
+            except OSError:
+                self._cgroup_dirs = []
+        return self._cgroup_dirs
+
+    def throttle(self) -> dict[str, Any]:
+        """The quota's counters now: {"nr_periods", "nr_throttled", "throttled_usec"}, each None when unread."""
+        files: dict[str, str | None] = {}
+        denied: list[str] = []
+        for directory in self._cpu_cgroup_dirs():
+            path = f"{directory}/cpu.stat"
+            try:
+                files[path] = self.host.read_text(path)
+            except PermissionError:
+                files[path] = None
+                denied.append(path)
+            except OSError:
+                files[path] = None
+        found = throttling(RawView({"files": files, "denied": denied}), self._cpu_cgroup_dirs())
+        counters = found if isinstance(found, dict) else {}
+        return {name: counters.get(name) for name in ("nr_periods", "nr_throttled", "throttled_usec")}
+
     def read(self) -> dict[str, Any]:
-        """One reading: {"freq_mhz", "steal_pct", "load1"}."""
-        return {"freq_mhz": self.frequency_mhz(), "steal_pct": self.steal_pct(), "load1": self.load1()}
+        """One reading: {"freq_mhz", "steal_pct", "load1", "nr_periods", "nr_throttled", "throttled_usec"}."""
+        return {"freq_mhz": self.frequency_mhz(), "steal_pct": self.steal_pct(), "load1": self.load1(),
+                **self.throttle()}

@@ -21,9 +21,12 @@ CONDITION_REASONS = {
     "thermal": ("sw_thermal_slowdown",),
 }
 CONDITION_TITLES = {"hw_slowdown": "HW slowdown", "power_cap": "at its power cap",
-                    "thermal": "SW thermal slowdown", "shared": "shared with another process"}
+                    "thermal": "SW thermal slowdown", "shared": "shared with another process",
+                    "cpu_throttled": "throttled by the container's CPU quota"}
 CONDITION_CATEGORIES = {"hw_slowdown": "thermal", "power_cap": "gpu_clock_power", "thermal": "thermal",
-                        "shared": "gpu_contention"}
+                        "shared": "gpu_contention", "cpu_throttled": "container_limits"}
+# The key of the CPU side's condition in place of a GPU's.
+CPU_KEY = "cpu"
 
 
 def spread(values: list[Any]) -> dict[str, float] | None:
@@ -79,6 +82,28 @@ def conditions(summary_gpus: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def quota_throttle(cpu: dict[str, Any]) -> dict[str, Any] | None:
+    """How much of the run the cgroup's CPU quota stopped it: the growth of its counters from the first
+    reading to the last, {periods, throttled, fraction, throttled_s}; None without two readings of them."""
+    def growth(name: str) -> int | None:
+        values = [v for v in cpu.get(name) or [] if isinstance(v, int)]
+        return values[-1] - values[0] if len(values) >= 2 else None
+    periods, throttled, usec = growth("nr_periods"), growth("nr_throttled"), growth("throttled_usec")
+    if periods is None or throttled is None:
+        return None
+    return {"periods": periods, "throttled": throttled,
+            "fraction": round(min(1.0, throttled / periods), 3) if periods > 0 else 0.0,
+            "throttled_s": round((usec or 0) / 1e6, 1)}
+
+
+def _cpu_conditions(throttle: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The quota's throttling as a condition of the run (a quota that never throttled is none)."""
+    if not throttle or not throttle["throttled"]:
+        return []
+    return [{"gpu": CPU_KEY, "label": "the container's CPU quota", "kind": "cpu_throttled",
+             "seconds": throttle["throttled_s"], "fraction": throttle["fraction"]}]
+
+
 def summarize(series: dict[str, Any]) -> dict[str, Any]:
     """The record's telemetry summary from the raw series (`Series.to_json()`)."""
     interval_s = float(series.get("interval_s") or 1.0)
@@ -90,14 +115,17 @@ def summarize(series: dict[str, Any]) -> dict[str, Any]:
         "gpu_note": series.get("gpu_note"),
         "gpus": gpus,
         "cpu": {"samples": len(cpu.get("t") or []), "freq_mhz": spread(cpu.get("freq_mhz") or []),
-                "steal_pct": spread(cpu.get("steal_pct") or []), "load1": spread(cpu.get("load1") or [])},
-        "conditions": conditions(gpus),
+                "steal_pct": spread(cpu.get("steal_pct") or []), "load1": spread(cpu.get("load1") or []),
+                "quota_throttled": quota_throttle(cpu)},
+        "conditions": conditions(gpus) + _cpu_conditions(quota_throttle(cpu)),
     }
 
 
 def share_text(kind: str, label: str, fraction: float, run_name: str) -> str:
     """"GPU 3 spent 41% of run 15 in HW slowdown", "GPU 1 was shared with another process for 20% of run 15"."""
     share = f"{fraction * 100:.0f}% of {run_name}"
+    if kind == "cpu_throttled":
+        return f"the container's CPU quota throttled {fraction * 100:.0f}% of the periods of {run_name}"
     if kind == "shared":
         return f"{label} was {CONDITION_TITLES[kind]} for {share}"
     if kind == "power_cap":

@@ -43,6 +43,8 @@ from driftcheck.runs.gpu_samples import (
 )
 
 OwnPids = Callable[[], set[int]]
+# The CPU side's columns; the cgroup counters grow through the run (runs.summary: the throttled share).
+CPU_FIELDS = ("freq_mhz", "steal_pct", "load1", "nr_periods", "nr_throttled", "throttled_usec")
 
 
 def process_tree(*roots: int | None, patterns: Sequence[str] = ()) -> set[int]:
@@ -134,7 +136,7 @@ class Series:
     gpu_source: str | None = None
     gpu_note: str | None = None
     gpus: dict[str, _GpuSeries] = field(default_factory=dict)
-    cpu: dict[str, list[Any]] = field(default_factory=lambda: {"t": [], "freq_mhz": [], "steal_pct": [], "load1": []})
+    cpu: dict[str, list[Any]] = field(default_factory=lambda: {name: [] for name in ("t", *CPU_FIELDS)})
 
     def add_gpus(self, t: float, readings: dict[str, dict[str, Any]], own: set[int]) -> None:
         """Append one reading of every GPU."""
@@ -144,8 +146,8 @@ class Series:
     def add_cpu(self, t: float, reading: dict[str, Any]) -> None:
         """Append one reading of the CPU side."""
         self.cpu["t"].append(round(t, 3))
-        for name in ("freq_mhz", "steal_pct", "load1"):
-            self.cpu[name].append(reading.get(name))
+        for name in CPU_FIELDS:
+            self.cpu.setdefault(name, []).append(reading.get(name))
 
     def to_json(self) -> dict[str, Any]:
         """The raw series as stored beside a run record (`telemetry_series`)."""

@@ -63,6 +63,11 @@ DOCUMENTED: tuple[tuple[str, str], ...] = (
     ('probes.nccl.data.conf_files["/etc/nccl.conf"].NCCL_P2P_LEVEL',
      'conf_files{<"/etc/nccl.conf" | "~/.nccl.conf" | $NCCL_CONF_FILE>: {NAME: value}}'),
     ("probes.server.data.models.m.max_model_len", "models{<id>: {owned_by, root, parent, max_model_len}}"),
+    ("probes.daemons.data.services.nvidia-persistenced",
+     'services{<"nvidia-persistenced" | "nvidia-fabricmanager">: systemctl is-active state} | null'),
+    ("probes.daemons.data.services.nvidia-fabricmanager",
+     'services{<"nvidia-persistenced" | "nvidia-fabricmanager">: systemctl is-active state} | null'),
+    ('probes.cpu.data.devfreq["17000000.gv11b"].governor', "devfreq{<device>: {governor}} | null"),
     ('probes.server.data.vllm_config.cache_config_info["0"].enable_prefix_caching',
      'vllm_config{<gauge without "vllm:">: {<engine index>: {<label>: value}}}'),
 )

@@ -37,7 +37,8 @@ def test_recorded_vm_reads_as_recorded() -> None:
     assert data["numa"]["balancing"] == 0
     assert data["swappiness"] == 60
     assert data["memlock_limit_bytes"] == 8388608
-    assert data["cgroup"] == {"version": 1, "cpu_quota_cores": "max", "memory_limit_bytes": "max", "cpuset": "0-1"}
+    assert data["cgroup"] == {"version": 1, "cpu_quota_cores": "max", "memory_limit_bytes": "max", "cpuset": "0-1",
+                              "cpu_stat": None}
     assert data["container"]["kind"] == "docker"
     assert data["cmdline"] == {"mitigations": "auto,no_guest_host,no_guest_guest"}
     assert data["hugepages"]["default_size_kib"] == 2048
@@ -133,7 +134,7 @@ def test_cgroup_v2_takes_the_strictest_limit_of_the_ancestry(tmp_path: Path) -> 
     outcome = run_one(SystemProbe(), ReplayHost(root), ProbeOptions())
     data = outcome.data or {}
     assert data["cgroup"] == {"version": 2, "cpu_quota_cores": 2.5, "memory_limit_bytes": 8589934592,
-                              "cpuset": "0-7"}
+                              "cpuset": "0-7", "cpu_stat": None}
     assert data["container"]["runtimes"] == ["kubernetes", "gvisor", "podman"]
     assert data["container"]["kind"] == "kubernetes"
     # Only the fact that the variable is set is kept, never its value (an address).

@@ -74,7 +74,8 @@ def pip_install(sides: Sides, name: str, version: Any, *flags: str) -> str:
 
 # What a pasted fix may start with: a shell command of one of these tools (after sudo), else it is advice.
 KNOWN_TOOLS = frozenset({"pip", "pip3", "nvidia-smi", "sysctl", "echo", "tee", "export", "unset", "sudo", "systemctl",
-                         "modprobe", "numactl", "cpupower", "conda", "ip", "ulimit", "setpci", "taskset"})
+                         "modprobe", "numactl", "cpupower", "conda", "ip", "ulimit", "setpci", "taskset",
+                         "nvidia-cuda-mps-control"})
 _OPERATORS = {";", "&&", "||", "|"}
 
 

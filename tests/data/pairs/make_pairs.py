@@ -449,6 +449,89 @@ CASES.update({
 })
 
 
+# ---- cpu idle, daemons (MPS, irqbalance), cgroup throttling, GPU clock-event time, vGPU licence -------
+# base.json predates the cpu and daemons probes: both sides get what tests/data/hosts/debian12-vm-idle-irq
+# recorded (the cpu probe's idle states use the shape of a host with a deep C-state, C6).
+def _with_cpu_daemons(doc: Doc) -> None:
+    doc["probes"]["cpu"] = {"status": "ok", "error": None, "duration_s": 0.01, "data": {
+        "idle": {"driver": "intel_idle", "governor": "menu", "states": {
+            "POLL": {"index": 0, "latency_us": 0, "cpus": 64, "disabled_cpus": 0},
+            "C6": {"index": 3, "latency_us": 170, "cpus": 64, "disabled_cpus": 0}}},
+        "max_cstate": {"intel_idle": 9, "processor": 8}, "pcie_aspm_policy": "default",
+        "irq_affinity": {"0000:00:03.0": {"kind": "nic", "irqs": 3, "cpus": {"0-1": 3}}}}}
+    doc["probes"]["daemons"] = {"status": "ok", "error": None, "duration_s": 0.01, "data": {
+        "running": {}, "mps": {"pipe_directory": "/tmp/nvidia-mps", "control_pipe": False,
+                               "active_thread_percentage": None, "daemon_environ": None}}}
+    system(doc)["cgroup"]["cpu_stat"] = {"nr_periods": 7, "nr_throttled": 0, "throttled_usec": 0, "throttled_pct": 0.0}
+    gpu(doc)["clock_event_time_us"] = {"sw_power_cap": 9840338777, "sync_boost": 0, "sw_thermal_slowdown": 0,
+                                       "hw_thermal_slowdown": 0, "hw_power_brake_slowdown": 0}
+    gpu(doc)["vgpu"] = {"licensed_product": "NVIDIA Virtual Compute Server",
+                        "license_status": "Licensed (Expiry: 2022-9-22 6:57:30 GMT)", "licensed": True}
+
+
+def _services(persistenced_b: str, fabricmanager_b: str) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        a["probes"]["daemons"]["data"]["services"] = {"nvidia-persistenced": "active", "nvidia-fabricmanager": "active"}
+        b["probes"]["daemons"]["data"]["services"] = {"nvidia-persistenced": persistenced_b,
+                                                      "nvidia-fabricmanager": fabricmanager_b}
+    return edit
+
+
+def _devfreq(governor_b: str) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        a["probes"]["cpu"]["data"]["devfreq"] = {"17000000.gv11b": {"governor": "nvhost_podgov"}}
+        b["probes"]["cpu"]["data"]["devfreq"] = {"17000000.gv11b": {"governor": governor_b}}
+    return edit
+
+
+def _host_facts(*edits: Edit) -> Edit:
+    return prepared(_with_cpu_daemons, do(*edits))
+
+
+CPU = f"{P}/cpu/data"
+DM = f"{P}/daemons/data"
+CASES.update({
+    "cpu-idle-state-disabled": (_host_facts(set_at(f"{CPU}/idle/states/C6/disabled_cpus", 12)),
+                                ["cpu-idle-state-disabled"], "cpu_governor"),
+    "cpu-idle-state-enabled": (_host_facts(lambda a, b: a["probes"]["cpu"]["data"]["idle"]["states"]["C6"].update(
+        disabled_cpus=64)), ["cpu-idle-state-enabled"], "cpu_governor"),
+    "cpu-idle-driver": (_host_facts(set_at(f"{CPU}/idle/driver", "acpi_idle")), ["cpu-idle-driver"], "cpu_governor"),
+    "cpu-max-cstate": (_host_facts(set_at(f"{CPU}/max_cstate/intel_idle", 1)), ["cpu-max-cstate"], "cpu_governor"),
+    "pcie-aspm-policy": (_host_facts(set_at(f"{CPU}/pcie_aspm_policy", "powersupersave")), ["pcie-aspm-policy"],
+                         "pcie_link"),
+    "irqbalance-started": (_host_facts(set_at(f"{DM}/running/irqbalance", 1)), ["irqbalance-started"], "cpu_governor"),
+    "irqbalance-stopped": (_host_facts(lambda a, b: a["probes"]["daemons"]["data"]["running"].update(irqbalance=1)),
+                           ["irqbalance-stopped"], "cpu_governor"),
+    "mps-daemon-started": (_host_facts(set_at(f"{DM}/running/nvidia-cuda-mps-control", 1)), ["mps-daemon-started"],
+                           "gpu_contention"),
+    "mps-daemon-stopped": (_host_facts(lambda a, b: a["probes"]["daemons"]["data"]["running"].update(
+        {"nvidia-cuda-mps-control": 1})), ["mps-daemon-stopped"], "gpu_contention"),
+    "mps-thread-percentage": (_host_facts(set_at(f"{DM}/mps/active_thread_percentage", "25")),
+                              ["mps-thread-percentage"], "gpu_contention"),
+    "mps-pipe-directory": (_host_facts(set_at(f"{DM}/mps/control_pipe", True)), ["mps-pipe-directory"],
+                           "gpu_contention"),
+    "cgroup-cpu-throttled": (_host_facts(set_at(f"{SY}/cgroup/cpu_stat", {
+        "nr_periods": 73, "nr_throttled": 24, "throttled_usec": 494952, "throttled_pct": 32.88})),
+                             ["cgroup-cpu-throttled"], "container_limits"),
+    "gpu-clock-event-time": (_host_facts(set_at(f"{GP}/clock_event_time_us/sw_power_cap", 9881338777)),
+                             ["gpu-clock-event-time"], "gpu_clock_power"),
+    "vgpu-unlicensed": (_host_facts(set_at(f"{GP}/vgpu/licensed", False), set_at(f"{GP}/vgpu/license_status",
+                                                                                "Unlicensed")),
+                        ["vgpu-unlicensed"], "gpu_clock_power"),
+    "persistenced-stopped": (_host_facts(lambda a, b: a["probes"]["daemons"]["data"]["running"].update(
+        {"nvidia-persistenced": 1})), ["persistenced-stopped"], "mig_ecc_persistence"),
+    "fabricmanager-stopped": (_host_facts(lambda a, b: a["probes"]["daemons"]["data"]["running"].update(
+        {"nv-fabricmanager": 1})), ["fabricmanager-stopped"], "p2p_topology"),
+    "persistenced-service": (_host_facts(_services("failed", "active")), ["persistenced-service"],
+                             "mig_ecc_persistence"),
+    "fabricmanager-service": (_host_facts(_services("active", "inactive")), ["fabricmanager-service"],
+                              "p2p_topology"),
+    "devfreq-governor": (_host_facts(_devfreq("powersave")), ["devfreq-governor"], "cpu_governor"),
+    "vgpu-licensed-product": (_host_facts(set_at(f"{GP}/vgpu/licensed_product", "NVIDIA RTX Virtual Workstation")),
+                              ["vgpu-licensed-product"], "gpu_clock_power"),
+})
+
+
 def _unescape(doc: Any) -> Any:
     """Keys written with ~2F in CASES stand for '/' (set_at splits its path on '/')."""
     if isinstance(doc, dict):
