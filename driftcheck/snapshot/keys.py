@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import secrets
@@ -36,13 +37,14 @@ def _read_or_create(path: Path, make: bytes) -> bytes:
     # A temp file renamed into place would race two first runs into two different keys; O_EXCL
     # makes exactly one writer win, and a loser reads the winner's file once it is complete.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    if not path.exists() and _write_new_private_file(tmp, make):
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink(missing_ok=True)
+    try:
+        if not path.exists() and _write_new_private_file(tmp, make):
+            with contextlib.suppress(FileExistsError):  # another first run won: read its file
+                os.link(tmp, path)
+    except OSError as exc:  # a full disk or a read-only home on first use: one line naming why
+        raise KeyFileError(f"cannot create {path}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
     try:
         return path.read_bytes()
     except OSError as exc:
