@@ -8,6 +8,7 @@ is a new module with a `FORMAT` entry, added to `FORMATS`.
 from __future__ import annotations
 
 from driftcheck.reports.formats import (
+    hf_env,
     nvidia_smi_csv,
     nvidia_smi_table,
     nvidia_smi_text,
@@ -30,6 +31,7 @@ FORMATS: tuple[Format, ...] = (
     nvidia_smi_table.FORMAT,
     nvidia_smi_topo.FORMAT,
     nvidia_smi_csv.FORMAT,
+    hf_env.FORMAT,
     pip_packages.FORMAT,
 )
 
