@@ -22,12 +22,19 @@ HF = DATA / "reports" / "hf"
 
 # file: (variant, python, kernel release or None, torch version, cuda available, GPU names, GPU count, packages)
 EXPECTED: dict[str, tuple[str, str, str | None, str | None, bool | None, list[str], int | None, dict[str, str]]] = {
+    "transformers_4_17": ("transformers env", "3.9.8", "5.10.98-1-MANJARO", "1.10.2+cpu", False, [], None, {
+        "transformers": "4.17.0.dev0", "torch": "1.10.2+cpu", "tensorflow": "2.8.0", "flax": "0.4.0", "jax": "0.3.1",
+        "jaxlib": "0.3.0"}),
     "transformers_4_35": ("transformers env", "3.10.12", "5.15.120+", "2.1.0+cu118", False, [], None, {
         "transformers": "4.35.0", "huggingface-hub": "0.17.3", "safetensors": "0.4.0", "torch": "2.1.0+cu118",
         "tensorflow": "2.14.0", "flax": "0.7.4", "jax": "0.4.16", "jaxlib": "0.4.16"}),
     "transformers_4_38": ("transformers env", "3.10.12", "6.5.0-26-generic", "2.2.1+cu121", True, [], None, {
         "transformers": "4.38.2", "huggingface-hub": "0.21.4", "safetensors": "0.4.2", "accelerate": "0.28.0",
         "torch": "2.2.1+cu121", "flax": "0.8.2", "jax": "0.4.25", "jaxlib": "0.4.25"}),
+    # The 2025 form: `(accelerator?)` answers CUDA, and the first GPU's name follows.
+    "transformers_5_13": ("transformers env", "3.13.13", "6.8.0-1058-gcp", "2.12.1+cu130", True, ["Tesla T4"], None, {
+        "transformers": "5.13.1", "huggingface-hub": "1.23.0", "safetensors": "0.8.0", "accelerate": "1.14.0",
+        "torch": "2.12.1+cu130"}),
     "accelerate_0_17": ("accelerate env", "3.8.10", "5.4.0-48-generic", "1.13.0+cu117", True, [], None, {
         "accelerate": "0.17.1", "numpy": "1.22.4", "torch": "1.13.0+cu117"}),
     # The user wrote a note after the version on its line: the version is still the first token.
