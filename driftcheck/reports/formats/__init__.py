@@ -8,6 +8,7 @@ is a new module with a `FORMAT` entry, added to `FORMATS`.
 from __future__ import annotations
 
 from driftcheck.reports.formats import (
+    conda_packages,
     hf_env,
     nvidia_smi_csv,
     nvidia_smi_table,
@@ -32,6 +33,7 @@ FORMATS: tuple[Format, ...] = (
     nvidia_smi_topo.FORMAT,
     nvidia_smi_csv.FORMAT,
     hf_env.FORMAT,
+    conda_packages.FORMAT,
     pip_packages.FORMAT,
 )
 
