@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from driftcheck.reports import facts
+from driftcheck.reports.formats import lscpu_locale
 from driftcheck.reports.formats.base import Parsed
 from driftcheck.reports.paste import Paste
 
@@ -177,7 +178,7 @@ def _read_lscpu(result: Scan, i: int) -> int:
             break
         if _SECTION_RULE.match(line) or _LIST_ROW.match(line) or line.startswith("Versions of relevant"):
             break
-        kv = re.match(r"^([^:]{1,60}):\s*(.*)$", line)
+        kv = lscpu_locale.label_and_value(line)
         if not kv and not result.lscpu and facts.known(line.strip()):
             # macOS prints the CPU's brand string alone (`Apple M1 Pro`).
             result.lscpu["Model name"] = line.strip()
@@ -186,7 +187,8 @@ def _read_lscpu(result: Scan, i: int) -> int:
             continue
         if not kv:
             break
-        key, value = kv.group(1).strip(), kv.group(2).strip()
+        # A translated lscpu (`型号名称：`, `Modellname:`) says the same under its English label.
+        key, value = lscpu_locale.english(kv[0]), kv[1]
         numa = re.match(r"^NUMA node(\d+) CPU\(s\)$", key)
         if numa:
             result.numa_cpus[numa.group(1)] = value
