@@ -9,6 +9,7 @@ lines it understood, so whatever no parser claimed can be kept verbatim and coun
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # Markup a paste adds around the report; never part of what the tool printed.
@@ -72,3 +73,44 @@ def _split_fused(line: str, anchors: tuple[str, ...]) -> list[str]:
     # A banner or log line followed by long runs of spaces (a terminal's wrapped width) on one line.
     parts = re.split(r"\s{40,}(?=\S)", line)
     return parts if len(parts) > 1 else [line]
+
+
+# Lines that close one pasted block and open the next: fences and the `<details>` tags around them.
+_BOUNDARY = re.compile(r"^\s*(```.*|~~~.*|</?details>.*|<summary>.*|</summary>\s*)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One block of an issue body: its first and last line (1-based, inclusive) and its text."""
+
+    start: int
+    end: int
+    text: str
+
+    @property
+    def lines(self) -> str:
+        """`lines a-b`, as reports name a section."""
+        return f"lines {self.start}-{self.end}"
+
+
+def split_sections(text: str, starts: Callable[[list[str], int], bool]) -> list[Section]:
+    """The blocks of a pasted issue body: cut at fences and `<details>` tags, and before each line where
+    `starts(lines, i)` says a tool's output begins (two outputs pasted into one block); blank blocks dropped."""
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    sections: list[Section] = []
+    begin = 0
+
+    def close(end: int) -> None:
+        kept = [j for j in range(begin, end) if lines[j].strip()]
+        if kept:  # named by its first and last non-blank line
+            sections.append(Section(kept[0] + 1, kept[-1] + 1, "\n".join(lines[kept[0]:kept[-1] + 1])))
+
+    for i, line in enumerate(lines):
+        if _BOUNDARY.match(line):
+            close(i)
+            begin = i + 1
+        elif i > begin and starts(lines, i) and any(lines[j].strip() for j in range(begin, i)):
+            close(i)
+            begin = i
+    close(len(lines))
+    return sections

@@ -50,6 +50,12 @@ EXPECTED: dict[str, tuple[str, str, str | None, str | None, bool | None, list[st
         "diffusers": "0.32.1", "torch": "2.5.1+cu121", "flax": "0.10.2", "jax": "0.4.33", "jaxlib": "0.4.33",
         "huggingface-hub": "0.27.1", "transformers": "4.47.1", "accelerate": "1.2.1", "peft": "0.14.0",
         "safetensors": "0.5.0"}),
+    # 2026: every quantization backend listed; `not installed` ones name no version.
+    "diffusers_0_39": ("diffusers-cli env", "3.12.12", "5.15.0-1048-aws", "2.11.0+cu129", True,
+                       ["NVIDIA H100 80GB HBM3"], 1, {
+        "diffusers": "0.39.0.dev0", "torch": "2.11.0+cu129", "huggingface-hub": "1.11.0", "transformers": "5.6.0.dev0",
+        "accelerate": "1.12.0", "peft": "0.18.2.dev0", "bitsandbytes": "0.49.0", "gguf": "0.19.0", "torchao": "0.17.0",
+        "safetensors": "0.7.0"}),
     "hub_0_14": ("huggingface-cli env", "3.10.11", "6.2.10", None, None, [], None, {
         "huggingface-hub": "0.14.1", "jinja2": "3.1.2"}),
     "hub_0_34": ("huggingface-cli env", "3.13.4", "6.8.0-83-generic", "2.8.0", None, [], None, {

@@ -48,9 +48,14 @@ def detect(text: str) -> Format | None:
     return found
 
 
+def starts(lines: list[str], i: int) -> bool:
+    """Whether some format's output begins at line i of an issue body (where the body is cut into sections)."""
+    return any(fmt.starts(lines, i) for fmt in FORMATS if fmt.starts is not None)
+
+
 def by_name(name: str) -> Format | None:
     """The format called `name`, or None."""
     return next((fmt for fmt in FORMATS if fmt.name == name), None)
 
 
-__all__ = ["FORMATS", "Format", "Parsed", "by_name", "detect"]
+__all__ = ["FORMATS", "Format", "Parsed", "by_name", "detect", "starts"]

@@ -38,6 +38,11 @@ def detect(text: str) -> bool:
     return rows >= 3 and rows >= 0.8 * len(lines) - 3
 
 
+def starts(lines: list[str], i: int) -> bool:
+    """conda's `# packages in environment at` line."""
+    return bool(_ENVIRONMENT.match(lines[i]))
+
+
 def parse(text: str) -> Parsed:
     """The `packages` probe's conda map (and the pip-installed rows as distributions) of a pasted conda list."""
     paste = Paste.of(text)
@@ -79,4 +84,4 @@ def parse(text: str) -> Parsed:
                   cut=cut)
 
 
-FORMAT = Format("conda-list", "conda list", "conda", detect, parse)
+FORMAT = Format("conda-list", "conda list", "conda", detect, parse, starts)

@@ -40,7 +40,9 @@ _LIBRARIES = {"huggingface_hub version": "pkg:huggingface-hub", "safetensors ver
               "deepspeed version": "pkg:deepspeed", "bitsandbytes version": "pkg:bitsandbytes",
               "vllm version": "pkg:vllm", "xformers version": "pkg:xformers", "numpy version": "pkg:numpy",
               "jax version": "pkg:jax", "jaxlib version": "pkg:jaxlib",
-              "tensorflow version (gpu?)": "pkg:tensorflow", "flax version (cpu?/gpu?/tpu?)": "pkg:flax"}
+              "tensorflow version (gpu?)": "pkg:tensorflow", "flax version (cpu?/gpu?/tpu?)": "pkg:flax",
+              "gguf version": "pkg:gguf", "optimum-quanto version": "pkg:optimum-quanto",
+              "torchao version": "pkg:torchao", "nvidia-modelopt version": "pkg:nvidia-modelopt"}
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,18 @@ def detect(text: str) -> bool:
     """The first `- Key: value` line names a tool of the family, and at least two more such lines follow."""
     lines = [m for line in text.replace("\r", "").splitlines() if (m := _KEY_LINE.match(line))]
     return len(lines) >= 3 and _tool_of(lines[0]["key"]) is not None
+
+
+def starts(lines: list[str], i: int) -> bool:
+    """The banner a tool prints before its dump, or (no banner above) its first key line: one naming a tool of
+    the family that follows no other key line (transformers' dump lists `Huggingface_hub version` too)."""
+    if re.match(r"^\s*Copy-and-paste the text below in your GitHub issue", lines[i]):
+        return True
+    match = _KEY_LINE.match(lines[i])
+    if not match or _tool_of(match["key"]) is None:
+        return False
+    above = next((line for line in reversed(lines[max(0, i - 3):i]) if line.strip()), "")
+    return not above.strip().startswith("Copy-and-paste") and not _KEY_LINE.match(above)
 
 
 def _entries(paste: Paste) -> tuple[Tool, list[_Entry]]:
@@ -265,4 +279,4 @@ def parse(text: str) -> Parsed:
 
 
 FORMAT = Format("hf-env", "transformers / accelerate / diffusers-cli / huggingface-cli / llamafactory-cli env",
-                "huggingface", detect, parse)
+                "huggingface", detect, parse, starts)

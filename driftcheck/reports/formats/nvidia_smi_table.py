@@ -25,6 +25,18 @@ _THIRD = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
 _PROCESS = re.compile(r"^\|\s+(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(.+?)\s+(\d+)MiB\s*\|$")
 
 
+_TIMESTAMP = re.compile(r"^\s*\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}\s*$")
+
+
+def starts(lines: list[str], i: int) -> bool:
+    """The date line nvidia-smi prints first, or the header box's top border when no date line precedes it."""
+    line = lines[i].strip()
+    if _TIMESTAMP.match(line):
+        return i + 1 < len(lines) and lines[i + 1].strip().startswith("+-")
+    return (line.startswith("+-") and i + 1 < len(lines) and "NVIDIA-SMI" in lines[i + 1]
+            and not (i > 0 and _TIMESTAMP.match(lines[i - 1])))
+
+
 def detect(text: str) -> bool:
     """Whether `text` holds nvidia-smi's header box."""
     return bool(_HEADER.search(text)) and "Bus-Id" in text
@@ -104,4 +116,4 @@ def _pruned(value: Any) -> Any:
     return value
 
 
-FORMAT = Format("nvidia-smi-table", "nvidia-smi", "nvidia-smi", detect, parse)
+FORMAT = Format("nvidia-smi-table", "nvidia-smi", "nvidia-smi", detect, parse, starts)

@@ -34,6 +34,11 @@ def _table_start(lines: list[str]) -> int | None:
     return None
 
 
+def starts(lines: list[str], i: int) -> bool:
+    """A `pip list` header with its rule of dashes below."""
+    return bool(_LIST_HEADER.match(lines[i])) and i + 1 < len(lines) and bool(_LIST_RULE.match(lines[i + 1]))
+
+
 def detect(text: str) -> bool:
     """A `pip list` table (header and rule), or a text whose lines are mostly `pip freeze` requirements."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -87,4 +92,4 @@ def parse(text: str) -> Parsed:
                   complete=complete)
 
 
-FORMAT = Format("pip-packages", "pip freeze / pip list", "pip", detect, parse)
+FORMAT = Format("pip-packages", "pip freeze / pip list", "pip", detect, parse, starts)
