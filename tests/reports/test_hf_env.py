@@ -155,3 +155,17 @@ def test_two_dumps_of_different_tools_diff_by_version(cli: Callable[..., CliResu
     assert changed["probes.packages.data.packages.transformers.version"] == ("4.38.2", "4.47.1")
     assert changed["probes.torch.data.version"] == ("2.2.1+cu121", "2.5.1+cu121")
     assert changed["probes.python.data.platform.release"] == ("6.5.0-26-generic", "6.1.85+")
+
+
+def test_a_transformers_dump_and_a_collect_env_diff_by_version_and_say_what_was_not_compared(
+        cli: Callable[..., CliResult]) -> None:
+    done = cli("diff", str(HF / "transformers_5_13.txt"), str(DATA / "reports" / "torch_26.txt"), "--format", "json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    changed = {c["path"]: (c["before"], c["after"]) for c in report["changes"] if c["kind"] == "changed"}
+    assert changed["probes.torch.data.version"] == ("2.12.1+cu130", "2.7.0+cu128")
+    assert changed["probes.gpu.data.gpus.GPU0.name"] == ("Tesla T4", "NVIDIA A100-SXM4-40GB")
+    # What only the collect_env holds (its CPU, OS, driver...) is listed as not compared, not as a change.
+    assert report["not_compared"]["only_in_b"] > 0
+    text = cli("diff", str(HF / "transformers_5_13.txt"), str(DATA / "reports" / "torch_26.txt")).stdout
+    assert "not in the report, not compared" in text and "2.12.1+cu130 -> 2.7.0+cu128" in text
