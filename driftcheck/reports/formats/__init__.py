@@ -10,6 +10,7 @@ from __future__ import annotations
 from driftcheck.reports.formats import (
     conda_packages,
     hf_env,
+    numactl_hardware,
     nvidia_smi_csv,
     nvidia_smi_table,
     nvidia_smi_text,
@@ -34,6 +35,7 @@ FORMATS: tuple[Format, ...] = (
     nvidia_smi_csv.FORMAT,
     hf_env.FORMAT,
     conda_packages.FORMAT,
+    numactl_hardware.FORMAT,
     pip_packages.FORMAT,
 )
 
