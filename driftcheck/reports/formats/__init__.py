@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from driftcheck.reports.formats import (
     conda_packages,
+    ds_report,
     hf_env,
     numactl_hardware,
     nvidia_smi_csv,
@@ -34,6 +35,7 @@ FORMATS: tuple[Format, ...] = (
     nvidia_smi_topo.FORMAT,
     nvidia_smi_csv.FORMAT,
     hf_env.FORMAT,
+    ds_report.FORMAT,
     conda_packages.FORMAT,
     numactl_hardware.FORMAT,
     pip_packages.FORMAT,
