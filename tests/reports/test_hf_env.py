@@ -66,6 +66,12 @@ EXPECTED: dict[str, tuple[str, str, str | None, str | None, bool | None, list[st
         "llamafactory": "0.9.2.dev0", "torch": "2.5.1+cu124", "transformers": "4.46.1", "datasets": "3.0.1",
         "accelerate": "1.0.1", "peft": "0.12.0", "trl": "0.9.6", "deepspeed": "0.16.1", "bitsandbytes": "0.45.0",
         "vllm": "0.6.6"}),
+    # The user annotated torch's line (`_(actual env would use >=2.6.0)_`): that value is kept raw, no torch fact;
+    # `GPU number` gives the count, `GPU type` the first GPU's name.
+    "llamafactory_0_9_3": ("llamafactory-cli env", "3.11.10", "5.15.0-1079-nvidia", None, None,
+                           ["NVIDIA H100 80GB HBM3"], 8, {
+        "llamafactory": "0.9.3.dev0", "transformers": "4.48.2", "datasets": "3.1.0", "accelerate": "1.0.1",
+        "peft": "0.15.2", "trl": "0.9.6", "deepspeed": "0.14.4", "bitsandbytes": "0.44.1", "vllm": "0.6.6.post1"}),
     # No `(GPU)` after torch's version and no GPU line: availability is not asserted from an absence.
     "llamafactory_0_9_4": ("llamafactory-cli env", "3.11.11", "6.8.0-65-generic", "2.7.1+cu126", None, [], None, {
         "llamafactory": "0.9.4.dev0", "torch": "2.7.1+cu126", "transformers": "4.55.0", "datasets": "3.1.0",
@@ -92,9 +98,15 @@ def test_each_real_dump_reads_its_key_facts(name: str) -> None:
     listed = probes["packages"]["packages"]
     assert {key: entry["version"] for key, entry in listed.items()} == packages
     # Every line of the dump was read or set aside as markup; nothing left over but what no tool printed.
-    assert parsed.unclaimed == ([] if name != "transformers_4_38" else
-                                ["  An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not "
-                                 "installed. Falling back to CPU."])
+    assert parsed.unclaimed == UNCLAIMED.get(name, [])
+
+
+# Lines no tool of the family printed, kept verbatim.
+UNCLAIMED = {
+    "transformers_4_38": ["  An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. "
+                          "Falling back to CPU."],
+    "llamafactory_0_9_3": ["Bear in mind that this output is *not* produced directly because installation fails."],
+}
 
 
 def test_settings_and_answers_stay_raw_fields_and_absent_packages_are_named() -> None:
@@ -105,6 +117,13 @@ def test_settings_and_answers_stay_raw_fields_and_absent_packages_are_named() ->
     hub = parse((HF / "hub_0_34.txt").read_text("utf-8"))
     # huggingface_hub's constants are its resolved settings, not environment variables the user set.
     assert "env" not in hub.probes and hub.fields["HF_HUB_CACHE"] == "/tmp/hf-cache"
+
+
+def test_an_annotated_value_is_kept_raw_and_named_unread() -> None:
+    parsed = parse((HF / "llamafactory_0_9_3.txt").read_text("utf-8"))
+    assert parsed.fields["PyTorch version"] == "2.5.1+cu124 (GPU) _(actual env would use >=2.6.0)_"
+    assert parsed.fields["unread values"] == "PyTorch version" and "torch" not in parsed.probes["packages"]["packages"]
+    assert parsed.complete == []  # 8 GPUs, one named: the list is not whole
 
 
 def test_accelerate_default_config_is_kept_key_by_key() -> None:
