@@ -223,11 +223,13 @@ def _one(files: Sequence[ImportedFile], role: str, what: str) -> ImportedFile | 
     return found[0] if found else None
 
 
-def combine(files: Sequence[ImportedFile]) -> dict[str, Any]:
+def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The probes (name → outcome) of the files together: one report, one GPU description, one topology matrix.
 
     A GPU description (nvidia-smi) says more about the GPUs than a report's list of names, so its `gpu` and
-    `pcie` replace the report's; the report's topology matrix, or a separate one, is merged into them.
+    `pcie` replace the report's; the report's topology matrix, or a separate one, is merged into them. Given
+    `conflicts` (the sections of one issue body, one machine by the user's word), GPU counts that disagree are
+    recorded there instead of refused.
     """
     report = _one(files, "report", "environment report")
     described = _one(files, "gpu", "GPU description (nvidia-smi -q, -q -x, --query-gpu CSV or the nvidia-smi table)")
@@ -238,7 +240,7 @@ def combine(files: Sequence[ImportedFile]) -> dict[str, Any]:
         raise UsageError(f"{matrix.name}: a second topology matrix ({report.name} holds one); import one per snapshot")
     if described is not None:
         if report is not None:
-            _check_same_count(report.parsed.probes.get("gpu") or {}, described.parsed.probes["gpu"], described.name)
+            _check_same_count(report, described, conflicts)
             topology = topology or (probes.get("pcie") or {}).get("topology")
         probes["gpu"] = described.parsed.probes["gpu"]
         probes["pcie"] = described.parsed.probes["pcie"]
@@ -251,12 +253,17 @@ def combine(files: Sequence[ImportedFile]) -> dict[str, Any]:
     return {name: _outcome(data) for name, data in probes.items()}
 
 
-def _check_same_count(listed: dict[str, Any], described: dict[str, Any], name: str) -> None:
-    """Refuse a report and a GPU description whose GPU counts show two different machines."""
-    counts = (listed.get("gpu_count"), described.get("gpu_count"))
-    if None not in counts and counts[0] != counts[1]:
-        raise UsageError(f"{name} describes {counts[1]} GPUs, the report lists {counts[0]}: import files of one "
-                         "machine together")
+def _check_same_count(report: ImportedFile, described: ImportedFile, conflicts: list[dict[str, Any]] | None) -> None:
+    """Refuse a report and a GPU description whose GPU counts show two different machines (or, for sections of
+    one body, keep the description's count and record the report's as a conflict)."""
+    counts = ((report.parsed.probes.get("gpu") or {}).get("gpu_count"), described.parsed.probes["gpu"].get("gpu_count"))
+    if None in counts or counts[0] == counts[1]:
+        return
+    if conflicts is None:
+        raise UsageError(f"{described.name} describes {counts[1]} GPUs, the report lists {counts[0]}: import files "
+                         "of one machine together")
+    conflicts.append({"path": "probes.gpu.data.gpu_count", "kept": counts[1], "kept_from": described.name,
+                      "other": counts[0], "other_from": report.name})
 
 
 def _report_note(files: Sequence[ImportedFile]) -> dict[str, Any] | None:
@@ -281,14 +288,16 @@ def _source(item: ImportedFile) -> dict[str, Any]:
 
 
 def import_files(files: Sequence[ImportedFile], label: str | None = None, key: KeyPair | None = None,
-                 unread: Sequence[UnreadSection] = ()) -> Snapshot:
+                 unread: Sequence[UnreadSection] = (), one_body: bool = False) -> Snapshot:
     """A partial snapshot (origin "imported") of already-parsed files, signed only with `key`.
 
     Several reports (sections of one issue body, or files of one machine) merge into one (`merge_reports`);
-    their conflicts, and the sections nothing read (`unread`), are kept under `host`.
+    their conflicts, and the sections nothing read (`unread`), are kept under `host`. `one_body`: the files are
+    sections of one pasted text, whose GPU counts may disagree without refusing the whole paste.
     """
     report, conflicts = merge_reports(files)
-    probes = combine([*([report] if report else []), *(f for f in files if f.parsed.role != "report")])
+    probes = combine([*([report] if report else []), *(f for f in files if f.parsed.role != "report")],
+                     conflicts if one_body else None)
     host: dict[str, Any] = {"name": files[0].name if files else "imported", "kind": "imported",
                             "sources": [_source(f) for f in files]}
     note = _report_note([report] if report else [])
@@ -322,7 +331,7 @@ def import_texts(texts: Sequence[tuple[str, str, str]], label: str | None = None
         read, skipped = parse_paste(text, where)
         files += [replace(f, name=f.name.replace(where, short, 1)) for f in read]
         unread += [replace(u, name=u.name.replace(where, short, 1)) for u in skipped]
-    snapshot = import_files(files, label=label, key=key, unread=unread)
+    snapshot = import_files(files, label=label, key=key, unread=unread, one_body=len(texts) == 1 and len(files) > 1)
     return Snapshot(snapshot.document, source=", ".join(where for where, _, _ in texts))
 
 
