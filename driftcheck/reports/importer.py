@@ -102,13 +102,14 @@ def parse_paste(text: str, name: str) -> tuple[list[ImportedFile], list[UnreadSe
     """An issue body holding several tools' outputs, one `ImportedFile` per section a format read.
 
     The body is cut at fences, `<details>` tags and the first lines of known outputs (`split_sections`).
-    With fewer than two sections a format claims, the whole text is one paste, read as before (a report in
-    its fence, with the prose around it kept as unclaimed lines). Otherwise each claimed section is read by
-    its format; a section that breaks its format's parser, or that no format claims, is kept as text.
+    With one section a format claims (and claims in the whole text too), the whole text is one paste, read as
+    before (a report in its fence, the prose around it kept as unclaimed lines). Otherwise each claimed section
+    is read by its format; a section that breaks its format's parser, or that no format claims, is kept as text.
     """
     sections = split_sections(text, formats.starts)
     found = [(section, formats.detect(section.text)) for section in sections]
-    if sum(1 for _, fmt in found if fmt is not None) < 2:
+    claimed = sum(1 for _, fmt in found if fmt is not None)
+    if claimed == 0 or (claimed == 1 and formats.detect(text) is not None):
         return [parse_text(text, name)], []
     files: list[ImportedFile] = []
     unread: list[UnreadSection] = []
@@ -352,7 +353,9 @@ def read_snapshot_or_report(path: Path) -> Snapshot:
             text = read_input(path, "a report").decode("utf-8", errors="replace")
         except InputError:
             raise exc from None
-        if text.lstrip("\ufeff \t\r\n").startswith(("{", "[")) or formats.detect(text) is None:
+        claimed = formats.detect(text) is not None or any(
+            formats.detect(section.text) for section in split_sections(text, formats.starts))
+        if text.lstrip("\ufeff \t\r\n").startswith(("{", "[")) or not claimed:
             if text.lstrip().startswith(("{", "[")):
                 raise
             raise SnapshotError(str(path), "neither a snapshot nor a report driftcheck can import "

@@ -123,3 +123,14 @@ def test_in_one_body_gpu_counts_that_disagree_are_a_conflict_not_a_refusal() -> 
     assert [s["format"] for s in host["sources"]] == ["python -m torch.utils.collect_env", "nvidia-smi"]
     with pytest.raises(UsageError, match="describes 2 GPUs, the report lists 8"):
         import_texts(_texts(REPORTS / "torch_03.txt", REPORTS / "smi_02.txt"))
+
+
+def test_one_output_deep_in_a_long_body_is_still_found() -> None:
+    """A conda list (real) below 25 lines of prose: the whole text is no conda list, its section is."""
+    prose = "".join(f"Step {n}: I tried again and it still fails.\n" for n in range(25))
+    body = prose + (REPORTS / "conda" / "list_windows_2025.txt").read_text("utf-8")
+    assert formats.detect(body) is None
+    document = import_texts([("body", "body", body)]).document
+    assert [s["format"] for s in document["host"]["sources"]] == ["conda list"]
+    assert len(document["probes"]["packages"]["data"]["conda"]) == 12
+    assert document["host"]["unread_sections"][0]["section"] == "body lines 1-25"
