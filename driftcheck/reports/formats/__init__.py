@@ -19,6 +19,7 @@ from driftcheck.reports.formats import (
     nvidia_smi_xml,
     pip_packages,
     pytorch_collect_env,
+    rocm_smi,
     sglang_check_env,
     vllm_collect_env,
 )
@@ -38,6 +39,7 @@ FORMATS: tuple[Format, ...] = (
     ds_report.FORMAT,
     conda_packages.FORMAT,
     numactl_hardware.FORMAT,
+    rocm_smi.FORMAT,
     pip_packages.FORMAT,
 )
 
