@@ -93,6 +93,13 @@ class Section:
         return f"lines {self.start}-{self.end}"
 
 
+def _opens_output(lines: list[str], begin: int, i: int) -> bool:
+    """Whether a tool's first line at i begins a new output: text precedes it in the block, and that text does
+    not end with a `Key:` line introducing it (vLLM's `AMD Topology:` embeds rocm-smi's output)."""
+    above = next((lines[j] for j in range(i - 1, begin - 1, -1) if lines[j].strip()), None)
+    return above is not None and not above.rstrip().endswith(":")
+
+
 def split_sections(text: str, starts: Callable[[list[str], int], bool]) -> list[Section]:
     """The blocks of a pasted issue body: cut at fences and `<details>` tags, and before each line where
     `starts(lines, i)` says a tool's output begins (two outputs pasted into one block); blank blocks dropped."""
@@ -109,7 +116,7 @@ def split_sections(text: str, starts: Callable[[list[str], int], bool]) -> list[
         if _BOUNDARY.match(line):
             close(i)
             begin = i + 1
-        elif i > begin and starts(lines, i) and any(lines[j].strip() for j in range(begin, i)):
+        elif i > begin and starts(lines, i) and _opens_output(lines, begin, i):
             close(i)
             begin = i
     close(len(lines))
