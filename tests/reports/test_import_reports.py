@@ -22,8 +22,13 @@ P, V, S, T = "pytorch-collect-env", "vllm-collect-env", "sglang-check-env", "nvi
 # file: (format, torch version, torch CUDA, GPU models, GPU count, driver, packages, conda)
 EXPECTED: dict[str, tuple[str, str | None, str | None, set[str], int | None, str | None, int, int]] = {
     "smi_01": (T, None, None, {"NVIDIA RTX PRO 6000 Blac..."}, 1, "580.105.08", 0, 0),
-    "smi_02": (T, None, None, {"NVIDIA A800 80GB PCIe"}, 2, "550.54.15", 0, 0),
-    "smi_03": (T, None, None, {"NVIDIA H100 NVL"}, 2, "575.51.03", 0, 0),
+    # Cut among the GPUs: their rows are read, their number is not known (the paste may have had more).
+    "smi_02": (T, None, None, {"NVIDIA A800 80GB PCIe"}, None, "550.54.15", 0, 0),
+    "smi_03": (T, None, None, {"NVIDIA H100 NVL"}, None, "575.51.03", 0, 0),
+    # Windows (`WDDM`/`TCC` where Linux prints persistence) and WSL (`CUDA Version: ERR!`, no CUDA fact), all cut.
+    "smi_04": (T, None, None, {"NVIDIA GeForce ..."}, None, "526.47", 0, 0),
+    "smi_05": (T, None, None, {"NVIDIA GeForce RTX 3060 ..."}, None, "546.80", 0, 0),
+    "smi_06": (T, None, None, {"Tesla P4"}, None, "538.15", 0, 0),
     "sglang_08": (S, "2.3.1+cu121", "12.1", {"NVIDIA A800-SXM4-80GB"}, 8, "470.161.03", 20, 0),
     "sglang_09": (S, "2.4.0+cu121", "12.1", {"NVIDIA GeForce RTX 2080 Ti"}, 2, "535.183.01", 24, 0),
     "sglang_10": (S, "2.4.0+rocm6.3.0", None, {"AMD Radeon RX 7900 XT"}, 1, None, 24, 0),

@@ -114,15 +114,15 @@ def test_a_refused_file_says_in_one_line_what_was_tried_and_what_it_looked_like(
 
 def test_in_one_body_gpu_counts_that_disagree_are_a_conflict_not_a_refusal() -> None:
     """Two real pastes of two machines put in one body (a mechanism test, not a sample): an 8-GPU collect_env
-    and a 2-GPU nvidia-smi table. As separate files they are refused; as one body the table's count is kept."""
-    report, table = (REPORTS / "torch_03.txt").read_text("utf-8"), (REPORTS / "smi_02.txt").read_text("utf-8")
+    and a whole 1-GPU nvidia-smi table. As separate files they are refused; as one body the table's count is kept."""
+    report, table = (REPORTS / "torch_03.txt").read_text("utf-8"), (REPORTS / "smi_01.txt").read_text("utf-8")
     body = f"```\n{report}\n```\n\n```\n{table}\n```\n"
     host = import_texts([("body", "body", body)]).document["host"]
     gpu_count = next(c for c in host["conflicts"] if c["path"] == "probes.gpu.data.gpu_count")
-    assert (gpu_count["kept"], gpu_count["other"]) == (2, 8)
+    assert (gpu_count["kept"], gpu_count["other"]) == (1, 8)
     assert [s["format"] for s in host["sources"]] == ["python -m torch.utils.collect_env", "nvidia-smi"]
-    with pytest.raises(UsageError, match="describes 2 GPUs, the report lists 8"):
-        import_texts(_texts(REPORTS / "torch_03.txt", REPORTS / "smi_02.txt"))
+    with pytest.raises(UsageError, match="describes 1 GPUs, the report lists 8"):
+        import_texts(_texts(REPORTS / "torch_03.txt", REPORTS / "smi_01.txt"))
 
 
 def test_one_output_deep_in_a_long_body_is_still_found() -> None:
