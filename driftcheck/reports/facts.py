@@ -127,7 +127,7 @@ def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
         topology = parse_topo(topology_text)
     except NvidiaFormatError:
         return None
-    if len(topology["devices"]) < _header_devices(topology_text):
+    if len(topology["devices"]) < header_devices(topology_text):
         # The paste stops inside the matrix: the rows left would read as a smaller, different machine.
         return None
     gpus: dict[str, Any] = {}
@@ -144,7 +144,7 @@ def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
     return {"source": source, "gpus": gpus, "topology": topology}
 
 
-def _header_devices(text: str) -> int:
+def header_devices(text: str) -> int:
     """How many devices the matrix's header names (0 when there is no header line)."""
     lines = [line for line in text.splitlines() if line.strip()]
     for before, line in zip(lines, lines[1:], strict=False):
