@@ -155,3 +155,15 @@ def test_a_matrix_cut_by_the_paste_is_kept_as_text_not_read_as_a_smaller_machine
     assert "pcie" not in parsed.probes
     assert parsed.fields["topology (unreadable matrix)"].splitlines()[-1].startswith("GPU4\tNV18")
     assert _import("sglang_09").parsed.probes["pcie"]["topology"]["pairs"] == {"GPU0~GPU1": "PHB"}
+
+
+@pytest.mark.parametrize("name, versions", [
+    ("torch_11", ["7.5.0", "7.6.2", "7.6.5"]),
+    ("torch_20", ["6.0.21", "7.1.4"]),
+    ("vllm_02", ["8.9.7", "9.0.0"]),
+])
+def test_several_cudnn_libraries_on_disk_give_no_cudnn_fact_and_stay_as_text(name: str, versions: list[str]) -> None:
+    """collect_env lists the system's libcudnn files; when they disagree, which one torch loads is unknown."""
+    parsed = _import(name).parsed
+    assert "cudnn_version" not in parsed.probes["torch"]
+    assert all(version in parsed.fields["cuDNN version"] for version in versions)

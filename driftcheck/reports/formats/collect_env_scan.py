@@ -271,12 +271,20 @@ def parsed(s: Scan, probes: dict[str, dict[str, Any]], variant: str, mapped: tup
     raw = {k: v for k, v in s.fields.items() if k not in mapped}
     if s.lscpu:
         raw.update({f"lscpu: {k}": v for k, v in s.lscpu.items() if k not in _LSCPU_MAPPED})
+    if "cudnn_version" not in probes.get("torch", {}) and (s.blocks.get("cuDNN version") or _cudnn_line(s)):
+        # Library candidates that disagree (or a line no version was read from): kept as text, not a fact.
+        raw["cuDNN version"] = "\n".join([_cudnn_line(s), *s.blocks.get("cuDNN version", [])]).strip()
     if s.topology and "pcie" not in probes:
         # A matrix cut short by the paste: kept as text rather than dropped.
         raw["topology (unreadable matrix)"] = s.topology
     return Parsed(probes=probes, variant=variant, fields=raw, unclaimed=s.paste.unclaimed(),
                   noise=s.paste.noise_lines(), complete=_complete(probes),
                   cut=["probes.gpu.data.gpus"] if s.gpu_list_cut and "gpu" in probes else [])
+
+
+def _cudnn_line(s: Scan) -> str:
+    """The `cuDNN version` line's own value, when it is not merely "could not collect"."""
+    return facts.known(s.fields.get("cuDNN version")) or ""
 
 
 _LSCPU_MAPPED = ("Model name", "Vendor ID", "Socket(s)", "Core(s) per socket", "CPU(s)", "On-line CPU(s) list")
