@@ -68,6 +68,8 @@ EXPECTED: dict[str, tuple[str, str | None, str | None, set[str], int | None, str
     "torch_24": (P, "2.8.0.dev20250528+cpu", None, set(), None, None, 0, 0),
     "torch_25": (P, "2.5.1+cu118", "11.8", {"Tesla V100S-PCIE-32GB"}, None, None, 0, 0),
     "torch_26": (P, "2.7.0+cu128", "12.8", {"NVIDIA A100-SXM4-40GB"}, 1, "575.51.03", 0, 0),
+    # MIG devices listed under GPU 0: part of the list, no GPU of their own.
+    "torch_27": (P, "2.5.0.dev20240705+cu121", "12.1", {"NVIDIA A100-SXM4-80GB"}, 1, "535.161.08", 0, 0),
     "vllm_01": (V, "2.1.2+cu121", "12.1", {"NVIDIA A30"}, 8, "535.86.10", 4, 3),
     "vllm_02": (V, "2.2.1+cu121", "12.1", {"NVIDIA L20"}, 8, "550.54.15", 5, 4),
     "vllm_03": (V, "2.4.0.dev20240415+rocm6.0", None, {"AMD Instinct MI300X (gfx942:sramecc+:xnack-)"}, None, None,
@@ -155,6 +157,13 @@ def test_a_matrix_cut_by_the_paste_is_kept_as_text_not_read_as_a_smaller_machine
     assert "pcie" not in parsed.probes
     assert parsed.fields["topology (unreadable matrix)"].splitlines()[-1].startswith("GPU4\tNV18")
     assert _import("sglang_09").parsed.probes["pcie"]["topology"]["pairs"] == {"GPU0~GPU1": "PHB"}
+
+
+def test_mig_devices_stay_in_the_gpu_list_as_text() -> None:
+    parsed = _import("torch_27").parsed
+    assert parsed.fields["MIG devices"] == "MIG 3g.40gb Device 0:\nMIG 3g.40gb Device 1:"
+    assert "device_count" not in parsed.probes["torch"]  # CUDA enumerates MIG instances, not GPUs
+    assert parsed.fields.get("MIG 3g.40gb Device 0") is None
 
 
 @pytest.mark.parametrize("name, versions", [

@@ -26,6 +26,8 @@ _SECTION_RULE = re.compile(r"^\s*={5,}\s*$")
 _LIST_ROW = re.compile(r"^\s*\[(pip\d?|conda)\]\s+(.*)$")
 _ENV_ROW = re.compile(r"^([A-Z][A-Z0-9_]*)=(.*)$")
 _GPU_ROW = re.compile(r"^\s*GPU (\d+): (.+)$")
+# A MIG device nvidia-smi -L lists under its GPU (`MIG 3g.40gb Device 0:`): part of the GPU list, no GPU itself.
+_MIG_ROW = re.compile(r"^\s*MIG \S+\s+Device\s+\d+:.*$")
 # The start of a GPU row a paste cut off (`GPU`, `GPU 3: NVI`): the list went on past the paste's end.
 _GPU_ROW_START = re.compile(r"^\s*G(P(U( \d*(:.*)?)?)?)?\s*$")
 _LEVEL = r"(X|SYS|NODE|PHB|PXB|PIX|PSB|SOC|NV\d+|NVB|N/A|CNS|C2C)"
@@ -138,10 +140,13 @@ def _read_continuation(result: Scan, key: str, value: str, i: int) -> int:
     paste, lines = result.paste, result.paste.lines
     block: list[str] = []
     if key.startswith("GPU models"):
-        while i < len(lines) and _GPU_ROW.match(lines[i]):
+        while i < len(lines) and (_GPU_ROW.match(lines[i]) or (block and _MIG_ROW.match(lines[i]))):
             block.append(lines[i].strip())
             paste.claim(i)
             i += 1
+        migs = [row for row in block if _MIG_ROW.match(row)]
+        if migs:
+            result.fields["MIG devices"] = "\n".join(migs)
         rest = [line for line in lines[i:] if line.strip()]
         result.gpu_list_cut = bool(block) and (not rest or (len(rest) == 1 and bool(_GPU_ROW_START.match(rest[0]))))
     elif value.lower().startswith("probably one of") or (key.startswith("cuDNN") and not value):
@@ -256,7 +261,8 @@ def common_probes(s: Scan, source: str) -> dict[str, dict[str, Any]]:
                                   cuda=facts.known(f.get("CUDA used to build PyTorch")),
                                   hip=facts.known(f.get("ROCM used to build PyTorch")), wheels=wheels, cudnn=cudnn,
                                   cuda_available=facts.truth(f.get("Is CUDA available")),
-                                  device_count=len(names) if enumerated else None),
+                                  # MIG instances are what CUDA enumerates: the GPU count is not torch's.
+                                  device_count=len(names) if enumerated and "MIG devices" not in f else None),
         "gpu": facts.gpu_data(names, f.get("Nvidia driver version"), source, count_known=enumerated),
         "pcie": facts.pcie_data(s.topology, source),
         "nccl": facts.nccl_data(s.env),
