@@ -80,8 +80,10 @@ def parse_text(text: str, name: str) -> ImportedFile:
     fmt = formats.detect(text)
     if fmt is None:
         raise ImportFormatError(name, _unknown_reason(text))
+    # Claimed only once the paste's line noise is gone (a quoted e-mail reply, a log prefix): read it so.
+    text_read = text if fmt.detect(text) else "\n".join(Paste.of(text).lines)
     try:
-        parsed = fmt.parse(text)
+        parsed = fmt.parse(text_read)
     except ValueError as exc:  # NvidiaFormatError is a ValueError
         raise ImportFormatError(name, f"looks like {fmt.title} output but {exc}") from None
     if not parsed.probes:

@@ -20,6 +20,8 @@ _LOG = re.compile(r"^\s*(?:\[?(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b.*\d\d
                   r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d\S*\]?\s"
                   r"|\S+\.py:\d+: \w*Warning:|warnings\.warn\(|Collecting environment information\.*\s*$"
                   r"|(?:root|\w+)@[\w.-]+:.*[#$] |\$ |\(\S+\) \S+@\S+:)")
+# A quoted e-mail reply (or a markdown quote): `> ` before every line.
+_QUOTE = re.compile(r"^>[ \t]?")
 # A log-shipper prefix on every line (`INFO 2025-04-06T03:02:45.843368291Z Python: 3.10.12`).
 _SHIPPER_PREFIX = re.compile(r"^(INFO|WARNING|ERROR|DEBUG)\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?\s")
 
@@ -39,6 +41,9 @@ class Paste:
         raw = text.split("\n")
         if sum(1 for line in raw if _SHIPPER_PREFIX.match(line)) > len(raw) // 2:
             raw = [_SHIPPER_PREFIX.sub("", line) for line in raw]
+        written = [line for line in raw if line.strip()]
+        if written and sum(1 for line in written if line.startswith(">")) > len(written) // 2:
+            raw = [_QUOTE.sub("", line) for line in raw]
         lines: list[str] = []
         for line in raw:
             lines.extend(_split_fused(line, anchors))
