@@ -188,3 +188,9 @@ def test_a_transformers_dump_and_a_collect_env_diff_by_version_and_say_what_was_
     assert report["not_compared"]["only_in_b"] > 0
     text = cli("diff", str(HF / "transformers_5_13.txt"), str(DATA / "reports" / "torch_26.txt")).stdout
     assert "not in the report, not compared" in text and "2.12.1+cu130 -> 2.7.0+cu128" in text
+
+
+def test_show_of_a_dump_that_names_no_gpu_count_never_says_it_sees_zero(cli: Callable[..., CliResult]) -> None:
+    text = cli("show", str(HF / "transformers_4_38.txt")).stdout
+    torch = next(line for line in text.splitlines() if line.strip().startswith("torch "))
+    assert "2.2.1+cu121" in torch and "CUDA available" in torch and "sees 0" not in torch
