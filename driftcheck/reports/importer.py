@@ -131,7 +131,8 @@ def parse_paste(text: str, name: str) -> tuple[list[ImportedFile], list[UnreadSe
 # Which source wins a fact two sections state: a whole package list over a report's filtered one; any report
 # over a Hugging Face `env` dump, which names a few versions in passing.
 _SPECIFIC: dict[str, tuple[str, ...]] = {"pip-packages": ("packages",), "conda-list": ("packages",),
-                                          "numactl-hardware": ("system",), "rocm-smi": ("gpu",)}
+                                          "numactl-hardware": ("system",), "rocm-smi": ("gpu",),
+                                          "ibstat": ("nccl",)}
 _SUMMARY = ("hf-env",)
 
 

@@ -11,6 +11,7 @@ from driftcheck.reports.formats import (
     conda_packages,
     ds_report,
     hf_env,
+    ibstat,
     numactl_hardware,
     nvidia_smi_csv,
     nvidia_smi_table,
@@ -39,6 +40,7 @@ FORMATS: tuple[Format, ...] = (
     ds_report.FORMAT,
     conda_packages.FORMAT,
     numactl_hardware.FORMAT,
+    ibstat.FORMAT,
     rocm_smi.FORMAT,
     pip_packages.FORMAT,
 )
