@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 
 from driftcheck.commands.common import EXIT_OK, add_label, add_no_store, add_output, keep, validate_keep
+from driftcheck.errors import UsageError
 from driftcheck.reports.formats import FORMATS
-from driftcheck.reports.importer import import_snapshot
+from driftcheck.reports.importer import import_texts, read_text
+from driftcheck.snapshot.inputs import MAX_BYTES
 from driftcheck.snapshot.keys import load_signing_key
 
 
@@ -20,10 +22,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      "<details> tags, log lines, CRLF) is tolerated. Each fact lands in the probe that owns it; what "
                      "no probe holds is kept under host.report (raw fields, and the lines nothing understood, "
                      "verbatim). Files of one machine combine: one report or GPU description plus one topology "
-                     "matrix. Kept in the store like a snapshot and unsigned unless --sign: a signature would vouch "
-                     "for facts driftcheck did not observe. `diff` and `explain` also take such a file directly.")
+                     "matrix. A whole issue body is cut into sections (fences, <details>, the first lines of known "
+                     "outputs), each read by its own format and merged into one snapshot; the more specific source "
+                     "wins a fact, and a disagreement is kept under host.conflicts. Kept in the store like a snapshot "
+                     "and unsigned unless --sign: a signature would vouch for facts driftcheck did not observe. "
+                     "`diff` and `explain` also take such a file directly.")
     p.add_argument("files", nargs="+", type=Path, metavar="FILE",
-                   help="a pasted report or nvidia-smi output (repeatable)")
+                   help="a pasted report, nvidia-smi output or whole issue body (repeatable); - reads standard input")
     add_output(p, "also write the snapshot to this JSON file")
     add_label(p, "a note kept with the snapshot (e.g. 'from issue 1234')")
     p.add_argument("--sign", action="store_true", help="sign it with your key (you vouch for the import)")
@@ -31,12 +36,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=_cmd_import, validate=validate_keep)
 
 
+def _stdin_text() -> str:
+    data = sys.stdin.buffer.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise UsageError(f"standard input is larger than a report can be ({MAX_BYTES / 2**20:.0f} MiB at most)")
+    return data.decode("utf-8", errors="replace")
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
-    snapshot = import_snapshot(args.files, label=args.label, key=load_signing_key() if args.sign else None)
+    if sum(1 for path in args.files if str(path) == "-") > 1:
+        raise UsageError("standard input (-) can be read once")
+    texts = [("<stdin>", "stdin", _stdin_text()) if str(path) == "-" else (str(path), path.name, read_text(path))
+             for path in args.files]
+    snapshot = import_texts(texts, label=args.label, key=load_signing_key() if args.sign else None)
     where = keep(snapshot, args)
     host = snapshot.document["host"]
     kinds = ", ".join(f"{s['file']} ({s['format']})" for s in host["sources"])
     sys.stderr.write(f"imported {kinds} as snapshot {snapshot.short_id}, saved to {where}\n")
+    for section in host.get("unread_sections") or []:
+        sys.stderr.write(f"not read: {section['section']} ({section['reason']}), kept as text\n")
+    for conflict in host.get("conflicts") or []:
+        sys.stderr.write(f"conflict: {conflict['path']}: {conflict['kept']!r} from {conflict['kept_from']} kept, "
+                         f"{conflict['other']!r} from {conflict['other_from']}\n")
     report = host.get("report")
     if report and report["unclaimed_count"]:
         sys.stderr.write(f"{report['unclaimed_count']} line(s) no parser understood, kept verbatim under "

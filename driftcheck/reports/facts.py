@@ -93,7 +93,9 @@ def torch_data(version: str | None, *, debug: bool | None = None, cuda: str | No
 
 
 def cudnn_from_text(text: str | None) -> str | None:
-    """cuDNN's version from a report's line: a number, or the newest version in library file names."""
+    """cuDNN's version from a report's line: a number, or the one version its library file names agree on
+    (`libcudnn.so.8` and `libcudnn.so.8.9.0` agree on 8.9.0). Several versions on disk (7.5.0 and 7.6.5)
+    are candidates, not the one torch loads: then None, never the newest as a guess."""
     if not text:
         return None
     versions = re.findall(r"libcudnn(?:\.so|64_|\.\w*dylib)?[._]?(\d+(?:\.\d+)*)", text)
@@ -102,7 +104,10 @@ def cudnn_from_text(text: str | None) -> str | None:
         if plain and "/" not in text and "\\" not in text:
             return plain.group(0)
         return None
-    return max(versions, key=lambda v: tuple(int(p) for p in v.split(".")))
+    longest = max(versions, key=lambda v: (len(v.split(".")), tuple(int(p) for p in v.split("."))))
+    if all(longest == v or longest.startswith(v + ".") for v in versions):
+        return longest
+    return None
 
 
 def gpu_data(names: list[str], driver: str | None, source: str, *, count_known: bool = True,
@@ -127,7 +132,7 @@ def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
         topology = parse_topo(topology_text)
     except NvidiaFormatError:
         return None
-    if len(topology["devices"]) < _header_devices(topology_text):
+    if len(topology["devices"]) < header_devices(topology_text):
         # The paste stops inside the matrix: the rows left would read as a smaller, different machine.
         return None
     gpus: dict[str, Any] = {}
@@ -144,7 +149,7 @@ def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
     return {"source": source, "gpus": gpus, "topology": topology}
 
 
-def _header_devices(text: str) -> int:
+def header_devices(text: str) -> int:
     """How many devices the matrix's header names (0 when there is no header line)."""
     lines = [line for line in text.splitlines() if line.strip()]
     for before, line in zip(lines, lines[1:], strict=False):

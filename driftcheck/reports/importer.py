@@ -11,6 +11,7 @@ given: a signature would vouch for facts driftcheck did not observe.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -21,7 +22,9 @@ from driftcheck.errors import DriftcheckError, SnapshotError, UsageError
 from driftcheck.nvidia.topo import merge_topology
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.reports import formats
+from driftcheck.reports.facts import package_key as formats_key
 from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.reports.paste import Paste, split_sections
 from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.keys import KeyPair
 from driftcheck.snapshot.model import Snapshot, new_document, read_snapshot_file
@@ -60,7 +63,16 @@ def _unknown_reason(text: str) -> str:
     if error:
         return f"holds an nvidia-smi error, not an output to import: {error}"
     names = ", ".join(fmt.title for fmt in formats.FORMATS)
-    return f"not a report driftcheck can import (it reads {names})"
+    return f"not a report driftcheck can import (it reads {names}; this text: {_looks(text)})"
+
+
+def _looks(text: str) -> str:
+    """What a refused text looked like, in a few words: its size and its first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "empty"
+    first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+    return f"{len(lines)} line(s), the first {first!r}"
 
 
 def parse_text(text: str, name: str) -> ImportedFile:
@@ -68,13 +80,127 @@ def parse_text(text: str, name: str) -> ImportedFile:
     fmt = formats.detect(text)
     if fmt is None:
         raise ImportFormatError(name, _unknown_reason(text))
+    # Claimed only once the paste's line noise is gone (a quoted e-mail reply, a log prefix): read it so.
+    text_read = text if fmt.detect(text) else "\n".join(Paste.of(text).lines)
     try:
-        parsed = fmt.parse(text)
+        parsed = fmt.parse(text_read)
     except ValueError as exc:  # NvidiaFormatError is a ValueError
         raise ImportFormatError(name, f"looks like {fmt.title} output but {exc}") from None
     if not parsed.probes:
         raise ImportFormatError(name, f"looks like {fmt.title} output but holds no fact driftcheck reads")
     return ImportedFile(name, hashlib.sha256(text.encode("utf-8")).hexdigest(), fmt, parsed)
+
+
+@dataclass(frozen=True)
+class UnreadSection:
+    """A block of an issue body no format read whole: kept as text, counted, and never turned into facts."""
+
+    name: str
+    reason: str
+    text: str
+
+
+def parse_paste(text: str, name: str) -> tuple[list[ImportedFile], list[UnreadSection]]:
+    """An issue body holding several tools' outputs, one `ImportedFile` per section a format read.
+
+    The body is cut at fences, `<details>` tags and the first lines of known outputs (`split_sections`).
+    With one section a format claims (and claims in the whole text too), the whole text is one paste, read as
+    before (a report in its fence, the prose around it kept as unclaimed lines). Otherwise each claimed section
+    is read by its format; a section that breaks its format's parser, or that no format claims, is kept as text.
+    """
+    sections = split_sections(text, formats.starts)
+    found = [(section, formats.detect(section.text)) for section in sections]
+    claimed = sum(1 for _, fmt in found if fmt is not None)
+    if claimed == 0 or (claimed == 1 and formats.detect(text) is not None):
+        return [parse_text(text, name)], []
+    files: list[ImportedFile] = []
+    unread: list[UnreadSection] = []
+    for section, fmt in found:
+        label = f"{name} {section.lines}"
+        if fmt is None:
+            if Paste.of(section.text).unclaimed():  # markup and log lines alone are no section
+                unread.append(UnreadSection(label, "no format claims it", section.text))
+            continue
+        try:
+            files.append(parse_text(section.text, label))
+        except ImportFormatError as exc:
+            unread.append(UnreadSection(label, exc.reason, section.text))
+    return files, unread
+
+
+# Which source wins a fact two sections state: a whole package list over a report's filtered one; any report
+# over a Hugging Face `env` dump, which names a few versions in passing.
+_SPECIFIC: dict[str, tuple[str, ...]] = {"pip-packages": ("packages",), "conda-list": ("packages",),
+                                          "numactl-hardware": ("system",), "rocm-smi": ("gpu",),
+                                          "ibstat": ("nccl",)}
+_SUMMARY = ("hf-env",)
+
+
+def _rank(item: ImportedFile, probe: str) -> int:
+    if probe in _SPECIFIC.get(item.format.name, ()):
+        return 0
+    return 2 if item.format.name in _SUMMARY else 1
+
+
+def merge_reports(files: Sequence[ImportedFile]) -> tuple[ImportedFile | None, list[dict[str, Any]]]:
+    """The environment reports among `files` as one: per probe, the facts of the more specific source win;
+    two sources that disagree on a fact leave a conflict (path, both values, both sources), kept and shown.
+
+    Two reports of one tool are refused (two machines, or one pasted twice): import one per snapshot.
+    """
+    reports = [f for f in files if f.parsed.role == "report"]
+    seen: dict[tuple[str, str | None], ImportedFile] = {}
+    for item in reports:
+        kind = (item.format.name, item.parsed.variant if item.format.name in _SUMMARY else None)
+        if kind in seen:
+            raise UsageError(f"{item.name}: a second {item.format.title} report (the first was {seen[kind].name}); "
+                             "import one per snapshot")
+        seen[kind] = item
+    if len(reports) < 2:
+        return (reports[0] if reports else None), []
+    conflicts: list[dict[str, Any]] = []
+    probes: dict[str, dict[str, Any]] = {}
+    for probe in sorted({p for item in reports for p in item.parsed.probes}):
+        holders = sorted((r for r in reports if probe in r.parsed.probes), key=lambda r: _rank(r, probe))
+        path = f"probes.{probe}.data"
+        origin = {path: holders[0].name}
+        merged = copy.deepcopy(holders[0].parsed.probes[probe])
+        for other in holders[1:]:
+            _merge_into(merged, other.parsed.probes[probe], path, other.name, origin, conflicts)
+        probes[probe] = merged
+    main = min(reports, key=lambda r: (_rank(r, ""), -len(r.parsed.probes)))
+    fields = dict(main.parsed.fields)
+    for item in reports:
+        for key, value in item.parsed.fields.items():
+            fields.setdefault(key if key not in fields or item is main else f"{item.format.name}: {key}", value)
+    parsed = Parsed(probes=probes, role="report", variant=main.parsed.variant, fields=fields,
+                    unclaimed=[line for r in reports for line in r.parsed.unclaimed],
+                    noise=[line for r in reports for line in r.parsed.noise],
+                    complete=sorted({p for r in reports for p in r.parsed.complete}),
+                    cut=sorted({p for r in reports for p in r.parsed.cut}))
+    return replace(main, parsed=parsed), conflicts
+
+
+def _merge_into(mine: dict[str, Any], theirs: dict[str, Any], path: str, name: str, origin: dict[str, str],
+                conflicts: list[dict[str, Any]]) -> None:
+    """Add what `theirs` says and `mine` does not; a value both hold and that differs is a conflict."""
+    for key, value in theirs.items():
+        at = f"{path}.{key}"
+        if key not in mine:
+            mine[key] = copy.deepcopy(value)
+            origin[at] = name
+        elif isinstance(mine[key], dict) and isinstance(value, dict):
+            _merge_into(mine[key], value, at, name, origin, conflicts)
+        elif mine[key] != value and key != "source" and not _same_name(key, mine[key], value):
+            kept_from = origin[max((p for p in origin if at == p or at.startswith(p + ".")), key=len)]
+            conflicts.append({"path": at, "kept": mine[key], "kept_from": kept_from, "other": value,
+                              "other_from": name})
+
+
+def _same_name(key: str, one: Any, other: Any) -> bool:
+    """A package's name as two tools spell it (`PyYAML`, `pyyaml`): one name, no conflict."""
+    return key == "name" and isinstance(one, str) and isinstance(other, str) and \
+        formats_key(one) == formats_key(other)
 
 
 def _check_same_machine(gpu: dict[str, Any], topology: dict[str, Any]) -> None:
@@ -101,11 +227,13 @@ def _one(files: Sequence[ImportedFile], role: str, what: str) -> ImportedFile | 
     return found[0] if found else None
 
 
-def combine(files: Sequence[ImportedFile]) -> dict[str, Any]:
+def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The probes (name → outcome) of the files together: one report, one GPU description, one topology matrix.
 
     A GPU description (nvidia-smi) says more about the GPUs than a report's list of names, so its `gpu` and
-    `pcie` replace the report's; the report's topology matrix, or a separate one, is merged into them.
+    `pcie` replace the report's; the report's topology matrix, or a separate one, is merged into them. Given
+    `conflicts` (the sections of one issue body, one machine by the user's word), GPU counts that disagree are
+    recorded there instead of refused.
     """
     report = _one(files, "report", "environment report")
     described = _one(files, "gpu", "GPU description (nvidia-smi -q, -q -x, --query-gpu CSV or the nvidia-smi table)")
@@ -116,7 +244,7 @@ def combine(files: Sequence[ImportedFile]) -> dict[str, Any]:
         raise UsageError(f"{matrix.name}: a second topology matrix ({report.name} holds one); import one per snapshot")
     if described is not None:
         if report is not None:
-            _check_same_count(report.parsed.probes.get("gpu") or {}, described.parsed.probes["gpu"], described.name)
+            _check_same_count(report, described, conflicts)
             topology = topology or (probes.get("pcie") or {}).get("topology")
         probes["gpu"] = described.parsed.probes["gpu"]
         probes["pcie"] = described.parsed.probes["pcie"]
@@ -129,12 +257,17 @@ def combine(files: Sequence[ImportedFile]) -> dict[str, Any]:
     return {name: _outcome(data) for name, data in probes.items()}
 
 
-def _check_same_count(listed: dict[str, Any], described: dict[str, Any], name: str) -> None:
-    """Refuse a report and a GPU description whose GPU counts show two different machines."""
-    counts = (listed.get("gpu_count"), described.get("gpu_count"))
-    if None not in counts and counts[0] != counts[1]:
-        raise UsageError(f"{name} describes {counts[1]} GPUs, the report lists {counts[0]}: import files of one "
-                         "machine together")
+def _check_same_count(report: ImportedFile, described: ImportedFile, conflicts: list[dict[str, Any]] | None) -> None:
+    """Refuse a report and a GPU description whose GPU counts show two different machines (or, for sections of
+    one body, keep the description's count and record the report's as a conflict)."""
+    counts = ((report.parsed.probes.get("gpu") or {}).get("gpu_count"), described.parsed.probes["gpu"].get("gpu_count"))
+    if None in counts or counts[0] == counts[1]:
+        return
+    if conflicts is None:
+        raise UsageError(f"{described.name} describes {counts[1]} GPUs, the report lists {counts[0]}: import files "
+                         "of one machine together")
+    conflicts.append({"path": "probes.gpu.data.gpu_count", "kept": counts[1], "kept_from": described.name,
+                      "other": counts[0], "other_from": report.name})
 
 
 def _report_note(files: Sequence[ImportedFile]) -> dict[str, Any] | None:
@@ -148,16 +281,36 @@ def _report_note(files: Sequence[ImportedFile]) -> dict[str, Any] | None:
             "unclaimed_count": len(item.parsed.unclaimed), "noise_count": len(item.parsed.noise)}
 
 
-def import_files(files: Sequence[ImportedFile], label: str | None = None, key: KeyPair | None = None) -> Snapshot:
-    """A partial snapshot (origin "imported") of already-parsed files, signed only with `key`."""
-    probes = combine(files)
+def _source(item: ImportedFile) -> dict[str, Any]:
+    """One source as the snapshot names it: file (or section), the format that read it, and what it claims
+    whole (`complete`) or ends inside (`cut`)."""
+    parsed = item.parsed
+    return {"file": item.name, "format": item.format.title, "sha256": item.sha256,
+            **({"variant": parsed.variant} if parsed.variant else {}),
+            **({"complete": list(parsed.complete)} if parsed.complete else {}),
+            **({"cut": list(parsed.cut)} if parsed.cut else {})}
+
+
+def import_files(files: Sequence[ImportedFile], label: str | None = None, key: KeyPair | None = None,
+                 unread: Sequence[UnreadSection] = (), one_body: bool = False) -> Snapshot:
+    """A partial snapshot (origin "imported") of already-parsed files, signed only with `key`.
+
+    Several reports (sections of one issue body, or files of one machine) merge into one (`merge_reports`);
+    their conflicts, and the sections nothing read (`unread`), are kept under `host`. `one_body`: the files are
+    sections of one pasted text, whose GPU counts may disagree without refusing the whole paste.
+    """
+    report, conflicts = merge_reports(files)
+    probes = combine([*([report] if report else []), *(f for f in files if f.parsed.role != "report")],
+                     conflicts if one_body else None)
     host: dict[str, Any] = {"name": files[0].name if files else "imported", "kind": "imported",
-                            "sources": [{"file": f.name, "format": f.format.title, "sha256": f.sha256,
-                                         **({"variant": f.parsed.variant} if f.parsed.variant else {})}
-                                        for f in files]}
-    note = _report_note(files)
+                            "sources": [_source(f) for f in files]}
+    note = _report_note([report] if report else [])
     if note is not None:
         host["report"] = note
+    if conflicts:
+        host["conflicts"] = conflicts
+    if unread:
+        host["unread_sections"] = [{"section": u.name, "reason": u.reason, "text": u.text} for u in unread]
     complete = sorted({path for f in files for path in f.parsed.complete})
     if complete:
         host["complete"] = complete
@@ -170,13 +323,25 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     return Snapshot(document, source="<imported>")
 
 
+def import_texts(texts: Sequence[tuple[str, str, str]], label: str | None = None,
+                 key: KeyPair | None = None) -> Snapshot:
+    """A partial snapshot of pasted texts, each given as (where it came from, short name, text): a file, or
+    standard input. A text may be a whole issue body holding several tools' outputs (`parse_paste`)."""
+    if not texts:
+        raise UsageError("give at least one file to import")
+    files: list[ImportedFile] = []
+    unread: list[UnreadSection] = []
+    for where, short, text in texts:
+        read, skipped = parse_paste(text, where)
+        files += [replace(f, name=f.name.replace(where, short, 1)) for f in read]
+        unread += [replace(u, name=u.name.replace(where, short, 1)) for u in skipped]
+    snapshot = import_files(files, label=label, key=key, unread=unread, one_body=len(texts) == 1 and len(files) > 1)
+    return Snapshot(snapshot.document, source=", ".join(where for where, _, _ in texts))
+
+
 def import_snapshot(paths: Sequence[Path], label: str | None = None, key: KeyPair | None = None) -> Snapshot:
     """A partial snapshot (origin "imported") of the files at `paths`; typed errors for bad input."""
-    if not paths:
-        raise UsageError("give at least one file to import")
-    files = [replace(parse_text(read_text(path), str(path)), name=path.name) for path in paths]
-    snapshot = import_files(files, label=label, key=key)
-    return Snapshot(snapshot.document, source=", ".join(str(p) for p in paths))
+    return import_texts([(str(path), path.name, read_text(path)) for path in paths], label=label, key=key)
 
 
 def read_snapshot_or_report(path: Path) -> Snapshot:
@@ -191,10 +356,12 @@ def read_snapshot_or_report(path: Path) -> Snapshot:
             text = read_input(path, "a report").decode("utf-8", errors="replace")
         except InputError:
             raise exc from None
-        if text.lstrip("\ufeff \t\r\n").startswith(("{", "[")) or formats.detect(text) is None:
+        claimed = formats.detect(text) is not None or any(
+            formats.detect(section.text) for section in split_sections(text, formats.starts))
+        if text.lstrip("\ufeff \t\r\n").startswith(("{", "[")) or not claimed:
             if text.lstrip().startswith(("{", "[")):
                 raise
             raise SnapshotError(str(path), "neither a snapshot nor a report driftcheck can import "
                                            f"({_unknown_reason(text)})") from None
-        snapshot = import_files([replace(parse_text(text, str(path)), name=path.name)])
+        snapshot = import_texts([(str(path), path.name, text)])
         return Snapshot(snapshot.document, source=str(path))

@@ -9,6 +9,7 @@ lines it understood, so whatever no parser claimed can be kept verbatim and coun
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # Markup a paste adds around the report; never part of what the tool printed.
@@ -19,6 +20,8 @@ _LOG = re.compile(r"^\s*(?:\[?(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b.*\d\d
                   r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d\S*\]?\s"
                   r"|\S+\.py:\d+: \w*Warning:|warnings\.warn\(|Collecting environment information\.*\s*$"
                   r"|(?:root|\w+)@[\w.-]+:.*[#$] |\$ |\(\S+\) \S+@\S+:)")
+# A quoted e-mail reply (or a markdown quote): `> ` before every line.
+_QUOTE = re.compile(r"^>[ \t]?")
 # A log-shipper prefix on every line (`INFO 2025-04-06T03:02:45.843368291Z Python: 3.10.12`).
 _SHIPPER_PREFIX = re.compile(r"^(INFO|WARNING|ERROR|DEBUG)\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?\s")
 
@@ -38,6 +41,9 @@ class Paste:
         raw = text.split("\n")
         if sum(1 for line in raw if _SHIPPER_PREFIX.match(line)) > len(raw) // 2:
             raw = [_SHIPPER_PREFIX.sub("", line) for line in raw]
+        written = [line for line in raw if line.strip()]
+        if written and sum(1 for line in written if line.startswith(">")) > len(written) // 2:
+            raw = [_QUOTE.sub("", line) for line in raw]
         lines: list[str] = []
         for line in raw:
             lines.extend(_split_fused(line, anchors))
@@ -72,3 +78,51 @@ def _split_fused(line: str, anchors: tuple[str, ...]) -> list[str]:
     # A banner or log line followed by long runs of spaces (a terminal's wrapped width) on one line.
     parts = re.split(r"\s{40,}(?=\S)", line)
     return parts if len(parts) > 1 else [line]
+
+
+# Lines that close one pasted block and open the next: fences and the `<details>` tags around them.
+_BOUNDARY = re.compile(r"^\s*(```.*|~~~.*|</?details>.*|<summary>.*|</summary>\s*)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One block of an issue body: its first and last line (1-based, inclusive) and its text."""
+
+    start: int
+    end: int
+    text: str
+
+    @property
+    def lines(self) -> str:
+        """`lines a-b`, as reports name a section."""
+        return f"lines {self.start}-{self.end}"
+
+
+def _opens_output(lines: list[str], begin: int, i: int) -> bool:
+    """Whether a tool's first line at i begins a new output: text precedes it in the block, and that text does
+    not end with a `Key:` line introducing it (vLLM's `AMD Topology:` embeds rocm-smi's output)."""
+    above = next((lines[j] for j in range(i - 1, begin - 1, -1) if lines[j].strip()), None)
+    return above is not None and not above.rstrip().endswith(":")
+
+
+def split_sections(text: str, starts: Callable[[list[str], int], bool]) -> list[Section]:
+    """The blocks of a pasted issue body: cut at fences and `<details>` tags, and before each line where
+    `starts(lines, i)` says a tool's output begins (two outputs pasted into one block); blank blocks dropped."""
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    sections: list[Section] = []
+    begin = 0
+
+    def close(end: int) -> None:
+        kept = [j for j in range(begin, end) if lines[j].strip()]
+        if kept:  # named by its first and last non-blank line
+            sections.append(Section(kept[0] + 1, kept[-1] + 1, "\n".join(lines[kept[0]:kept[-1] + 1])))
+
+    for i, line in enumerate(lines):
+        if _BOUNDARY.match(line):
+            close(i)
+            begin = i + 1
+        elif i > begin and starts(lines, i) and _opens_output(lines, begin, i):
+            close(i)
+            begin = i
+    close(len(lines))
+    return sections

@@ -111,7 +111,9 @@ def _torch_rows(s: Snapshot) -> list[Row]:
                    "debug build" if torch.get("debug") else None])
     runtime = None
     if torch.get("cuda_available") is not None:
-        runtime = f"sees {torch.get('device_count') or 0} GPU(s)" if torch["cuda_available"] else "no GPU visible"
+        seen = torch.get("device_count")  # absent from a report that names no count: not 0
+        runtime = ("CUDA available" if seen is None else f"sees {seen} GPU(s)") if torch["cuda_available"] \
+            else "no GPU visible"
     return [Row("software", "torch", _join([build, runtime], "; "))]
 
 

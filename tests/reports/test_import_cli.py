@@ -139,5 +139,5 @@ def test_a_report_and_an_nvidia_smi_table_combine(cli: Callable[..., Any], tmp_p
     assert probes["packages"]["data"]["packages"]["sglang"]["version"] == "0.2.12"
     assert probes["pcie"]["data"]["topology"]["pairs"]["GPU0~GPU1"] == "PHB"
     assert probes["pcie"]["data"]["gpus"]["00000000:2A:00.0"]["cpu_affinity"] == "0-15"
-    eight = cli("import", str(REPORTS / "vllm_10.txt"), str(REPORTS / "smi_03.txt"))
-    assert eight.returncode == 2 and "describes 2 GPUs, the report lists 8" in eight.stderr
+    eight = cli("import", str(REPORTS / "vllm_10.txt"), str(REPORTS / "smi_01.txt"))
+    assert eight.returncode == 2 and "describes 1 GPUs, the report lists 8" in eight.stderr

@@ -22,8 +22,13 @@ P, V, S, T = "pytorch-collect-env", "vllm-collect-env", "sglang-check-env", "nvi
 # file: (format, torch version, torch CUDA, GPU models, GPU count, driver, packages, conda)
 EXPECTED: dict[str, tuple[str, str | None, str | None, set[str], int | None, str | None, int, int]] = {
     "smi_01": (T, None, None, {"NVIDIA RTX PRO 6000 Blac..."}, 1, "580.105.08", 0, 0),
-    "smi_02": (T, None, None, {"NVIDIA A800 80GB PCIe"}, 2, "550.54.15", 0, 0),
-    "smi_03": (T, None, None, {"NVIDIA H100 NVL"}, 2, "575.51.03", 0, 0),
+    # Cut among the GPUs: their rows are read, their number is not known (the paste may have had more).
+    "smi_02": (T, None, None, {"NVIDIA A800 80GB PCIe"}, None, "550.54.15", 0, 0),
+    "smi_03": (T, None, None, {"NVIDIA H100 NVL"}, None, "575.51.03", 0, 0),
+    # Windows (`WDDM`/`TCC` where Linux prints persistence) and WSL (`CUDA Version: ERR!`, no CUDA fact), all cut.
+    "smi_04": (T, None, None, {"NVIDIA GeForce ..."}, None, "526.47", 0, 0),
+    "smi_05": (T, None, None, {"NVIDIA GeForce RTX 3060 ..."}, None, "546.80", 0, 0),
+    "smi_06": (T, None, None, {"Tesla P4"}, None, "538.15", 0, 0),
     "sglang_08": (S, "2.3.1+cu121", "12.1", {"NVIDIA A800-SXM4-80GB"}, 8, "470.161.03", 20, 0),
     "sglang_09": (S, "2.4.0+cu121", "12.1", {"NVIDIA GeForce RTX 2080 Ti"}, 2, "535.183.01", 24, 0),
     "sglang_10": (S, "2.4.0+rocm6.3.0", None, {"AMD Radeon RX 7900 XT"}, 1, None, 24, 0),
@@ -63,6 +68,8 @@ EXPECTED: dict[str, tuple[str, str | None, str | None, set[str], int | None, str
     "torch_24": (P, "2.8.0.dev20250528+cpu", None, set(), None, None, 0, 0),
     "torch_25": (P, "2.5.1+cu118", "11.8", {"Tesla V100S-PCIE-32GB"}, None, None, 0, 0),
     "torch_26": (P, "2.7.0+cu128", "12.8", {"NVIDIA A100-SXM4-40GB"}, 1, "575.51.03", 0, 0),
+    # MIG devices listed under GPU 0: part of the list, no GPU of their own.
+    "torch_27": (P, "2.5.0.dev20240705+cu121", "12.1", {"NVIDIA A100-SXM4-80GB"}, 1, "535.161.08", 0, 0),
     "vllm_01": (V, "2.1.2+cu121", "12.1", {"NVIDIA A30"}, 8, "535.86.10", 4, 3),
     "vllm_02": (V, "2.2.1+cu121", "12.1", {"NVIDIA L20"}, 8, "550.54.15", 5, 4),
     "vllm_03": (V, "2.4.0.dev20240415+rocm6.0", None, {"AMD Instinct MI300X (gfx942:sramecc+:xnack-)"}, None, None,
@@ -150,3 +157,22 @@ def test_a_matrix_cut_by_the_paste_is_kept_as_text_not_read_as_a_smaller_machine
     assert "pcie" not in parsed.probes
     assert parsed.fields["topology (unreadable matrix)"].splitlines()[-1].startswith("GPU4\tNV18")
     assert _import("sglang_09").parsed.probes["pcie"]["topology"]["pairs"] == {"GPU0~GPU1": "PHB"}
+
+
+def test_mig_devices_stay_in_the_gpu_list_as_text() -> None:
+    parsed = _import("torch_27").parsed
+    assert parsed.fields["MIG devices"] == "MIG 3g.40gb Device 0:\nMIG 3g.40gb Device 1:"
+    assert "device_count" not in parsed.probes["torch"]  # CUDA enumerates MIG instances, not GPUs
+    assert parsed.fields.get("MIG 3g.40gb Device 0") is None
+
+
+@pytest.mark.parametrize("name, versions", [
+    ("torch_11", ["7.5.0", "7.6.2", "7.6.5"]),
+    ("torch_20", ["6.0.21", "7.1.4"]),
+    ("vllm_02", ["8.9.7", "9.0.0"]),
+])
+def test_several_cudnn_libraries_on_disk_give_no_cudnn_fact_and_stay_as_text(name: str, versions: list[str]) -> None:
+    """collect_env lists the system's libcudnn files; when they disagree, which one torch loads is unknown."""
+    parsed = _import(name).parsed
+    assert "cudnn_version" not in parsed.probes["torch"]
+    assert all(version in parsed.fields["cuDNN version"] for version in versions)

@@ -49,3 +49,17 @@ def test_a_pip_freeze_and_a_pip_list_diff_by_version(cli: Callable[..., CliResul
     assert report["not_compared"]["only_in_a"] == 0 and report["not_compared"]["only_in_b"] == 0
     text = cli("diff", str(PIP / "freeze_small.txt"), str(PIP / "list_small.txt")).stdout
     assert "six" in text and "1.16.0" in text and "1.17.0" in text
+
+
+def test_a_quoted_reply_is_read_and_the_lines_above_the_table_are_kept() -> None:
+    """A real `> `-quoted e-mail reply (vLLM #18295): the quote marks go, the user's lines above the table stay."""
+    from driftcheck.reports.importer import parse_text
+
+    imported = parse_text((PIP / "list_quoted_reply.txt").read_text("utf-8"), "list_quoted_reply.txt")
+    packages = imported.parsed.probes["packages"]["packages"]
+    assert imported.format.name == "pip-packages" and len(packages) == 19
+    assert packages["antlr4-python3-runtime"]["version"] == "4.7.2" and packages["click"]["version"] == "8.1.8"
+    assert imported.parsed.unclaimed[0] == "are you refer to pip libs? here are them"
+    assert "=== Installed pip Packages ===" in imported.parsed.unclaimed
+    # Lines no row reads: the list is not claimed whole.
+    assert imported.parsed.complete == []

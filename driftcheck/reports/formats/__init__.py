@@ -8,6 +8,11 @@ is a new module with a `FORMAT` entry, added to `FORMATS`.
 from __future__ import annotations
 
 from driftcheck.reports.formats import (
+    conda_packages,
+    ds_report,
+    hf_env,
+    ibstat,
+    numactl_hardware,
     nvidia_smi_csv,
     nvidia_smi_table,
     nvidia_smi_text,
@@ -15,6 +20,7 @@ from driftcheck.reports.formats import (
     nvidia_smi_xml,
     pip_packages,
     pytorch_collect_env,
+    rocm_smi,
     sglang_check_env,
     vllm_collect_env,
 )
@@ -30,6 +36,12 @@ FORMATS: tuple[Format, ...] = (
     nvidia_smi_table.FORMAT,
     nvidia_smi_topo.FORMAT,
     nvidia_smi_csv.FORMAT,
+    hf_env.FORMAT,
+    ds_report.FORMAT,
+    conda_packages.FORMAT,
+    numactl_hardware.FORMAT,
+    ibstat.FORMAT,
+    rocm_smi.FORMAT,
     pip_packages.FORMAT,
 )
 
@@ -44,9 +56,14 @@ def detect(text: str) -> Format | None:
     return found
 
 
+def starts(lines: list[str], i: int) -> bool:
+    """Whether some format's output begins at line i of an issue body (where the body is cut into sections)."""
+    return any(fmt.starts(lines, i) for fmt in FORMATS if fmt.starts is not None)
+
+
 def by_name(name: str) -> Format | None:
     """The format called `name`, or None."""
     return next((fmt for fmt in FORMATS if fmt.name == name), None)
 
 
-__all__ = ["FORMATS", "Format", "Parsed", "by_name", "detect"]
+__all__ = ["FORMATS", "Format", "Parsed", "by_name", "detect", "starts"]

@@ -34,7 +34,8 @@ class Format:
     """One text format `driftcheck import` reads: its name, the tool that prints it, detect and parse.
 
     `detect(text)` says whether the text is this format; `parse(text)` reads it, raising
-    `driftcheck.nvidia.values.NvidiaFormatError` (or ValueError) when it looks like the format but is broken.
+    `driftcheck.nvidia.values.NvidiaFormatError` (or ValueError) when it looks like the format but is broken;
+    `starts(lines, i)` whether its output begins at line i of an issue body holding several.
     """
 
     name: str
@@ -42,6 +43,9 @@ class Format:
     tool: str
     detect: Callable[[str], bool]
     parse: Callable[[str], Parsed]
+    # Whether line i of an issue body is where this tool's output begins (an issue body is cut there into
+    # sections); None for a format that is never pasted after another output in one block, or is embedded in one.
+    starts: Callable[[list[str], int], bool] | None = None
 
 
 # The process list of every GPU: a format that reads its processes section lists each GPU's processes in full.

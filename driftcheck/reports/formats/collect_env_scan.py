@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from driftcheck.reports import facts
+from driftcheck.reports.formats import lscpu_locale
 from driftcheck.reports.formats.base import Parsed
 from driftcheck.reports.paste import Paste
 
@@ -25,6 +26,8 @@ _SECTION_RULE = re.compile(r"^\s*={5,}\s*$")
 _LIST_ROW = re.compile(r"^\s*\[(pip\d?|conda)\]\s+(.*)$")
 _ENV_ROW = re.compile(r"^([A-Z][A-Z0-9_]*)=(.*)$")
 _GPU_ROW = re.compile(r"^\s*GPU (\d+): (.+)$")
+# A MIG device nvidia-smi -L lists under its GPU (`MIG 3g.40gb Device 0:`): part of the GPU list, no GPU itself.
+_MIG_ROW = re.compile(r"^\s*MIG \S+\s+Device\s+\d+:.*$")
 # The start of a GPU row a paste cut off (`GPU`, `GPU 3: NVI`): the list went on past the paste's end.
 _GPU_ROW_START = re.compile(r"^\s*G(P(U( \d*(:.*)?)?)?)?\s*$")
 _LEVEL = r"(X|SYS|NODE|PHB|PXB|PIX|PSB|SOC|NV\d+|NVB|N/A|CNS|C2C)"
@@ -137,10 +140,13 @@ def _read_continuation(result: Scan, key: str, value: str, i: int) -> int:
     paste, lines = result.paste, result.paste.lines
     block: list[str] = []
     if key.startswith("GPU models"):
-        while i < len(lines) and _GPU_ROW.match(lines[i]):
+        while i < len(lines) and (_GPU_ROW.match(lines[i]) or (block and _MIG_ROW.match(lines[i]))):
             block.append(lines[i].strip())
             paste.claim(i)
             i += 1
+        migs = [row for row in block if _MIG_ROW.match(row)]
+        if migs:
+            result.fields["MIG devices"] = "\n".join(migs)
         rest = [line for line in lines[i:] if line.strip()]
         result.gpu_list_cut = bool(block) and (not rest or (len(rest) == 1 and bool(_GPU_ROW_START.match(rest[0]))))
     elif value.lower().startswith("probably one of") or (key.startswith("cuDNN") and not value):
@@ -177,7 +183,7 @@ def _read_lscpu(result: Scan, i: int) -> int:
             break
         if _SECTION_RULE.match(line) or _LIST_ROW.match(line) or line.startswith("Versions of relevant"):
             break
-        kv = re.match(r"^([^:]{1,60}):\s*(.*)$", line)
+        kv = lscpu_locale.label_and_value(line)
         if not kv and not result.lscpu and facts.known(line.strip()):
             # macOS prints the CPU's brand string alone (`Apple M1 Pro`).
             result.lscpu["Model name"] = line.strip()
@@ -186,7 +192,8 @@ def _read_lscpu(result: Scan, i: int) -> int:
             continue
         if not kv:
             break
-        key, value = kv.group(1).strip(), kv.group(2).strip()
+        # A translated lscpu (`型号名称：`, `Modellname:`) says the same under its English label.
+        key, value = lscpu_locale.english(kv[0]), kv[1]
         numa = re.match(r"^NUMA node(\d+) CPU\(s\)$", key)
         if numa:
             result.numa_cpus[numa.group(1)] = value
@@ -254,7 +261,8 @@ def common_probes(s: Scan, source: str) -> dict[str, dict[str, Any]]:
                                   cuda=facts.known(f.get("CUDA used to build PyTorch")),
                                   hip=facts.known(f.get("ROCM used to build PyTorch")), wheels=wheels, cudnn=cudnn,
                                   cuda_available=facts.truth(f.get("Is CUDA available")),
-                                  device_count=len(names) if enumerated else None),
+                                  # MIG instances are what CUDA enumerates: the GPU count is not torch's.
+                                  device_count=len(names) if enumerated and "MIG devices" not in f else None),
         "gpu": facts.gpu_data(names, f.get("Nvidia driver version"), source, count_known=enumerated),
         "pcie": facts.pcie_data(s.topology, source),
         "nccl": facts.nccl_data(s.env),
@@ -269,12 +277,20 @@ def parsed(s: Scan, probes: dict[str, dict[str, Any]], variant: str, mapped: tup
     raw = {k: v for k, v in s.fields.items() if k not in mapped}
     if s.lscpu:
         raw.update({f"lscpu: {k}": v for k, v in s.lscpu.items() if k not in _LSCPU_MAPPED})
+    if "cudnn_version" not in probes.get("torch", {}) and (s.blocks.get("cuDNN version") or _cudnn_line(s)):
+        # Library candidates that disagree (or a line no version was read from): kept as text, not a fact.
+        raw["cuDNN version"] = "\n".join([_cudnn_line(s), *s.blocks.get("cuDNN version", [])]).strip()
     if s.topology and "pcie" not in probes:
         # A matrix cut short by the paste: kept as text rather than dropped.
         raw["topology (unreadable matrix)"] = s.topology
     return Parsed(probes=probes, variant=variant, fields=raw, unclaimed=s.paste.unclaimed(),
                   noise=s.paste.noise_lines(), complete=_complete(probes),
                   cut=["probes.gpu.data.gpus"] if s.gpu_list_cut and "gpu" in probes else [])
+
+
+def _cudnn_line(s: Scan) -> str:
+    """The `cuDNN version` line's own value, when it is not merely "could not collect"."""
+    return facts.known(s.fields.get("cuDNN version")) or ""
 
 
 _LSCPU_MAPPED = ("Model name", "Vendor ID", "Socket(s)", "Core(s) per socket", "CPU(s)", "On-line CPU(s) list")

@@ -17,12 +17,27 @@ from driftcheck.reports.formats.base import GPU_PROCESSES, Format, Parsed
 from driftcheck.reports.paste import Paste
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
-_FIRST = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off|N/A)\s*\|\s*([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+"
-                    r"(\S+)\s*\|\s*(.*?)\s*\|$")
+# The third column is persistence mode on Linux (`On`/`Off`), the driver model on Windows (`WDDM`/`TCC`).
+_FIRST = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC)\s*\|"
+                    r"\s*([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+(\S+)\s*\|\s*(.*?)\s*\|$")
 _SECOND = re.compile(r"^\|\s*(\S+)\s+(\S+?)C?\s+(P\d+|\S+)\s+(\S+?)W?\s*/\s*(\S+?)W?\s*\|"
                      r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\S+?)%?\s+(\S+)\s*\|$")
+# A GPU's first row, loosely: one `_FIRST` does not read leaves the GPU list unknown, never shorter.
+_ANY_FIRST = re.compile(r"^\|\s+\d+\s+.*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d")
 _THIRD = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
 _PROCESS = re.compile(r"^\|\s+(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(.+?)\s+(\d+)MiB\s*\|$")
+
+
+_TIMESTAMP = re.compile(r"^\s*\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}\s*$")
+
+
+def starts(lines: list[str], i: int) -> bool:
+    """The date line nvidia-smi prints first, or the header box's top border when no date line precedes it."""
+    line = lines[i].strip()
+    if _TIMESTAMP.match(line):
+        return i + 1 < len(lines) and lines[i + 1].strip().startswith("+-")
+    return (line.startswith("+-") and i + 1 < len(lines) and "NVIDIA-SMI" in lines[i + 1]
+            and not (i > 0 and _TIMESTAMP.match(lines[i - 1])))
 
 
 def detect(text: str) -> bool:
@@ -54,10 +69,13 @@ def parse(text: str) -> Parsed:
     processes: list[re.Match[str]] = []
     in_processes = False
     rows_begun = processes_closed = False
+    unread_rows = 0
     for i, line in enumerate(paste.lines):
         stripped = line.strip()
         if not header and (match := _HEADER.search(line)):
             header = match
+        elif _TIMESTAMP.match(line):
+            pass
         elif "Processes:" in stripped:
             in_processes = True
         elif in_processes and (proc := _PROCESS.match(stripped)):
@@ -69,6 +87,9 @@ def parse(text: str) -> Parsed:
         elif not in_processes and (first := _FIRST.match(stripped)):
             current = _gpu(first, int(first.group(1)))
             gpus.append(current)
+        elif not in_processes and _ANY_FIRST.match(stripped):
+            unread_rows += 1
+            continue
         elif current is not None and not in_processes and (second := _SECOND.match(stripped)):
             _fill(current, second)
         elif current is not None and not in_processes and (third := _THIRD.match(stripped)):
@@ -88,12 +109,18 @@ def parse(text: str) -> Parsed:
         for gpu in gpus:
             gpu.setdefault("processes", {})  # the whole box was pasted: a GPU it does not list runs nothing
     keyed = {g["pci_bus_id"]: g for g in gpus}
-    data = {"source": FORMAT.name, "driver_version": header.group(2), "cuda_driver_version": header.group(3),
-            "gpu_count": len(gpus), "gpus": keyed}
+    # The GPU list is whole when the processes box follows it and every GPU row was read; a paste that stops
+    # among the GPUs (or a row no pattern reads) says nothing of how many there are.
+    whole = in_processes and unread_rows == 0
+    cuda = header.group(3) if header.group(3) and re.fullmatch(r"\d+(\.\d+)+", header.group(3)) else None
+    data = {"source": FORMAT.name, "driver_version": header.group(2), "cuda_driver_version": cuda,
+            "gpu_count": len(gpus) if whole else None, "gpus": keyed}
     pcie = {"source": FORMAT.name, "gpus": {key: {"index": g["index"], "pci_bus_id": key} for key, g in keyed.items()}}
-    complete = (["probes.gpu.data.gpus"] if gpus else []) + ([GPU_PROCESSES] if gpus and processes_closed else [])
+    complete = (["probes.gpu.data.gpus", "probes.pcie.data.gpus"] if whole else []) + (
+        [GPU_PROCESSES] if gpus and processes_closed else [])
     return Parsed(probes={"gpu": _pruned(data), "pcie": pcie}, role="gpu", variant=f"NVIDIA-SMI {header.group(1)}",
-                  unclaimed=paste.unclaimed(), noise=paste.noise_lines(), complete=complete)
+                  unclaimed=paste.unclaimed(), noise=paste.noise_lines(), complete=complete,
+                  cut=[] if whole else ["probes.gpu.data.gpus"])
 
 
 def _pruned(value: Any) -> Any:
@@ -104,4 +131,4 @@ def _pruned(value: Any) -> Any:
     return value
 
 
-FORMAT = Format("nvidia-smi-table", "nvidia-smi", "nvidia-smi", detect, parse)
+FORMAT = Format("nvidia-smi-table", "nvidia-smi", "nvidia-smi", detect, parse, starts)

@@ -17,10 +17,15 @@ def detect(text: str) -> bool:
     return bool(_MARK.search(text))
 
 
+def starts(lines: list[str], i: int) -> bool:
+    """The `==NVSMI LOG==` banner."""
+    return bool(re.match(r"^=+NVSMI LOG=+$", lines[i].strip()))
+
+
 def parse(text: str) -> Parsed:
     """The `gpu` and `pcie` probes of the text."""
     probes = dict(parse_smi_text(text))
     return Parsed(probes=probes, role="gpu", complete=gpu_completeness(probes, len(_PROCESSES.findall(text))))
 
 
-FORMAT = Format("nvidia-smi-text", "nvidia-smi -q", "nvidia-smi", detect, parse)
+FORMAT = Format("nvidia-smi-text", "nvidia-smi -q", "nvidia-smi", detect, parse, starts)

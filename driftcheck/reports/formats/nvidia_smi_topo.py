@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from driftcheck.nvidia.topo import parse_topo
+from driftcheck.reports import facts
 from driftcheck.reports.formats.base import Format, Parsed
 
 _ROW = re.compile(r"^\S*GPU0\s+X\s", re.MULTILINE)
@@ -17,8 +18,15 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> Parsed:
-    """The `pcie` probe's topology (merged into a GPU description of the same machine when one is given)."""
-    return Parsed(probes={"pcie": {"topology": parse_topo(text)}}, role="topology")
+    """The `pcie` probe's topology (merged into a GPU description of the same machine when one is given).
+
+    A matrix the paste cuts short (a header of 8 GPUs, 3 rows) is refused, kept as text: its rows would read as
+    a smaller machine, and the header's columns past the rows as CPU and NUMA affinity."""
+    topology = parse_topo(text)
+    named = facts.header_devices(text)
+    if len(topology["devices"]) < named:
+        raise ValueError(f"the matrix is cut: its header names {named} devices, {len(topology['devices'])} rows follow")
+    return Parsed(probes={"pcie": {"topology": topology}}, role="topology")
 
 
 FORMAT = Format("nvidia-smi-topo", "nvidia-smi topo -m", "nvidia-smi", detect, parse)

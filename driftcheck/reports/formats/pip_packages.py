@@ -13,6 +13,7 @@ import re
 
 from driftcheck.reports import facts
 from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.reports.paste import Paste
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _FREEZE_PINNED = re.compile(rf"^(?P<name>{_NAME})(?:\[[^\]]*\])?\s*===?\s*(?P<version>[^\s;#]+)\s*(?:[;#].*)?$")
@@ -32,6 +33,11 @@ def _table_start(lines: list[str]) -> int | None:
         if _LIST_HEADER.match(line) and _LIST_RULE.match(lines[i + 1]):
             return i + 2
     return None
+
+
+def starts(lines: list[str], i: int) -> bool:
+    """A `pip list` header with its rule of dashes below."""
+    return bool(_LIST_HEADER.match(lines[i])) and i + 1 < len(lines) and bool(_LIST_RULE.match(lines[i + 1]))
 
 
 def detect(text: str) -> bool:
@@ -63,7 +69,8 @@ def parse(text: str) -> Parsed:
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     start = _table_start(lines)
     rows: list[tuple[str, str]] = []
-    unclaimed: list[str] = []
+    # What precedes the table's header (a note, another tool's lines) is kept; fences and prompts are noise.
+    unclaimed: list[str] = [line for line in lines[:start - 2] if not Paste.of(line).noise] if start else []
     noted: tuple[str, str] | None = None
     for line in lines[start:] if start is not None else lines:
         note = _EDITABLE_NOTE.match(line.strip()) if start is None else None
@@ -87,4 +94,4 @@ def parse(text: str) -> Parsed:
                   complete=complete)
 
 
-FORMAT = Format("pip-packages", "pip freeze / pip list", "pip", detect, parse)
+FORMAT = Format("pip-packages", "pip freeze / pip list", "pip", detect, parse, starts)

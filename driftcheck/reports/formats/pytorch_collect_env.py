@@ -27,6 +27,11 @@ def detect(text: str) -> bool:
     return len({m.group(1) for m in _OWN_LINES.finditer(text.replace("\r", ""))}) >= 3
 
 
+def starts(lines: list[str], i: int) -> bool:
+    """collect_env's first line (vLLM's fork prints it too; detection tells them apart)."""
+    return lines[i].strip().startswith("Collecting environment information")
+
+
 def parse(text: str) -> Parsed:
     """The python, env, packages, torch, gpu, pcie, nccl and system facts the report holds."""
     scan = collect_env.scan(text)
@@ -35,4 +40,4 @@ def parse(text: str) -> Parsed:
     return collect_env.parsed(scan, probes, variant, collect_env.COMMON_MAPPED)
 
 
-FORMAT = Format("pytorch-collect-env", "python -m torch.utils.collect_env", "pytorch", detect, parse)
+FORMAT = Format("pytorch-collect-env", "python -m torch.utils.collect_env", "pytorch", detect, parse, starts)

@@ -71,6 +71,11 @@ def _claim_driver_repeats(scan: collect_env.Scan, driver: str | None) -> None:
             scan.paste.claim(i)
 
 
+def starts(lines: list[str], i: int) -> bool:
+    """check_env's first line, `Python: 3.x`."""
+    return bool(re.match(r"^Python: \d", lines[i]))
+
+
 def parse(text: str) -> Parsed:
     """python, packages, torch, gpu, pcie and system facts of a check_env output."""
     scan = collect_env.scan(text)
@@ -102,4 +107,4 @@ def parse(text: str) -> Parsed:
     return result
 
 
-FORMAT = Format("sglang-check-env", "python3 -m sglang.check_env", "sglang", detect, parse)
+FORMAT = Format("sglang-check-env", "python3 -m sglang.check_env", "sglang", detect, parse, starts)
