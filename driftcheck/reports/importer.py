@@ -20,13 +20,14 @@ from typing import Any
 
 from driftcheck.errors import DriftcheckError, SnapshotError, UsageError
 from driftcheck.nvidia.topo import merge_topology
+from driftcheck.probes.redact import Redactor
 from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.reports import formats
 from driftcheck.reports.facts import package_key as formats_key
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste, split_sections
 from driftcheck.snapshot.inputs import InputError, read_input
-from driftcheck.snapshot.keys import KeyPair
+from driftcheck.snapshot.keys import KeyPair, load_redaction_secret
 from driftcheck.snapshot.model import Snapshot, new_document, read_snapshot_file
 from driftcheck.snapshot.signing import sign_document
 
@@ -304,23 +305,41 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
                      conflicts if one_body else None)
     host: dict[str, Any] = {"name": files[0].name if files else "imported", "kind": "imported",
                             "sources": [_source(f) for f in files]}
+    redactor = Redactor(load_redaction_secret())
     note = _report_note([report] if report else [])
     if note is not None:
+        # Raw fields and unclaimed lines are the user's text, kept verbatim: but never a secret in it.
+        note["fields"] = redactor.environ(note["fields"])
+        note["unclaimed"] = [redactor.text(line) for line in note["unclaimed"]]
         host["report"] = note
     if conflicts:
         host["conflicts"] = conflicts
     if unread:
-        host["unread_sections"] = [{"section": u.name, "reason": u.reason, "text": u.text} for u in unread]
+        # Prose of an issue body is kept for the reader, but scrubbed (a pasted token) and bounded: a snapshot
+        # is no place for a megabyte of discussion.
+        host["unread_sections"] = [{"section": u.name, "reason": u.reason, "text": _kept_text(redactor, u.text)}
+                                   for u in unread]
     complete = sorted({path for f in files for path in f.parsed.complete})
     if complete:
         host["complete"] = complete
     cut = sorted({path for f in files for path in f.parsed.cut})
     if cut:
         host["cut"] = cut
-    document = new_document(host, probes, label=label, origin="imported")
+    document = new_document(host, probes, label=redactor.text(label) if label is not None else None,
+                             origin="imported")
     if key is not None:
         document = sign_document(document, key)
     return Snapshot(document, source="<imported>")
+
+
+# How much of a section nothing read is kept in the snapshot.
+UNREAD_KEPT_CHARS = 4000
+
+
+def _kept_text(redactor: Redactor, text: str) -> str:
+    kept = redactor.text(text[:UNREAD_KEPT_CHARS])
+    rest = len(text) - UNREAD_KEPT_CHARS
+    return kept + (f"\n[... {rest} more characters not kept]" if rest > 0 else "")
 
 
 def import_texts(texts: Sequence[tuple[str, str, str]], label: str | None = None,

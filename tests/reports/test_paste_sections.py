@@ -134,3 +134,23 @@ def test_one_output_deep_in_a_long_body_is_still_found() -> None:
     assert [s["format"] for s in document["host"]["sources"]] == ["conda list"]
     assert len(document["probes"]["packages"]["data"]["conda"]) == 12
     assert document["host"]["unread_sections"][0]["section"] == "body lines 1-25"
+
+
+def test_a_secret_in_a_label_or_in_text_nothing_read_never_enters_the_snapshot() -> None:
+    from driftcheck.reports.importer import UNREAD_KEPT_CHARS, import_texts
+
+    smi = (DATA / "reports" / "smi_02.txt").read_text("utf-8")
+    pip = (DATA / "reports" / "pip" / "list_small.txt").read_text("utf-8")
+    secrets = ("hf_" + "a" * 30, "sk-" + "b" * 30, "tok-SECRET-123", "pw-SECRET-456")
+    prose = f"I set HF_TOKEN={secrets[0]} and ran python serve.py --api-key {secrets[1]}\n"
+    # One pasted report with prose around it (kept as unclaimed lines), and a body of two outputs with a
+    # block nothing claims (kept as an unread section).
+    one = import_texts([("a.txt", "a.txt", prose + smi)], label=f"repro --token {secrets[2]}")
+    unknown = "```\n" + f"DATABASE_URL=postgres://u:{secrets[3]}@db/x\n" + "log line\n" * 900 + "```\n"
+    two = import_texts([("b.txt", "b.txt", unknown + "```\n" + smi + "\n```\n```\n" + pip + "\n```\n")])
+    assert two.document["host"]["unread_sections"]
+    for snapshot in (one, two):
+        text = json.dumps(snapshot.document)
+        assert not [s for s in secrets if s in text]
+    for section in two.document["host"].get("unread_sections", []):
+        assert len(section["text"]) <= UNREAD_KEPT_CHARS + 60
