@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -309,7 +310,7 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     note = _report_note([report] if report else [])
     if note is not None:
         # Raw fields and unclaimed lines are the user's text, kept verbatim: but never a secret in it.
-        note["fields"] = redactor.environ(note["fields"])
+        note["fields"] = {key: _field_value(redactor, key, str(value)) for key, value in note["fields"].items()}
         note["unclaimed"] = [redactor.text(line) for line in note["unclaimed"]]
         host["report"] = note
     if conflicts:
@@ -330,6 +331,14 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     if key is not None:
         document = sign_document(document, key)
     return Snapshot(document, source="<imported>")
+
+
+def _field_value(redactor: Redactor, key: str, value: str) -> str:
+    """A raw `Key: value` field as kept: a variable-shaped key (HF_TOKEN) by the name rule, prose keys
+    ("Token path ?", whose value is a path) by the value's own shape only."""
+    if re.fullmatch(r"[A-Z][A-Z0-9_]*", key):
+        return redactor.environ({key: value})[key]
+    return redactor.text(value)
 
 
 # How much of a section nothing read is kept in the snapshot.
