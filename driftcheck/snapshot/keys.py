@@ -44,7 +44,8 @@ def _read_or_create(path: Path, make: bytes) -> bytes:
     except OSError as exc:  # a full disk or a read-only home on first use: one line naming why
         raise KeyFileError(f"cannot create {path}: {exc.strerror or exc}") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # nothing to remove, or a read-only home: the file is not ours
+            tmp.unlink(missing_ok=True)
     try:
         return path.read_bytes()
     except OSError as exc:
