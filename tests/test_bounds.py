@@ -1,0 +1,95 @@
+"""Numbers and names out of range are one line and exit 2: a gate cannot be switched off by a typo, a
+twenty-digit count or a binary file is a usage error, and a bug of ours is never a traceback nor exit 1
+(which `diff` and `check` readers take as "drift found")."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from driftcheck import api
+from driftcheck.analysis.gate import check_against
+from driftcheck.errors import OptionError
+from driftcheck.snapshot.model import read_snapshot_file
+
+PAIR = Path(__file__).resolve().parent / "data" / "pairs" / "cpu-governor"
+
+
+def _one_line_exit_2(result) -> None:  # type: ignore[no-untyped-def]
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "5", "inf", "-0.1", "-inf", "1.0000001", "x"])
+def test_min_confidence_outside_0_1_is_refused_at_the_command_line(cli, value: str) -> None:
+    result = cli("check", "--against", str(PAIR / "a.json"), "--min-confidence", value, "--no-store")
+    _one_line_exit_2(result)
+    assert "--min-confidence" in result.stderr
+
+
+@pytest.mark.parametrize("value", [math.nan, 5.0, math.inf, -0.5, True, "0.5"])
+def test_min_confidence_outside_0_1_is_refused_by_the_library(value: object) -> None:
+    a = read_snapshot_file(PAIR / "a.json")
+    b = read_snapshot_file(PAIR / "b.json")
+    with pytest.raises(OptionError, match="min_confidence"):
+        check_against(a, b, min_confidence=value)  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="min_confidence"):
+        api.CheckRequest(against=a, min_confidence=value)  # type: ignore[arg-type]
+
+
+def test_a_drift_is_drift_at_both_ends_of_the_range() -> None:
+    a = read_snapshot_file(PAIR / "a.json")
+    b = read_snapshot_file(PAIR / "b.json")
+    assert check_against(a, b, min_confidence=0).drift
+    assert check_against(a, b, min_confidence=0.5).drift
+
+
+@pytest.mark.parametrize("args", [
+    ["show", "@99999999999999999999"],
+    ["show", "@" + "9" * 5000],
+    ["diff", "@0", "@123456789012345678901234567890"],
+    ["log", "-n", "99999999999999999999"],
+    ["log", "-n", "9" * 5000],
+    ["runs", "-n", "99999999999999999999"],
+    ["show", "a" * 10_000],
+    ["show", "/" + "a" * 300],
+    ["show", "x\0y"],
+    ["fleet", "--hosts-file", "/bin/ls"],
+    ["fleet", "--hosts-file", "/dev/zero"],
+    ["fleet", "--host-timeout", "inf", "h1"],
+    ["fleet", "--host-timeout", "1e300", "h1"],
+    ["fleet", "--concurrency", "99999999999999999999", "h1"],
+    ["bench", "--budget-s", "nan"],
+])
+def test_huge_numbers_long_names_and_binary_files_are_one_line(cli, args: list[str]) -> None:
+    assert cli("snapshot", "--probe", "env", "-q").returncode == 0
+    _one_line_exit_2(cli(*args))
+
+
+def test_a_five_thousand_digit_csv_value_is_one_line(cli, tmp_path: Path) -> None:
+    csv = tmp_path / "gpus.csv"
+    csv.write_text("name, memory.total [MiB], power.limit [W]\nNVIDIA H100, " + "9" * 5000 + ", 700.00 W\n")
+    _one_line_exit_2(cli("import", str(csv), "--no-store", "-o", "-"))
+    csv.write_text("name, memory.total [MiB], power.limit [W]\nNVIDIA H100, 81559 MiB, " + "9" * 400 + ".0 W\n")
+    _one_line_exit_2(cli("import", str(csv), "--no-store", "-o", "-"))
+
+
+def test_an_uncaught_exception_is_one_line_and_exit_2(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    import driftcheck.commands.key as key
+
+    def broken(args: object) -> int:
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(key, "_cmd_key_show", broken)
+    monkeypatch.delenv("DRIFTCHECK_DEBUG", raising=False)
+    result = cli("key", "show")
+    assert result.returncode == 2
+    assert result.stderr == ("driftcheck: internal error: RuntimeError: boom second line (set DRIFTCHECK_DEBUG=1 "
+                             "for the traceback; please report it)\n")
+    monkeypatch.setenv("DRIFTCHECK_DEBUG", "1")
+    debug = cli("key", "show")
+    assert debug.returncode == 2
+    assert "Traceback" in debug.stderr and "RuntimeError: boom" in debug.stderr
