@@ -4,6 +4,7 @@ twenty-digit count or a binary file is a usage error, and a bug of ours is never
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -93,3 +94,27 @@ def test_an_uncaught_exception_is_one_line_and_exit_2(cli, monkeypatch: pytest.M
     debug = cli("key", "show")
     assert debug.returncode == 2
     assert "Traceback" in debug.stderr and "RuntimeError: boom" in debug.stderr
+
+
+def test_an_integer_beyond_64_bits_inside_probe_data_is_one_line(cli, tmp_path: Path) -> None:
+    text = (PAIR / "a.json").read_text()
+    bad = tmp_path / "big.json"
+    bad.write_text(text.replace('"vars": {', '"vars": {"HUGE": ' + "9" * 30 + ", ", 1))
+    for args in (["show", str(bad)], ["diff", str(PAIR / "a.json"), str(bad)], ["explain", str(bad), str(bad)]):
+        result = cli(*args)
+        _one_line_exit_2(result)
+        assert "64 bits" in result.stderr
+
+
+def test_facts_of_a_wrong_shape_deep_in_probe_data_still_show(cli, tmp_path: Path) -> None:
+    document = json.loads((PAIR / "a.json").read_text())
+    document.pop("signature", None)
+    document["probes"]["gpu"] = {"status": "ok", "data": {"gpus": {"0": [1, 2]}, "driver_version": 7}}
+    document["probes"]["pcie"] = {"status": "ok", "data": {"topology": {"pairs": 5, "devices": 3}}}
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(document))
+    for args in (["show", str(odd)], ["show", "--full", str(odd)], ["diff", str(PAIR / "a.json"), str(odd)],
+                 ["explain", str(PAIR / "a.json"), str(odd)]):
+        result = cli(*args)
+        assert result.returncode in (0, 1), (args, result.stderr)
+        assert result.stderr == "", result.stderr

@@ -148,6 +148,17 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# Wider than any counter a probe reads (NVML's 64-bit values included); a longer integer is no fact and
+# would overflow the float arithmetic of diff and explain.
+MAX_INT = 2**64
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 20 or abs(value := int(text)) > MAX_INT:
+        raise ValueError(f"the integer {text[:20]}... is out of range (64 bits at most)")
+    return value
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """An object whose keys are all different: with a duplicate, the signed bytes and what a reader sees
     could disagree, so it is refused."""
@@ -160,7 +171,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _check_values(value: Any, depth: int = 0) -> None:
-    """Refuse what JSON allows but a snapshot cannot hold: lone surrogates (not Unicode), absurd depth."""
+    """Refuse what JSON allows but a snapshot cannot hold: lone surrogates (not Unicode), absurd depth,
+    integers beyond 64 bits."""
     if depth > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, str):
@@ -168,6 +180,8 @@ def _check_values(value: Any, depth: int = 0) -> None:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError("a string holds a lone surrogate, which is not Unicode text") from None
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+        raise ValueError(f"the integer {str(value)[:20]}... is out of range (64 bits at most)")
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_values(key, depth + 1)
@@ -185,7 +199,7 @@ def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
         except UnicodeDecodeError:
             raise _fail(source, "not a driftcheck snapshot (not UTF-8 text)") from None
     try:
-        document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+        document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int,
                                object_pairs_hook=_unique_keys)
         _check_values(document)
     except json.JSONDecodeError as exc:
