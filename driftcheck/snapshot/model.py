@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from driftcheck.errors import SnapshotError
+from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.canonical import snapshot_id
 from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.version import VERSION
@@ -191,6 +192,7 @@ def _check_values(value: Any, depth: int = 0) -> None:
             _check_values(item, depth + 1)
 
 
+@without_gc
 def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
     """Read a snapshot from its JSON text; SnapshotError for truncated, non-JSON or foreign content."""
     if isinstance(text, bytes):
