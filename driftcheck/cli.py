@@ -117,8 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug of ours: never a traceback, and never exit 1, which reads as "drift found"
         if os.environ.get("DRIFTCHECK_DEBUG"):
             traceback.print_exc()
-        message = " ".join(str(exc).split())[:300]
-        sys.stderr.write(f"driftcheck: internal error: {type(exc).__name__}: {message} "
+        message = " ".join(str(exc).split())[:300]  # one line, whatever the exception holds
+        what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        sys.stderr.write(f"driftcheck: internal error: {what} "
                          "(set DRIFTCHECK_DEBUG=1 for the traceback; please report it)\n")
         return 2
 

@@ -52,6 +52,9 @@ def test_a_drift_is_drift_at_both_ends_of_the_range() -> None:
     ["show", "@99999999999999999999"],
     ["show", "@" + "9" * 5000],
     ["diff", "@0", "@123456789012345678901234567890"],
+    ["show", "run:@9223372036854775808"],
+    ["show", "run:99999999999999999999:after"],
+    ["diff", "@0", "run:@" + "9" * 5000],
     ["log", "-n", "99999999999999999999"],
     ["log", "-n", "9" * 5000],
     ["runs", "-n", "99999999999999999999"],
@@ -64,6 +67,9 @@ def test_a_drift_is_drift_at_both_ends_of_the_range() -> None:
     ["fleet", "--host-timeout", "1e300", "h1"],
     ["fleet", "--concurrency", "99999999999999999999", "h1"],
     ["bench", "--budget-s", "nan"],
+    ["gc", "--keep-days", "1e308"],
+    ["gc", "--keep-days", "inf"],
+    ["gc", "--keep-last", "99999999999999999999"],
 ])
 def test_huge_numbers_long_names_and_binary_files_are_one_line(cli, args: list[str]) -> None:
     assert cli("snapshot", "--probe", "env", "-q").returncode == 0

@@ -11,6 +11,7 @@ The example counts (`EXAMPLES`) add up to over 1,000 inputs; the whole file take
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from collections.abc import Callable
@@ -33,7 +34,8 @@ REPORTS = sorted(p for p in (DATA / "reports").rglob("*") if p.is_file() and p.s
 SNAPSHOT_TEXTS = [p.read_bytes() for p in PAIRS[:40]]
 REPORT_TEXTS = [p.read_bytes() for p in REPORTS]
 
-# Examples per test: 6 snapshot readers x 150 + reports 150 + references 150 + options 100 = 1,300.
+# Examples per test: 6 snapshot readers x 150 + reports 150 (each read twice) + references 150 + options 100:
+# 1,300 inputs, 1,450 command runs.
 EXAMPLES = {"snapshot": 150, "report": 150, "reference": 150, "options": 100}
 COMMON = settings(deadline=timedelta(seconds=10), derandomize=True, database=None,
                   suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -53,8 +55,15 @@ ODD_VALUES: list[Any] = [None, True, False, 0, -1, 10**30, -(10**400), 1e308, 1.
                          "\x00", [], [1, "a", None], {}, {"": None}, {"status": "ok"}, [[[[[]]]]], "ok", 3.0]
 
 
+def _odd(rng: random.Random) -> Any:
+    """One of ODD_VALUES, a fresh copy (a shared list put in two places could end up inside itself)."""
+    return copy.deepcopy(rng.choice(ODD_VALUES))
+
+
 def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     places = [path]
+    if len(path) > 12:  # inside a nesting an earlier mutation built: deep enough
+        return places
     if isinstance(value, dict):
         for key, item in value.items():
             places.extend(_places(item, (*path, key)))
@@ -89,7 +98,7 @@ def mutate_document(document: Any, rng: random.Random) -> Any:
     path = rng.choice(deep if rng.random() < 0.8 else places)
     kind = rng.randrange(5)
     if kind == 0:
-        return _set(document, path, rng.choice(ODD_VALUES))
+        return _set(document, path, _odd(rng))
     if kind == 1:
         return _set(document, path, _nested(rng.choice((10, 63, 70, 200))))
     if kind == 2 and path:
@@ -105,7 +114,7 @@ def mutate_document(document: Any, rng: random.Random) -> Any:
             old = old[step]
         swapped = {dict: [], list: {}, str: 7, int: "7", float: [0.5], bool: "true"}.get(type(old), "x")
         return _set(document, path, swapped)
-    return _set(document, path, {"status": "ok", "data": rng.choice(ODD_VALUES), "error": rng.choice(ODD_VALUES)})
+    return _set(document, path, {"status": "ok", "data": _odd(rng), "error": _odd(rng)})
 
 
 def _encode(document: Any) -> bytes:
@@ -194,8 +203,8 @@ def test_malformed_reports(cli: Callable[..., CliResult], tmp_path: Path) -> Non
         calls.append(None)
         path = tmp_path / name
         path.write_bytes(data)
-        argv = ["import", str(path), "--no-store", "-o", "-"]
-        _assert_clean(cli(*argv), argv)
+        for argv in (["import", str(path), "--no-store", "-o", "-"], ["show", str(path)]):
+            _assert_clean(cli(*argv), argv)
         path.unlink()
 
     run()
@@ -250,6 +259,7 @@ OPTION_COMMANDS: list[Callable[[str], list[str]]] = [
     lambda v: ["fleet", "--host-timeout", v, "--hosts-file", "/dev/null"],
     lambda v: ["fleet", "--concurrency", v, "--hosts-file", "/dev/null"],
     lambda v: ["show", f"@{v}"], lambda v: ["diff", "@latest", f"run:@{v}"],
+    lambda v: ["gc", "--keep-days", v, "--dry-run"], lambda v: ["gc", "--keep-last", v, "--dry-run"],
     lambda v: ["snapshot", "--pid", v, "--probe", "env", "--no-store", "-o", "-", "-q"],
 ]
 

@@ -20,6 +20,7 @@ _POSITION = re.compile(r"^@(latest|prev|\d+)$")
 MAX_REFERENCE = 4096
 # The largest @N: no store holds this many snapshots, and SQLite's integers end at 2**63.
 MAX_POSITION = 10**12
+_RUN_NUMBER = re.compile(r"^run:@?(\d+)")
 BOOT_REFERENCES = ("@boot", "@before-boot")
 
 
@@ -47,12 +48,12 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
     if reference.startswith(BASELINE_PREFIX):
         snapshot = NamedSnapshots(store).snapshot(reference[len(BASELINE_PREFIX):])
     elif is_run_reference(reference):
+        _check_number(reference, _RUN_NUMBER.match(reference), "no run has that number")
         snapshot = store.by_prefix(run_snapshot_id(reference, RunStore(store.path)))
     elif position:
         which = position.group(1)
-        n = 0 if which == "latest" else 1 if which == "prev" else int(which.lstrip("0")[:20] or "0")
-        if n > MAX_POSITION:
-            raise UnknownSnapshotError(reference, f"no store holds that many snapshots ({MAX_POSITION:,} at most)")
+        _check_number(reference, position, f"no store holds that many snapshots ({MAX_POSITION:,} at most)")
+        n = 0 if which == "latest" else 1 if which == "prev" else int(which)
         snapshot = store.nth_newest(n)
     elif reference in BOOT_REFERENCES:
         snapshot = store.load(boot_reference(reference, store))
@@ -67,6 +68,14 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
     else:
         snapshot = store.by_prefix(reference)
     return check_not_tampered(snapshot) if check_signature else snapshot
+
+
+def _check_number(reference: str, match: re.Match[str] | None, reason: str) -> None:
+    """UnknownSnapshotError when the number `match` found in `reference` is beyond MAX_POSITION (SQLite's
+    integers end at 2**63: a larger one would be an overflow, not an answer)."""
+    digits = match.group(1) if match else ""
+    if digits.isdigit() and int(digits.lstrip("0")[:20] or "0") > MAX_POSITION:
+        raise UnknownSnapshotError(reference[:60], reason)
 
 
 def _is_path(reference: str) -> bool:
