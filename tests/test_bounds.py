@@ -115,8 +115,11 @@ def test_an_integer_beyond_64_bits_inside_probe_data_is_one_line(cli, tmp_path: 
 def test_facts_of_a_wrong_shape_deep_in_probe_data_still_show(cli, tmp_path: Path) -> None:
     document = json.loads((PAIR / "a.json").read_text())
     document.pop("signature", None)
-    document["probes"]["gpu"] = {"status": "ok", "data": {"gpus": {"0": [1, 2]}, "driver_version": 7}}
-    document["probes"]["pcie"] = {"status": "ok", "data": {"topology": {"pairs": 5, "devices": 3}}}
+    document["probes"]["gpu"] = {"status": "ok", "data": {
+        "gpus": {"0": {"max_clocks": [1], "power": "x", "locked_clocks": 5, "clock_event_reasons": 7,
+                       "processes": 3}}, "driver_version": 7}}
+    document["probes"]["pcie"] = {"status": "ok", "data": {"topology": {"pairs": {"GPU0~GPU1": 5}, "devices": [1]},
+                                                           "gpus": {"0": {"index": [], "link": "Gen4"}}}}
     odd = tmp_path / "odd.json"
     odd.write_text(json.dumps(document))
     for args in (["show", str(odd)], ["show", "--full", str(odd)], ["diff", str(PAIR / "a.json"), str(odd)],
@@ -124,3 +127,22 @@ def test_facts_of_a_wrong_shape_deep_in_probe_data_still_show(cli, tmp_path: Pat
         result = cli(*args)
         assert result.returncode in (0, 1), (args, result.stderr)
         assert result.stderr == "", result.stderr
+
+
+@pytest.mark.parametrize(("probe", "data", "message"), [
+    ("packages", {"packages": {"torch": [1]}}, "data.packages must map each key to an object"),
+    ("kernels", {"files": 1.5}, "data.files must be an object"),
+    ("pcie", {"topology": {"pairs": {}, "devices": "GPU0"}}, "data.topology.devices must be a list"),
+    ("env", {"vars": ["A=1"]}, "data.vars must be an object"),
+])
+def test_containers_of_the_wrong_shape_are_refused_at_load(cli, tmp_path: Path, probe: str,
+                                                           data: dict[str, object], message: str) -> None:
+    document = json.loads((PAIR / "a.json").read_text())
+    document.pop("signature", None)
+    document["probes"][probe] = {"status": "ok", "data": data}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document))
+    for args in (["show", str(bad)], ["diff", str(PAIR / "a.json"), str(bad)], ["explain", str(bad), str(bad)]):
+        result = cli(*args)
+        _one_line_exit_2(result)
+        assert f"probe '{probe}': {message}" in result.stderr

@@ -112,7 +112,7 @@ def validate_document(document: Any, source: str) -> dict[str, Any]:
     for name, outcome in document["probes"].items():
         if not isinstance(outcome, dict) or outcome.get("status") not in STATUSES:
             raise _fail(source, f"malformed snapshot (probe {name!r} has no valid status)")
-        problem = _outcome_problem(outcome)
+        problem = _outcome_problem(outcome, name)
         if problem:
             raise _fail(source, f"malformed snapshot (probe {name!r}: {problem})")
     signature = document.get("signature")
@@ -126,10 +126,50 @@ def validate_document(document: Any, source: str) -> dict[str, Any]:
 MAX_DEPTH = 64
 
 
-def _outcome_problem(outcome: dict[str, Any]) -> str | None:
+# The containers inside probe data that every reader walks (diff, explain, show, report): each, when
+# present and not null, must be an object ("object"), or an object of objects keyed by identity ("table"),
+# or a list. A hand-edited or foreign document that breaks one is refused here, in one line, instead of
+# deep inside a renderer. Leaves (versions, clocks, flags) may hold any JSON value: the readers check those.
+DATA_SHAPES: dict[str, dict[str, str]] = {
+    "env": {"vars": "object"},
+    "gpu": {"gpus": "table"},
+    "kernels": {"files": "table", "jit_caches": "object", "modified_in_place": "object"},
+    "nccl": {"env": "object", "conf_files": "object", "infiniband": "object", "library": "object", "net": "object"},
+    "packages": {"packages": "table", "duplicates": "object"},
+    "pcie": {"gpus": "table", "p2p": "object", "sysfs": "object", "topology": "object",
+             "topology.pairs": "object", "topology.devices": "list"},
+    "process": {"processes": "object"},
+    "python": {"sys_path": "list", "platform": "object"},
+    "torch": {"devices": "object", "arch_list": "list", "backends": "object", "config": "object"},
+}
+
+
+def _shape_problem(name: str, data: dict[str, Any]) -> str | None:
+    """What breaks DATA_SHAPES in the data of probe `name`, or None."""
+    for path, kind in DATA_SHAPES.get(name, {}).items():
+        value: Any = data
+        for step in path.split("."):
+            value = value.get(step) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        if kind == "list":
+            if not isinstance(value, list):
+                return f"data.{path} must be a list"
+        elif not isinstance(value, dict):
+            return f"data.{path} must be an object"
+        elif kind == "table" and not all(isinstance(entry, dict) for entry in value.values()):
+            return f"data.{path} must map each key to an object"
+    return None
+
+
+def _outcome_problem(outcome: dict[str, Any], name: str = "") -> str | None:
     """What is wrong with the shape of one probe outcome (beyond its status), or None."""
     if outcome.get("data") is not None and not isinstance(outcome["data"], dict):
         return "data must be an object"
+    if isinstance(outcome.get("data"), dict):
+        problem = _shape_problem(name, outcome["data"])
+        if problem:
+            return problem
     if outcome.get("error") is not None and not isinstance(outcome["error"], (str, dict)):
         return "error must be text"
     duration = outcome.get("duration_s")
