@@ -146,3 +146,17 @@ def test_containers_of_the_wrong_shape_are_refused_at_load(cli, tmp_path: Path, 
         result = cli(*args)
         _one_line_exit_2(result)
         assert f"probe '{probe}': {message}" in result.stderr
+
+
+@pytest.mark.parametrize(("key", "value"), [("tool", []), ("label", 5), ("origin", ["x"]), ("created_at", 5)])
+def test_top_level_members_of_the_wrong_type_are_refused_at_load(cli, tmp_path: Path, key: str,
+                                                                 value: object) -> None:
+    document = json.loads((PAIR / "a.json").read_text())
+    document.pop("signature", None)
+    document[key] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document))
+    for args in (["show", "--full", str(bad)], ["show", str(bad)], ["diff", str(bad), str(PAIR / "a.json")]):
+        result = cli(*args)
+        _one_line_exit_2(result)
+        assert f"({key} must be" in result.stderr

@@ -109,6 +109,10 @@ def validate_document(document: Any, source: str) -> dict[str, Any]:
                             f"{SCHEMA_VERSION}): upgrade driftcheck to read it")
     if not isinstance(document["host"], dict) or not isinstance(document["probes"], dict):
         raise _fail(source, "malformed snapshot (host and probes must be objects)")
+    for key, kinds, what in (("tool", (dict,), "an object"), ("created_at", (str,), "text"),
+                             ("label", (str,), "text"), ("origin", (str,), "text")):
+        if document.get(key) is not None and not isinstance(document[key], kinds):
+            raise _fail(source, f"malformed snapshot ({key} must be {what})")
     for name, outcome in document["probes"].items():
         if not isinstance(outcome, dict) or outcome.get("status") not in STATUSES:
             raise _fail(source, f"malformed snapshot (probe {name!r} has no valid status)")
