@@ -160,3 +160,16 @@ def test_top_level_members_of_the_wrong_type_are_refused_at_load(cli, tmp_path: 
         result = cli(*args)
         _one_line_exit_2(result)
         assert f"({key} must be" in result.stderr
+
+
+def test_a_version_of_five_thousand_digits_is_no_version(cli, tmp_path: Path) -> None:
+    document = json.loads((PAIR / "a.json").read_text())
+    document.pop("signature", None)
+    name = next(iter(document["probes"]["packages"]["data"]["packages"]))
+    document["probes"]["packages"]["data"]["packages"][name]["version"] = "1." + "9" * 5000
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document))
+    for args in (["explain", str(bad), str(PAIR / "a.json")], ["diff", str(PAIR / "a.json"), str(bad)]):
+        result = cli(*args)
+        assert result.returncode == 1, (args, result.stderr)
+        assert result.stderr == ""
