@@ -27,6 +27,7 @@ from driftcheck.analysis.gate import (
     DEFAULT_MIN_CONFIDENCE,
     CheckResult,
     check_against,
+    check_min_confidence,
     check_reference,
     probes_to_check,
     retaken_target,
@@ -124,6 +125,7 @@ class CheckRequest:
 
     def __post_init__(self) -> None:
         _frozen_tuple(self, "probes")
+        check_min_confidence(self.min_confidence)
         if self.bench_runs is not None and self.bench_runs < 1:
             raise OptionError("bench_runs", str(self.bench_runs), "must be at least 1")
         if self.bench_runs is not None and self.rerun_bench is False:

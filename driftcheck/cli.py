@@ -19,6 +19,7 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -115,6 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # does (128 + 13), never 0: a gate's verdict must not turn into "all well" because of a pager.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as exc:  # a bug of ours: never a traceback, and never exit 1, which reads as "drift found"
+        if os.environ.get("DRIFTCHECK_DEBUG"):
+            traceback.print_exc()
+        message = " ".join(str(exc).split())[:300]  # one line, whatever the exception holds
+        what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        sys.stderr.write(f"driftcheck: internal error: {what} "
+                         "(set DRIFTCHECK_DEBUG=1 for the traceback; please report it)\n")
+        return 2
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from driftcheck.analysis.partial import comparable
+from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.facts import fact_table
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart, format_path
@@ -130,6 +131,7 @@ def _probe_changes(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None
     return changes
 
 
+@without_gc
 def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
     """Every difference between A and B, split into candidate causes and readings (by the facts table).
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +15,7 @@ from driftcheck.analysis.explain import Explained, explain
 from driftcheck.analysis.policy import Policy, violations
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.targets import Target, reference_target
-from driftcheck.errors import UnknownSnapshotError, UsageError
+from driftcheck.errors import OptionError, UnknownSnapshotError, UsageError
 from driftcheck.probes import probe_class
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.named import NamedSnapshots
@@ -131,9 +132,21 @@ class CheckResult:
         return report
 
 
+def check_min_confidence(value: object) -> float:
+    """`value` if it is a usable confidence floor (a finite number from 0 to 1); OptionError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 <= value <= 1:
+        raise OptionError("min_confidence", repr(value), "give a number from 0 to 1")
+    return float(value)
+
+
 def check_against(reference: Snapshot, fresh: Snapshot, policy: Policy | None = None,
                   min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> CheckResult:
-    """Compare `fresh` with `reference` (only the probes `fresh` took) and apply the policy."""
+    """Compare `fresh` with `reference` (only the probes `fresh` took) and apply the policy.
+
+    `min_confidence` must be a finite number from 0 to 1 (OptionError otherwise): nan or 5 would pass
+    any drift, a gate switched off by a typo."""
+    check_min_confidence(min_confidence)
     policy = policy or Policy()
     base = restricted_to(reference, list(fresh.document["probes"]))
     explained = explain(diff_snapshots(base, fresh), ignore=policy.ignores)

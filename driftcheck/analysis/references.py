@@ -16,6 +16,11 @@ from driftcheck.store.named import NamedSnapshots
 from driftcheck.store.snapshots import Store
 
 _POSITION = re.compile(r"^@(latest|prev|\d+)$")
+# The longest reference read: longer than any path (PATH_MAX is 4096) or id, so a longer one names nothing.
+MAX_REFERENCE = 4096
+# The largest @N: no store holds this many snapshots, and SQLite's integers end at 2**63.
+MAX_POSITION = 10**12
+_RUN_NUMBER = re.compile(r"^run:@?(\d+)")
 BOOT_REFERENCES = ("@boot", "@before-boot")
 
 
@@ -36,13 +41,18 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
     With `check_signature`, a signed snapshot whose content was altered is refused.
     """
     store = store or Store()
+    if len(reference) > MAX_REFERENCE:
+        raise UnknownSnapshotError(f"{reference[:40]}...", f"a reference of {len(reference)} characters names "
+                                                           f"nothing ({MAX_REFERENCE} at most)")
     position = _POSITION.match(reference)
     if reference.startswith(BASELINE_PREFIX):
         snapshot = NamedSnapshots(store).snapshot(reference[len(BASELINE_PREFIX):])
     elif is_run_reference(reference):
+        _check_number(reference, _RUN_NUMBER.match(reference), "no run has that number")
         snapshot = store.by_prefix(run_snapshot_id(reference, RunStore(store.path)))
     elif position:
         which = position.group(1)
+        _check_number(reference, position, f"no store holds that many snapshots ({MAX_POSITION:,} at most)")
         n = 0 if which == "latest" else 1 if which == "prev" else int(which)
         snapshot = store.nth_newest(n)
     elif reference in BOOT_REFERENCES:
@@ -50,7 +60,7 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
     elif reference.startswith("@"):
         raise UnknownSnapshotError(reference, "unknown position; use @latest, @prev, @N (0 = newest), @boot "
                                               "or @before-boot")
-    elif Path(reference).exists():
+    elif _is_path(reference):
         # A pasted report (collect_env, check_env, nvidia-smi) is imported on the fly.
         snapshot = read_snapshot_or_report(Path(reference))
     elif "/" in reference or reference.endswith((".json", ".yaml")):
@@ -58,6 +68,22 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
     else:
         snapshot = store.by_prefix(reference)
     return check_not_tampered(snapshot) if check_signature else snapshot
+
+
+def _check_number(reference: str, match: re.Match[str] | None, reason: str) -> None:
+    """UnknownSnapshotError when the number `match` found in `reference` is beyond MAX_POSITION (SQLite's
+    integers end at 2**63: a larger one would be an overflow, not an answer)."""
+    digits = match.group(1) if match else ""
+    if digits.isdigit() and int(digits.lstrip("0")[:20] or "0") > MAX_POSITION:
+        raise UnknownSnapshotError(reference[:60], reason)
+
+
+def _is_path(reference: str) -> bool:
+    """Whether `reference` names something on disk (a NUL or an over-long name names nothing there)."""
+    try:
+        return Path(reference).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def boot_reference(reference: str, store: Store) -> str:

@@ -23,6 +23,7 @@ from driftcheck.commands.common import (
     add_require_trusted,
     add_runs,
     flag_terms,
+    fraction,
     progress_printer,
     remote_host,
     use_colour,
@@ -44,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_python(p)
     add_host(p)
     add_format(p, ("text", "markdown", "json"))
-    p.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
+    p.add_argument("--min-confidence", type=fraction, default=DEFAULT_MIN_CONFIDENCE, metavar="C",
                    help=f"causes below this confidence are shown but are not drift (default {DEFAULT_MIN_CONFIDENCE})")
     add_no_store(p, "do not keep the fresh snapshot in the store")
     reruns = p.add_mutually_exclusive_group()

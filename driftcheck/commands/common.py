@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -53,26 +54,58 @@ def check_output_path(path: Path, force: bool) -> None:
         raise UsageError(f"{path}: directory {path.parent} does not exist")
 
 
+# The largest count an option takes (`-n`, `--runs`, `--concurrency`): far above any real use, and below what
+# SQLite and the C long of the interpreter hold, so a typo of twenty digits is a usage error, not a crash.
+MAX_COUNT = 10**9
+# The longest duration an option takes (`--interval`, `--host-timeout`, `--budget-s`): a year, as `--every`.
+MAX_DURATION_S = 366 * 24 * 3600.0
+
+
 def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
+    """An argparse type: a whole number of at least 1 and at most MAX_COUNT."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is more than {MAX_COUNT:,}")
+    return value
+
+
+def _finite(text: str) -> float:
+    """`text` as a finite float; ArgumentTypeError for anything else (nan and inf included)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a finite number")
     return value
 
 
 def positive_float(text: str) -> float:
-    """An argparse type: a number of seconds (or other amount) above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"{text} must be positive")
+    """An argparse type: a number of seconds (or other amount) above 0, finite, at most MAX_DURATION_S."""
+    value = _finite(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} must be positive")
+    if value > MAX_DURATION_S:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is more than a year ({MAX_DURATION_S:.0f} s)")
     return value
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a finite number from 0 to 1 (a confidence); nan, inf and 5 are refused."""
+    value = _finite(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not between 0 and 1")
+    return value
+
+
+def _shown(text: str) -> str:
+    """`text` as an error shows it: quoted, cut to a readable length (a 5,000-digit value stays one line)."""
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
 
 
 def write_new_file(path: Path, text: str, force: bool) -> None:

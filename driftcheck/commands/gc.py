@@ -7,7 +7,7 @@ import json
 import sys
 
 from driftcheck.analysis.render import human_size
-from driftcheck.commands.common import EXIT_OK, add_format
+from driftcheck.commands.common import EXIT_OK, MAX_COUNT, add_format
 from driftcheck.hosts.targets import local_host
 from driftcheck.store.gc import collect
 from driftcheck.store.snapshots import Store
@@ -20,6 +20,8 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"{text} is more than {MAX_COUNT:,}")
     return value
 
 
@@ -28,9 +30,12 @@ def _days(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
-    if not value >= 0:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"{text} is not a number of days >= 0")
+    if not 0 <= value <= _MAX_DAYS:  # also refuses nan and inf (a date that far back overflows)
+        raise argparse.ArgumentTypeError(f"{text} is not a number of days from 0 to {_MAX_DAYS:,}")
     return value
+
+
+_MAX_DAYS = 100 * 366
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -7,6 +7,7 @@
 # Reads of /proc/self/* happen in this process: the target interpreter's own view, not a `cat`'s.
 # Every command and script runs under its own time limit; a failure is an answer, never an exception.
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -95,6 +96,12 @@ def main():
         sys.stderr.write("python " + sys.version.split()[0] + " is older than " + needed + "\n")
         return 3
     source, sink = sys.stdin.buffer, sys.stdout.buffer
+    # Lead a process group of our own, and say which: a caller that gives up on an answer ends the group
+    # (this reader and any command it runs), so nothing is left running on the host after a time-out.
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    sink.write(b"pid " + str(os.getpgrp()).encode("ascii") + b"\n")
+    sink.flush()
     while True:
         header = source.readline()
         if not header.strip():

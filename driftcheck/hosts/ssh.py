@@ -39,6 +39,14 @@ CONNECT_TIMEOUT_S = 15.0
 # Beyond the longest command in a batch: what reading files and moving the answer may take.
 BATCH_GRACE_S = 20.0
 MAX_PREFETCH_ROUNDS = 6
+# The largest answer taken from the batch reader: a snapshot's reads of an 8-GPU server are a few MB, and an
+# answer announced larger (a broken or hostile interpreter) is refused before it is read into memory.
+MAX_ANSWER_BYTES = 256 * 1024 * 1024
+# The longest frame header ("<size>\n") or process line, and the most of the reader's stderr kept.
+_MAX_HEADER = 64
+_MAX_STDERR = 64 * 1024
+# How long ending the remote reader after a time-out may take.
+_KILL_TIMEOUT_S = 5.0
 # Exit codes of the remote side that mean "no such interpreter" (shell: not found / not executable).
 _NO_INTERPRETER = {126: "not executable", 127: "not found"}
 
@@ -281,6 +289,8 @@ class _Session:
         self.where = where
         self.stdout = bytearray()
         self.stderr = bytearray()
+        self.pid: int | None = None  # the reader's process group, from its first line
+        self.busy = False  # a request is out without its answer (abandoned, or still being waited for)
 
     @classmethod
     def start(cls, client: paramiko.SSHClient, command: str, timeout_s: float, where: str) -> _Session:
@@ -295,20 +305,60 @@ class _Session:
         return cls(channel, where)
 
     def close(self) -> None:
+        """Close the channel; while a request is unanswered, end the remote reader's process group first (a
+        reader stuck in a read or a command would otherwise stay alive on the host: closing the channel sends
+        it no signal). An idle reader ends by itself at the end of its input."""
+        if self.busy and self.pid is not None and self.pid > 1:
+            self._kill_remote(self.pid)
         self.channel.close()
 
+    def _kill_remote(self, pid: int) -> None:
+        transport = self.channel.get_transport()
+        if transport is None or not transport.is_active():
+            return
+        try:
+            killer = transport.open_session(timeout=_KILL_TIMEOUT_S)
+            killer.settimeout(_KILL_TIMEOUT_S)
+            killer.exec_command(f"kill -KILL -- -{pid} 2>/dev/null || kill -KILL {pid} 2>/dev/null; exit 0")
+            deadline = time.monotonic() + _KILL_TIMEOUT_S
+            while not killer.exit_status_ready() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            killer.close()
+        except (paramiko.SSHException, OSError, EOFError):
+            pass  # the channel closes below all the same
+
     def exchange(self, request: bytes, timeout_s: float) -> bytes:
-        """Send one framed request and wait, at most `timeout_s`, for its framed answer."""
+        """Send one framed request and wait, at most `timeout_s`, for its framed answer (MAX_ANSWER_BYTES at
+        most: a larger one is refused before it is read)."""
         deadline = time.monotonic() + timeout_s
+        self.busy = True
         try:
             self.channel.sendall(str(len(request)).encode("ascii") + b"\n" + request)
-            header = self._take(lambda: self.stdout.find(b"\n") + 1, deadline, timeout_s)
+            header = self._line(deadline, timeout_s)
+            if self.pid is None and header.startswith(b"pid "):
+                self.pid = int(header[4:])
+                header = self._line(deadline, timeout_s)
             size = int(header.strip() or b"-1")
             if size < 0:
                 raise ConnectionLost(f"{self.where}: the batch reader sent no answer frame")
-            return self._take(lambda: size if len(self.stdout) >= size else 0, deadline, timeout_s)
+            if size > MAX_ANSWER_BYTES:
+                raise ConnectionLost(f"{self.where}: the batch reader announced a {size:,}-byte answer, more than "
+                                     f"{MAX_ANSWER_BYTES / 2**20:.0f} MiB; refused")
+            body = self._take(lambda: size if len(self.stdout) >= size else 0, deadline, timeout_s)
+            self.busy = False
+            return body
         except (paramiko.SSHException, OSError, EOFError, ValueError) as exc:
             raise ConnectionLost(f"{self.where}: connection lost: {exc or type(exc).__name__}") from None
+
+    def _line(self, deadline: float, timeout_s: float) -> bytes:
+        """The next line of stdout (a frame header or the process line), at most _MAX_HEADER bytes long."""
+        def ready() -> int:
+            end = self.stdout.find(b"\n", 0, _MAX_HEADER) + 1
+            if not end and len(self.stdout) >= _MAX_HEADER:
+                raise ConnectionLost(f"{self.where}: the batch reader sent no answer frame "
+                                     f"(no header within {_MAX_HEADER} bytes)")
+            return end
+        return self._take(ready, deadline, timeout_s)
 
     def _take(self, ready: Any, deadline: float, timeout_s: float) -> bytes:
         """The first `ready()` bytes of stdout once `ready()` is non-zero, reading the channel until then."""
@@ -324,6 +374,7 @@ class _Session:
                 continue
             if channel.recv_stderr_ready():
                 self.stderr += channel.recv_stderr(1 << 16)
+                del self.stderr[:-_MAX_STDERR]  # its last lines say why it ended; the rest is not kept
                 continue
             if channel.exit_status_ready() and channel.eof_received:
                 while channel.recv_stderr_ready():

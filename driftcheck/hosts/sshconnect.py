@@ -13,8 +13,10 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import logging
 import os
 import re
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,14 @@ import paramiko
 from driftcheck.errors import ChangedHostKeyError, HostError, UnknownHostKeyError, UsageError
 
 DEFAULT_PORT = 22
+# How long ssh-agent may take to answer one request (list the keys, sign): a hung agent would hang the
+# connection forever, as paramiko waits on its socket without a limit.
+AGENT_TIMEOUT_S = 10.0
+
+# paramiko logs its transport thread's failures (a garbage banner, a reset) with their tracebacks; with no
+# handler anywhere, Python prints them on stderr. The failure reaches the caller as one HostError, so its
+# log stays silent unless an application configures logging for it.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 SYSTEM_KNOWN_HOSTS = "/etc/ssh/ssh_known_hosts"
 _TARGET = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^:@\s\[\]]+))"
                      r"(?::(?P<port>\d+))?$")
@@ -189,8 +199,36 @@ def _direct_channel(via: paramiko.SSHClient, endpoint: Endpoint, timeout_s: floa
         raise HostError(f"jump host could not reach {endpoint.hostname}:{endpoint.port}: {exc}") from exc
 
 
+def agent(timeout_s: float = AGENT_TIMEOUT_S) -> paramiko.Agent | None:
+    """The user's ssh-agent (at $SSH_AUTH_SOCK) with a time limit on every request; None when there is none
+    to reach (no variable, a dangling socket: as for ssh, that only means fewer keys). HostError, one line,
+    when it does not answer within `timeout_s`."""
+    path = os.environ.get("SSH_AUTH_SOCK")
+    if not path:
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(timeout_s)  # kept for every later request too: the signature during authentication
+    try:
+        conn.connect(path)
+    except OSError:
+        conn.close()
+        return None
+    found = paramiko.Agent.__new__(paramiko.Agent)
+    paramiko.agent.AgentSSH.__init__(found)
+    try:
+        found._connect(conn)  # type: ignore[attr-defined]  # what Agent() does with the socket it opens
+    except (OSError, paramiko.SSHException) as exc:
+        conn.close()
+        reason = "did not answer" if isinstance(exc, TimeoutError) else f"failed: {exc or type(exc).__name__}"
+        raise HostError(f"ssh-agent at {path} {reason} within {timeout_s:g} s (restart it, or unset "
+                        "SSH_AUTH_SOCK to log in with key files only)") from None
+    return found
+
+
 def _open(endpoint: Endpoint, accept_new: bool, timeout_s: float, sock: Any) -> paramiko.SSHClient:
     client = paramiko.SSHClient()
+    # Our agent, with a time limit, in place of the one paramiko would open without.
+    client._agent = agent(min(timeout_s, AGENT_TIMEOUT_S))  # type: ignore[attr-defined]
     _load_known_hosts(client, endpoint)
     client.set_missing_host_key_policy(_TrustPolicy(endpoint, accept_new))
     where = f"{endpoint.user}@{endpoint.alias}" + (f":{endpoint.port}" if endpoint.port != DEFAULT_PORT else "")

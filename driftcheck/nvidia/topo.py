@@ -17,6 +17,10 @@ from driftcheck.nvidia.values import NvidiaFormatError, text_value
 _ESCAPE = re.compile(r"(?:\x1b|\ufffd)\[[0-9;]*m")
 _LEVEL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|PSB|SOC|NV\d+|NVB|N/A|CNS|C2C)$")
 _NIC_LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
+_PLAIN_LEVELS = frozenset({"X", "SYS", "NODE", "PHB", "PXB", "PIX", "PSB", "SOC", "NVB", "N/A", "CNS", "C2C"})
+# More devices than any one machine's matrix shows (8-16 GPUs and up to a few dozen NICs): the pairs grow as
+# the square of the devices, so a larger matrix (a 3000 x 3000 one took a minute and 2.4 GB) is refused.
+MAX_DEVICES = 256
 _EXTRA_COLUMNS = (("CPU Affinity", "cpu_affinity"), ("NUMA Affinity", "numa_affinity"), ("GPU NUMA ID", "gpu_numa_id"))
 
 
@@ -34,6 +38,9 @@ def _matrix_rows(lines: list[str]) -> tuple[int, list[list[str]]]:
                 if not row.strip() or row.strip().startswith("Legend"):
                     break
                 rows.append(row.split())
+                if len(rows) > MAX_DEVICES:
+                    raise NvidiaFormatError(f"the topology matrix has more than {MAX_DEVICES} devices, more than "
+                                            "any one machine shows")
             return start - 1, rows
     raise NvidiaFormatError(_no_matrix_reason(lines))
 
@@ -57,7 +64,7 @@ def parse_topo(text: str) -> dict[str, Any]:
     affinity: dict[str, dict[str, str | None]] = {key: {} for _, key in _EXTRA_COLUMNS}
     for i, row in enumerate(rows):
         cells = row[1:1 + len(devices)]
-        if len(cells) < len(devices) or any(not _LEVEL.match(cell) for cell in cells):
+        if len(cells) < len(devices) or not all(cell in _PLAIN_LEVELS or _LEVEL.match(cell) for cell in cells):
             raise NvidiaFormatError(f"topology row {row[0]!r} does not hold one level per device: {' '.join(row)}")
         if cells[i] != "X":
             raise NvidiaFormatError(f"topology row {row[0]!r} has no X on the diagonal")

@@ -72,7 +72,17 @@ def number(raw: str | None) -> int | float | None:
     match = _NUMBER.match(value.rstrip("x") if value.endswith("x") else value)
     if not match:
         return None
-    digits = match.group(1)
+    return _digits(match.group(1))
+
+
+# No reading of nvidia-smi has this many digits; a longer one would overflow a float to infinity.
+_MAX_DIGITS = 40
+
+
+def _digits(digits: str) -> int | float:
+    """The number `digits` spells; ValueError (the importer's "looks like ... but") for an absurd length."""
+    if len(digits) > _MAX_DIGITS:
+        raise ValueError(f"a value of {len(digits)} digits is no reading")
     return float(digits) if "." in digits else int(digits)
 
 
@@ -97,7 +107,7 @@ def mebibytes(raw: str | None) -> int | None:
     if not match:
         return None
     factor = _MEMORY_UNITS.get(match.group(2).lower() or "mib")
-    return None if factor is None else int(float(match.group(1)) * factor)
+    return None if factor is None else int(float(_digits(match.group(1))) * factor)
 
 
 def flag(raw: str | None) -> bool | None:

@@ -12,6 +12,10 @@ from pathlib import Path
 import hostlist
 
 from driftcheck.errors import OptionError, UsageError
+from driftcheck.snapshot.inputs import InputError, read_input
+
+# A hosts file of 10,000 hosts with long names is well under 1 MiB; more is not a hosts file.
+MAX_HOSTS_FILE_BYTES = 16 * 1024 * 1024
 
 
 def expand(expression: str) -> list[str]:
@@ -25,9 +29,14 @@ def expand(expression: str) -> list[str]:
 def read_hosts_file(path: Path) -> list[str]:
     """The host expressions in `path`: one or more per line (space or comma separated), `#` comments."""
     try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise OptionError("hosts_file", str(path), str(exc.strerror or exc)) from None
+        text = read_input(path, "a hosts file", MAX_HOSTS_FILE_BYTES).decode("utf-8")
+    except InputError as exc:
+        raise OptionError("hosts_file", str(path), str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise OptionError("hosts_file", str(path), f"not UTF-8 text (byte {exc.start}); a hosts file is host "
+                                                   "names, one or more a line") from None
+    if "\0" in text:
+        raise OptionError("hosts_file", str(path), "holds NUL bytes: a binary file, not a hosts file")
     found: list[str] = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -395,8 +395,18 @@ def _probe_rows(s: Snapshot) -> list[Row]:
 
 def summary_rows(snapshot: Snapshot) -> list[Row]:
     """The summary's rows, in display order; sections without facts are left out."""
-    return [*_host_rows(snapshot), *_torch_rows(snapshot), *_package_rows(snapshot), *_gpu_rows(snapshot),
-            *_env_rows(snapshot), *_nccl_rows(snapshot), *_knob_rows(snapshot), *_probe_rows(snapshot)]
+    sections = (_host_rows, _torch_rows, _package_rows, _gpu_rows, _env_rows, _nccl_rows, _knob_rows, _probe_rows)
+    return [row for section in sections for row in _section_rows(section, snapshot)]
+
+
+def _section_rows(section: Callable[[Snapshot], list[Row]], snapshot: Snapshot) -> list[Row]:
+    """The rows of one section; one row saying so when the snapshot's facts there are not of the shapes the
+    probes write (a hand-edited or foreign document): one odd value never hides the rest of the summary."""
+    try:
+        return section(snapshot)
+    except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+        name = section.__name__.strip("_").removesuffix("_rows")
+        return [Row(name, "", f"(facts of an unexpected shape: {type(exc).__name__})")]
 
 
 def header_line(snapshot: Snapshot, signer: str | None) -> str:

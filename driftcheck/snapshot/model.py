@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from driftcheck.errors import SnapshotError
+from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.canonical import snapshot_id
 from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.version import VERSION
@@ -108,10 +109,14 @@ def validate_document(document: Any, source: str) -> dict[str, Any]:
                             f"{SCHEMA_VERSION}): upgrade driftcheck to read it")
     if not isinstance(document["host"], dict) or not isinstance(document["probes"], dict):
         raise _fail(source, "malformed snapshot (host and probes must be objects)")
+    for key, kinds, what in (("tool", (dict,), "an object"), ("created_at", (str,), "text"),
+                             ("label", (str,), "text"), ("origin", (str,), "text")):
+        if document.get(key) is not None and not isinstance(document[key], kinds):
+            raise _fail(source, f"malformed snapshot ({key} must be {what})")
     for name, outcome in document["probes"].items():
         if not isinstance(outcome, dict) or outcome.get("status") not in STATUSES:
             raise _fail(source, f"malformed snapshot (probe {name!r} has no valid status)")
-        problem = _outcome_problem(outcome)
+        problem = _outcome_problem(outcome, name)
         if problem:
             raise _fail(source, f"malformed snapshot (probe {name!r}: {problem})")
     signature = document.get("signature")
@@ -125,10 +130,50 @@ def validate_document(document: Any, source: str) -> dict[str, Any]:
 MAX_DEPTH = 64
 
 
-def _outcome_problem(outcome: dict[str, Any]) -> str | None:
+# The containers inside probe data that every reader walks (diff, explain, show, report): each, when
+# present and not null, must be an object ("object"), or an object of objects keyed by identity ("table"),
+# or a list. A hand-edited or foreign document that breaks one is refused here, in one line, instead of
+# deep inside a renderer. Leaves (versions, clocks, flags) may hold any JSON value: the readers check those.
+DATA_SHAPES: dict[str, dict[str, str]] = {
+    "env": {"vars": "object"},
+    "gpu": {"gpus": "table"},
+    "kernels": {"files": "table", "jit_caches": "object", "modified_in_place": "object"},
+    "nccl": {"env": "object", "conf_files": "object", "infiniband": "object", "library": "object", "net": "object"},
+    "packages": {"packages": "table", "duplicates": "object"},
+    "pcie": {"gpus": "table", "p2p": "object", "sysfs": "object", "topology": "object",
+             "topology.pairs": "object", "topology.devices": "list"},
+    "process": {"processes": "object"},
+    "python": {"sys_path": "list", "platform": "object"},
+    "torch": {"devices": "object", "arch_list": "list", "backends": "object", "config": "object"},
+}
+
+
+def _shape_problem(name: str, data: dict[str, Any]) -> str | None:
+    """What breaks DATA_SHAPES in the data of probe `name`, or None."""
+    for path, kind in DATA_SHAPES.get(name, {}).items():
+        value: Any = data
+        for step in path.split("."):
+            value = value.get(step) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        if kind == "list":
+            if not isinstance(value, list):
+                return f"data.{path} must be a list"
+        elif not isinstance(value, dict):
+            return f"data.{path} must be an object"
+        elif kind == "table" and not all(isinstance(entry, dict) for entry in value.values()):
+            return f"data.{path} must map each key to an object"
+    return None
+
+
+def _outcome_problem(outcome: dict[str, Any], name: str = "") -> str | None:
     """What is wrong with the shape of one probe outcome (beyond its status), or None."""
     if outcome.get("data") is not None and not isinstance(outcome["data"], dict):
         return "data must be an object"
+    if isinstance(outcome.get("data"), dict):
+        problem = _shape_problem(name, outcome["data"])
+        if problem:
+            return problem
     if outcome.get("error") is not None and not isinstance(outcome["error"], (str, dict)):
         return "error must be text"
     duration = outcome.get("duration_s")
@@ -148,6 +193,17 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# Wider than any counter a probe reads (NVML's 64-bit values included); a longer integer is no fact and
+# would overflow the float arithmetic of diff and explain.
+MAX_INT = 2**64
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 20 or abs(value := int(text)) > MAX_INT:
+        raise ValueError(f"the integer {text[:20]}... is out of range (64 bits at most)")
+    return value
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """An object whose keys are all different: with a duplicate, the signed bytes and what a reader sees
     could disagree, so it is refused."""
@@ -160,7 +216,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _check_values(value: Any, depth: int = 0) -> None:
-    """Refuse what JSON allows but a snapshot cannot hold: lone surrogates (not Unicode), absurd depth."""
+    """Refuse what JSON allows but a snapshot cannot hold: lone surrogates (not Unicode), absurd depth,
+    integers beyond 64 bits."""
     if depth > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, str):
@@ -168,6 +225,8 @@ def _check_values(value: Any, depth: int = 0) -> None:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError("a string holds a lone surrogate, which is not Unicode text") from None
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+        raise ValueError(f"the integer {str(value)[:20]}... is out of range (64 bits at most)")
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_values(key, depth + 1)
@@ -177,6 +236,7 @@ def _check_values(value: Any, depth: int = 0) -> None:
             _check_values(item, depth + 1)
 
 
+@without_gc
 def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
     """Read a snapshot from its JSON text; SnapshotError for truncated, non-JSON or foreign content."""
     if isinstance(text, bytes):
@@ -185,7 +245,7 @@ def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
         except UnicodeDecodeError:
             raise _fail(source, "not a driftcheck snapshot (not UTF-8 text)") from None
     try:
-        document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+        document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int,
                                object_pairs_hook=_unique_keys)
         _check_values(document)
     except json.JSONDecodeError as exc:

@@ -96,3 +96,23 @@ def test_windows_error_output_is_a_format_error_naming_the_error() -> None:
 def test_row_with_missing_cells_is_refused() -> None:
     with pytest.raises(NvidiaFormatError, match="one level per device"):
         parse_topo("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \t0-3\nGPU1\tNV4\t X \t0-3\n")
+
+
+def _matrix(n: int) -> str:
+    names = [f"GPU{i}" for i in range(n)]
+    rows = [name + "\t" + "\t".join("X" if j == i else "NV18" for j in range(n)) + "\t0-55\t0"
+            for i, name in enumerate(names)]
+    return "\t" + "\t".join(names) + "\tCPU Affinity\tNUMA Affinity\n" + "\n".join(rows) + "\n\nLegend:\n"
+
+
+def test_a_matrix_larger_than_any_machine_is_refused_at_once() -> None:
+    import time
+
+    from driftcheck.nvidia.topo import MAX_DEVICES
+
+    assert len(parse_topo(_matrix(MAX_DEVICES))["pairs"]) == MAX_DEVICES * (MAX_DEVICES - 1) // 2
+    text = _matrix(3000)  # 58 s and 2.4 GB before the limit
+    start = time.perf_counter()
+    with pytest.raises(NvidiaFormatError, match=f"more than {MAX_DEVICES} devices"):
+        parse_topo(text)
+    assert time.perf_counter() - start < 2

@@ -20,6 +20,7 @@ from driftcheck.analysis.explain.roots import root_of
 from driftcheck.analysis.explain.unchanged import unchanged_suspects
 from driftcheck.analysis.explain.values import field_for, human_field
 from driftcheck.analysis.rules import Catalog, Rule, default_catalog
+from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.facts import is_reading
 from driftcheck.snapshot.model import Snapshot
 
@@ -164,6 +165,7 @@ def _bench_moves(result: Explained, catalog: Catalog) -> BenchMoves:
                       frozenset(catalog.bench_class(str(row["name"])) for row in result.bench if bench_better(row)))
 
 
+@without_gc
 def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile: bool = False,
             ignore: Callable[[Change], bool] | None = None) -> Explained:
     """Classify and rank the changes of `diff`; list unchanged suspects and the benchmark evidence.

@@ -11,13 +11,17 @@ from packaging.version import InvalidVersion, Version
 _GIT_SHA = re.compile(r"^(?=[0-9]*[a-f])[0-9a-f]{7,40}$")
 
 
+# Longer than any release string (PEP 440 versions of real packages are a few dozen characters).
+_MAX_VERSION = 200
+
+
 def parse_version(text: Any) -> Version | None:
     """`text` as a PEP 440 version, or None when it is not one (a git sha, a free-form string)."""
-    if not isinstance(text, str) or _GIT_SHA.match(text):
+    if not isinstance(text, str) or len(text) > _MAX_VERSION or _GIT_SHA.match(text):
         return None
     try:
         return Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a release number of thousands of digits
         return None
 
 
