@@ -49,7 +49,7 @@ def test_text_output_and_unknown_options(cli: Callable[..., object]) -> None:
     assert lines[1].split()[:3] == ["benchmark", "median", "unit"]
     assert lines[2].startswith("launch_eager_us_per_op") and " us " in lines[2]
     bad = cli("bench", "--budget-s", "-1")
-    assert bad.returncode == 2 and "--budget-s: -1 must be positive" in bad.stderr  # type: ignore[attr-defined]
+    assert bad.returncode == 2 and "--budget-s" in bad.stderr and "must be positive" in bad.stderr  # type: ignore[attr-defined]
 
 
 def test_without_torch_one_line_error_with_install_hint() -> None:
