@@ -142,7 +142,7 @@ def _patterns(value: Any, where: str) -> tuple[PathPattern, ...]:
 
 
 def _compile(source: str) -> PathPattern:
-    """A path pattern, with the catalog's placeholders written out."""
+    """A path pattern, with the catalog's stand-ins (`{shell_noise}`, `{env_families:...}`) written out."""
     return compile_pattern(name_catalog().expand(source))
 
 

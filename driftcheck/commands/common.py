@@ -61,17 +61,27 @@ MAX_COUNT = 10**9
 MAX_DURATION_S = 366 * 24 * 3600.0
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1 and at most MAX_COUNT."""
+def _whole_number(text: str, minimum: int) -> int:
+    """`text` as a whole number from `minimum` to MAX_COUNT; ArgumentTypeError for anything else."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{_shown(text)} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
     if value > MAX_COUNT:
         raise argparse.ArgumentTypeError(f"{_shown(text)} is more than {MAX_COUNT:,}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 and at most MAX_COUNT."""
+    return _whole_number(text, 1)
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number of at least 0 (`--keep-last 0`) and at most MAX_COUNT."""
+    return _whole_number(text, 0)
 
 
 def _finite(text: str) -> float:

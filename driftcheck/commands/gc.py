@@ -7,22 +7,10 @@ import json
 import sys
 
 from driftcheck.analysis.render import human_size
-from driftcheck.commands.common import EXIT_OK, MAX_COUNT, add_format
+from driftcheck.commands.common import EXIT_OK, add_format, count
 from driftcheck.hosts.targets import local_host
 from driftcheck.store.gc import collect
 from driftcheck.store.snapshots import Store
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    if value > MAX_COUNT:
-        raise argparse.ArgumentTypeError(f"{text} is more than {MAX_COUNT:,}")
-    return value
 
 
 def _days(text: str) -> float:
@@ -45,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      "removed: a snapshot a baseline or a run record points at, and @before-boot, @boot and the "
                      "newest snapshot of every host. Also drops hash cache rows of this machine's files that are "
                      "gone, and gives the space back.")
-    p.add_argument("--keep-last", type=_count, metavar="N", help="keep each host's N newest snapshots")
+    p.add_argument("--keep-last", type=count, metavar="N", help="keep each host's N newest snapshots")
     p.add_argument("--keep-days", type=_days, metavar="D", help="keep snapshots younger than D days")
     # No `-n` here: in driftcheck `-n` is `--limit` (log, runs).
     p.add_argument("--dry-run", action="store_true", help="only say what would be removed")

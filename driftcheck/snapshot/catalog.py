@@ -7,7 +7,7 @@
 - the variables the shell sets anew in every session (never a cause).
 
 The probes, the summary, the rule catalog, package relevance and the facts table all read this module;
-`expand` writes the `{shell_noise}` and `{env_families:<category>}` placeholders of their YAML files.
+`expand` writes the `{shell_noise}` and `{env_families:<category>}` stand-ins of their YAML files.
 """
 
 from __future__ import annotations
