@@ -27,7 +27,7 @@ from driftcheck.commands.common import (
 )
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.snapshot.signing import verify_document
+from driftcheck.snapshot.trust import TrustStore
 from driftcheck.store.named import NamedSnapshots
 from driftcheck.store.snapshots import Store
 
@@ -125,8 +125,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps({**entry.to_json(), "snapshot": snapshot.document}, indent=2, sort_keys=True))
     else:
         print(f"baseline {entry.name} (saved {entry.saved_at})")
-        verdict = verify_document(snapshot.document)
-        sys.stdout.write(snapshot_text(snapshot, verdict.fingerprint if verdict.intact else None))
+        sys.stdout.write(snapshot_text(snapshot, TrustStore().signer_of(snapshot.document).who()))
     return EXIT_OK
 
 

@@ -12,7 +12,7 @@ from driftcheck.analysis.render import snapshot_text
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, add_format, use_colour
 from driftcheck.reports.summary import summary_text
 from driftcheck.snapshot.canonical import pretty_json
-from driftcheck.snapshot.signing import verify_document
+from driftcheck.snapshot.trust import TrustStore
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,8 +33,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     elif args.format == "yaml":
         sys.stdout.write(yaml.safe_dump(snapshot.document, sort_keys=True, allow_unicode=True))
     else:
-        verdict = verify_document(snapshot.document)
-        signer = verdict.fingerprint if verdict.intact else None
+        # Who signed it, in the user's terms (you / a trusted name / an unknown key), as `verify` says it.
+        signer = TrustStore().signer_of(snapshot.document).who()
         if args.full:
             sys.stdout.write(snapshot_text(snapshot, signer))
         else:

@@ -49,6 +49,13 @@ class Signer:
     def trusted(self) -> bool:
         return self.state in ("you", "trusted")
 
+    def who(self) -> str | None:
+        """Who signed it, for "signed by ...": `you`, a trusted name, `an unknown key SHA256:...`; None when
+        the snapshot is unsigned or altered (no signer to name)."""
+        if self.state not in ("you", "trusted", "unknown"):
+            return None
+        return self.text().removeprefix("signed by ")
+
     def text(self) -> str:
         """`signed by you`, `signed by alice (SHA256:...)`, `signed by an unknown key SHA256:...`, ..."""
         if self.state == "you":

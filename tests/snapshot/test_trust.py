@@ -74,3 +74,12 @@ def test_fingerprints_are_checked_and_public_keys_accepted(tmp_path: Path) -> No
     assert normalize_fingerprint(key.fingerprint.removeprefix("SHA256:")) == key.fingerprint
     with pytest.raises(UsageError, match="not a key fingerprint"):
         normalize_fingerprint("SHA256:someoneelse")
+
+
+def test_show_names_the_signer_as_verify_does(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    own = tmp_path / "own.json"
+    assert cli("snapshot", "--probe", "env", "--no-store", "-o", str(own)).returncode == 0
+    assert "signed by you" in cli("show", str(own)).stdout.splitlines()[0]
+    stranger = tmp_path / "s.json"
+    fingerprint = _signed_by(tmp_path / "stranger", stranger)
+    assert f"signed by an unknown key {fingerprint}" in cli("show", str(stranger)).stdout.splitlines()[0]
