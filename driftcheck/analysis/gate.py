@@ -12,6 +12,7 @@ from typing import Any
 
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained, explain
+from driftcheck.analysis.explain.model import NOISE_FLOOR
 from driftcheck.analysis.policy import Policy, violations
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.targets import Target, reference_target
@@ -89,7 +90,7 @@ SHIFT_VERDICTS = ("slower", "faster")
 # The noise floor: causes below this confidence (an unrelated variable such as LANG, a fact no rule knows)
 # are shown but do not fail the gate on their own, and an unchanged machine ranks nothing above it
 # (tests/analysis/test_null_corpus.py).
-DEFAULT_MIN_CONFIDENCE = 0.1
+DEFAULT_MIN_CONFIDENCE = NOISE_FLOOR
 
 
 @dataclass

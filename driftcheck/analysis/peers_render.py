@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from driftcheck.analysis.explain.render import FOLD_BELOW
+from driftcheck.analysis.explain.render import FOLD_BELOW, split_folded
 from driftcheck.analysis.peers import Finding, PeerReport, describe_value
-
-_FOLDED_CATEGORIES = ("env_var_other", "other")
-
-
-def split_findings(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
-    """(shown, folded): findings of no known effect under `FOLD_BELOW` fold when there are two or more."""
-    folded = [f for f in findings if f.confidence < FOLD_BELOW and f.category in _FOLDED_CATEGORIES]
-    return (findings, []) if len(folded) < 2 else ([f for f in findings if f not in folded], folded)
 
 
 def fact_label(path: str) -> str:
@@ -48,7 +40,7 @@ def render_text(report: PeerReport, fold: bool = True) -> str:
         lines.append("only one snapshot: nothing to compare it with")
     elif report.uniform:
         lines.append("uniform: every compared fact is identical across the hosts")
-    shown, folded = split_findings(report.findings) if fold else (report.findings, [])
+    shown, folded = split_folded(report.findings) if fold else (report.findings, [])
     for rank, finding in enumerate(shown, 1):
         facts = ", ".join(fact_label(p) for p in [finding.path, *finding.also])
         lines.append(f"{rank:>2}. [{finding.category}, {finding.confidence:.2f}] {facts}")

@@ -16,7 +16,7 @@ from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
-from driftcheck.probes.sysread import RawView, SysReader, to_int
+from driftcheck.probes.sysread import DENIED, RawView, SysReader, to_int
 
 CPU_DIR = "/sys/devices/system/cpu"
 CPUIDLE_DIR = f"{CPU_DIR}/cpuidle"
@@ -26,7 +26,6 @@ ASPM_POLICY = "/sys/module/pcie_aspm/parameters/policy"
 PCI_DEVICES = "/sys/bus/pci/devices"
 DEVFREQ_DIR = "/sys/class/devfreq"
 STATE_FILES = ("name", "disable", "latency")
-DENIED = "denied"
 
 # An MSI/MSI-X chip name carries the bus id of its device: `PCI-MSIX-0000:3b:00.0`, `IR-PCI-MSI-0000:...`.
 _MSI_DEVICE = re.compile(r"\bPCI-MSIX?-([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b")

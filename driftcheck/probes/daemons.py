@@ -14,7 +14,7 @@ from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
-from driftcheck.probes.sysread import RawView, SysReader
+from driftcheck.probes.sysread import DENIED, RawView, SysReader
 
 # comm (as the kernel cuts it, 15 characters) -> daemon name; MPS's control and server share one comm.
 DAEMON_COMMS = {
@@ -30,7 +30,6 @@ MPS_DEFAULT_PIPE_DIRECTORY = "/tmp/nvidia-mps"
 # says whether they failed, were stopped or are not installed).
 SERVICES = ("nvidia-persistenced", "nvidia-fabricmanager")
 MPS_ENV = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")
-DENIED = "denied"
 
 
 class DaemonsProbe(Probe):

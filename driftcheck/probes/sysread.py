@@ -14,6 +14,9 @@ from typing import Any
 
 from driftcheck.hosts import Host
 
+# The value a probe writes for a fact whose file exists but may not be read: unknown, never "absent".
+DENIED = "denied"
+
 
 class SysReader:
     """Reads through `host`, remembering every answer; an unreadable path is recorded as None."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
-from driftcheck.probes.sysread import RawView, SysReader, key_values, kib, to_int
+from driftcheck.probes.sysread import DENIED, RawView, SysReader, key_values, kib, to_int
 
 CPU_DIR = "/sys/devices/system/cpu"
 CPUFREQ_DIR = f"{CPU_DIR}/cpufreq"
@@ -55,8 +55,6 @@ GPU_RDMA_MODULES = (
 GVISOR_KERNEL_VERSION = "#1 SMP Sun Jan 10 15:06:54 PST 2016"
 # v1 reports "no memory limit" as the largest page-aligned signed 64-bit number; anything this big is none.
 _NO_LIMIT_BYTES = 1 << 62
-# A limit file that exists but may not be read: its limit is unknown, never "no limit".
-DENIED = "denied"
 
 
 class SystemProbe(Probe):

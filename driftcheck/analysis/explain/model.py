@@ -7,6 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from driftcheck.analysis.diff import SnapshotDiff
 
+# The noise floor: a cause below this confidence (an unrelated variable such as LANG, a fact no rule knows)
+# is shown but does not fail `check` on its own, and two or more such causes of no known effect fold into
+# one line of text.
+NOISE_FLOOR = 0.1
+
 if TYPE_CHECKING:
     from driftcheck.analysis.signers import Signers
 

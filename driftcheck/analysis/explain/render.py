@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from driftcheck.analysis.explain.model import Explained, Explanation
+from driftcheck.analysis.explain.model import NOISE_FLOOR, Explained, Explanation
 from driftcheck.analysis.explain.report import reading_order, reading_title
 from driftcheck.analysis.partial import not_compared, not_compared_line
 from driftcheck.analysis.targets import target_difference
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.printable import printable
+
+if TYPE_CHECKING:
+    from driftcheck.analysis.peers import Finding
 
 _COLOURS = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
@@ -69,18 +72,20 @@ def _confidence_colour(explanation: Explanation) -> str:
     return "red" if explanation.confidence >= 0.5 else "yellow" if explanation.confidence >= 0.2 else "dim"
 
 
-# Causes below this confidence that no rule knows (a LANG, a TERM) fold into one line unless asked for
-# with --all: the same floor under which `check` does not count a cause as drift.
-FOLD_BELOW = 0.1
+# Causes below the noise floor that no rule knows (a LANG, a TERM) fold into one line unless asked for with
+# --all: the same floor under which `check` does not count a cause as drift.
+FOLD_BELOW = NOISE_FLOOR
 _FOLDED_CATEGORIES = ("env_var_other", "other")
+Foldable = TypeVar("Foldable", Explanation, "Finding")
 
 
-def split_folded(explanations: list[Explanation]) -> tuple[list[Explanation], list[Explanation]]:
-    """(shown, folded): the low-confidence causes of no known effect go to `folded`, the rest stay in rank order."""
-    folded = [e for e in explanations if e.confidence < FOLD_BELOW and e.category in _FOLDED_CATEGORIES]
-    if len(folded) < 2:  # one line for one cause is no fold
-        return explanations, []
-    return [e for e in explanations if e not in folded], folded
+def split_folded(items: list[Foldable]) -> tuple[list[Foldable], list[Foldable]]:
+    """(shown, folded): causes or fleet findings of no known effect under the floor go to `folded` when there
+    are two or more (one line for one is no fold); the rest stay in rank order."""
+    folded = [e for e in items if e.confidence < FOLD_BELOW and e.category in _FOLDED_CATEGORIES]
+    if len(folded) < 2:
+        return items, []
+    return [e for e in items if e not in folded], folded
 
 
 def _folded_line(folded: list[Explanation]) -> str:
