@@ -83,8 +83,14 @@ def test_benchmark_baseline_then_checks(cli_process: Callable[..., CliResult], b
                        for line in slow.stdout.splitlines()), slow.stdout
         else:
             assert gemm["verdict"] == "inconclusive" and "resolve" in gemm["reason"], gemm["verdict_text"]
-        # The decode's response to one thread was measured only on a busy machine so far.
-        assert decode["verdict"] in ("slower", "inconclusive"), decode["verdict_text"]
+        # The tiny model's decode is dominated by per-token overhead, so one thread need not move it (CI saw
+        # -1.4%, MDS ±22.7%: unchanged). What must hold is that the verdict follows from its own figures:
+        # "unchanged" only inside the between-run spread, a shift only beyond the MDS, never "faster" here.
+        assert decode["verdict"] != "faster", decode["verdict_text"]
+        if decode["verdict"] == "unchanged":
+            assert abs(decode["change_pct"]) <= max(decode["spread_pct"], 2.0) + 0.01, decode["verdict_text"]
+        elif decode["verdict"] == "slower":
+            assert abs(decode["change_pct"]) >= decode["mds_pct"] - 0.01, decode["verdict_text"]
     # --no-bench: the same reference, no rerun, no benchmark rows.
     quick = cli_process("check", "--against", "b1", "--policy", policy, "--no-bench", "--format", "json",
                         "--no-store")
