@@ -13,10 +13,11 @@ from itertools import pairwise
 
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained, Explanation, explain
-from driftcheck.errors import DriftcheckError
+from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.runs.compare import Finding, RunComparison, compare_runs
 from driftcheck.runs.html import ChangePoint
 from driftcheck.runs.reference import is_run_reference, resolve_run
+from driftcheck.runs.speculative import PlainRun, accept_length
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.store.snapshots import Store
 
@@ -52,9 +53,32 @@ def change_points(runs: list[RunRecord], store: Store | None = None) -> list[Cha
     return points
 
 
-def compare_references(a: str, b: str) -> RunComparison | None:
-    """The comparison of two run references (`run:12`, `run:@prev`); None unless both name runs."""
+def plain_run(given: str, store: RunStore | None = None) -> PlainRun:
+    """What `--non-spec` names: a run recorded without speculative decoding (`run:9`), or that run's output
+    token throughput in tok/s (`73.8`). UsageError for anything else, or for a run that printed an accept
+    length (it ran with speculative decoding)."""
+    if is_run_reference(given):
+        run, _ = resolve_run(given, store)
+        if accept_length(run) is not None:
+            raise UsageError(f"--non-spec {given}: run {run.id} printed an accept length, so it ran with "
+                             "speculative decoding; name a run without it")
+        return PlainRun(f"run {run.id} without speculative decoding", run=run)
+    try:
+        value = float(given)
+    except ValueError:
+        raise UsageError(f"--non-spec {given!r}: give a run (run:ID) or its output throughput in tok/s") from None
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"--non-spec {given}: the throughput must be a positive number of tok/s")
+    return PlainRun(f"{value:g} tok/s without speculative decoding (given)", throughput=value)
+
+
+def compare_references(a: str, b: str, non_spec: str | None = None) -> RunComparison | None:
+    """The comparison of two run references (`run:12`, `run:@prev`); None unless both name runs.
+    `non_spec`: a run without speculative decoding or its throughput (plain_run), for the break-even."""
     if not (is_run_reference(a) and is_run_reference(b)):
+        if non_spec is not None:
+            raise UsageError("--non-spec compares runs: use it with explain run:A run:B")
         return None
     store = RunStore()
-    return compare_runs(resolve_run(a, store)[0], resolve_run(b, store)[0])
+    plain = plain_run(non_spec, store) if non_spec is not None else None
+    return compare_runs(resolve_run(a, store)[0], resolve_run(b, store)[0], plain)
