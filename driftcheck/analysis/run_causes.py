@@ -17,7 +17,7 @@ from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.runs.compare import Finding, RunComparison, compare_runs
 from driftcheck.runs.html import ChangePoint
 from driftcheck.runs.reference import is_run_reference, resolve_run
-from driftcheck.runs.speculative import PlainRun, accept_length
+from driftcheck.runs.speculative import PlainRun, accept_length, with_server_accept_length
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.store.snapshots import Store
 
@@ -58,7 +58,7 @@ def plain_run(given: str, store: RunStore | None = None) -> PlainRun:
     token throughput in tok/s (`73.8`). UsageError for anything else, or for a run that printed an accept
     length (it ran with speculative decoding)."""
     if is_run_reference(given):
-        run, _ = resolve_run(given, store)
+        run = _with_server_figures(resolve_run(given, store)[0])
         if accept_length(run) is not None:
             raise UsageError(f"--non-spec {given}: run {run.id} printed an accept length, so it ran with "
                              "speculative decoding; name a run without it")
@@ -81,4 +81,17 @@ def compare_references(a: str, b: str, non_spec: str | None = None) -> RunCompar
         return None
     store = RunStore()
     plain = plain_run(non_spec, store) if non_spec is not None else None
-    return compare_runs(resolve_run(a, store)[0], resolve_run(b, store)[0], plain)
+    run_a, run_b = (_with_server_figures(resolve_run(ref, store)[0]) for ref in (a, b))
+    return compare_runs(run_a, run_b, plain)
+
+
+def _with_server_figures(run: RunRecord, snapshots: Store | None = None) -> RunRecord:
+    """`run` with the accept length its server reported after it (a run recorded with --server), when its
+    output gave none; unchanged when there is no such snapshot or figure."""
+    if not run.after_snapshot_id:
+        return run
+    try:
+        after = (snapshots or Store()).by_prefix(run.after_snapshot_id)
+    except DriftcheckError:
+        return run  # the snapshot was collected: no server figure rather than a failed comparison
+    return with_server_accept_length(run, after.probe_data("server"))

@@ -12,7 +12,11 @@ verify pass plus scheduling). In logarithms the two parts add up to the whole, w
 share of the shift: share_L = ln(L_B / L_A) / ln(r_B / r_A), share_C = -ln(C_B / C_A) / ln(r_B / r_A).
 
 Where the figures come from (runs/metrics.py reads them from the command's output):
-- L: the accept length the engine printed; else 1 + accepted tokens / drafts from vLLM's counts.
+- L: the accept length the engine printed; else 1 + accepted tokens / drafts from vLLM's counts; else,
+  for a run recorded with `--server URL` against SGLang, the server's `avg_spec_accept_length` in the
+  snapshot after the run (`/get_server_info` internal_states: SGLang's scheduler divides its accepted
+  tokens, bonus token included, by its verify passes since the server started, so a server that served
+  other traffic first blends it in; bench_serving's "Accept length" is this same figure, read the same way).
 - C: a cycle time the user's `--metric 'cycle_time[ms]=...'` read, when both runs have one; else
   L x mean TPOT (time per output token after the first, per request: one cycle yields L tokens of a
   stream, so TPOT = C / L). No engine prints a cycle time, so this is the usual source.
@@ -33,12 +37,13 @@ the break-even only when the plain run's figure is there; otherwise what is miss
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from driftcheck.runs.metrics import ACCEPT_LENGTH, NUM_ACCEPTED_TOKENS, NUM_DRAFTS
+from driftcheck.runs.metrics import ACCEPT_LENGTH, ACCEPT_UNIT, NUM_ACCEPTED_TOKENS, NUM_DRAFTS, Metric
 from driftcheck.runs.store import RunRecord
 
+SERVER_SOURCE = "the server's avg_spec_accept_length after the run (since the server started)"
 CYCLE_TIME = "cycle_time"
 MEAN_TPOT = "mean_tpot"
 OUTPUT_THROUGHPUT = "output_token_throughput"
@@ -94,11 +99,33 @@ def accept_length(run: RunRecord) -> Figure | None:
     """The run's accept length: printed, else 1 + accepted / drafts from vLLM's counts, else None."""
     printed = run.metric(ACCEPT_LENGTH)
     if printed is not None:
-        return Figure(printed.value, f"printed ({printed.label})")
+        return Figure(printed.value, SERVER_SOURCE if printed.source == SERVER_SOURCE else f"printed ({printed.label})")
     drafts, accepted = run.metric(NUM_DRAFTS), run.metric(NUM_ACCEPTED_TOKENS)
     if drafts is not None and accepted is not None and drafts.value > 0:
         return Figure(1 + accepted.value / drafts.value, "1 + accepted tokens / drafts")
     return None
+
+
+def server_accept_length(server: dict[str, Any] | None) -> float | None:
+    """SGLang's `avg_spec_accept_length` in the data of the `server` probe (mean over the DP ranks that report
+    it, as SGLang's own tests average them); None when no rank does (no speculative decoding, or no pass yet)."""
+    ranks = (server or {}).get("internal_states")
+    if not isinstance(ranks, dict):
+        return None
+    values = [state["state"]["avg_spec_accept_length"] for state in ranks.values()
+              if isinstance(state, dict) and isinstance(state.get("state"), dict)
+              and isinstance(state["state"].get("avg_spec_accept_length"), (int, float))]
+    return sum(values) / len(values) if values else None
+
+
+def with_server_accept_length(run: RunRecord, server: dict[str, Any] | None) -> RunRecord:
+    """`run` with the server's accept length as a figure, when the run itself gives none (neither printed nor
+    from counts) and `server` (the server probe's data after the run) reports one; else `run` unchanged."""
+    value = server_accept_length(server)
+    if value is None or accept_length(run) is not None:
+        return run
+    metric = Metric(ACCEPT_LENGTH, value, ACCEPT_UNIT, "Accept length (server)", SERVER_SOURCE)
+    return replace(run, metrics=[*run.metrics, metric])
 
 
 def cycle_ms(run: RunRecord, length: Figure | None, printed_ok: bool) -> Figure | None:

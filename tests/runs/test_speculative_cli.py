@@ -9,14 +9,17 @@ prints them without the accept length line, at 77.9 tok/s: the server without sp
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import CliResult
+from tests.servers import SERVERS_DATA, recorded_routes
 
 REAL = (Path(__file__).resolve().parent.parent / "data" / "bench_outputs"
         / "sglang_bench_serving_eagle_cookbook_b200.txt").read_text("utf-8")
@@ -86,3 +89,31 @@ def test_a_bad_non_spec_is_one_line_and_exit_2(cli_process: Callable[..., CliRes
     done = cli("explain", *args)
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def _server_info(accept: float) -> dict[str, Any]:
+    """The recorded SGLang /get_server_info answer with the key SGLang's scheduler adds under speculative
+    decoding (`avg_spec_accept_length`, see test_speculative_server.py)."""
+    info = json.loads((SERVERS_DATA / "sglang-docs-native-api" / "get_server_info.json").read_text("utf-8"))
+    info = copy.deepcopy(info)
+    info["internal_states"][0]["avg_spec_accept_length"] = accept
+    return info
+
+
+@pytest.mark.slow  # a replayed server and two commands run
+def test_the_servers_accept_length_stands_in_when_the_output_has_none(cli: Callable[..., CliResult],
+                                                                      replay_server: Any) -> None:
+    routes = recorded_routes("sglang-docs-native-api", **{"get_server_info.json": _server_info(2.46)})
+    url = replay_server(routes)
+    without_line = "".join(line for line in REAL.splitlines(keepends=True) if not line.startswith("Accept length:"))
+    slower = "".join(line for line in SLOWER_CYCLE.splitlines(keepends=True) if not line.startswith("Accept length:"))
+    for output in (without_line, slower):
+        done = cli("run", "--probe", "env", "--server", url, "--", sys.executable, "-c", f"print({output!r}, end='')")
+        assert done.returncode == 0, done.stderr
+    report = json.loads(cli("explain", "run:1", "run:2", "--format", "json").stdout)
+    spec = report["runs"]["speculative"]
+    assert spec["decomposed"] is True
+    assert spec["b"]["accept_length"]["source"].startswith("the server's avg_spec_accept_length after the run")
+    assert spec["changes"]["accept_length"] == 0.0 and spec["changes"]["cycle"] == pytest.approx(0.5116, abs=1e-4)
+    # The accept length on the snapshots is a reading: it is never ranked as a cause of the shift.
+    assert not any("avg_spec_accept_length" in str(row) for row in report["explanations"])
