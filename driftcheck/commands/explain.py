@@ -49,6 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
+    # Two runs: their figures go on top, and what the telemetry saw joins the ranked causes. Resolved first,
+    # so a --non-spec that cannot be used is refused before any work.
+    runs = compare_references(args.a, args.b, args.non_spec)
     store = Store()
     a = resolve_snapshot(args.a, store)
     b = resolve_snapshot(args.b, store)
@@ -57,8 +60,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         require_trusted(signers)
     result = explain(diff_snapshots(a, b), include_volatile=args.all)
     result.signers = signers
-    # Two runs: their figures go on top, and what the telemetry saw joins the ranked causes.
-    runs = compare_references(args.a, args.b, args.non_spec)
     if runs is not None:
         rank_with_telemetry(result, runs)
     confirmations = None

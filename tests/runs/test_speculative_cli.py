@@ -117,3 +117,10 @@ def test_the_servers_accept_length_stands_in_when_the_output_has_none(cli: Calla
     assert spec["changes"]["accept_length"] == 0.0 and spec["changes"]["cycle"] == pytest.approx(0.5116, abs=1e-4)
     # The accept length on the snapshots is a reading: it is never ranked as a cause of the shift.
     assert not any("avg_spec_accept_length" in str(row) for row in report["explanations"])
+
+
+def test_non_spec_without_two_runs_is_refused_before_any_work(cli: Callable[..., CliResult]) -> None:
+    # No snapshot exists: were the snapshots resolved first, the message would be about them.
+    done = cli("explain", "@prev", "@latest", "--non-spec", "73.8")
+    assert done.returncode == 2 and "use it with explain run:A run:B" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1
