@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import pairwise
+from typing import Any
 
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained, Explanation, explain
@@ -82,16 +83,34 @@ def compare_references(a: str, b: str, non_spec: str | None = None) -> RunCompar
     store = RunStore()
     plain = plain_run(non_spec, store) if non_spec is not None else None
     run_a, run_b = (_with_server_figures(resolve_run(ref, store)[0]) for ref in (a, b))
-    return compare_runs(run_a, run_b, plain)
+    return compare_runs(run_a, run_b, plain or _plain_by_server(run_a, run_b))
+
+
+def _plain_by_server(a: RunRecord, b: RunRecord, snapshots: Store | None = None) -> PlainRun | None:
+    """The one of A and B whose SGLang server ran without speculative decoding (its snapshot before the run
+    says `speculative_algorithm` null) while the other printed an accept length; None when not so."""
+    for spec, other in ((a, b), (b, a)):
+        if accept_length(spec) is None or accept_length(other) is not None:
+            continue
+        server = _server_data(other.snapshot_id, snapshots)
+        args = (server or {}).get("server_args")
+        if server and server.get("engine") == "sglang" and isinstance(args, dict) \
+                and "speculative_algorithm" in args and args["speculative_algorithm"] is None:
+            return PlainRun(f"run {other.id}, whose server ran without speculative decoding", run=other)
+    return None
+
+
+def _server_data(snapshot_id: str | None, snapshots: Store | None = None) -> dict[str, Any] | None:
+    """The `server` probe's data in a snapshot of the store; None when absent or collected."""
+    if not snapshot_id:
+        return None
+    try:
+        return (snapshots or Store()).by_prefix(snapshot_id).probe_data("server")
+    except DriftcheckError:
+        return None  # the snapshot was collected: no server figure rather than a failed comparison
 
 
 def _with_server_figures(run: RunRecord, snapshots: Store | None = None) -> RunRecord:
     """`run` with the accept length its server reported after it (a run recorded with --server), when its
     output gave none; unchanged when there is no such snapshot or figure."""
-    if not run.after_snapshot_id:
-        return run
-    try:
-        after = (snapshots or Store()).by_prefix(run.after_snapshot_id)
-    except DriftcheckError:
-        return run  # the snapshot was collected: no server figure rather than a failed comparison
-    return with_server_accept_length(run, after.probe_data("server"))
+    return with_server_accept_length(run, _server_data(run.after_snapshot_id, snapshots))

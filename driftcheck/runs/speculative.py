@@ -318,13 +318,16 @@ class Decomposition:
                          "unless printed"}
 
 
-def _missing(a: SpecFigures, b: SpecFigures, plain_given: bool) -> list[str]:
+def _missing(a: SpecFigures, b: SpecFigures, plain: PlainRun | None) -> list[str]:
     if not (a.speculative or b.speculative):
         return ["neither run printed an accept length (nor drafts and accepted tokens)"]
     missing = []
+    plain_id = plain.run.id if plain is not None and plain.run is not None else None
     for side in (a, b):
-        if side.accept_length is None:
-            hint = ("" if plain_given else
+        if side.accept_length is None and plain_id is not None and side.run_id == plain_id:
+            missing.append(f"run {side.run_id} ran without speculative decoding: there is nothing of it to split")
+        elif side.accept_length is None:
+            hint = ("" if plain is not None else
                     f"; if it ran without speculative decoding, say so with --non-spec run:{side.run_id}")
             missing.append(f"run {side.run_id} printed no accept length (nor drafts and accepted tokens){hint}")
         elif side.cycle_ms is None:
@@ -379,7 +382,7 @@ def decompose(a: RunRecord, b: RunRecord, plain: PlainRun | None = None) -> Deco
         return None
     measure = common_measure(a, b)
     side_a, side_b = figures(a, measure, printed_cycle), figures(b, measure, printed_cycle)
-    result = Decomposition(side_a, side_b, _missing(side_a, side_b, plain is not None))
+    result = Decomposition(side_a, side_b, _missing(side_a, side_b, plain))
     if plain is not None:
         spec_runs = [run for run in (a, b) if accept_length(run) is not None]
         result.break_even, more = _break_evens(spec_runs, plain)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -91,12 +92,15 @@ def test_a_bad_non_spec_is_one_line_and_exit_2(cli_process: Callable[..., CliRes
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
 
 
-def _server_info(accept: float) -> dict[str, Any]:
-    """The recorded SGLang /get_server_info answer with the key SGLang's scheduler adds under speculative
-    decoding (`avg_spec_accept_length`, see test_speculative_server.py)."""
+def _server_info(accept: float, algorithm: str | None = None) -> dict[str, Any]:
+    """The recorded SGLang /get_server_info answer (a server without speculative decoding) with the key
+    SGLang's scheduler adds under speculative decoding (`avg_spec_accept_length`, see
+    test_speculative_server.py), and, given `algorithm`, the --speculative-algorithm it would have."""
     info = json.loads((SERVERS_DATA / "sglang-docs-native-api" / "get_server_info.json").read_text("utf-8"))
     info = copy.deepcopy(info)
     info["internal_states"][0]["avg_spec_accept_length"] = accept
+    if algorithm is not None:
+        info["speculative_algorithm"] = algorithm
     return info
 
 
@@ -124,3 +128,24 @@ def test_non_spec_without_two_runs_is_refused_before_any_work(cli: Callable[...,
     done = cli("explain", "@prev", "@latest", "--non-spec", "73.8")
     assert done.returncode == 2 and "use it with explain run:A run:B" in done.stderr, done.stderr
     assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.slow  # a replayed server and two commands run
+def test_a_run_whose_server_had_no_speculation_gives_the_break_even_unasked(cli: Callable[..., CliResult],
+                                                                            replay_server: Any) -> None:
+    routes = recorded_routes("sglang-docs-native-api", **{"get_server_info.json": _server_info(2.46, "EAGLE3")})
+    url = replay_server(routes)
+    first = cli("run", "--probe", "env", "--server", url, "--", sys.executable, "-c",
+                f"print({SLOWER_CYCLE!r}, end='')")
+    assert first.returncode == 0, first.stderr
+    routes.update(recorded_routes("sglang-docs-native-api"))  # the recorded server, as published: no speculation
+    second = cli("run", "--probe", "env", "--server", url, "--", sys.executable, "-c", f"print({PLAIN!r}, end='')")
+    assert second.returncode == 0, second.stderr
+
+    text = cli("explain", "run:1", "run:2").stdout
+    assert "run 2 ran without speculative decoding: there is nothing of it to split" in text
+    assert ("break-even: run 1 (63.3 tok/s at an accept length of 2.46) breaks even with run 2, whose server ran "
+            "without speculative decoding (77.9 tok/s) at an accept length of 3.03: 0.57 short") in text, text
+    # and the setting that changed is ranked among the causes, as for any server flag
+    causes = [line for line in text.splitlines() if re.match(r"^\s+\d+\. \[", line)]
+    assert any("speculative decoding" in line for line in causes), text
