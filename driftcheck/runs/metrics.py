@@ -31,6 +31,9 @@ Speculative decoding (the figures `explain run:A run:B` splits a throughput shif
   what happened since the previous log line (every 10 s), so the last line kept is the last interval, not
   the run. The line's "Accepted/Drafted throughput" are rates of draft tokens, not of output: not kept
   (the generic "N tokens/s" pattern would otherwise take them for throughput).
+- SGLang's server log: `Decode batch. #running-req: 1, ..., accept len: 1.95, accept rate: 0.49, cuda graph:
+  True, gen throughput (token/s): 178.86, ...` (per logging interval of decode steps; the last is kept, the
+  rate turned into %). Its gen throughput is of the interval, and not kept.
 - No engine prints a draft-and-verify cycle time; a `--metric 'cycle_time[ms]=REGEX'` of the user's own is
   used where both runs carry one, else the cycle is derived (accept length x mean TPOT).
 """
@@ -268,6 +271,20 @@ def _spec_log(line: str) -> Found | None:
     return found  # the line is claimed even when empty: its "tokens/s" are draft rates, not output
 
 
+_SGLANG_DECODE = re.compile(rf"\bDecode batch[.,].*?\baccept len:\s*(?P<length>{_NUM})"
+                            rf"(?:,\s*accept rate:\s*(?P<rate>{_NUM}))?")
+
+
+def _sglang_decode(line: str) -> Found | None:
+    match = _SGLANG_DECODE.search(line)
+    if not match:
+        return None
+    found: Found = [(ACCEPT_LENGTH, float(match["length"]), ACCEPT_UNIT, "Accept length")]
+    if match["rate"] is not None:
+        found.append((ACCEPTANCE_RATE, round(float(match["rate"]) * 100, 6), "%", "Draft acceptance rate"))
+    return found
+
+
 BUILTIN_PATTERNS: tuple[Pattern, ...] = (
     Pattern("serving-benchmark table (sglang bench_serving / bench_offline_throughput, vllm benchmark_serving)",
             _bracketed),
@@ -277,6 +294,7 @@ BUILTIN_PATTERNS: tuple[Pattern, ...] = (
     Pattern("nccl-tests", _bus_bandwidth),
     Pattern("speculative decoding (sglang bench_serving accept length, vllm spec-decode section)", _spec_line),
     Pattern("vllm SpecDecoding metrics log", _spec_log),
+    Pattern("sglang decode log (accept len)", _sglang_decode),
 )
 GENERIC_PATTERNS: tuple[Pattern, ...] = (Pattern("generic 'N tok/s' / 'N ms'", _generic),)
 

@@ -66,6 +66,8 @@ EXPECTED: dict[str, dict[str, tuple[float, str]]] = {
         "num_draft_tokens": (385, "tokens")},
     "vllm_spec_decoding_log_15902.txt": {  # before (a fraction) and after (a percentage) that change
         "acceptance_rate": (100.0, "%"), "num_accepted_tokens": (66, "tokens"), "num_draft_tokens": (66, "tokens")},
+    "sglang_decode_log_eagle3_11948.txt": {  # five decode intervals: the last is kept
+        "accept_length": (1.80, "tok/step"), "acceptance_rate": (45.0, "%")},
     "vllm_v0_speculative_metrics_7301.txt": {
         "acceptance_rate": (60.7, "%"), "num_accepted_tokens": (32594, "tokens"),
         "num_draft_tokens": (53716, "tokens")},
@@ -81,6 +83,7 @@ NOT_EXPECTED = {
     "vllm_ascend_spec_decoding_log_13640.txt": {"accepted_throughput", "drafted_throughput"},
     # "seq normalized acceptance length" is another figure; only "mean acceptance length" is the accept length
     "vllm_spec_decode_offline_24344.txt": {"seq_normalized_acceptance_length"},
+    "sglang_decode_log_eagle3_11948.txt": {"gen_throughput", "tokens_per_second"},
 }
 
 
@@ -168,5 +171,13 @@ def test_bad_user_patterns_are_usage_errors(spec: str, message: str) -> None:
 def test_user_pattern_with_a_fixed_unit() -> None:
     scanner = MetricScanner((user_pattern(r"accept len[tokens/s]=accept len: ([0-9.]+)"),))
     scanner.feed("Decode batch, #running-req: 40, accept len: 3.13, accept rate: 0.71")
-    (metric,) = scanner.metrics()
+    found = {m.name: m for m in scanner.metrics()}
+    metric = found["accept_len"]
     assert (metric.name, metric.value, metric.unit, metric.higher_is_better) == ("accept_len", 3.13, "tok/s", True)
+    # the built-in reading of the same line stays (the user's figures never hide a built-in one)
+    assert (found["accept_length"].value, found["acceptance_rate"].value) == (3.13, 71.0)
+
+
+def test_the_sglang_decode_log_counts_its_intervals() -> None:
+    found = {m.name: m for m in scan_text((OUTPUTS / "sglang_decode_log_eagle3_11948.txt").read_text("utf-8"))}
+    assert found["accept_length"].count == 5
