@@ -98,7 +98,7 @@ def _in_ms(run: RunRecord, name: str) -> float | None:
 def accept_length(run: RunRecord) -> Figure | None:
     """The run's accept length: printed, else 1 + accepted / drafts from vLLM's counts, else None."""
     printed = run.metric(ACCEPT_LENGTH)
-    if printed is not None:
+    if printed is not None and printed.value > 0:  # a 0 (an engine that had nothing to report) is no figure
         return Figure(printed.value, SERVER_SOURCE if printed.source == SERVER_SOURCE else f"printed ({printed.label})")
     drafts, accepted = run.metric(NUM_DRAFTS), run.metric(NUM_ACCEPTED_TOKENS)
     if drafts is not None and accepted is not None and drafts.value > 0:
@@ -131,10 +131,10 @@ def with_server_accept_length(run: RunRecord, server: dict[str, Any] | None) -> 
 def cycle_ms(run: RunRecord, length: Figure | None, printed_ok: bool) -> Figure | None:
     """The cycle time in ms: the printed `cycle_time` when `printed_ok`, else accept length x mean TPOT."""
     printed = _in_ms(run, CYCLE_TIME) if printed_ok else None
-    if printed is not None:
+    if printed is not None and printed > 0:
         return Figure(printed, "printed (cycle_time)")
     tpot = _in_ms(run, MEAN_TPOT)
-    if length is None or tpot is None:
+    if length is None or tpot is None or tpot <= 0:  # a 0 ms TPOT (no token after the first) gives no cycle
         return None
     return Figure(length.value * tpot, "accept length x mean TPOT")
 
@@ -147,7 +147,7 @@ def throughput(run: RunRecord, measure: str) -> tuple[Figure, str] | None:
             return None
         return Figure(metric.value, f"printed ({metric.label})"), "tok/s"
     tpot = _in_ms(run, MEAN_TPOT)
-    if not tpot:
+    if tpot is None or tpot <= 0:
         return None
     return Figure(1000.0 / tpot, "1000 / mean TPOT"), "tok/s per stream"
 
@@ -331,7 +331,7 @@ def _missing(a: SpecFigures, b: SpecFigures, plain: PlainRun | None) -> list[str
                     f"; if it ran without speculative decoding, say so with --non-spec run:{side.run_id}")
             missing.append(f"run {side.run_id} printed no accept length (nor drafts and accepted tokens){hint}")
         elif side.cycle_ms is None:
-            missing.append(f"run {side.run_id} printed no mean TPOT (nor a cycle_time): its cycle time is unknown")
+            missing.append(f"run {side.run_id} has no mean TPOT above 0 (nor a cycle_time): its cycle time is unknown")
     if missing:
         missing.append("the throughput shift is not split into accept length and cycle time")
     return missing

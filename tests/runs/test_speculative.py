@@ -121,7 +121,7 @@ def test_no_decomposition_when_one_side_lacks_the_figures_and_it_says_which() ->
     assert "run 2 printed no accept length" in text and "--non-spec run:2" in text
     assert "not split into accept length and cycle time" in text
     no_tpot = decompose(_story(1, 2.0, 10.05, 94.0), _story(2, 2.0, None, 60.0))
-    assert no_tpot is not None and "run 2 printed no mean TPOT" in "\n".join(no_tpot.lines())
+    assert no_tpot is not None and "run 2 has no mean TPOT above 0" in "\n".join(no_tpot.lines())
 
 
 def test_neither_side_speculative_and_no_plain_run_gives_nothing() -> None:
@@ -173,3 +173,15 @@ def test_a_printed_cycle_time_is_used_only_when_both_runs_have_one() -> None:
     both = decompose(a, b)
     assert both is not None and both.values() == pytest.approx((2.0, 2.0, 20.0, 31.0))
     assert "printed (cycle_time)" in "\n".join(both.lines())
+
+
+def test_zero_figures_are_missing_figures_not_a_division_by_zero() -> None:
+    # bench_serving prints 0.00 ms TPOT when every request produced one token, and an engine can print 0.
+    result = decompose(_story(1, 2.0, 0.0, 94.0), _story(2, 0.0, 15.2, 60.0))
+    assert result is not None and result.parts() is None
+    text = "\n".join(result.lines())
+    assert "run 1 has no mean TPOT above 0" in text and "run 2 printed no accept length" in text
+    zero_plain = decompose(_story(1, 2.0, 10.0, 94.0), _story(2, 2.0, 15.0, 0.0), PlainRun("x", throughput=70.0))
+    assert zero_plain is not None and [row.run_id for row in zero_plain.break_even] == [1]
+    assert any("run 2's throughput is 0" in text or "run 2 printed no output token throughput" in text
+               for text in zero_plain.missing)
