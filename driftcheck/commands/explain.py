@@ -40,11 +40,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--confirm", action="store_true",
                    help="for the top causes that one process can revert (env vars), rerun the calibrated "
                         "benchmark here with A's value and report whether the number moves back")
+    p.add_argument("--non-spec", metavar="RUN|TOK_S",
+                   help="with explain run:A run:B of speculative decoding: the run recorded without it (run:ID), "
+                        "or its output throughput in tok/s; prints the accept length at which A and B would "
+                        "break even with it")
     add_require_trusted(p)
     p.set_defaults(handler=_cmd_explain)
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
+    # Two runs: their figures go on top, and what the telemetry saw joins the ranked causes. Resolved first,
+    # so a --non-spec that cannot be used is refused before any work.
+    runs = compare_references(args.a, args.b, args.non_spec)
     store = Store()
     a = resolve_snapshot(args.a, store)
     b = resolve_snapshot(args.b, store)
@@ -53,8 +60,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         require_trusted(signers)
     result = explain(diff_snapshots(a, b), include_volatile=args.all)
     result.signers = signers
-    # Two runs: their figures go on top, and what the telemetry saw joins the ranked causes.
-    runs = compare_references(args.a, args.b)
     if runs is not None:
         rank_with_telemetry(result, runs)
     confirmations = None

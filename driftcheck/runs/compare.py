@@ -2,7 +2,8 @@
 
 The figure changes go on top of `explain run:A run:B`; the telemetry findings join the ranked causes
 as evidence gathered while the command ran (a snapshot taken at idle cannot see a GPU that throttled
-under load, or another process that grabbed it).
+under load, or another process that grabbed it). Runs that used speculative decoding also get their
+throughput shift split into accept length and cycle time (runs/speculative.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from driftcheck.runs.speculative import Decomposition, PlainRun, decompose
 from driftcheck.runs.store import RunRecord
 from driftcheck.runs.summary import CONDITION_CATEGORIES, gpu_label, share_text
 
@@ -179,6 +181,7 @@ class RunComparison:
     b: RunRecord
     changes: list[MetricChange]
     findings: list[Finding]
+    speculative: Decomposition | None = None
 
     @property
     def worse(self) -> bool:
@@ -186,9 +189,13 @@ class RunComparison:
         return bool(self.changes and self.changes[0].worse)
 
     def to_json(self) -> dict[str, Any]:
-        """The report's `runs` object: both runs, the figure changes, the telemetry findings."""
-        return {"a": _run_ref(self.a), "b": _run_ref(self.b), "metrics": [c.to_json() for c in self.changes],
-                "telemetry": [f.to_json() for f in self.findings]}
+        """The report's `runs` object: both runs, the figure changes, the telemetry findings, and the
+        speculative-decoding split when either run used it (or a run without it was given)."""
+        report = {"a": _run_ref(self.a), "b": _run_ref(self.b), "metrics": [c.to_json() for c in self.changes],
+                  "telemetry": [f.to_json() for f in self.findings]}
+        if self.speculative is not None:
+            report["speculative"] = self.speculative.to_json()
+        return report
 
     def change_rows(self) -> list[dict[str, Any]]:
         """The telemetry readings the findings cite, for the report's `changes`: every evidence path is there."""
@@ -200,8 +207,9 @@ def _run_ref(run: RunRecord) -> dict[str, Any]:
             "exit_code": run.exit_code, "snapshot_id": run.snapshot_id}
 
 
-def compare_runs(a: RunRecord, b: RunRecord) -> RunComparison:
-    """The figure changes and the telemetry findings of run B against run A."""
+def compare_runs(a: RunRecord, b: RunRecord, plain: PlainRun | None = None) -> RunComparison:
+    """The figure changes and the telemetry findings of run B against run A; `plain`: the figure of a run
+    without speculative decoding, for the break-even accept length."""
     changes = metric_changes(a, b)
     worse = bool(changes and changes[0].worse)
     conditions = condition_findings(a, b, worse)
@@ -210,4 +218,4 @@ def compare_runs(a: RunRecord, b: RunRecord) -> RunComparison:
     clocks = [replace(f, confidence=min(f.confidence, round(strongest[f.gpu] - 0.05, 3))) if f.gpu in strongest
               else f for f in clock_findings(a, b, worse)]
     findings = [*conditions, *clocks, *cpu_findings(a, b, worse)]
-    return RunComparison(a, b, changes, sorted(findings, key=lambda f: -f.confidence))
+    return RunComparison(a, b, changes, sorted(findings, key=lambda f: -f.confidence), decompose(a, b, plain))

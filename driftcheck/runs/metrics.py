@@ -16,6 +16,26 @@ Formats, as the tools print them (checked against outputs pasted in public issue
 - SGLang `bench_one_batch` (formerly `bench_latency`): `Prefill. latency: 0.01014 s, throughput: 5916.43 token/s`,
   `Decode.  median latency: 0.00572 s, median throughput: 174.85 token/s`, `Total. latency: 0.062 s, ...`.
 - nccl-tests: `# Avg bus bandwidth    : 84.8558` (GB/s), also behind an `srun --label` prefix (` 0: `).
+
+Speculative decoding (the figures `explain run:A run:B` splits a throughput shift with, runs/speculative.py):
+- SGLang `bench_serving`: `Accept length:                           2.46` (the server's `avg_spec_accept_length`
+  from `/get_server_info`, which bench_serving reads after the run); vLLM `vllm bench serve`'s
+  `Speculative Decoding` section: `Acceptance rate (%):  31.16`, `Acceptance length:`, `Drafts:`,
+  `Draft tokens:`, `Accepted tokens:`.
+- vLLM's offline `examples/offline_inference/spec_decode.py`: `num_drafts: 2189`, `num_draft_tokens: 6567`,
+  `num_accepted_tokens: 3187`, `mean acceptance length: 2.46`.
+- vLLM's engine log: `SpecDecoding metrics: Mean acceptance length: 2.91, Accepted throughput: 0.72 tokens/s,
+  ..., Accepted: 44 tokens, Drafted: 161 tokens, ..., Avg Draft acceptance rate: 27.3%` (V1; older V1:
+  `Draft acceptance rate: 88.8%` first; V0: `Speculative metrics: Draft acceptance rate: 0.607, ...,
+  Number of accepted tokens: 32594, Number of draft tokens: 53716, ...`, the rate as a fraction). V1 counts
+  what happened since the previous log line (every 10 s), so the last line kept is the last interval, not
+  the run. The line's "Accepted/Drafted throughput" are rates of draft tokens, not of output: not kept
+  (the generic "N tokens/s" pattern would otherwise take them for throughput).
+- SGLang's server log: `Decode batch. #running-req: 1, ..., accept len: 1.95, accept rate: 0.49, cuda graph:
+  True, gen throughput (token/s): 178.86, ...` (per logging interval of decode steps; the last is kept, the
+  rate turned into %). Its gen throughput is of the interval, and not kept.
+- No engine prints a draft-and-verify cycle time; a `--metric 'cycle_time[ms]=REGEX'` of the user's own is
+  used where both runs carry one, else the cycle is derived (accept length x mean TPOT).
 """
 
 from __future__ import annotations
@@ -30,6 +50,8 @@ from driftcheck.errors import UsageError
 _NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 # Units whose figure is better when higher; every other known unit is a time, better when lower.
 _RATE_UNITS = ("/s", "GB/s")
+# Tokens emitted per draft-and-verify step (an accept length): better when higher, though not a rate.
+_HIGHER_UNITS = ("tok/step",)
 _TIME_UNITS = ("ms", "s", "us")
 _UNIT_NAMES = {"token/s": "tok/s", "tokens/s": "tok/s", "tok/s": "tok/s", "req/s": "req/s",
                "requests/s": "req/s", "seconds": "s", "s": "s", "ms": "ms", "us": "us", "GB/s": "GB/s"}
@@ -67,7 +89,7 @@ def direction(unit: str | None) -> bool | None:
     """Whether a higher figure in `unit` is better (True), worse (False), or unknown (None)."""
     if unit is None:
         return None
-    if unit.endswith(_RATE_UNITS):
+    if unit.endswith(_RATE_UNITS) or unit in _HIGHER_UNITS:
         return True
     if unit in _TIME_UNITS:
         return False
@@ -186,6 +208,83 @@ def _generic(line: str) -> Found | None:
     return found or None
 
 
+# --- speculative decoding ----------------------------------------------------------------------------
+
+ACCEPT_LENGTH = "accept_length"
+ACCEPTANCE_RATE = "acceptance_rate"
+NUM_DRAFTS = "num_drafts"
+NUM_DRAFT_TOKENS = "num_draft_tokens"
+NUM_ACCEPTED_TOKENS = "num_accepted_tokens"
+ACCEPT_UNIT = "tok/step"
+
+# label as printed (lower case) -> (name, unit, label kept); one figure per line, nothing after it.
+_SPEC_LINES = {
+    "accept length": (ACCEPT_LENGTH, ACCEPT_UNIT, "Accept length"),
+    "acceptance length": (ACCEPT_LENGTH, ACCEPT_UNIT, "Accept length"),
+    "mean acceptance length": (ACCEPT_LENGTH, ACCEPT_UNIT, "Accept length"),
+    "acceptance rate (%)": (ACCEPTANCE_RATE, "%", "Draft acceptance rate"),
+    "drafts": (NUM_DRAFTS, "drafts", "Drafts"),
+    "num_drafts": (NUM_DRAFTS, "drafts", "Drafts"),
+    "draft tokens": (NUM_DRAFT_TOKENS, "tokens", "Draft tokens"),
+    "num_draft_tokens": (NUM_DRAFT_TOKENS, "tokens", "Draft tokens"),
+    "accepted tokens": (NUM_ACCEPTED_TOKENS, "tokens", "Accepted tokens"),
+    "num_accepted_tokens": (NUM_ACCEPTED_TOKENS, "tokens", "Accepted tokens"),
+}
+_SPEC_LINE = re.compile(rf"^\s*(?P<label>[A-Za-z_][A-Za-z_ ()%]*?)\s*:\s*(?P<value>{_NUM})\s*$")
+
+
+def _spec_line(line: str) -> Found | None:
+    match = _SPEC_LINE.match(line)
+    known = _SPEC_LINES.get(match["label"].lower()) if match else None
+    if not match or known is None:
+        return None
+    name, unit, label = known
+    return [(name, float(match["value"]), unit, label)]
+
+
+_SPEC_LOG = re.compile(r"\b(?:SpecDecoding|Speculative) metrics:\s*(?P<rest>.*)$")
+_SPEC_LOG_RATE = re.compile(rf"Draft acceptance rate:\s*(?P<value>{_NUM})\s*(?P<pct>%)?")
+_SPEC_LOG_PARTS = (
+    (re.compile(rf"Mean acceptance length:\s*(?P<value>{_NUM})"), ACCEPT_LENGTH, ACCEPT_UNIT, "Accept length"),
+    (re.compile(rf"(?:\bAccepted|Number of accepted tokens):\s*(?P<value>{_NUM})"), NUM_ACCEPTED_TOKENS, "tokens",
+     "Accepted tokens"),
+    (re.compile(rf"(?:\bDrafted|Number of draft tokens):\s*(?P<value>{_NUM})"), NUM_DRAFT_TOKENS, "tokens",
+     "Draft tokens"),
+)
+
+
+def _spec_log(line: str) -> Found | None:
+    match = _SPEC_LOG.search(line)
+    if not match:
+        return None
+    rest = match["rest"]
+    found: Found = []
+    rate = _SPEC_LOG_RATE.search(rest)
+    if rate:
+        # V0 and the first V1 logs print a fraction (0.607, 1.000); later ones a percentage (88.8%).
+        value = float(rate["value"]) * (1 if rate["pct"] else 100)
+        found.append((ACCEPTANCE_RATE, round(value, 6), "%", "Draft acceptance rate"))
+    for pattern, name, unit, label in _SPEC_LOG_PARTS:
+        part = pattern.search(rest)
+        if part:
+            found.append((name, float(part["value"]), unit, label))
+    return found  # the line is claimed even when empty: its "tokens/s" are draft rates, not output
+
+
+_SGLANG_DECODE = re.compile(rf"\bDecode batch[.,].*?\baccept len:\s*(?P<length>{_NUM})"
+                            rf"(?:,\s*accept rate:\s*(?P<rate>{_NUM}))?")
+
+
+def _sglang_decode(line: str) -> Found | None:
+    match = _SGLANG_DECODE.search(line)
+    if not match:
+        return None
+    found: Found = [(ACCEPT_LENGTH, float(match["length"]), ACCEPT_UNIT, "Accept length")]
+    if match["rate"] is not None:
+        found.append((ACCEPTANCE_RATE, round(float(match["rate"]) * 100, 6), "%", "Draft acceptance rate"))
+    return found
+
+
 BUILTIN_PATTERNS: tuple[Pattern, ...] = (
     Pattern("serving-benchmark table (sglang bench_serving / bench_offline_throughput, vllm benchmark_serving)",
             _bracketed),
@@ -193,6 +292,9 @@ BUILTIN_PATTERNS: tuple[Pattern, ...] = (
     Pattern("vllm benchmark_latency", _latency),
     Pattern("sglang bench_one_batch", _one_batch),
     Pattern("nccl-tests", _bus_bandwidth),
+    Pattern("speculative decoding (sglang bench_serving accept length, vllm spec-decode section)", _spec_line),
+    Pattern("vllm SpecDecoding metrics log", _spec_log),
+    Pattern("sglang decode log (accept len)", _sglang_decode),
 )
 GENERIC_PATTERNS: tuple[Pattern, ...] = (Pattern("generic 'N tok/s' / 'N ms'", _generic),)
 

@@ -102,6 +102,8 @@ def comparison_head_text(comparison: RunComparison, limit: int = 8) -> str:
         lines.append(f"  {change.text()}")
     if len(comparison.changes) > limit:
         lines.append(f"  ... and {len(comparison.changes) - limit} more figures (--format json has them all)")
+    if comparison.speculative is not None:
+        lines.extend(f"  {line}" for line in comparison.speculative.lines())
     for run in (a, b):
         if run.exit_code != 0:
             lines.append(f"  note: run {run.id} exited {_ended(run)}; its figures may be partial")

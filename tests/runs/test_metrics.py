@@ -48,6 +48,29 @@ EXPECTED: dict[str, dict[str, tuple[float, str]]] = {
         "avg_latency": (0.45101274012898407, "s"), "p10_latency": (0.45005662548355757, "s"),
         "p50_latency": (0.4513282610569149, "s"), "p99_latency": (0.4531175020430237, "s")},
     "nccl_tests_all_reduce_119.txt": {"avg_bus_bandwidth": (84.8558, "GB/s")},
+    # speculative decoding: the accept length next to the throughput it explains
+    "sglang_bench_serving_eagle_cookbook_b200.txt": {
+        "accept_length": (2.46, "tok/step"), "output_token_throughput": (95.62, "tok/s"), "mean_tpot": (9.09, "ms")},
+    "sglang_bench_serving_mtp_cookbook_h800.txt": {
+        "accept_length": (3.27, "tok/step"), "output_token_throughput": (86.20, "tok/s"), "mean_tpot": (10.99, "ms")},
+    "vllm_bench_serve_spec_51742.txt": {
+        "acceptance_rate": (31.16, "%"), "output_token_throughput": (371.88, "tok/s"), "mean_tpot": (2.38, "ms")},
+    "vllm_spec_decode_offline_24344.txt": {
+        "num_drafts": (2189, "drafts"), "num_draft_tokens": (6567, "tokens"), "num_accepted_tokens": (3187, "tokens"),
+        "accept_length": (2.46, "tok/step")},
+    "vllm_spec_decoding_log_24127.txt": {
+        "acceptance_rate": (88.8, "%"), "accept_length": (5.44, "tok/step"), "num_accepted_tokens": (262, "tokens"),
+        "num_draft_tokens": (295, "tokens")},
+    "vllm_ascend_spec_decoding_log_13640.txt": {  # two intervals: the last one is kept
+        "acceptance_rate": (27.5, "%"), "accept_length": (2.93, "tok/step"), "num_accepted_tokens": (106, "tokens"),
+        "num_draft_tokens": (385, "tokens")},
+    "vllm_spec_decoding_log_15902.txt": {  # before (a fraction) and after (a percentage) that change
+        "acceptance_rate": (100.0, "%"), "num_accepted_tokens": (66, "tokens"), "num_draft_tokens": (66, "tokens")},
+    "sglang_decode_log_eagle3_11948.txt": {  # five decode intervals: the last is kept
+        "accept_length": (1.80, "tok/step"), "acceptance_rate": (45.0, "%")},
+    "vllm_v0_speculative_metrics_7301.txt": {
+        "acceptance_rate": (60.7, "%"), "num_accepted_tokens": (32594, "tokens"),
+        "num_draft_tokens": (53716, "tokens")},
 }
 
 # Figures that must NOT be read: per-step lines, counts without a unit, the generic fallback on tables.
@@ -55,6 +78,12 @@ NOT_EXPECTED = {
     "sglang_bench_one_batch_30147.txt": {"throughput", "decode_0_batch_size_1_latency"},
     "sglang_bench_serving_2805.txt": {"successful_requests", "total_input_tokens", "milliseconds"},
     "nccl_tests_all_reduce_119.txt": {"milliseconds", "tokens_per_second"},
+    # the log's "Accepted/Drafted throughput" are rates of draft tokens, not output throughput
+    "vllm_spec_decoding_log_24127.txt": {"accepted_throughput", "drafted_throughput", "tokens_per_second"},
+    "vllm_ascend_spec_decoding_log_13640.txt": {"accepted_throughput", "drafted_throughput"},
+    # "seq normalized acceptance length" is another figure; only "mean acceptance length" is the accept length
+    "vllm_spec_decode_offline_24344.txt": {"seq_normalized_acceptance_length"},
+    "sglang_decode_log_eagle3_11948.txt": {"gen_throughput", "tokens_per_second"},
 }
 
 
@@ -80,6 +109,21 @@ def test_direction_follows_the_unit() -> None:
     found = {m.name: m for m in scan_text((OUTPUTS / "vllm_benchmark_serving_12845.txt").read_text("utf-8"))}
     assert found["output_token_throughput"].higher_is_better is True
     assert found["mean_ttft"].higher_is_better is False
+
+
+def test_an_accept_length_is_better_higher_and_draft_counts_have_no_direction() -> None:
+    found = {m.name: m for m in scan_text((OUTPUTS / "vllm_spec_decode_offline_24344.txt").read_text("utf-8"))}
+    assert found["accept_length"].higher_is_better is True
+    assert found["num_drafts"].higher_is_better is None
+    assert found["num_accepted_tokens"].higher_is_better is None
+
+
+def test_the_spec_decoding_log_line_is_not_read_as_output_throughput() -> None:
+    # Without its own pattern the generic "N tokens/s" reader took "Accepted throughput: 4.37 tokens/s" for a
+    # throughput figure; the line is claimed whole, and a line of the same shape with no known part yields none.
+    line = (OUTPUTS / "vllm_spec_decoding_log_24127.txt").read_text("utf-8")
+    assert not any(m.unit == "tok/s" for m in scan_text(line))
+    assert scan_text("SpecDecoding metrics: Accepted throughput: 4.37 tokens/s") == []
 
 
 def test_a_figure_printed_twice_keeps_the_last_and_counts() -> None:
@@ -127,5 +171,13 @@ def test_bad_user_patterns_are_usage_errors(spec: str, message: str) -> None:
 def test_user_pattern_with_a_fixed_unit() -> None:
     scanner = MetricScanner((user_pattern(r"accept len[tokens/s]=accept len: ([0-9.]+)"),))
     scanner.feed("Decode batch, #running-req: 40, accept len: 3.13, accept rate: 0.71")
-    (metric,) = scanner.metrics()
+    found = {m.name: m for m in scanner.metrics()}
+    metric = found["accept_len"]
     assert (metric.name, metric.value, metric.unit, metric.higher_is_better) == ("accept_len", 3.13, "tok/s", True)
+    # the built-in reading of the same line stays (the user's figures never hide a built-in one)
+    assert (found["accept_length"].value, found["acceptance_rate"].value) == (3.13, 71.0)
+
+
+def test_the_sglang_decode_log_counts_its_intervals() -> None:
+    found = {m.name: m for m in scan_text((OUTPUTS / "sglang_decode_log_eagle3_11948.txt").read_text("utf-8"))}
+    assert found["accept_length"].count == 5
