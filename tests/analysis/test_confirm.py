@@ -1,0 +1,246 @@
+"""`explain --confirm -- CMD`: each top cause undone here for real and measured in an interleaved trial."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+from driftcheck.analysis.confirm import ConfirmSetup, confirm_plan, undo_of, with_flag
+from driftcheck.analysis.diff import diff_snapshots
+from driftcheck.analysis.explain import explain
+from driftcheck.runs.trial import TrialPlan
+from driftcheck.snapshot.model import Snapshot, read_snapshot_file
+from tests.conftest import REPO_ROOT, CliResult
+from tests.wheels import build_wheel, venv_with
+
+PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
+
+
+def _pair(case: str) -> tuple[str, str]:
+    return str(PAIRS / case / "a.json"), str(PAIRS / case / "b.json")
+
+
+def _explained(case: str) -> tuple[Snapshot, Snapshot, list[object]]:
+    a, b = (read_snapshot_file(Path(p)) for p in _pair(case))
+    result = explain(diff_snapshots(a, b))
+    return a, b, [undo_of(result, e) for e in result.explanations]
+
+
+def test_with_flag_puts_a_s_value_in_b_s_server_command() -> None:
+    b = ("python", "-m", "sglang.launch_server", "--attention-backend", "fa3", "--port=1", "--disable-cuda-graph")
+    assert with_flag(b, "attention_backend", "triton")[-2:] == ("--attention-backend", "triton")
+    assert "fa3" not in with_flag(b, "attention_backend", "triton")
+    assert with_flag(b, "disable_cuda_graph", False) == b[:-1]
+    assert with_flag(b, "port", None) == ("python", "-m", "sglang.launch_server", "--attention-backend", "fa3",
+                                          "--disable-cuda-graph")
+    assert with_flag(b[:3], "disable_cuda_graph", True) == (*b[:3], "--disable-cuda-graph")
+
+
+def test_each_kind_of_cause_is_undone_its_own_way_or_said_not_confirmable() -> None:
+    _, _, undos = _explained("env-thread-count")
+    assert [(u.kind, u.name, u.a_value, u.b_value) for u in undos] == [("env", "OMP_NUM_THREADS", None, "1")]
+    _, _, undos = _explained("server-attention-backend")
+    assert undos[0].kind == "server" and undos[0].name.endswith("attention_backend")
+    _, _, undos = _explained("cpu-governor")
+    assert undos[0].kind == "none" and undos[0].why_not.startswith("not confirmable here: a machine-wide setting")
+    _, _, undos = _explained("gpu-persistence-off-after-reboot")
+    assert all(u.why_not and u.why_not.startswith("not confirmable here: ") for u in undos)
+
+
+def test_a_server_argument_needs_the_server_command(tmp_path: Path) -> None:
+    a, b = (read_snapshot_file(Path(p)) for p in _pair("server-attention-backend"))
+    result = explain(diff_snapshots(a, b))
+    plan = confirm_plan(result, b, ConfirmSetup(TrialPlan(("python", "bench.py"), ())))
+    assert plan.undos[0].why_not is not None and "--server-cmd" in plan.undos[0].why_not
+    assert plan.text() == ["confirm: none of the top causes can be undone here; nothing to run"]
+
+
+def test_confirm_without_a_command_is_a_one_line_usage_error(cli: Callable[..., CliResult]) -> None:
+    done = cli("explain", *_pair("env-thread-count"), "--confirm")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "needs your benchmark command after --" in done.stderr
+
+
+def test_options_after_the_snapshots_are_still_options(cli: Callable[..., CliResult]) -> None:
+    done = cli("explain", *_pair("env-thread-count"), "--format", "json")
+    assert done.returncode == 1 and json.loads(done.stdout)["explanations"][0]["rank"] == 1
+    assert "only run with --confirm" in cli("explain", *_pair("env-thread-count"), "--", "python", "x.py").stderr
+
+
+# The figure is work counted, not timed (as in tests/runs/test_bisect.py): these tests are of the confirmation.
+OMP_LOOP = """
+import os
+n = 100000 * (2 if os.environ.get("OMP_NUM_THREADS") == "1" else 1)
+print(f"loop: {n / 10000:.3f} ms")
+"""
+
+
+@pytest.mark.slow
+def test_an_environment_variable_is_confirmed_by_its_trial(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    loop = tmp_path / "loop.py"
+    loop.write_text(OMP_LOOP)
+    done = cli("explain", *_pair("env-thread-count"), "--confirm", "--seed", "1", "--max-pairs", "8", "--format",
+               "json", "--no-record", "--", "python", str(loop))
+    confirmation = json.loads(done.stdout)["explanations"][0]["confirm"]
+    assert confirmation["verdict"] == "confirmed", confirmation
+    assert confirmation["text"].startswith("confirmed: with OMP_NUM_THREADS unset, B's figure moves back")
+    assert confirmation["trial"]["comparisons"]["undone"]["effect_pct"] == -50.0
+    plan = done.stderr.splitlines()[:3]
+    assert plan[0].startswith("confirm: 1 cause(s) to undo, each in an interleaved trial of `python ")
+    assert plan[1] == "  #1: OMP_NUM_THREADS unset" and "s for 16 runs" in plan[2]
+
+
+# Twelve packages; each one's run() does its WORK and returns it. pkg07 1.1 does 20 times the work of 1.0.
+PACKAGE = "WORK = {work}\n\n\ndef run():\n    x = 0\n    for i in range(WORK):\n        x += i\n    return WORK\n"
+NAMES = [f"pkg{i:02d}" for i in range(1, 13)]
+RUN_ALL = ("import " + ", ".join(NAMES) + "; n = " + " + ".join(f"{n}.run()" for n in NAMES)
+           + "; print(f'loop: {n / 10000:.3f} ms')")
+
+
+def _twelve_wheels(directory: Path, version: str, slow: str | None) -> list[Path]:
+    directory.mkdir()
+    return [build_wheel(directory, name, version, PACKAGE.format(work=200000 if name == slow else 10000))
+            for name in NAMES]
+
+
+@pytest.fixture(scope="module")
+def two_venvs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """A's venv (all twelve at 1.0) and B's (all at 1.1, pkg07 slow), from real wheels installed by pip; and
+    the directory of A's wheels (a package index of sorts)."""
+    root = tmp_path_factory.mktemp("confirm-venvs")
+    old = _twelve_wheels(root / "wheels-1.0", "1.0", None)
+    new = _twelve_wheels(root / "wheels-1.1", "1.1", "pkg07")
+    return venv_with(root / "a", old), venv_with(root / "b", new), root / "wheels-1.0"
+
+
+def _snapshots(cli: Callable[..., CliResult], venvs: tuple[Path, Path, Path], tmp_path: Path) -> tuple[str, str]:
+    """Real snapshots of the two venvs' packages, taken through their interpreters."""
+    out = []
+    for side, python in zip("ab", venvs[:2], strict=False):
+        path = tmp_path / f"{side}.json"
+        done = cli("snapshot", "--python", str(python), "--probe", "packages", "-o", str(path), "-q")
+        assert done.returncode == 0, done.stderr
+        out.append(str(path))
+    return out[0], out[1]
+
+
+@pytest.mark.slow
+def test_bisect_names_the_slow_package_and_confirm_convicts_it_and_clears_a_harmless_bump(
+        cli: Callable[..., CliResult], two_venvs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """Done-when of issue 20: two real venvs, 12 package differences, one of them slow."""
+    a_python, b_python, _ = two_venvs
+    found = cli("bisect", "--seed", "3", "--max-pairs", "7", "--a-python", str(a_python), "--b-python",
+                str(b_python), "--no-record", "--format", "json", "--", "python", "-c", RUN_ALL)
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert json.loads(found.stdout)["culprits"] == ["pkg07 1.0 → 1.1"]
+
+    a, b = _snapshots(cli, two_venvs, tmp_path)
+    done = cli("explain", a, b, "--confirm", "--top", "12", "--a-python", str(a_python), "--b-python", str(b_python),
+               "--seed", "2", "--max-pairs", "7", "--no-record", "--format", "json", "--", "python", "-c", RUN_ALL)
+    assert done.returncode == 1, done.stderr
+    rows = {row["title"].split()[0]: row["confirm"] for row in json.loads(done.stdout)["explanations"]}
+    assert set(rows) == set(NAMES)
+    slow = rows["pkg07"]
+    assert slow["verdict"] == "confirmed", slow
+    assert slow["text"].startswith("confirmed: with pkg07 1.0 (A's) instead of 1.1, B recovers 100 % of the shift")
+    assert slow["recovered_pct"] == 100.0
+    harmless = rows["pkg06"]
+    assert harmless["verdict"] == "refuted", harmless
+    assert "no effect (+0.0 % in 7 pairs: ±0.0 % would have been seen; the shift is +" in harmless["text"]
+    assert [r["verdict"] for name, r in rows.items() if name != "pkg07"] == ["refuted"] * 11
+    assert "builds a scratch environment" in done.stderr and f"copied from {a_python}" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_s_version_comes_from_the_index_when_no_interpreter_of_a_has_it(
+        cli: Callable[..., CliResult], two_venvs: tuple[Path, Path, Path], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, driftcheck_home: Path) -> None:
+    _, b_python, index = two_venvs
+    a, b = _snapshots(cli, two_venvs, tmp_path)
+    # pip's own settings point it at a local directory of wheels: no network in a test.
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    args = ("--confirm", "--top", "12", "--b-python", str(b_python), "--seed", "4", "--max-pairs", "7",
+            "--no-record", "--format", "json", "--", "python", "-c", RUN_ALL)
+    rows = {row["title"].split()[0]: row["confirm"] for row in
+            json.loads(cli("explain", a, b, *args).stdout)["explanations"]}
+    assert rows["pkg07"]["verdict"] == "confirmed", rows["pkg07"]
+    assert "A's whole shift was not measured here" in rows["pkg07"]["text"]
+    assert rows["pkg03"]["verdict"] == "refuted", rows["pkg03"]
+    cached = sorted(p.name for p in (driftcheck_home / "cache" / "scratch-env").iterdir())
+    assert len(cached) == 12 and all(name.startswith("pkg") for name in cached)  # no partial left
+    # Without a wheel to be had, said so, per cause.
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
+    for entry in (driftcheck_home / "cache" / "scratch-env").iterdir():
+        subprocess.run(["rm", "-rf", str(entry)], check=True)
+    report = json.loads(cli("explain", a, b, *args).stdout)
+    verdict = report["explanations"][0]["confirm"]
+    assert verdict["verdict"] == "not confirmable", verdict
+    assert verdict["text"].startswith("not confirmable here: pip install pkg")
+    assert "No matching distribution" in verdict["text"] or "Could not find" in verdict["text"]
+    assert list((driftcheck_home / "cache" / "scratch-env").iterdir()) == []
+
+
+SERVER = "import http.server, sys; http.server.test(http.server.SimpleHTTPRequestHandler, port=int(sys.argv[1]))"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ours(marker: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        if marker in " ".join(process.info["cmdline"] or ()):
+            found.append(process)
+    return found
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_confirm_trial_leaves_no_server_and_no_scratch_environment(
+        cli: Callable[..., CliResult], two_venvs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    a_python, b_python, _ = two_venvs
+    a, b = _snapshots(cli, two_venvs, tmp_path)
+    port = _free_port()
+    marker = f"confirm-sigint-{port}"
+    slow_cmd = tmp_path / "bench.py"
+    slow_cmd.write_text(f"import time, sys  # {marker}\ntime.sleep(0.5)\nexec(sys.argv[1])\n")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "driftcheck", "explain", a, b, "--confirm", "--top", "12", "--a-python", str(a_python),
+         "--b-python", str(b_python), "--max-pairs", "20", "--no-record", "--server-cmd",
+         f"python -c '{SERVER}' {port} {marker}", "--ready", f"http://127.0.0.1:{port}/", "--",
+         "python", str(slow_cmd), RUN_ALL], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # wait until a trial is under way: its scratch overlay made, a server up
+            if "driftcheck: round 2 " in line:
+                break
+        assert any(scratch.glob("driftcheck-confirm-*")), "the scratch environment was never made"
+        assert _ours(marker), "no server or run of the command was going"
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert code == 130
+    deadline = time.monotonic() + 10
+    while _ours(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _ours(marker) == []
+    assert list(scratch.iterdir()) == []
