@@ -38,6 +38,11 @@ def venv_with(directory: Path, wheels: Iterable[Path]) -> Path:
     """A fresh venv (no pip of its own) with `wheels` installed by pip, offline; returns its interpreter."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(directory)], check=True, timeout=120)
     python = directory / "bin" / "python"
+    install(python, wheels)
+    return python
+
+
+def install(python: Path, wheels: Iterable[Path]) -> None:
+    """pip installs `wheels` for `python`, offline, replacing the versions it had (an upgrade in place)."""
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check", "install",
                     "-q", "--no-index", "--no-deps", *map(str, wheels)], check=True, timeout=300)
-    return python

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -21,7 +23,7 @@ from driftcheck.analysis.explain import explain
 from driftcheck.runs.trial import TrialPlan
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
 from tests.conftest import REPO_ROOT, CliResult
-from tests.wheels import build_wheel, venv_with
+from tests.wheels import build_wheel, install, venv_with
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
 
@@ -113,38 +115,50 @@ def _twelve_wheels(directory: Path, version: str, slow: str | None) -> list[Path
             for name in NAMES]
 
 
+@dataclass(frozen=True)
+class Upgrade:
+    """A venv upgraded in place (all twelve 1.0 -> 1.1, pkg07 slow), snapshotted before and after through its
+    interpreter; a copy of it as it was before (A's environment, still runnable); A's wheels."""
+
+    a_python: Path
+    b_python: Path
+    a_snapshot: str
+    b_snapshot: str
+    index: Path
+
+
+def _snapshot(python: Path, out: Path, home: Path) -> str:
+    """A real snapshot of `python`'s packages (a process: this fixture outlives one test's home)."""
+    env = {**os.environ, "DRIFTCHECK_HOME": str(home),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    subprocess.run([sys.executable, "-m", "driftcheck", "snapshot", "--python", str(python), "--probe", "packages",
+                    "-o", str(out), "-q"], env=env, check=True, timeout=120)
+    return str(out)
+
+
 @pytest.fixture(scope="module")
-def two_venvs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """A's venv (all twelve at 1.0) and B's (all at 1.1, pkg07 slow), from real wheels installed by pip; and
-    the directory of A's wheels (a package index of sorts)."""
+def upgrade(tmp_path_factory: pytest.TempPathFactory) -> Upgrade:
+    """The twelve real wheels installed by pip into a venv, which is then upgraded in place, as a user's is."""
     root = tmp_path_factory.mktemp("confirm-venvs")
-    old = _twelve_wheels(root / "wheels-1.0", "1.0", None)
-    new = _twelve_wheels(root / "wheels-1.1", "1.1", "pkg07")
-    return venv_with(root / "a", old), venv_with(root / "b", new), root / "wheels-1.0"
-
-
-def _snapshots(cli: Callable[..., CliResult], venvs: tuple[Path, Path, Path], tmp_path: Path) -> tuple[str, str]:
-    """Real snapshots of the two venvs' packages, taken through their interpreters."""
-    out = []
-    for side, python in zip("ab", venvs[:2], strict=False):
-        path = tmp_path / f"{side}.json"
-        done = cli("snapshot", "--python", str(python), "--probe", "packages", "-o", str(path), "-q")
-        assert done.returncode == 0, done.stderr
-        out.append(str(path))
-    return out[0], out[1]
+    python = venv_with(root / "env", _twelve_wheels(root / "wheels-1.0", "1.0", None))
+    before = _snapshot(python, root / "a.json", root / "home")
+    shutil.copytree(root / "env", root / "env-before", symlinks=True)
+    install(python, _twelve_wheels(root / "wheels-1.1", "1.1", "pkg07"))
+    after = _snapshot(python, root / "b.json", root / "home")
+    return Upgrade(root / "env-before" / "bin" / "python", python, before, after, root / "wheels-1.0")
 
 
 @pytest.mark.slow
 def test_bisect_names_the_slow_package_and_confirm_convicts_it_and_clears_a_harmless_bump(
-        cli: Callable[..., CliResult], two_venvs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+        cli: Callable[..., CliResult], upgrade: Upgrade, tmp_path: Path) -> None:
     """Done-when of issue 20: two real venvs, 12 package differences, one of them slow."""
-    a_python, b_python, _ = two_venvs
+    a_python, b_python = upgrade.a_python, upgrade.b_python
     found = cli("bisect", "--seed", "3", "--max-pairs", "7", "--a-python", str(a_python), "--b-python",
                 str(b_python), "--no-record", "--format", "json", "--", "python", "-c", RUN_ALL)
     assert found.returncode == 1, found.stdout + found.stderr
     assert json.loads(found.stdout)["culprits"] == ["pkg07 1.0 → 1.1"]
 
-    a, b = _snapshots(cli, two_venvs, tmp_path)
+    a, b = upgrade.a_snapshot, upgrade.b_snapshot
     done = cli("explain", a, b, "--confirm", "--top", "12", "--a-python", str(a_python), "--b-python", str(b_python),
                "--seed", "2", "--max-pairs", "7", "--no-record", "--format", "json", "--", "python", "-c", RUN_ALL)
     assert done.returncode == 1, done.stderr
@@ -163,10 +177,9 @@ def test_bisect_names_the_slow_package_and_confirm_convicts_it_and_clears_a_harm
 
 @pytest.mark.slow
 def test_a_s_version_comes_from_the_index_when_no_interpreter_of_a_has_it(
-        cli: Callable[..., CliResult], two_venvs: tuple[Path, Path, Path], tmp_path: Path,
+        cli: Callable[..., CliResult], upgrade: Upgrade, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, driftcheck_home: Path) -> None:
-    _, b_python, index = two_venvs
-    a, b = _snapshots(cli, two_venvs, tmp_path)
+    b_python, index, a, b = upgrade.b_python, upgrade.index, upgrade.a_snapshot, upgrade.b_snapshot
     # pip's own settings point it at a local directory of wheels: no network in a test.
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(index))
@@ -210,9 +223,8 @@ def _ours(marker: str) -> list[psutil.Process]:
 
 @pytest.mark.slow
 def test_ctrl_c_during_a_confirm_trial_leaves_no_server_and_no_scratch_environment(
-        cli: Callable[..., CliResult], two_venvs: tuple[Path, Path, Path], tmp_path: Path) -> None:
-    a_python, b_python, _ = two_venvs
-    a, b = _snapshots(cli, two_venvs, tmp_path)
+        cli: Callable[..., CliResult], upgrade: Upgrade, tmp_path: Path) -> None:
+    a_python, b_python, a, b = upgrade.a_python, upgrade.b_python, upgrade.a_snapshot, upgrade.b_snapshot
     port = _free_port()
     marker = f"confirm-sigint-{port}"
     slow_cmd = tmp_path / "bench.py"
