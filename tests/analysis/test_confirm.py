@@ -256,3 +256,50 @@ def test_ctrl_c_during_a_confirm_trial_leaves_no_server_and_no_scratch_environme
         time.sleep(0.2)
     assert _ours(marker) == []
     assert list(scratch.iterdir()) == []
+
+
+# A server whose --attention-backend decides how much work a request costs (counted, not timed), and a
+# client that prints it: B's server runs triton (the recorded pair's B), A's fa3.
+BACKEND_SERVER = """
+import argparse, http.server
+parser = argparse.ArgumentParser()
+parser.add_argument("--port", type=int)
+parser.add_argument("--attention-backend")
+args = parser.parse_args()
+work = 20000 if args.attention_backend == "triton" else 10000
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = str(work).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+http.server.HTTPServer(("127.0.0.1", args.port), Handler).serve_forever()
+"""
+CLIENT = ("import sys, urllib.request; n = int(urllib.request.urlopen(sys.argv[1]).read()); "
+          "print(f'loop: {n / 10000:.3f} ms')")
+
+
+@pytest.mark.slow
+def test_a_server_argument_is_confirmed_with_a_s_flag_in_b_s_server_command(cli: Callable[..., CliResult],
+                                                                           tmp_path: Path) -> None:
+    server = tmp_path / "server.py"
+    server.write_text(BACKEND_SERVER)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/"
+    done = cli("explain", *_pair("server-attention-backend"), "--confirm", "--seed", "1", "--max-pairs", "8",
+               "--server-cmd", f"python {server} --port {port} --attention-backend triton", "--ready", url,
+               "--no-record", "--format", "json", "--", "python", "-c", CLIENT, url)
+    confirmation = json.loads(done.stdout)["explanations"][0]["confirm"]
+    assert confirmation["verdict"] == "confirmed", confirmation
+    assert confirmation["undo"] == "the server with --attention-backend fa3 (A's) instead of triton"
+    undone = next(v for v in confirmation["trial"]["variants"] if v["name"] == "undone")
+    assert undone["server_command"][-2:] == ["--attention-backend", "fa3"]
+    assert confirmation["trial"]["comparisons"]["undone"]["effect_pct"] == -50.0
