@@ -44,6 +44,7 @@ from driftcheck.runs.trial import (
     Variant,
     describe_comparison,
     run_trial,
+    _terminations_raise,
     running_server,
     stop_tree,
 )
@@ -390,7 +391,8 @@ def run_confirm(plan: ConfirmPlan, note: Progress | None = None, store: RunStore
     runs and servers (run_trial). `timed` gets the duration of a first run of the command as B, before any
     trial, for the estimate."""
     out = {u.rank: _not_confirmable(u) for u in plan.undos if u.why_not is not None}
-    with ScratchEnvs() as envs:
+    # SIGTERM/SIGHUP raise (as Ctrl-C does) between trials too, so a pip build or an overlay is cleaned up.
+    with _terminations_raise(), ScratchEnvs() as envs:
         builder = _Builder(plan, envs)
         for undo in plan.runnable:
             try:

@@ -17,10 +17,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from driftcheck.analysis.confirm import ConfirmSetup, confirm_plan, undo_of, with_flag
+from driftcheck.analysis.confirm import ConfirmSetup, Undo, confirm_plan, undo_of, verdict_of, with_flag
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
-from driftcheck.runs.trial import TrialPlan
+from driftcheck.baselines.trial_stats import compare, log_ratios, plan_looks
+from driftcheck.runs.trial import TrialPlan, TrialResult, TrialRun, Variant
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
 from tests.conftest import REPO_ROOT, CliResult
 from tests.wheels import build_wheel, install, venv_with
@@ -65,6 +66,49 @@ def test_a_server_argument_needs_the_server_command(tmp_path: Path) -> None:
     plan = confirm_plan(result, b, ConfirmSetup(TrialPlan(("python", "bench.py"), ())))
     assert plan.undos[0].why_not is not None and "--server-cmd" in plan.undos[0].why_not
     assert plan.text() == ["confirm: none of the top causes can be undone here; nothing to run"]
+
+
+def _trial(b: list[float], undone: list[float], a: list[float] | None = None) -> TrialResult:
+    """A trial's result from figures (lower is better), compared as run_trial compares them."""
+    figures = {"B": b, "undone": undone, **({"A": a} if a else {})}
+    variants = tuple(Variant(name) for name in figures)
+    looks = plan_looks(len(b), 0.05, comparisons=len(figures) - 1)
+    runs = [TrialRun(name, i + 1, value, 1.0, None) for name, values in figures.items()
+            for i, value in enumerate(values)]
+    comparisons = {name: compare(log_ratios(b, values), looks.alpha_per_look)
+                   for name, values in figures.items() if name != "B"}
+    return TrialResult(TrialPlan(("python", "x.py"), variants), 1, looks, "loop", "ms", False, runs, comparisons,
+                       "max-pairs", 1.0)
+
+
+PACKAGE_UNDO = Undo(1, "pkg upgraded", "package", "pkg", "1.0", "1.1")
+NOISE = [1.0, 1.03, 0.98, 1.01, 0.97, 1.02, 0.99, 1.0]
+
+
+def test_verdicts_say_how_much_of_the_shift_and_the_resolution() -> None:
+    b = [20.0 * f for f in NOISE]
+    a = [10.0 * f for f in reversed(NOISE)]
+    confirmed = verdict_of(PACKAGE_UNDO, _trial(b, [11.0 * f for f in NOISE[1:] + NOISE[:1]], a))
+    assert confirmed.verdict == "confirmed" and 80 < (confirmed.recovered_pct or 0) < 95
+    assert confirmed.text.startswith("confirmed: with pkg 1.0 (A's) instead of 1.1, B recovers ")
+    assert "% of the shift (+" in confirmed.text and "8 pairs, p=" in confirmed.text
+    refuted = verdict_of(PACKAGE_UNDO, _trial(b, [20.0 * f for f in NOISE[2:] + NOISE[:2]], a))
+    assert refuted.verdict == "refuted" and "would have been seen; the shift is +" in refuted.text
+    # A spread as wide as the shift: nothing decided, and nothing ruled out either.
+    wild = [1.0, 3.0, 0.4, 2.5, 0.5, 1.8, 0.3, 2.2]
+    vague = verdict_of(PACKAGE_UNDO, _trial(b, [20.0 * f for f in wild], [16.0 * f for f in NOISE]))
+    assert vague.verdict == "inconclusive", vague.text
+
+
+def test_without_a_the_figure_moving_back_is_confirmation_and_the_other_way_refutation() -> None:
+    b = [20.0 * f for f in NOISE]
+    undo = Undo(1, "env", "env", "OMP_NUM_THREADS", None, "1")
+    back = verdict_of(undo, _trial(b, [10.0 * f for f in NOISE]))
+    assert back.verdict == "confirmed" and "A's whole shift was not measured here" in back.text
+    away = verdict_of(undo, _trial(b, [30.0 * f for f in NOISE]))
+    assert away.verdict == "refuted" and "moves further away" in away.text
+    assert verdict_of(undo, _trial(b, list(b))).verdict == "refuted"  # ±0 % would have been seen
+    assert verdict_of(undo, _trial(b[:3], b[:3])).verdict == "inconclusive"  # 3 pairs cannot decide anything
 
 
 def test_confirm_without_a_command_is_a_one_line_usage_error(cli: Callable[..., CliResult]) -> None:
