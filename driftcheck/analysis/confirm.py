@@ -42,9 +42,9 @@ from driftcheck.runs.trial import (
     TrialPlan,
     TrialResult,
     Variant,
+    _terminations_raise,
     describe_comparison,
     run_trial,
-    _terminations_raise,
     running_server,
     stop_tree,
 )
