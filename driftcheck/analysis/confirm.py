@@ -38,6 +38,7 @@ from driftcheck.errors import DriftcheckError, OptionError, UsageError
 from driftcheck.runs.overlay import Distribution, distributions
 from driftcheck.runs.scratch_env import NotBuildable, ScratchEnvs
 from driftcheck.runs.store import RunStore
+from driftcheck.runs.system_knob import KNOBS, guard, wrapper
 from driftcheck.runs.trial import (
     TrialPlan,
     TrialResult,
@@ -70,7 +71,7 @@ class Undo:
 
     rank: int
     title: str
-    kind: str  # env | package | server | none
+    kind: str  # env | package | server | system | none
     name: str = ""
     a_value: Any = None  # A's value (None: unset/absent on A)
     b_value: Any = None
@@ -82,6 +83,8 @@ class Undo:
             return f"{self.name} unset" if self.a_value is None else f"{self.name}={self.a_value}"
         if self.kind == "package":
             return f"{self.name} {self.a_value} (A's) instead of {self.b_value}"
+        if self.kind == "system":
+            return f"{self.name} = {self.a_value} (A's) instead of {self.b_value}"
         if self.kind == "server":
             return f"the server with {_flag(self.name)} {_shown(self.a_value)} (A's) instead of {_shown(self.b_value)}"
         return self.title
@@ -109,6 +112,8 @@ def undo_of(result: Explained, explanation: Explanation) -> Undo:
                        b_value=revert.get("current"))
     changes = _changes_of(result, explanation)
     for change in changes:
+        if change.path in KNOBS and isinstance(change.before, str) and isinstance(change.after, str):
+            return replace(base, kind="system", name=KNOBS[change.path], a_value=change.before, b_value=change.after)
         if change.parts[:4] == _PACKAGES and len(change.parts) >= 5:
             name = str(change.parts[4])
             a_entry = ((result.diff.a.probe_data("packages") or {}).get("packages") or {}).get(name) or {}
@@ -126,7 +131,8 @@ def undo_of(result: Explained, explanation: Explanation) -> Undo:
                            b_value=change.after)
     if explanation.category in _SYSTEM_CATEGORIES:
         return replace(base, why_not=(f"not confirmable here: a machine-wide setting ({explanation.category}) "
-                                      "only root can change, which --confirm never does; set it as on A by "
+                                      "only root can change, which --confirm does not change (only "
+                                      "transparent huge pages, with --allow-system-changes); set it as on A by "
                                       "hand and measure with `driftcheck try`"))
     return replace(base, why_not=(f"not confirmable here: a {explanation.category} change (a driver, the "
                                   "hardware, or a setting of another process) cannot be undone for one run"))
@@ -143,6 +149,7 @@ class ConfirmSetup:
     trial: TrialPlan
     a_python: str | None = None
     b_python: str | None = None
+    allow_system_changes: bool = False
 
 
 @dataclass
@@ -185,6 +192,8 @@ class ConfirmPlan:
                         f"{undo.a_value} {source}"
                 if self.setup.a_python:
                     build += "; A runs too, to measure the whole shift"
+            if undo.kind == "system":
+                build = f"; sets {undo.name} for each run (both sides) and puts back what it was"
             lines.append(f"  #{undo.rank}: {undo.describe()}{build}")
         lines.extend(self.notes)
         return lines
@@ -226,11 +235,21 @@ def confirm_plan(result: Explained, b: Snapshot, setup: ConfirmSetup, top: int =
         undos = [replace(u, why_not="not confirmable here: a server argument needs the server started per run: "
                                     "give --server-cmd (B's) and --ready URL")
                  if u.kind == "server" else u for u in undos]
+    undos = [_system_allowed(u, setup) if u.kind == "system" else u for u in undos]
     if b_python is None:
         undos = [replace(u, why_not="not confirmable here: the command does not start with python; give "
                                     "--b-python (B's interpreter) for a package to be undone")
                  if u.kind == "package" else u for u in undos]
     return ConfirmPlan(setup, undos, b_python, notes)
+
+
+def _system_allowed(undo: Undo, setup: ConfirmSetup) -> Undo:
+    if not setup.allow_system_changes:
+        return replace(undo, why_not=f"not confirmable without --allow-system-changes: {undo.name} is a setting of "
+                                     "the whole machine (needs root); with it, it is set for each run and put back")
+    if not os.access(undo.name, os.W_OK):
+        return replace(undo, why_not=f"not confirmable here: {undo.name} is not writable by this user (needs root)")
+    return undo
 
 
 # --- the trials ------------------------------------------------------------------------------------------
@@ -273,6 +292,10 @@ class _Builder:
         setup = self.plan.setup
         if undo.kind == "env":
             return (_env_variant("B", undo.name, undo.b_value), _env_variant("undone", undo.name, undo.a_value))
+        if undo.kind == "system":
+            command = setup.trial.command
+            return (Variant("B", command=tuple(wrapper(undo.name, str(undo.b_value), command))),
+                    Variant("undone", command=tuple(wrapper(undo.name, str(undo.a_value), command))))
         if undo.kind == "server":
             server = setup.trial.server
             assert server is not None  # the plan made a server argument without --server-cmd not confirmable
@@ -392,7 +415,8 @@ def run_confirm(plan: ConfirmPlan, note: Progress | None = None, store: RunStore
     trial, for the estimate."""
     out = {u.rank: _not_confirmable(u) for u in plan.undos if u.why_not is not None}
     # SIGTERM/SIGHUP raise (as Ctrl-C does) between trials too, so a pip build or an overlay is cleaned up.
-    with _terminations_raise(), ScratchEnvs() as envs:
+    knobs = [u.name for u in plan.runnable if u.kind == "system"]
+    with _terminations_raise(), guard(knobs), ScratchEnvs() as envs:
         builder = _Builder(plan, envs)
         for undo in plan.runnable:
             try:

@@ -60,12 +60,17 @@ def _add_confirm_arguments(p: argparse.ArgumentParser) -> None:
                      "version in a scratch environment (B's interpreter with A's files of that one distribution "
                      "first on PYTHONPATH: copied from --a-python, else installed from the index with pip for "
                      "B's interpreter and cached; neither environment is touched); a server argument gets A's "
-                     "value in B's --server-cmd. Anything else (a driver, hardware, a machine-wide root-only "
-                     "setting) is said to be not confirmable here, and why. Each cause gets `confirmed` (how much "
+                     "value in B's --server-cmd; transparent huge pages, with --allow-system-changes, A's mode for "
+                     "each run, put back after. Anything else (a driver, hardware, another root-only setting) is "
+                     "said to be not confirmable here, and why. Each cause gets `confirmed` (how much "
                      "of the shift undoing it recovers, with pairs and p), `refuted` or `inconclusive` (with the "
                      "resolution reached). What will be built and run, and about how long, is said first.")
     group.add_argument("--confirm", action="store_true",
                        help="confirm the top causes by experiment; needs the benchmark command after --")
+    group.add_argument("--allow-system-changes", action="store_true",
+                       help="also undo a machine-wide root-only setting that driftcheck knows how to put back "
+                            "(transparent huge pages): set for each run, restored after it, and at the end, also "
+                            "on Ctrl-C or SIGTERM")
     group.add_argument("--top", type=positive_int, default=3, metavar="N",
                        help="how many of the ranked causes to confirm (default 3)")
     group.add_argument("--a-python", metavar="PATH",
@@ -144,7 +149,7 @@ def _setup(args: argparse.Namespace) -> ConfirmSetup:
     trial = TrialPlan(command=tuple(_command(args)), variants=(), patterns=patterns, metric=metric,
                       max_pairs=args.max_pairs, budget_s=args.budget_s, seed=args.seed, server=server,
                       run_timeout_s=args.run_timeout, label="confirm", record=not args.no_record)
-    return ConfirmSetup(trial, args.a_python, args.b_python)
+    return ConfirmSetup(trial, args.a_python, args.b_python, args.allow_system_changes)
 
 
 def _note(text: str) -> None:

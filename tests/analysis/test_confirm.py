@@ -21,6 +21,7 @@ from driftcheck.analysis.confirm import ConfirmSetup, Undo, confirm_plan, undo_o
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.baselines.trial_stats import compare, log_ratios, plan_looks
+from driftcheck.runs.system_knob import guard, read, set_for_a_while, wrapper, write
 from driftcheck.runs.trial import TrialPlan, TrialResult, TrialRun, Variant
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
 from tests.conftest import REPO_ROOT, CliResult
@@ -347,3 +348,93 @@ def test_a_server_argument_is_confirmed_with_a_s_flag_in_b_s_server_command(cli:
     undone = next(v for v in confirmation["trial"]["variants"] if v["name"] == "undone")
     assert undone["server_command"][-2:] == ["--attention-backend", "fa3"]
     assert confirmation["trial"]["comparisons"]["undone"]["effect_pct"] == -50.0
+
+
+# --- a root-only knob: transparent huge pages, set for real on this machine and put back ------------------
+
+THP = "/sys/kernel/mm/transparent_hugepage/enabled"
+THP_LOOP = (f"import re; mode = re.search(r'\\[(\\w+)\\]', open({THP!r}).read()).group(1); "
+            "n = 200000 if mode == 'never' else 100000; print(f'loop: {n / 10000:.3f} ms')")
+needs_thp = pytest.mark.skipif(not os.access(THP, os.W_OK), reason="transparent huge pages not writable here")
+
+
+@needs_thp
+def test_a_knob_is_put_back_after_its_block_even_on_an_exception() -> None:
+    before = read(THP)
+    other = "never" if before != "never" else "madvise"
+    with set_for_a_while(THP, other) as seen:
+        assert seen == before and read(THP) == other
+    assert read(THP) == before
+    with pytest.raises(RuntimeError), set_for_a_while(THP, other):
+        raise RuntimeError("a run failed")
+    assert read(THP) == before
+    with guard([THP]):
+        write(THP, other)
+    assert read(THP) == before
+
+
+@needs_thp
+@pytest.mark.slow
+def test_the_wrapper_puts_the_knob_back_when_sigterm_ends_it(tmp_path: Path) -> None:
+    before = read(THP)
+    other = "never" if before != "never" else "madvise"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen(wrapper(THP, other, ["sleep", "30"]), env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while read(THP) != other and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert read(THP) == other
+        os.killpg(process.pid, signal.SIGTERM)  # as the trial stops a run's process tree
+        assert process.wait(timeout=20) == 128 + signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert read(THP) == before
+
+
+def test_a_knob_is_not_confirmable_without_the_flag(cli: Callable[..., CliResult]) -> None:
+    done = cli("explain", *_pair("thp-enabled"), "--confirm", "--format", "json", "--", "python", "-c", THP_LOOP)
+    verdict = json.loads(done.stdout)["explanations"][0]["confirm"]
+    assert verdict["verdict"] == "not confirmable"
+    assert verdict["text"].startswith(f"not confirmable without --allow-system-changes: {THP} is a setting")
+
+
+@needs_thp
+@pytest.mark.slow
+def test_a_knob_is_confirmed_with_allow_system_changes_and_put_back(cli: Callable[..., CliResult]) -> None:
+    before = read(THP)
+    done = cli("explain", *_pair("thp-enabled"), "--confirm", "--allow-system-changes", "--seed", "1",
+               "--max-pairs", "8", "--no-record", "--format", "json", "--", "python", "-c", THP_LOOP)
+    assert read(THP) == before
+    confirmation = json.loads(done.stdout)["explanations"][0]["confirm"]
+    assert confirmation["verdict"] == "confirmed", confirmation
+    assert confirmation["undo"] == f"{THP} = madvise (A's) instead of never"
+    assert confirmation["trial"]["comparisons"]["undone"]["effect_pct"] == -50.0
+
+
+@needs_thp
+@pytest.mark.slow
+def test_ctrl_c_during_a_knob_trial_leaves_the_knob_as_it_was(tmp_path: Path) -> None:
+    before = read(THP)
+    other = "never" if before != "never" else "madvise"
+    slow = f"import time; time.sleep(0.4); {THP_LOOP}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "driftcheck", "explain", *_pair("thp-enabled"), "--confirm", "--allow-system-changes",
+         "--max-pairs", "20", "--no-record", "--", "python", "-c", slow], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if "driftcheck: round 2 " in line:
+                break
+        deadline = time.monotonic() + 20
+        while read(THP) != other and time.monotonic() < deadline:  # Ctrl-C while a run has it changed
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert read(THP) == before
