@@ -76,7 +76,7 @@ def _trial(b: list[float], undone: list[float], a: list[float] | None = None) ->
     looks = plan_looks(len(b), 0.05, comparisons=len(figures) - 1)
     runs = [TrialRun(name, i + 1, value, 1.0, None) for name, values in figures.items()
             for i, value in enumerate(values)]
-    comparisons = {name: compare(log_ratios(b, values), looks.alpha_per_look)
+    comparisons = {name: compare(log_ratios(b, values), looks.alpha_at(len(b), True) or 0.0)
                    for name, values in figures.items() if name != "B"}
     return TrialResult(TrialPlan(("python", "x.py"), variants), 1, looks, "loop", "ms", False, runs, comparisons,
                        "max-pairs", 1.0)
