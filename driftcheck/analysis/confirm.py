@@ -40,6 +40,7 @@ from driftcheck.runs.scratch_env import NotBuildable, ScratchEnvs
 from driftcheck.runs.store import RunStore
 from driftcheck.runs.system_knob import KNOBS, guard, wrapper
 from driftcheck.runs.trial import (
+    TrialError,
     TrialPlan,
     TrialResult,
     Variant,
@@ -259,7 +260,7 @@ class Confirmation:
     """What undoing one cause did: the verdict word, the sentence, and the trial behind it."""
 
     rank: int
-    verdict: str  # confirmed | refuted | inconclusive | not confirmable | failed
+    verdict: str  # confirmed | refuted | inconclusive | not confirmable | failed (the command did not run through)
     text: str
     undo: Undo
     trial: TrialResult | None = None
@@ -432,8 +433,12 @@ def run_confirm(plan: ConfirmPlan, note: Progress | None = None, store: RunStore
                     f"{v.name} = {v.describe()}" for v in variants))
             trial = replace(plan.setup.trial, variants=variants,
                             label=f"{plan.setup.trial.label or 'confirm'}:{undo.rank}")
-            result = run_trial(trial, note=note, store=store)
-            out[undo.rank] = verdict_of(undo, result)
+            try:
+                result = run_trial(trial, note=note, store=store)
+            except TrialError as exc:  # the command fails (or prints no figure) with the cause undone: said, per cause
+                out[undo.rank] = Confirmation(undo.rank, "failed", f"could not measure: {exc}", undo)
+            else:
+                out[undo.rank] = verdict_of(undo, result)
             if note:
                 note(f"confirm #{undo.rank}: {out[undo.rank].text}")
     return dict(sorted(out.items()))

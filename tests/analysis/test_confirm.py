@@ -147,6 +147,18 @@ def test_an_environment_variable_is_confirmed_by_its_trial(cli: Callable[..., Cl
     assert plan[1] == "  #1: OMP_NUM_THREADS unset" and "s for 16 runs" in plan[2]
 
 
+@pytest.mark.slow
+def test_a_command_that_fails_with_the_cause_undone_is_said_per_cause(cli: Callable[..., CliResult]) -> None:
+    needs_the_variable = "import os, sys; os.environ.get('OMP_NUM_THREADS') or sys.exit(3); print('loop: 1.0 ms')"
+    done = cli("explain", *_pair("env-thread-count"), "--confirm", "--max-pairs", "4", "--no-record", "--format",
+               "json", "--", "python", "-c", needs_the_variable)
+    assert done.returncode == 1, done.stderr
+    confirmation = json.loads(done.stdout)["explanations"][0]["confirm"]
+    assert confirmation["verdict"] == "failed"
+    assert confirmation["text"].startswith("could not measure: variant undone (python -c ") and "exited 3" in \
+        confirmation["text"]
+
+
 # Twelve packages; each one's run() does its WORK and returns it. pkg07 1.1 does 20 times the work of 1.0.
 PACKAGE = "WORK = {work}\n\n\ndef run():\n    x = 0\n    for i in range(WORK):\n        x += i\n    return WORK\n"
 NAMES = [f"pkg{i:02d}" for i in range(1, 13)]
