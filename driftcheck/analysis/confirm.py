@@ -187,8 +187,8 @@ class ConfirmPlan:
         for undo in self.runnable:
             build = ""
             if undo.kind == "package":
-                source = (f"copied from {self.setup.a_python}" if self.setup.a_python
-                          else "from the package index with pip (cached)")
+                source = (f"copied from {self.setup.a_python} (from the package index with pip where it has "
+                          "another version)" if self.setup.a_python else "from the package index with pip (cached)")
                 build = f"; builds a scratch environment: {self.b_python or 'B'}'s with {undo.name} " \
                         f"{undo.a_value} {source}"
                 if self.setup.a_python:
