@@ -15,20 +15,18 @@ Take the figures alone on the machine. Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from driftcheck.runs.trial import TrialPlan, TrialResult, Variant, run_trial  # noqa: E402
+from tests import wheels  # noqa: E402  (the wheels and venvs the tests build too)
 
 MODULE = '''
 import time
@@ -46,32 +44,12 @@ def main():
 
 def build_wheel(directory: Path, version: str, work: int) -> Path:
     """A pure-Python wheel of `dcwork` `version` whose main() runs `work` iterations (PEP 427 layout)."""
-    name = f"dcwork-{version}"
-    files = {
-        "dcwork.py": MODULE.format(work=work).encode(),
-        f"{name}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: dcwork\nVersion: {version}\n".encode(),
-        f"{name}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: confirm_sensitivity\nRoot-Is-Purelib: true\n"
-                                    b"Tag: py3-none-any\n",
-    }
-    record_lines = []
-    for path, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record_lines.append(f"{path},sha256={digest},{len(data)}")
-    record_lines.append(f"{name}.dist-info/RECORD,,")
-    files[f"{name}.dist-info/RECORD"] = ("\n".join(record_lines) + "\n").encode()
-    wheel = directory / f"{name}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, data in files.items():
-            archive.writestr(path, data)
-    return wheel
+    return wheels.build_wheel(directory, "dcwork", version, MODULE.format(work=work))
 
 
 def venv_with(directory: Path, wheel: Path) -> str:
-    """A fresh venv with `wheel` installed by its own pip; returns its interpreter."""
-    subprocess.run([sys.executable, "-m", "venv", str(directory)], check=True)
-    python = directory / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-index", str(wheel)], check=True)
-    return str(python)
+    """A fresh venv with `wheel` installed by pip; returns its interpreter."""
+    return str(wheels.venv_with(directory, [wheel]))
 
 
 def trial(a: str, b: str, max_pairs: int, seed: int) -> TrialResult:

@@ -1,63 +1,208 @@
-"""`explain --confirm`: rerun the calibrated benchmark with a suspect reverted, per process.
+"""`explain --confirm -- CMD`: undo each top cause for real, here, and measure with the user's own command.
 
-Only what one process can undo for itself is confirmable (an environment variable); a driver, a
-clock or a cable is not, and says so. The benchmark runs here, in child processes: once with the
-variable as B had it, once with A's value put back, so this confirms a cause on *this* machine.
+For each of the top-ranked causes, the counterfactual is built on this machine and run against B as it is in
+an interleaved trial (`driftcheck.runs.trial`: randomized rounds, each run a fresh process, the paired
+signed-rank test of `baselines/trial_stats`):
+
+- an environment variable: B with A's value of it (or unset, where A had none);
+- a package version: B's interpreter with A's version of that one distribution first on its path, its files
+  copied from A's interpreter (`--a-python`) when it has that version, else installed from the index for B's
+  interpreter (`driftcheck.runs.scratch_env`); neither environment is touched;
+- a server argument: B's server command (`--server-cmd`, with `--ready`) with A's value of that flag;
+- anything else (a driver, hardware, a machine-wide root-only setting, a clock another process set) is
+  "not confirmable here", with why.
+
+When A itself can be run here (`--a-python`: A's interpreter), it joins each package trial, so the verdict
+says how much of the measured A→B shift undoing the cause recovers. Verdicts: `confirmed` (undoing it moves
+the figure back, by so much of the shift, with the trial's pairs and p), `refuted` (no effect, and the trial
+was fine enough to have seen one half the size of the shift, or `REFUTE_PCT` when the shift is not measured),
+`inconclusive` with the resolution reached.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import json
+import contextlib
+import math
 import os
+import shlex
+import shutil
 import subprocess
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from driftcheck.analysis.explain.bench import bench_worse
+from driftcheck.analysis.diff import Change
 from driftcheck.analysis.explain.model import Explained, Explanation
-from driftcheck.baselines.compare import compare_records
-from driftcheck.baselines.deps import TORCH_PIN
-from driftcheck.baselines.plans import SUITE_BUDGET_S
-from driftcheck.errors import UsageError
+from driftcheck.errors import DriftcheckError, OptionError, UsageError
+from driftcheck.runs.overlay import Distribution, distributions
+from driftcheck.runs.scratch_env import NotBuildable, ScratchEnvs
+from driftcheck.runs.store import RunStore
+from driftcheck.runs.system_knob import KNOBS, guard, wrapper
+from driftcheck.runs.trial import (
+    TrialError,
+    TrialPlan,
+    TrialResult,
+    Variant,
+    describe_comparison,
+    run_trial,
+    running_server,
+    stop_tree,
+    terminations_raise,
+)
 from driftcheck.snapshot.model import Snapshot
 
-BenchRun = Callable[[dict[str, str | None]], Any]
-_BENCH_TIMEOUT_S = 600.0
-# A child `driftcheck bench` pays an interpreter start and torch's import on top of the suite's budget.
-_RUN_OVERHEAD_S = 5.0
 DEFAULT_TOP = 3
+# Without A measured here, "no effect" is decided when an effect this large (in %) would have been seen.
+REFUTE_PCT = 5.0
+# Settings of the whole machine that only root changes: never touched by --confirm.
+_SYSTEM_CATEGORIES = frozenset({"cpu_governor", "thp_memory", "numa", "gpu_clock_power", "mig_ecc_persistence",
+                                "container_limits", "kernel_os", "pcie_link", "p2p_topology"})
+_PACKAGES = ("probes", "packages", "data", "packages")
+_SERVER_ARGS = ("probes", "server", "data", "server_args")
 
+Progress = Callable[[str], None]
+
+
+# --- what can be undone, and how ----------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Undo:
+    """How one ranked cause is undone here: the kind, A's and B's values, or why it cannot be."""
+
+    rank: int
+    title: str
+    kind: str  # env | package | server | system | none
+    name: str = ""
+    a_value: Any = None  # A's value (None: unset/absent on A)
+    b_value: Any = None
+    why_not: str | None = None
+
+    def describe(self) -> str:
+        """What undoing it means, in a few words: `NCCL_ALGO unset`, `pkg7 1.0 (A's) instead of 1.1`."""
+        if self.kind == "env":
+            return f"{self.name} unset" if self.a_value is None else f"{self.name}={self.a_value}"
+        if self.kind == "package":
+            return f"{self.name} {self.a_value} (A's) instead of {self.b_value}"
+        if self.kind == "system":
+            return f"{self.name} = {self.a_value} (A's) instead of {self.b_value}"
+        if self.kind == "server":
+            return f"the server with {_flag(self.name)} {_shown(self.a_value)} (A's) instead of {_shown(self.b_value)}"
+        return self.title
+
+
+def _shown(value: Any) -> str:
+    return "(absent)" if value is None else str(value)
+
+
+def _flag(arg: str) -> str:
+    return "--" + arg.replace("_", "-")
+
+
+def _changes_of(result: Explained, explanation: Explanation) -> list[Change]:
+    wanted = set(explanation.evidence)
+    return [c for c in result.diff.changes if c.path in wanted]
+
+
+def undo_of(result: Explained, explanation: Explanation) -> Undo:
+    """How `explanation` can be undone on this machine, or why it cannot."""
+    base = Undo(explanation.rank, explanation.title, "none")
+    revert = explanation.revert
+    if revert is not None and revert.get("kind") == "env":
+        return replace(base, kind="env", name=str(revert["name"]), a_value=revert.get("value"),
+                       b_value=revert.get("current"))
+    changes = _changes_of(result, explanation)
+    for change in changes:
+        if change.path in KNOBS and isinstance(change.before, str) and isinstance(change.after, str):
+            return replace(base, kind="system", name=KNOBS[change.path], a_value=change.before, b_value=change.after)
+        if change.parts[:4] == _PACKAGES and len(change.parts) >= 5:
+            name = str(change.parts[4])
+            a_entry = ((result.diff.a.probe_data("packages") or {}).get("packages") or {}).get(name) or {}
+            b_entry = ((result.diff.b.probe_data("packages") or {}).get("packages") or {}).get(name) or {}
+            a_version, b_version = a_entry.get("version"), b_entry.get("version")
+            if a_version is None:
+                return replace(base, why_not=f"not confirmable here: {name} is not installed on A; taking a "
+                                             "distribution away from B's environment is not built here")
+            if b_version is None:
+                return replace(base, why_not=f"not confirmable here: {name} is not installed on B, so there is "
+                                             "no environment of B to put A's version in")
+            return replace(base, kind="package", name=name, a_value=str(a_version), b_value=str(b_version))
+        if change.parts[:4] == _SERVER_ARGS and len(change.parts) == 5:
+            return replace(base, kind="server", name=str(change.parts[4]), a_value=change.before,
+                           b_value=change.after)
+    if explanation.category in _SYSTEM_CATEGORIES:
+        return replace(base, why_not=(f"not confirmable here: a machine-wide setting ({explanation.category}) "
+                                      "only root can change, which --confirm does not change (only "
+                                      "transparent huge pages, with --allow-system-changes); set it as on A by "
+                                      "hand and measure with `driftcheck try`"))
+    return replace(base, why_not=(f"not confirmable here: a {explanation.category} change (a driver, the "
+                                  "hardware, or a setting of another process) cannot be undone for one run"))
+
+
+# --- the plan --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ConfirmSetup:
+    """What the trials run: the user's command, the trial's settings, and where A's and B's environments are.
+
+    `trial` is a TrialPlan whose `variants` are ignored (each confirmation makes its own)."""
+
+    trial: TrialPlan
+    a_python: str | None = None
+    b_python: str | None = None
+    allow_system_changes: bool = False
+
+
+@dataclass
 class ConfirmPlan:
-    """What `explain --confirm` will run, said before it runs: the causes it can revert, the runs, the time."""
+    """The causes to undo (and those that cannot be), said before anything runs."""
 
-    suite: str
-    device: str
-    causes: tuple[Explanation, ...]
-
-    @property
-    def runs(self) -> int:
-        """Benchmark runs in all: one as B has it and one reverted, per cause."""
-        return 2 * len(self.causes)
+    setup: ConfirmSetup
+    undos: list[Undo]
+    b_python: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
-    def estimate_s(self) -> float:
-        """About how long the runs take: the suite's budget plus a child's start-up, per run."""
-        budget = SUITE_BUDGET_S.get(self.device, SUITE_BUDGET_S["cpu"]).get(self.suite, SUITE_BUDGET_S["cpu"]["quick"])
-        return self.runs * (budget + _RUN_OVERHEAD_S)
+    def runnable(self) -> list[Undo]:
+        """The causes a trial will be run for."""
+        return [u for u in self.undos if u.why_not is None]
 
-    def text(self) -> str:
-        """One line for stderr, before anything runs."""
-        if not self.causes:
-            return "confirm: none of the top causes can be reverted inside one process; nothing to run"
-        names = ", ".join(str((c.revert or {}).get("name")) for c in self.causes)
-        return (f"confirm: {len(self.causes)} cause(s) to revert ({names}); each runs `driftcheck bench --suite "
-                f"{self.suite}` twice (as B, then with A's value): {self.runs} runs on {self.device}, "
-                f"about {_duration(self.estimate_s)}")
+    def variants_of(self, undo: Undo) -> int:
+        """How many variants the trial of `undo` runs per round (B, undone, and A where A can run)."""
+        return 3 if undo.kind == "package" and self.setup.a_python else 2
+
+    @property
+    def max_runs(self) -> int:
+        """The most runs of the command the trials can take."""
+        return sum(self.variants_of(u) * self.setup.trial.max_pairs for u in self.runnable)
+
+    def text(self) -> list[str]:
+        """What will be built and run, for stderr, before anything runs."""
+        if not self.runnable:
+            return ["confirm: none of the top causes can be undone here; nothing to run"]
+        command = shlex.join(self.setup.trial.command)
+        lines = [f"confirm: {len(self.runnable)} cause(s) to undo, each in an interleaved trial of `{command}` "
+                 f"(at most {self.setup.trial.max_pairs} rounds, stopping once decided), {self.max_runs} runs "
+                 "at most:"]
+        for undo in self.runnable:
+            build = ""
+            if undo.kind == "package":
+                source = (f"copied from {self.setup.a_python} (from the package index with pip where it has "
+                          "another version)" if self.setup.a_python else "from the package index with pip (cached)")
+                build = f"; builds a scratch environment: {self.b_python or 'B'}'s with {undo.name} " \
+                        f"{undo.a_value} {source}"
+                if self.setup.a_python:
+                    build += "; A runs too, to measure the whole shift"
+            if undo.kind == "system":
+                build = f"; sets {undo.name} for each run (both sides) and puts back what it was"
+            lines.append(f"  #{undo.rank}: {undo.describe()}{build}")
+        lines.extend(self.notes)
+        return lines
+
+    def estimate(self, one_run_s: float) -> str:
+        """About how long, from one run of the command taking `one_run_s`."""
+        return (f"confirm: one run of the command took {one_run_s:.2f} s: at most about "
+                f"{_duration(self.max_runs * one_run_s)} for {self.max_runs} runs (less when decided early)")
 
 
 def _duration(seconds: float) -> str:
@@ -65,83 +210,259 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
-def confirm_plan(result: Explained, a: Snapshot, b: Snapshot, top: int = DEFAULT_TOP) -> ConfirmPlan:
-    """The plan of `explain --confirm` for A and B; a UsageError at once when neither holds benchmarks.
-
-    Without a benchmark figure on either side there is nothing a reverted cause could move back, so no
-    run is worth its minutes.
-    """
-    held = [s for s in (a, b) if (s.probe_data("bench") or {}).get("results")]
-    if not held:
-        raise UsageError("confirm needs benchmark figures, and neither snapshot holds any: save the "
-                         "reference with `driftcheck baseline save NAME --bench quick` first")
-    # The suite the snapshots' own benchmarks ran, A's first: a confirmation measures what they measured.
-    recorded = (a.probe_data("bench") or b.probe_data("bench") or {})
-    suite = str(recorded.get("suite") or "quick")
-    device = str(recorded.get("device") or "cpu")
-    causes = tuple(e for e in result.explanations[:top] if e.revert is not None)
-    return ConfirmPlan(suite if suite in SUITE_BUDGET_S["cpu"] else "quick", device, causes)
-
-
-def _compare(before: Any, after: Any) -> list[dict[str, Any]]:
-    """Compare two `driftcheck bench --format json` outputs through their `results` maps."""
-    return compare_records(before, after)
-
-
-def bench_runner(suite: str = "quick", budget_s: float | None = None) -> tuple[BenchRun | None, str]:
-    """A function that runs `driftcheck bench` in a child process with env overrides, or None and why not."""
-    if importlib.util.find_spec("torch") is None:
-        return None, (f"the calibrated benchmark needs torch: pip install torch=={TORCH_PIN} (or your build) "
-                      "first, then pip install 'driftcheck[bench]'")
-    argv = [sys.executable, "-m", "driftcheck", "bench", "--suite", suite, "--format", "json"]
-    if budget_s is not None:
-        argv += ["--budget-s", str(budget_s)]
-
-    def run(overrides: dict[str, str | None]) -> Any:
-        env = dict(os.environ)
-        for name, value in overrides.items():
-            if value is None:
-                env.pop(name, None)
-            else:
-                env[name] = value
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=_BENCH_TIMEOUT_S, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else
-                               f"driftcheck bench exited {done.returncode}")
-        return json.loads(done.stdout)
-
-    return run, ""
-
-
-def _verdict(explanation: Explanation, run: BenchRun, regressed: set[str]) -> str:
-    revert = explanation.revert or {}
-    name, value, current = str(revert.get("name")), revert.get("value"), revert.get("current")
-    undo = f"unset {name}" if value is None else f"{name}={value}"
+def _python_of_command(command: Sequence[str]) -> str | None:
+    """The interpreter CMD starts with, as found on PATH, when its first word is python/python3."""
     try:
-        # Both runs set the variable explicitly (B's value, then A's), whatever this shell has.
-        as_is = run({name: None if current is None else str(current)})
-        reverted = run({name: None if value is None else str(value)})
-        rows = _compare(as_is, reverted)
-    except (RuntimeError, OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired) as exc:
-        return f"could not rerun the benchmark: {exc}"
-    # The reverted run against the run as it is: an improvement there is the cause moving the number back.
-    improved = sorted(str(row["name"]) for row in rows if row.get("significant") and not bench_worse(row)
-                      and (not regressed or row.get("name") in regressed))
-    if improved:
-        return f"confirmed: with {undo}, {', '.join(improved)} moved back (significant)"
-    return f"not confirmed: with {undo}, no benchmark that fell moved back significantly"
+        Variant("B", python="python").argv(command)  # refuses a command that does not start with python
+    except OptionError:
+        return None
+    return shutil.which(command[0])
 
 
-def confirm(result: Explained, run: BenchRun | None, why_not: str, top: int = DEFAULT_TOP) -> dict[int, str]:
-    """For the `top` ranked causes: rank -> what reverting it did, or why it cannot be confirmed."""
-    regressed = {str(row.get("name")) for row in result.bench if bench_worse(row)}
-    out: dict[int, str] = {}
-    for explanation in result.explanations[:top]:
-        if explanation.revert is None:
-            out[explanation.rank] = (f"not confirmable: a {explanation.category} change cannot be reverted "
-                                     f"inside one process")
-        elif run is None:
-            out[explanation.rank] = f"not confirmable: {why_not}"
+def confirm_plan(result: Explained, b: Snapshot, setup: ConfirmSetup, top: int = DEFAULT_TOP) -> ConfirmPlan:
+    """The plan of `explain --confirm` for the `top` ranked causes; a UsageError at once for a command
+    that cannot run here."""
+    if not setup.trial.command:
+        raise UsageError("--confirm needs your benchmark command after --, e.g. "
+                         "driftcheck explain A B --confirm -- python bench.py")
+    undos = [undo_of(result, e) for e in result.explanations[:top]]
+    b_python = setup.b_python or _python_of_command(setup.trial.command)
+    recorded = (b.probe_data("packages") or {}).get("interpreter")
+    notes = []
+    if any(u.kind == "package" for u in undos) and not setup.b_python and recorded and recorded != b_python:
+        notes.append(f"confirm: B's snapshot was of {recorded}; the command runs {b_python or 'its own interpreter'} "
+                     "(give --b-python to choose)")
+    if setup.trial.server is None:
+        undos = [replace(u, why_not="not confirmable here: a server argument needs the server started per run: "
+                                    "give --server-cmd (B's) and --ready URL")
+                 if u.kind == "server" else u for u in undos]
+    undos = [_system_allowed(u, setup) if u.kind == "system" else u for u in undos]
+    if b_python is None:
+        undos = [replace(u, why_not="not confirmable here: the command does not start with python; give "
+                                    "--b-python (B's interpreter) for a package to be undone")
+                 if u.kind == "package" else u for u in undos]
+    return ConfirmPlan(setup, undos, b_python, notes)
+
+
+def _system_allowed(undo: Undo, setup: ConfirmSetup) -> Undo:
+    if not setup.allow_system_changes:
+        return replace(undo, why_not=f"not confirmable without --allow-system-changes: {undo.name} is a setting of "
+                                     "the whole machine (needs root); with it, it is set for each run and put back")
+    if not os.access(undo.name, os.W_OK):
+        return replace(undo, why_not=f"not confirmable here: {undo.name} is not writable by this user (needs root)")
+    return undo
+
+
+# --- the trials ------------------------------------------------------------------------------------------
+
+@dataclass
+class Confirmation:
+    """What undoing one cause did: the verdict word, the sentence, and the trial behind it."""
+
+    rank: int
+    verdict: str  # confirmed | refuted | inconclusive | not confirmable | failed (the command did not run through)
+    text: str
+    undo: Undo
+    trial: TrialResult | None = None
+    recovered_pct: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The confirmation as `explain --format json` carries it on its explanation."""
+        return {"verdict": self.verdict, "text": self.text, "undo": self.undo.describe(), "kind": self.undo.kind,
+                "recovered_pct": None if self.recovered_pct is None else round(self.recovered_pct, 1),
+                "trial": None if self.trial is None else self.trial.to_json()}
+
+
+def _not_confirmable(undo: Undo) -> Confirmation:
+    return Confirmation(undo.rank, "not confirmable", str(undo.why_not), undo)
+
+
+class _Builder:
+    """The variants of each trial: B as it is, B with the cause undone, and A where A can run."""
+
+    def __init__(self, plan: ConfirmPlan, envs: ScratchEnvs) -> None:
+        self.plan, self.envs = plan, envs
+        self._dists: dict[str, dict[str, Distribution]] = {}
+
+    def dists(self, python: str) -> dict[str, Distribution]:
+        if python not in self._dists:
+            self._dists[python] = distributions(python)
+        return self._dists[python]
+
+    def variants(self, undo: Undo) -> tuple[Variant, ...]:
+        setup = self.plan.setup
+        if undo.kind == "env":
+            return (_env_variant("B", undo.name, undo.b_value), _env_variant("undone", undo.name, undo.a_value))
+        if undo.kind == "system":
+            command = setup.trial.command
+            return (Variant("B", command=tuple(wrapper(undo.name, str(undo.b_value), command))),
+                    Variant("undone", command=tuple(wrapper(undo.name, str(undo.a_value), command))))
+        if undo.kind == "server":
+            server = setup.trial.server
+            assert server is not None  # the plan made a server argument without --server-cmd not confirmable
+            return (Variant("B"), Variant("undone", server_command=with_flag(server.command, undo.name,
+                                                                              undo.a_value)))
+        return self._package_variants(undo)
+
+    def _package_variants(self, undo: Undo) -> tuple[Variant, ...]:
+        b_python = self.plan.b_python
+        assert b_python is not None  # the plan made a package without B's interpreter not confirmable
+        have = self.dists(b_python).get(undo.name)
+        if have is None or have.version != undo.b_value:
+            raise NotBuildable(f"{b_python} has {undo.name} {have.version if have else '(none)'}, not B's "
+                               f"{undo.b_value}: give --b-python, B's interpreter")
+        a_python = self.plan.setup.a_python
+        a_has = self.dists(a_python).get(undo.name) if a_python else None
+        if a_python and a_has is not None and a_has.version == undo.a_value:
+            overlay = self.envs.from_interpreter(a_python, self.dists(a_python), undo.name)
         else:
-            out[explanation.rank] = _verdict(explanation, run, regressed)
-    return out
+            overlay = self.envs.from_index(b_python, undo.name, str(undo.a_value))
+        inherited = os.environ.get("PYTHONPATH")
+        path = str(overlay) + (os.pathsep + inherited if inherited else "")
+        # B's interpreter in the command's place either way, so the two differ by the overlay alone.
+        b = Variant("B", python=b_python)
+        undone = Variant("undone", {"PYTHONPATH": path}, python=b_python)
+        return (b, undone, Variant("A", python=a_python)) if a_python else (b, undone)
+
+
+def _env_variant(name: str, var: str, value: Any) -> Variant:
+    return Variant(name, unset_env=(var,)) if value is None else Variant(name, {var: str(value)})
+
+
+def with_flag(command: Sequence[str], arg: str, value: Any) -> tuple[str, ...]:
+    """`command` with the server flag of `arg` set to `value`: `--arg VALUE`, `--arg` alone for True, and
+    left out for False or None (absent on that side); any occurrence it had (`--arg X`, `--arg=X`) goes."""
+    flag = _flag(arg)
+    out: list[str] = []
+    words = list(command)
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word == flag:
+            following = words[index + 1] if index + 1 < len(words) else None
+            index += 2 if following is not None and not following.startswith("--") else 1
+            continue
+        if not word.startswith(flag + "="):
+            out.append(word)
+        index += 1
+    if value is True:
+        out.append(flag)
+    elif value is not None and value is not False:
+        out += [flag, value if isinstance(value, str) else _json_scalar(value)]
+    return tuple(out)
+
+
+def _json_scalar(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return " ".join(map(str, value))
+    return str(value)
+
+
+def verdict_of(undo: Undo, result: TrialResult) -> Confirmation:
+    """The verdict on one cause from its trial: B (the reference) against B undone, and A when it ran."""
+    undone = result.comparisons["undone"]
+    shift = result.comparisons.get("A")
+    head = f"with {undo.describe()}"
+    moved = describe_comparison(result, "undone")
+    if shift is not None and shift.decided:
+        l_u, l_a = math.log1p(undone.effect_pct / 100), math.log1p(shift.effect_pct / 100)
+        shift_pct = _pct(-l_a)  # B against A
+        after_pct = _pct(l_u - l_a)  # B undone against A
+        recovered = l_u / l_a * 100
+        if undone.decided and l_u * l_a > 0:
+            text = (f"confirmed: {head}, B recovers {recovered:.0f} % of the shift ({shift_pct:+.1f} % → "
+                    f"{after_pct:+.1f} %, {undone.n} pairs, p={undone.p_value:.2g})")
+            return Confirmation(undo.rank, "confirmed", text, undo, result, recovered)
+        if undone.decided:
+            return Confirmation(undo.rank, "refuted", f"refuted: {head}, B moves away from A ({moved})", undo,
+                                result, recovered)
+        if undone.detectable_pct <= abs(shift_pct) / 2:
+            return Confirmation(undo.rank, "refuted", (f"refuted: {head}, no effect ({_resolution(undone)}; the "
+                                                       f"shift is {shift_pct:+.1f} %)"), undo, result, recovered)
+        return Confirmation(undo.rank, "inconclusive", (f"inconclusive: {head}, nothing resolved ({_resolution(undone)}"
+                                                        f"; the shift is {shift_pct:+.1f} %)"), undo, result)
+    lead = ("" if shift is None else
+            f"A and B do not differ here ({describe_comparison(result, 'A').split(': ', 1)[1]}); ")
+    if undone.decided:
+        better = result.verdict("undone") in ("faster",)
+        if shift is None and result.higher_is_better is not None:
+            word = "confirmed" if better else "refuted"
+            what = "B's figure moves back" if better else "B's figure moves further away"
+            return Confirmation(undo.rank, word, f"{word}: {head}, {what} ({moved}; A's whole shift was not "
+                                                 "measured here)", undo, result)
+        return Confirmation(undo.rank, "inconclusive", f"inconclusive: {lead}{head}, {moved}", undo, result)
+    if shift is None and undone.detectable_pct <= REFUTE_PCT:
+        return Confirmation(undo.rank, "refuted", f"refuted: {head}, no effect ({_resolution(undone)})", undo, result)
+    return Confirmation(undo.rank, "inconclusive", f"inconclusive: {lead}{head}, nothing resolved "
+                                                   f"({_resolution(undone)})", undo, result)
+
+
+def _pct(log_ratio: float) -> float:
+    return (math.exp(log_ratio) - 1) * 100
+
+
+def _resolution(comparison: Any) -> str:
+    if math.isinf(comparison.detectable_pct):
+        return f"{comparison.n} pairs: too few for any effect to be seen"
+    return f"{comparison.effect_pct:+.1f} % in {comparison.n} pairs: ±{comparison.detectable_pct:.1f} % would " \
+           "have been seen"
+
+
+def run_confirm(plan: ConfirmPlan, note: Progress | None = None, store: RunStore | None = None,
+                timed: Callable[[float], None] | None = None) -> dict[int, Confirmation]:
+    """Run the trial of every undoable cause of `plan`; rank -> its Confirmation. The scratch environments
+    made on the way are removed (or kept complete in the cache) whatever happens, and each trial stops its
+    runs and servers (run_trial). `timed` gets the duration of a first run of the command as B, before any
+    trial, for the estimate."""
+    out = {u.rank: _not_confirmable(u) for u in plan.undos if u.why_not is not None}
+    # SIGTERM/SIGHUP raise (as Ctrl-C does) between trials too, so a pip build or an overlay is cleaned up.
+    knobs = [u.name for u in plan.runnable if u.kind == "system"]
+    with terminations_raise(), guard(knobs), ScratchEnvs() as envs:
+        builder = _Builder(plan, envs)
+        for undo in plan.runnable:
+            try:
+                variants = builder.variants(undo)
+            except (NotBuildable, DriftcheckError) as exc:
+                out[undo.rank] = Confirmation(undo.rank, "not confirmable", f"not confirmable here: {exc}", undo)
+                continue
+            if timed is not None:
+                timed(_first_run_s(plan, variants[0]))
+                timed = None
+            if note:
+                note(f"confirm #{undo.rank}: {undo.describe()}: " + "; ".join(
+                    f"{v.name} = {v.describe()}" for v in variants))
+            trial = replace(plan.setup.trial, variants=variants,
+                            label=f"{plan.setup.trial.label or 'confirm'}:{undo.rank}")
+            try:
+                result = run_trial(trial, note=note, store=store)
+            except TrialError as exc:  # the command fails (or prints no figure) with the cause undone: said, per cause
+                out[undo.rank] = Confirmation(undo.rank, "failed", f"could not measure: {exc}", undo)
+            else:
+                out[undo.rank] = verdict_of(undo, result)
+            if note:
+                note(f"confirm #{undo.rank}: {out[undo.rank].text}")
+    return dict(sorted(out.items()))
+
+
+def _first_run_s(plan: ConfirmPlan, b: Variant) -> float:
+    """One run of the command as B (and its server), timed, output dropped: what the estimate scales, and a
+    warm-up (the first run after a change of environment pays for cold caches)."""
+    trial = plan.setup.trial
+    env = b.environment(os.environ)
+    begin = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        if trial.server is not None:
+            stack.enter_context(running_server(trial.server, env, b.name))
+        try:
+            process = subprocess.Popen(b.argv(trial.command), env=env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise UsageError(f"{shlex.join(trial.command)}: cannot start: {exc}") from None
+        try:
+            process.wait(timeout=trial.run_timeout_s)
+        except subprocess.TimeoutExpired:
+            pass  # the trial's own runs will say so
+        finally:
+            if process.poll() is None:
+                stop_tree(process)
+    return time.monotonic() - begin

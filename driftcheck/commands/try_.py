@@ -103,7 +103,7 @@ def _words(cmdline: str | None) -> tuple[str, ...] | None:
 
 
 def _plan(args: argparse.Namespace) -> TrialPlan:
-    from driftcheck.runs.metrics import user_pattern
+    from driftcheck.runs.metrics import pattern_name, user_pattern
     from driftcheck.runs.trial import WALL, ServerSpec, TrialPlan, Variant, parse_env_changes
 
     variants = []
@@ -112,18 +112,11 @@ def _plan(args: argparse.Namespace) -> TrialPlan:
         variants.append(Variant(name.upper(), set_env, unset, getattr(args, f"{name}_python"),
                                 _words(getattr(args, f"{name}_cmd")), _words(getattr(args, f"{name}_server_cmd"))))
     patterns = tuple(user_pattern(spec) for spec in args.metric)
-    metric = WALL if args.wall else args.figure or (patterns and _metric_name(args.metric[0])) or None
+    metric = WALL if args.wall else args.figure or (patterns and pattern_name(args.metric[0])) or None
     server = ServerSpec(_words(args.server_cmd) or (), args.ready, args.ready_timeout) if args.ready else None
     return TrialPlan(command=tuple(_command(args)), variants=tuple(variants), patterns=patterns, metric=metric,
                      max_pairs=args.max_pairs, budget_s=args.budget_s, alpha=args.alpha, seed=args.seed,
                      server=server, run_timeout_s=args.run_timeout, label=args.label, record=not args.no_record)
-
-
-def _metric_name(spec: str) -> str:
-    from driftcheck.runs.metrics import slug
-
-    head = spec.partition("=")[0].partition("[")[0].strip()
-    return slug(head) or head
 
 
 def _note(text: str) -> None:

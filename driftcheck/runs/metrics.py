@@ -304,6 +304,12 @@ GENERIC_PATTERNS: tuple[Pattern, ...] = (Pattern("generic 'N tok/s' / 'N ms'", _
 _USER_NAME = re.compile(r"^\s*(?P<name>[^\[\]=]+?)\s*(?:\[(?P<unit>[^\]]+)\])?\s*$")
 
 
+def pattern_name(spec: str) -> str:
+    """The figure name a `--metric NAME[UNIT]=REGEX` spec gives its matches (NAME, as a slug)."""
+    head = spec.partition("=")[0].partition("[")[0].strip()
+    return slug(head) or head
+
+
 def user_pattern(spec: str) -> Pattern:
     """A `--metric NAME=REGEX` or `NAME[UNIT]=REGEX` pattern; the figure is the group named `value`, else the
     first group. A group named `unit` gives the unit where `[UNIT]` does not. UsageError when it cannot work.

@@ -399,7 +399,7 @@ def _compare_all(state: _State, alpha: float) -> dict[str, Comparison]:
 
 
 @contextlib.contextmanager
-def _terminations_raise() -> Iterator[None]:
+def terminations_raise() -> Iterator[None]:
     """SIGTERM and SIGHUP end the trial as Ctrl-C does, by an exception, so every `finally` stops its process
     tree; Python's default would exit at once and leave the server running. Main thread only."""
     def raise_interrupted(signum: int, frame: FrameType | None) -> None:
@@ -419,7 +419,7 @@ def _terminations_raise() -> Iterator[None]:
 def run_trial(plan: TrialPlan, note: Progress | None = None, store: RunStore | None = None) -> TrialResult:
     """Run the interleaved trial of `plan` until decided, its last look or its budget; progress to `note`.
     SIGTERM/SIGHUP during the trial raise TrialInterrupted once the running command and server are stopped."""
-    with _terminations_raise():
+    with terminations_raise():
         return _run_rounds(plan, note, store)
 
 

@@ -17,24 +17,6 @@ def _pair(case: str) -> tuple[str, str]:
     return str(PAIRS / case / "a.json"), str(PAIRS / case / "b.json")
 
 
-def _bench(median: float) -> dict[str, object]:
-    runs = [{"median": median * f, "ci_rel": 0.01} for f in (0.99, 1.0, 1.01)]
-    return {"status": "ok", "data": {"suite": "quick", "device": "cpu", "runs": 3, "results": {
-        "gemm_fp32_GFLOPs": {"median": median, "unit": "GFLOP/s", "higher_is_better": True, "runs": runs}}}}
-
-
-def _pair_with_bench(case: str, tmp_path: Path, before: float = 100.0, after: float = 60.0) -> tuple[str, str]:
-    """The pair `case` with a benchmark figure on both sides: what `--confirm` needs to have a number to move."""
-    out = []
-    for side, median in (("a", before), ("b", after)):
-        document = json.loads((PAIRS / case / f"{side}.json").read_text("utf-8"))
-        document["probes"]["bench"] = _bench(median)
-        path = tmp_path / f"{side}.json"
-        path.write_text(json.dumps(document), "utf-8")
-        out.append(str(path))
-    return out[0], out[1]
-
-
 def test_diff_json_carries_ranked_explanations_and_unchanged(cli: Callable[..., CliResult]) -> None:
     a, b = _pair("nccl-env-added")
     result = cli("diff", a, b, "--format", "json")
@@ -114,75 +96,6 @@ def test_explain_markdown_is_an_issue_section(cli: Callable[..., CliResult]) -> 
     # deepdiff is pure Python: its prior is scaled down by its relevance (0.6 x 0.2).
     assert ("| 1 | 0.12 | package_version | deepdiff downgraded 9.1.0 -> 8.6.1 | "
             "`/opt/venv/bin/python -m pip install deepdiff==9.1.0` |") in out
-
-
-def test_confirm_says_not_confirmable_and_why(cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    a, b = _pair_with_bench("gpu-persistence-off-after-reboot", tmp_path)
-    done = cli("explain", a, b, "--format", "json", "--confirm")
-    verdicts = [row["confirm"] for row in json.loads(done.stdout)["explanations"]]
-    assert verdicts and all(v.startswith("not confirmable: ") for v in verdicts)
-    assert "cannot be reverted inside one process" in verdicts[0]
-    # Said beforehand: nothing here can be reverted, so nothing runs.
-    assert "nothing to run" in done.stderr
-
-
-def test_confirm_stops_at_once_when_neither_side_holds_benchmarks(cli: Callable[..., CliResult],
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import driftcheck.commands.explain as cli_module
-
-    def never(*_: object) -> None:
-        raise AssertionError("no benchmark may run without figures to compare")
-
-    monkeypatch.setattr(cli_module, "bench_runner", never)
-    a, b = _pair("env-thread-count")
-    done = cli("explain", a, b, "--confirm")
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "neither snapshot holds any" in done.stderr
-    assert done.stdout == ""
-
-
-def test_confirm_says_what_it_will_run_and_how_long_before_running(cli: Callable[..., CliResult],
-                                                                  monkeypatch: pytest.MonkeyPatch,
-                                                                  tmp_path: Path) -> None:
-    import driftcheck.commands.explain as cli_module
-    from driftcheck.analysis.confirm import ConfirmPlan
-
-    monkeypatch.setattr(cli_module, "bench_runner", lambda suite: (None, "not run in this test"))
-    a, b = _pair_with_bench("env-thread-count", tmp_path)
-    done = cli("explain", a, b, "--confirm")
-    plan_line = done.stderr.splitlines()[0]
-    assert "OMP_NUM_THREADS" in plan_line and "driftcheck bench --suite quick" in plan_line
-    assert "2 runs on cpu, about 54 s" in plan_line  # quick CPU budget 22 s + 5 s start-up, twice
-    assert ConfirmPlan("quick", "cpu", ()).estimate_s == 0
-
-
-
-def test_confirm_without_torch_says_how_to_get_it(cli: Callable[..., CliResult],
-                                                  monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import importlib.util
-
-    real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else
-                        real_find_spec(name, *a))
-    a, b = _pair_with_bench("env-thread-count", tmp_path)
-    report = json.loads(cli("explain", a, b, "--format", "json", "--confirm").stdout)
-    assert report["explanations"][0]["confirm"].startswith("not confirmable: the calibrated benchmark needs torch")
-
-
-@pytest.mark.slow  # runs the real benchmark
-def test_confirm_reruns_the_real_benchmark_for_an_env_suspect(cli: Callable[..., CliResult],
-                                                              monkeypatch: pytest.MonkeyPatch,
-                                                              tmp_path: Path) -> None:
-    import driftcheck.commands.explain as cli_module
-    from driftcheck.analysis.confirm import bench_runner
-
-    # The real `driftcheck bench` in child processes, on a small budget so the test stays short.
-    monkeypatch.setattr(cli_module, "bench_runner", lambda suite: bench_runner(suite, budget_s=1.0))
-    a, b = _pair_with_bench("env-thread-count", tmp_path)
-    report = json.loads(cli("explain", a, b, "--format", "json", "--confirm").stdout)
-    verdict = report["explanations"][0]["confirm"]
-    assert verdict.startswith(("confirmed: with ", "not confirmed: with ")), verdict
-    assert "OMP_NUM_THREADS" in verdict
 
 
 def test_explain_bad_input_is_one_line_exit_2(cli: Callable[..., CliResult], tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from driftcheck.analysis.confirm import confirm
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain, explain_report, version_order
 from driftcheck.analysis.rules import default_catalog, parse_catalog
@@ -70,22 +69,6 @@ def test_gemm_fell_with_the_power_limit_compute_first() -> None:
 
 def test_nothing_moved_software_first() -> None:
     assert _order(*_two_causes(_bench(400, 700), _bench(401, 699)))[0] == "package-upgraded"
-
-
-def test_confirm_reruns_for_env_suspects_only() -> None:
-    a, b = _two_causes(None, None)
-    result = explain(diff_snapshots(a, b))
-    calls: list[dict[str, str | None]] = []
-
-    def run(overrides: dict[str, str | None]) -> dict[str, Any]:
-        calls.append(overrides)
-        # Unsetting NCCL_P2P_DISABLE brings all-reduce back; nothing else reacts.
-        return _bench(400 if overrides.get("NCCL_P2P_DISABLE", "x") is None else 200, 700)["data"]
-
-    verdicts = confirm(result, run, "unused")
-    assert verdicts[1] == "confirmed: with unset NCCL_P2P_DISABLE, allreduce_busbw_GBps moved back (significant)"
-    assert verdicts[2].startswith("not confirmable: a gpu_clock_power change cannot be reverted")
-    assert calls == [{"NCCL_P2P_DISABLE": "1"}, {"NCCL_P2P_DISABLE": None}]
 
 
 def test_patterns_match_parts_not_printed_paths() -> None:
