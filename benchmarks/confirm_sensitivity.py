@@ -8,7 +8,7 @@ work per call), each installed with pip into a venv of its own; the trial's vari
 interpreters (`--a-python` / `--b-python`), the command `python -c "import dcwork; dcwork.main()"`, which
 prints its own `work: N ms`. A = B uses the 1.0 venv on both sides.
 Take the figures alone on the machine. Run from the repository root:
-`python benchmarks/confirm_sensitivity.py [--same 40] [--slow 20] [--max-pairs 20] [--work 600000]`
+`python benchmarks/confirm_sensitivity.py [--same 40] [--slow 20] [--max-pairs 24] [--work 600000]`
 (a smoke run: `--same 2 --slow 2 --max-pairs 8 --work 50000`).
 """
 
@@ -105,7 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--same", type=int, default=40, help="A = B trials (target: >= 40)")
     parser.add_argument("--slow", type=int, default=20, help="10 %% slowdown trials (target: >= 20)")
-    parser.add_argument("--max-pairs", type=int, default=20)
+    parser.add_argument("--max-pairs", type=int, default=24)
     parser.add_argument("--work", type=int, default=600000, help="iterations of dcwork 1.0 per run")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-busy", action="store_true", help="leave out the busy process (not the target setup)")

@@ -145,7 +145,7 @@ class TrialPlan:
     variants: tuple[Variant, ...]
     patterns: tuple[Pattern, ...] = ()
     metric: str | None = None  # the figure's name; None: the first headline figure; WALL: wall time
-    max_pairs: int = 20
+    max_pairs: int = 24
     budget_s: float | None = None
     alpha: float = 0.05
     seed: int | None = None
@@ -436,8 +436,8 @@ def _run_rounds(plan: TrialPlan, note: Progress | None, store: RunStore | None) 
     looks = plan_looks(plan.max_pairs, plan.alpha, comparisons=len(plan.variants) - 1)
     state = _State(plan, seed, looks, note, store if plan.record else None, plan.metric)
     if note:
-        note(f"trial: up to {plan.max_pairs} rounds, looks at {', '.join(map(str, looks.looks))} "
-             f"(alpha {looks.alpha_per_look:.4g} each), seed {seed}")
+        levels = ", ".join(f"{n} (p <= {looks.level(n) or 0.0:.3g})" for n in looks.looks)
+        note(f"trial: up to {plan.max_pairs} rounds, looks at {levels}, seed {seed}")
     comparisons: dict[str, Comparison] = {}
     stopped = "max-pairs"
     for round_no in range(1, plan.max_pairs + 1):
