@@ -16,6 +16,7 @@ import pytest
 from driftcheck.errors import OptionError
 from driftcheck.runs.bisect import Change, changes_of, ddmin, variant_with
 from driftcheck.runs.overlay import Distribution, Overlays, package_changes
+from driftcheck.runs.store import RunStore
 from driftcheck.runs.trial import Variant
 from tests.conftest import CliResult
 
@@ -81,6 +82,56 @@ def test_bisect_without_a_shift_says_so(cli: Callable[..., CliResult], tmp_path:
     result = cli("bisect", "--max-pairs", "7", "--b", "X1=1 X2=2", "--no-record", "--", sys.executable, fixed)
     assert result.returncode == 0
     assert "no difference resolved, nothing to bisect" in result.stdout
+
+
+# A run of at least 0.1 s (so twelve changes cannot be bisected within the budget below) whose figure is
+# counted, not timed: X7=slow doubles it.
+SLEEPY = """
+import os, time
+time.sleep(0.1)
+print(f"work: {200 if os.environ.get('X7') == 'slow' else 100}.000 ms")
+"""
+
+
+@pytest.mark.slow
+def test_a_bisection_stopped_by_its_budget_resumes_from_its_run_records(cli: Callable[..., CliResult],
+                                                                        tmp_path: Path) -> None:
+    sleepy = tmp_path / "sleepy.py"
+    sleepy.write_text(SLEEPY)
+    a = " ".join(f"X{i}=0" for i in range(1, 13))
+    b = " ".join(f"X{i}={'slow' if i == 7 else 1}" for i in range(1, 13))
+    args = ("bisect", "--seed", "3", "--max-pairs", "7", "--a", a, "--b", b, "--format", "json")
+    # The ~9 trials need at least 9 s of sleep alone; the first trial (at most 14 runs) fits in 8 s.
+    first = cli(*args, "--budget-s", "8", "--", sys.executable, str(sleepy))
+    assert first.returncode == 3, first.stdout + first.stderr
+    stopped = json.loads(first.stdout)
+    assert not stopped["finished"] and stopped["full"]["decided"]
+    finished_before = 1 + len(stopped["steps"])
+    ids_before = {r.id for r in RunStore().entries()}
+
+    resumed = cli(*args, "--resume", "--", sys.executable, str(sleepy))
+    assert resumed.returncode == 1, resumed.stdout + resumed.stderr
+    found = json.loads(resumed.stdout)
+    assert found["id"] == stopped["id"] and found["culprits"] == ["X7=slow"]
+    assert found["reused"] == finished_before
+    # The trials finished before were decided again from their records, not rerun: same figures, old runs.
+    assert found["full"]["reused"] and found["full"]["run_ids"] == stopped["full"]["run_ids"]
+    for old, new in zip(stopped["steps"], found["steps"], strict=False):
+        assert new["reused"] and new["changes"] == old["changes"] and new["effect_pct"] == old["effect_pct"]
+    assert all(set(s["run_ids"]) <= ids_before for s in found["steps"] if s["reused"])
+    assert all(not set(s["run_ids"]) & ids_before for s in found["steps"] if not s["reused"])
+    assert resumed.stderr.count("(reused: runs #") == finished_before
+    assert f"{finished_before} finished trial(s) recorded by an earlier run, reused" in resumed.stderr
+    # The text output says which steps were reused.
+    again = cli(*args[:-2], "--resume", "--", sys.executable, str(sleepy))
+    assert again.returncode == 1
+    assert f"({len(found['steps']) + 2} reused from the records of an earlier run)" in again.stdout
+    assert all(line.endswith("(reused)") for line in again.stdout.splitlines() if line.startswith("  X"))
+
+
+def test_resume_needs_the_records(cli: Callable[..., CliResult]) -> None:
+    refused = cli("bisect", "--resume", "--no-record", "--b", "X=1", "--", "true")
+    assert refused.returncode == 2 and "--resume reads the run records" in refused.stderr
 
 
 def test_bisect_refuses_what_is_not_an_environment_change(cli: Callable[..., CliResult]) -> None:
