@@ -84,11 +84,11 @@ def test_bisect_without_a_shift_says_so(cli: Callable[..., CliResult], tmp_path:
     assert "no difference resolved, nothing to bisect" in result.stdout
 
 
-# A run of at least 0.1 s (so twelve changes cannot be bisected within the budget below) whose figure is
+# A run of at least 0.15 s (so twelve changes cannot be bisected within the budget below) whose figure is
 # counted, not timed: X7=slow doubles it.
 SLEEPY = """
 import os, time
-time.sleep(0.1)
+time.sleep(0.15)
 print(f"work: {200 if os.environ.get('X7') == 'slow' else 100}.000 ms")
 """
 
@@ -101,8 +101,9 @@ def test_a_bisection_stopped_by_its_budget_resumes_from_its_run_records(cli: Cal
     a = " ".join(f"X{i}=0" for i in range(1, 13))
     b = " ".join(f"X{i}={'slow' if i == 7 else 1}" for i in range(1, 13))
     args = ("bisect", "--seed", "3", "--max-pairs", "7", "--a", a, "--b", b, "--format", "json")
-    # The ~9 trials need at least 9 s of sleep alone; the first trial (at most 14 runs) fits in 8 s.
-    first = cli(*args, "--budget-s", "8", "--", sys.executable, str(sleepy))
+    # The ~9 trials need more than 15 s of sleep alone; the first (at most 14 runs) fits in 12 s even where
+    # starting a process takes 0.3 s.
+    first = cli(*args, "--budget-s", "12", "--", sys.executable, str(sleepy))
     assert first.returncode == 3, first.stdout + first.stderr
     stopped = json.loads(first.stdout)
     assert not stopped["finished"] and stopped["full"]["decided"]
