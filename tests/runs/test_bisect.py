@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from driftcheck.baselines.trial_stats import plan_looks
 from driftcheck.errors import OptionError
 from driftcheck.runs.bisect import Change, changes_of, ddmin, variant_with
+from driftcheck.runs.metrics import Metric
 from driftcheck.runs.overlay import Distribution, Overlays, package_changes
-from driftcheck.runs.store import RunStore
-from driftcheck.runs.trial import Variant
+from driftcheck.runs.store import RunRecord, RunStore
+from driftcheck.runs.trial import TrialPlan, Variant, recorded_result
 from tests.conftest import CliResult
 
 # Twelve variables; only X7=slow doubles the work. The figure is the work counted, not timed: these tests are
@@ -128,6 +130,33 @@ def test_a_bisection_stopped_by_its_budget_resumes_from_its_run_records(cli: Cal
     assert again.returncode == 1
     assert f"({len(found['steps']) + 2} reused from the records of an earlier run)" in again.stdout
     assert all(line.endswith("(reused)") for line in again.stdout.splitlines() if line.startswith("  X"))
+
+
+def _records(values: list[tuple[float, float]], seed: int = 9) -> list[RunRecord]:
+    """The run records a trial of A and B leaves, one pair of figures per round."""
+    out = []
+    for round_no, pair in enumerate(values, start=1):
+        for name, value in zip("AB", pair, strict=True):
+            out.append(RunRecord(["cmd"], "/", "h", "t", 0.5, 0, None, label="try:x:" + name,
+                                 metrics=[Metric("work", value, "ms", "Work", "--metric work")],
+                                 telemetry={"trial": {"seed": seed, "round": round_no, "variant": name,
+                                                      "figure": "work"}}, id=len(out) + 1))
+    return out
+
+
+def test_a_recorded_trial_is_decided_again_only_when_it_had_finished() -> None:
+    plan = TrialPlan(("cmd",), (Variant("A"), Variant("B", {"X": "1"})), max_pairs=7, seed=9)
+    slower = [(10.0, 12.0 + k / 10) for k in range(7)]
+    done = recorded_result(plan, _records(slower))
+    assert done is not None and done.stopped == "decided" and done.verdict("B") == "slower"
+    assert done.comparisons["B"].n == plan_looks(7).looks[0]  # where the live trial stopped too
+    assert recorded_result(plan, _records(slower[:3])) is None  # cut off before any look
+    same = [(10.0, 10.0 + (-1) ** k * (k + 1) / 100) for k in range(7)]
+    ran_out = recorded_result(plan, _records(same))
+    assert ran_out is not None and ran_out.stopped == "max-pairs" and not ran_out.differs
+    assert recorded_result(plan, _records(same[:6])) is None  # no look decided, the last not reached
+    gap = [r for r in _records(slower) if r.telemetry["trial"]["round"] != 2]
+    assert recorded_result(plan, gap) is None
 
 
 def test_resume_needs_the_records(cli: Callable[..., CliResult]) -> None:
