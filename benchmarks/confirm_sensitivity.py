@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import math
 import statistics
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from driftcheck.baselines.trial_stats import plan_looks  # noqa: E402
 from driftcheck.runs.trial import TrialPlan, TrialResult, Variant, run_trial  # noqa: E402
 
 MODULE = '''
@@ -101,6 +103,17 @@ def decided_figures(results: list[TrialResult]) -> str:
     return f"median {pairs:g} pairs and {seconds:.1f} s per decided trial"
 
 
+def pair_spread(results: list[TrialResult]) -> str:
+    """The median, over trials, of the standard deviation of the per-pair ln(B/A): how noisy the machine was
+    (figures taken under different loads compare only at a like spread)."""
+    spreads = []
+    for result in results:
+        ratios = [math.log(b / a) for a, b in zip(result.values("A"), result.values("B"), strict=True)]
+        if len(ratios) >= 2:
+            spreads.append(statistics.stdev(ratios))
+    return f"{statistics.median(spreads):.3f}" if spreads else "n/a"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--same", type=int, default=40, help="A = B trials (target: >= 40)")
@@ -110,6 +123,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-busy", action="store_true", help="leave out the busy process (not the target setup)")
     args = parser.parse_args()
+    looks = plan_looks(args.max_pairs)
+    print(f"plan: {args.max_pairs} pairs at most, looks at "
+          + ", ".join(f"{n} (p <= {looks.level(n) or 0:.3g})" for n in looks.looks) + f"; {looks.rule}", flush=True)
     with tempfile.TemporaryDirectory(prefix="dc-confirm-") as scratch:
         base = Path(scratch)
         old = venv_with(base / "old", build_wheel(base, "1.0", args.work))
@@ -125,7 +141,8 @@ def main() -> int:
                 busy.wait()
     false_rate = sum(r.comparisons["B"].decided for r in same) / max(1, len(same))
     caught = sum(r.verdict("B") == "slower" for r in slow) / max(1, len(slow))
-    print(f"busy process on one core: {'no' if args.no_busy else 'yes'}; {time.monotonic() - started:.0f} s in all")
+    print(f"busy process on one core: {'no' if args.no_busy else 'yes'}; {time.monotonic() - started:.0f} s in all; "
+          f"per-pair spread of ln(B/A) (median sd over the A = B trials): {pair_spread(same)}")
     print(f"A = B called different: {false_rate:.1%} of {len(same)} (target <= 5 % of >= 40): "
           f"{'met' if false_rate <= 0.05 and len(same) >= 40 else 'NOT met'}")
     print(f"10 % slowdown called slower: {caught:.1%} of {len(slow)} (target >= 95 % of >= 20): "
