@@ -86,11 +86,10 @@ def test_bisect_without_a_shift_says_so(cli: Callable[..., CliResult], tmp_path:
     assert "no difference resolved, nothing to bisect" in result.stdout
 
 
-# A run of at least 0.15 s (so twelve changes cannot be bisected within the budget below) whose figure is
-# counted, not timed: X7=slow doubles it.
+# A run of at least 0.25 s whose figure is counted, not timed: X7=slow doubles it.
 SLEEPY = """
 import os, time
-time.sleep(0.15)
+time.sleep(0.25)
 print(f"work: {200 if os.environ.get('X7') == 'slow' else 100}.000 ms")
 """
 
@@ -100,15 +99,15 @@ def test_a_bisection_stopped_by_its_budget_resumes_from_its_run_records(cli: Cal
                                                                         tmp_path: Path) -> None:
     sleepy = tmp_path / "sleepy.py"
     sleepy.write_text(SLEEPY)
-    a = " ".join(f"X{i}=0" for i in range(1, 13))
-    b = " ".join(f"X{i}={'slow' if i == 7 else 1}" for i in range(1, 13))
+    a = " ".join(f"X{i}=0" for i in range(1, 9))
+    b = " ".join(f"X{i}={'slow' if i == 7 else 1}" for i in range(1, 9))
     args = ("bisect", "--seed", "3", "--max-pairs", "7", "--a", a, "--b", b, "--format", "json")
-    # The ~9 trials need more than 15 s of sleep alone; the first (at most 14 runs) fits in 12 s even where
-    # starting a process takes 0.3 s.
-    first = cli(*args, "--budget-s", "12", "--", sys.executable, str(sleepy))
+    # Its 7 trials of 7 pairs sleep 24 s at least; the first (14 runs) fits in 20 s even where starting a
+    # process takes half a second.
+    first = cli(*args, "--budget-s", "20", "--", sys.executable, str(sleepy))
     assert first.returncode == 3, first.stdout + first.stderr
     stopped = json.loads(first.stdout)
-    assert not stopped["finished"] and stopped["full"]["decided"]
+    assert not stopped["finished"] and stopped["full"]["decided"], first.stdout
     finished_before = 1 + len(stopped["steps"])
     ids_before = {r.id for r in RunStore().entries()}
 
