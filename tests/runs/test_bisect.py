@@ -9,13 +9,14 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from driftcheck.baselines.trial_stats import plan_looks
 from driftcheck.errors import OptionError
-from driftcheck.runs.bisect import Change, changes_of, ddmin, variant_with
+from driftcheck.runs.bisect import Change, bisection_id, changes_of, ddmin, variant_with
 from driftcheck.runs.metrics import Metric
 from driftcheck.runs.overlay import Distribution, Overlays, package_changes
 from driftcheck.runs.store import RunRecord, RunStore
@@ -156,6 +157,17 @@ def test_a_recorded_trial_is_decided_again_only_when_it_had_finished() -> None:
     assert recorded_result(plan, _records(same[:6])) is None  # no look decided, the last not reached
     gap = [r for r in _records(slower) if r.telemetry["trial"]["round"] != 2]
     assert recorded_result(plan, gap) is None
+
+
+def test_a_bisection_is_known_again_by_its_command_variants_and_options_not_its_budget_or_seed() -> None:
+    plan = TrialPlan(("python", "bench.py"), (Variant("A", {"X": "0"}), Variant("B", {"X": "1", "Y": "1"})),
+                     max_pairs=7, seed=1, budget_s=10)
+    ident = bisection_id(plan)
+    assert bisection_id(replace(plan, seed=2, budget_s=None)) == ident
+    for other in (replace(plan, command=("python", "other.py")), replace(plan, max_pairs=8),
+                  replace(plan, alpha=0.01), replace(plan, metric="work"),
+                  replace(plan, variants=(plan.variants[0], Variant("B", {"X": "1", "Y": "2"})))):
+        assert bisection_id(other) != ident
 
 
 def test_resume_needs_the_records(cli: Callable[..., CliResult]) -> None:
