@@ -354,9 +354,10 @@ def describe(bisection: Bisection) -> list[str]:
     if rest is not None:
         what = "a difference" if rest.decided else "no difference resolved"
         others = (f"; the other {len(rest.changes)} change(s) together: {what} ({rest.effect_pct:+.1f} %, "
-                  f"{rest.pairs} pairs, p={rest.p_value:.2g})")
+                  f"{rest.pairs} pairs, p={rest.p_value:.2g}){' (reused)' if rest.reused else ''}")
     lines = [f"B vs A with all {len(bisection.changes)} changes: {full.effect_pct:+.1f} % ({full.pairs} pairs, "
-             f"p={full.p_value:.2g}): B is {bisection.verdict_word}", f"{named} {alone} {how_much}{others}"]
+             f"p={full.p_value:.2g}): B is {bisection.verdict_word}{' (reused)' if full.reused else ''}",
+             f"{named} {alone} {how_much}{others}"]
     reused = f" ({bisection.reused} reused from the records of an earlier run)" if bisection.reused else ""
     lines.append(f"{len(bisection.steps) + 1 + (rest is not None)} trials{reused}; the ddmin steps:")
     lines.extend(_step_line(s) for s in bisection.steps)

@@ -129,6 +129,7 @@ def test_a_bisection_stopped_by_its_budget_resumes_from_its_run_records(cli: Cal
     again = cli(*args[:-2], "--resume", "--", sys.executable, str(sleepy))
     assert again.returncode == 1
     assert f"({len(found['steps']) + 2} reused from the records of an earlier run)" in again.stdout
+    assert again.stdout.splitlines()[0].endswith("B is slower (reused)"), again.stdout
     assert all(line.endswith("(reused)") for line in again.stdout.splitlines() if line.startswith("  X"))
 
 
