@@ -8,13 +8,14 @@ work per call), each installed with pip into a venv of its own; the trial's vari
 interpreters (`--a-python` / `--b-python`), the command `python -c "import dcwork; dcwork.main()"`, which
 prints its own `work: N ms`. A = B uses the 1.0 venv on both sides.
 Take the figures alone on the machine. Run from the repository root:
-`python benchmarks/confirm_sensitivity.py [--same 40] [--slow 20] [--max-pairs 20] [--work 600000]`
+`python benchmarks/confirm_sensitivity.py [--same 40] [--slow 20] [--max-pairs 24] [--work 600000]`
 (a smoke run: `--same 2 --slow 2 --max-pairs 8 --work 50000`).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from driftcheck.baselines.trial_stats import plan_looks  # noqa: E402
 from driftcheck.runs.trial import TrialPlan, TrialResult, Variant, run_trial  # noqa: E402
 from tests import wheels  # noqa: E402  (the wheels and venvs the tests build too)
 
@@ -79,15 +81,29 @@ def decided_figures(results: list[TrialResult]) -> str:
     return f"median {pairs:g} pairs and {seconds:.1f} s per decided trial"
 
 
+def pair_spread(results: list[TrialResult]) -> str:
+    """The median, over trials, of the standard deviation of the per-pair ln(B/A): how noisy the machine was
+    (figures taken under different loads compare only at a like spread)."""
+    spreads = []
+    for result in results:
+        ratios = [math.log(b / a) for a, b in zip(result.values("A"), result.values("B"), strict=True)]
+        if len(ratios) >= 2:
+            spreads.append(statistics.stdev(ratios))
+    return f"{statistics.median(spreads):.3f}" if spreads else "n/a"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--same", type=int, default=40, help="A = B trials (target: >= 40)")
     parser.add_argument("--slow", type=int, default=20, help="10 %% slowdown trials (target: >= 20)")
-    parser.add_argument("--max-pairs", type=int, default=20)
+    parser.add_argument("--max-pairs", type=int, default=24)
     parser.add_argument("--work", type=int, default=600000, help="iterations of dcwork 1.0 per run")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-busy", action="store_true", help="leave out the busy process (not the target setup)")
     args = parser.parse_args()
+    looks = plan_looks(args.max_pairs)
+    print(f"plan: {args.max_pairs} pairs at most, looks at "
+          + ", ".join(f"{n} (p <= {looks.level(n) or 0:.3g})" for n in looks.looks) + f"; {looks.rule}", flush=True)
     with tempfile.TemporaryDirectory(prefix="dc-confirm-") as scratch:
         base = Path(scratch)
         old = venv_with(base / "old", build_wheel(base, "1.0", args.work))
@@ -103,7 +119,8 @@ def main() -> int:
                 busy.wait()
     false_rate = sum(r.comparisons["B"].decided for r in same) / max(1, len(same))
     caught = sum(r.verdict("B") == "slower" for r in slow) / max(1, len(slow))
-    print(f"busy process on one core: {'no' if args.no_busy else 'yes'}; {time.monotonic() - started:.0f} s in all")
+    print(f"busy process on one core: {'no' if args.no_busy else 'yes'}; {time.monotonic() - started:.0f} s in all; "
+          f"per-pair spread of ln(B/A) (median sd over the A = B trials): {pair_spread(same)}")
     print(f"A = B called different: {false_rate:.1%} of {len(same)} (target <= 5 % of >= 40): "
           f"{'met' if false_rate <= 0.05 and len(same) >= 40 else 'NOT met'}")
     print(f"10 % slowdown called slower: {caught:.1%} of {len(slow)} (target >= 95 % of >= 20): "

@@ -19,7 +19,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 # Fixtures that start a real peer (a server, a venv) or spawn the CLI: every test using one is `slow`, marked
 # here once rather than by hand in each file. `pytest -m "not slow"` is the inner loop.
-SLOW_FIXTURES = frozenset({"cli_process", "transformers_server", "sshd", "sshd_factory", "remote_python",
+SLOW_FIXTURES = frozenset({"cli_process", "transformers_server", "tiny_model", "sshd", "sshd_factory", "remote_python",
                            "pristine_venv", "wheel_venv"})
 
 
@@ -80,4 +80,4 @@ def cli_process() -> Callable[..., CliResult]:
 
 
 # Inference servers (a real `transformers serve`, a replay of recorded SGLang/vLLM answers): tests/servers.py.
-from tests.servers import replay_server, transformers_server  # noqa: E402, F401 - fixtures
+from tests.servers import replay_server, tiny_model, transformers_server  # noqa: E402, F401 - fixtures

@@ -2,9 +2,10 @@
 
 `transformers_server` (session-scoped: one server per test run) starts
 `transformers serve MODEL_DIR --host 127.0.0.1 --port P --device cpu` with HF_HUB_OFFLINE=1 over the tiny
-random-weight Llama that tests/tiny_llama.py builds; it is skipped only when the `transformers[serving]`
-extra is not installed. `replay_server` answers GETs with responses recorded from real SGLang and vLLM
-servers (tests/data/servers/*), for the engines that cannot run here.
+random-weight Llama that tests/tiny_llama.py builds (`tiny_model`, also session-scoped, for tests that start
+servers of their own); both are skipped only when the `transformers[serving]` extra is not installed.
+`replay_server` answers GETs with responses recorded from real SGLang and vLLM servers (tests/data/servers/*),
+for the engines that cannot run here.
 """
 
 from __future__ import annotations
@@ -79,31 +80,49 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=20)
 
 
+@dataclass(frozen=True)
+class TinyModel:
+    """The tiny random Llama built for the tests, and how to serve it: the environment and the command."""
+
+    path: Path
+    facts: dict[str, Any]
+    env: dict[str, str]
+
+    def serve_command(self, port: int) -> list[str]:
+        """`transformers serve` of this model on 127.0.0.1:`port`, on the CPU."""
+        cli = Path(sys.executable).with_name("transformers")
+        return [str(cli), "serve", str(self.path), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
+
+
 @pytest.fixture(scope="session")
-def transformers_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    """A real `transformers serve` on 127.0.0.1 over a tiny random Llama built here (no download)."""
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
+    """The tiny random Llama of tests/tiny_llama.py, built once per test run (no download); skipped only
+    when the `transformers[serving]` extra is not installed."""
     missing = _serving_extra_missing()
     if missing:
         pytest.skip(f"transformers[serving] is not installed (missing {missing}); `pip install -e '.[test]'`")
-    cli = Path(sys.executable).with_name("transformers")
-    root = tmp_path_factory.mktemp("transformers-serve")
-    model_dir = root / "tiny-llama"
+    model_dir = tmp_path_factory.mktemp("tiny-model") / "tiny-llama"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     built = subprocess.run([sys.executable, str(TESTS / "tiny_llama.py"), str(model_dir)], env=env,
                            capture_output=True, text=True, timeout=600, check=False)
     if built.returncode != 0:
         raise RuntimeError(f"building the tiny model failed: {built.stderr[-2000:]}")
-    facts = json.loads(built.stdout.strip().splitlines()[-1])
+    return TinyModel(model_dir, json.loads(built.stdout.strip().splitlines()[-1]), env)
+
+
+@pytest.fixture(scope="session")
+def transformers_server(tmp_path_factory: pytest.TempPathFactory, tiny_model: TinyModel) -> Iterator[RunningServer]:
+    """A real `transformers serve` on 127.0.0.1 over a tiny random Llama built here (no download)."""
+    root = tmp_path_factory.mktemp("transformers-serve")
     port = _free_port()
     log = root / "serve.log"
     with log.open("wb") as out:
-        process = subprocess.Popen([str(cli), "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
-                                    "--device", "cpu"], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen(tiny_model.serve_command(port), env=tiny_model.env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, process, log)
-        yield RunningServer(url, str(model_dir), facts, log)
+        yield RunningServer(url, str(tiny_model.path), tiny_model.facts, log)
     finally:
         _stop(process)
 

@@ -23,14 +23,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "interpreter with exact copies of B's installed files of those packages first on PYTHONPATH (a scratch "
         "overlay, removed at the end; neither environment is touched). A step that resolves nothing counts as "
         "not reproducing, so noise can only leave more changes in the set, not name one that showed nothing; the "
-        "changes left out are then tried together. Exit 0: no shift to bisect, 1: culprits named, 2: trouble.")
+        "changes left out are then tried together. --budget-s bounds the whole bisection; every run is a run "
+        "record, so a bisection stopped by its budget or Ctrl-C goes on with --resume (the same command): the "
+        "trials its records show finished are decided again from their figures, not rerun. Exit 0: no shift to "
+        "bisect, 1: culprits named, 2: trouble, 3: stopped by the budget (resume with --resume).")
     p.epilog = ("examples: driftcheck bisect --b 'OMP_NUM_THREADS=1 NCCL_ALGO=Ring' -- python bench.py\n"
                 "  driftcheck bisect --a-python /old-env/bin/python --b-python /new-env/bin/python -- python bench.py")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the finished trials that an earlier run of this same bisection (command, variants, "
+                        "options) recorded; the steps reused are said")
     p.set_defaults(handler=_cmd_bisect, validate=_validate)
 
 
 def _validate(args: argparse.Namespace) -> None:
     try_._validate(args)
+    if args.resume and args.no_record:
+        raise UsageError("--resume reads the run records of the earlier bisection; leave out --no-record")
     if not args.b and not (args.a_python and args.b_python):
         raise UsageError("give B's environment changes to bisect (e.g. --b 'OMP_NUM_THREADS=1 NCCL_ALGO=Ring'), or "
                          "two interpreters (--a-python, --b-python) whose package versions to bisect")
@@ -42,9 +50,12 @@ def _cmd_bisect(args: argparse.Namespace) -> int:
 
     with flag_terms():
         plan = try_._plan(args)
-        found = bisect(plan, note=None if args.quiet else try_._note, store=None if args.no_record else RunStore())
+        found = bisect(plan, note=None if args.quiet else try_._note, store=None if args.no_record else RunStore(),
+                       resume=args.resume)
     if args.format == "json":
         sys.stdout.write(json.dumps(found.to_json(), indent=2) + "\n")
     else:
         sys.stdout.write("\n".join(describe(found)) + "\n")
+    if not found.finished:
+        return 3
     return 1 if found.culprits else 0

@@ -14,6 +14,7 @@ from driftcheck.analysis.explain.render import explain_markdown, explain_text
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.run_causes import compare_references, rank_with_telemetry
 from driftcheck.analysis.signers import require_trusted, signers_of
+from driftcheck.baselines.trial_stats import DEFAULT_MAX_PAIRS
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
@@ -91,8 +92,8 @@ def _add_confirm_arguments(p: argparse.ArgumentParser) -> None:
                        help="read this figure of CMD's output as `driftcheck run --metric` does")
     group.add_argument("--figure", metavar="NAME", help="compare this figure of those CMD prints")
     group.add_argument("--wall", action="store_true", help="compare the wall time of each run")
-    group.add_argument("--max-pairs", type=positive_int, default=20, metavar="N",
-                       help="at most N rounds per cause (default 20)")
+    group.add_argument("--max-pairs", type=positive_int, default=DEFAULT_MAX_PAIRS, metavar="N",
+                       help=f"at most N rounds per cause (default {DEFAULT_MAX_PAIRS})")
     group.add_argument("--budget-s", "--budget", dest="budget_s", type=positive_float, metavar="S",
                        help="per cause: stop before a round that would end past S seconds")
     group.add_argument("--seed", type=int, help="the seed of the run order (default: drawn, and reported)")

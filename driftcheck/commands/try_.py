@@ -8,6 +8,7 @@ import shlex
 import sys
 from typing import TYPE_CHECKING
 
+from driftcheck.baselines.trial_stats import DEFAULT_MAX_PAIRS
 from driftcheck.commands.common import add_format, add_label, add_quiet, flag_terms, positive_float, positive_int
 from driftcheck.errors import UsageError
 
@@ -23,8 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Run CMD under two (or more) variants in randomized interleaved rounds (each round every variant once, "
         "in a seeded random order, each run a fresh process) and say whether B differs from A: a paired "
-        "Wilcoxon signed-rank test on the per-round log ratios, looked at on a fixed schedule with the alpha "
-        "split over the looks (Bonferroni), so stopping early keeps the stated false-positive rate. The effect is "
+        "Wilcoxon signed-rank test on the per-round log ratios, looked at on a fixed schedule with levels "
+        "calibrated on the test's exact joint null across the looks, so stopping early keeps the stated "
+        "false-positive rate. The effect is "
         "the Hodges-Lehmann estimate with its repeated confidence interval; where nothing is resolved, the "
         "effect that would have been seen is printed. The figure is the first one CMD printed (the patterns of "
         "`driftcheck run`), your --metric, or --wall. Every run is kept as a run record (`driftcheck runs`), "
@@ -49,8 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--figure", metavar="NAME", help="compare this figure of those CMD prints (e.g. output_token_"
                                                     "throughput); default: the first rate printed, else the first")
     p.add_argument("--wall", action="store_true", help="compare the wall time of each run instead of a printed figure")
-    p.add_argument("--max-pairs", type=positive_int, default=20, metavar="N",
-                   help="at most N rounds (default 20)")
+    p.add_argument("--max-pairs", type=positive_int, default=DEFAULT_MAX_PAIRS, metavar="N",
+                   help=f"at most N rounds (default {DEFAULT_MAX_PAIRS}; a trial that finds no difference runs all)")
     p.add_argument("--budget-s", "--budget", dest="budget_s", type=positive_float, metavar="S",
                    help="stop before a round that would end past S seconds (the last look spends what alpha is left)")
     p.add_argument("--alpha", type=float, default=0.05, help="the overall false-positive rate (default 0.05)")

@@ -10,13 +10,24 @@ smallest set of changes that, put on A alone, still shows a decided shift in the
 that resolves nothing counts as "does not reproduce": a noisy step can only make the set found larger
 (ddmin keeps what it could not rule out), never name a change that showed no effect. Each test is its own
 trial at the trial's alpha; a bisection of k steps can be wrong at most k·alpha of the time.
+
+`budget_s` bounds the whole bisection: each trial gets what is left, and one cut short by it ends the
+bisection unfinished. Every run is a run record tagged with the bisection's id (a hash of the command, A, B
+and the trial options) and the changes its trial tried, so a bisection stopped by its budget or by Ctrl-C
+can be resumed (`resume=True`): each trial whose records show it finished (decided at a planned look, or
+run to its last) is decided again from those figures by the same rule instead of being rerun; a trial
+cut off is run afresh.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import tempfile
+import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -25,8 +36,8 @@ from typing import Any
 
 from driftcheck.errors import OptionError
 from driftcheck.runs.overlay import Overlays, PackageChange, distributions, package_changes
-from driftcheck.runs.store import RunStore
-from driftcheck.runs.trial import Progress, TrialPlan, TrialResult, Variant, run_trial
+from driftcheck.runs.store import RunRecord, RunStore
+from driftcheck.runs.trial import Progress, TrialPlan, TrialResult, Variant, recorded_result, run_trial
 
 
 @dataclass(frozen=True)
@@ -75,12 +86,14 @@ class Step:
     p_value: float
     reproduces: bool
     decided: bool
+    reused: bool = False  # decided again from the run records of an earlier, interrupted bisection
+    run_ids: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The step as `bisect --format json` prints it."""
         return {"changes": [c.describe() for c in self.changes], "effect_pct": round(self.effect_pct, 3),
                 "pairs": self.pairs, "p_value": self.p_value, "reproduces": self.reproduces,
-                "decided": self.decided}
+                "decided": self.decided, "reused": self.reused, "run_ids": list(self.run_ids)}
 
 
 @dataclass
@@ -88,11 +101,14 @@ class Bisection:
     """The outcome: the full shift, the smallest reproducing set, and every step taken."""
 
     changes: list[AnyChange]
-    full: Step
+    full: Step | None  # None: the budget ran out before the first trial ended
     culprits: list[AnyChange]
     steps: list[Step] = field(default_factory=list)
     verdict_word: str = "slower"
     rest: Step | None = None  # the trial of the changes left out, together
+    finished: bool = True  # False: stopped by the budget; `resume` goes on from the trials recorded
+    bisection_id: str = ""
+    reused: int = 0  # trials decided again from earlier records instead of being rerun
 
     @property
     def culprit_step(self) -> Step | None:
@@ -103,40 +119,103 @@ class Bisection:
     def share_pct(self) -> float | None:
         """How much of the full shift (in log terms) the culprits alone reproduce."""
         step = self.culprit_step
-        if step is None or self.full.effect_pct == 0:
+        if step is None or self.full is None or self.full.effect_pct == 0:
             return None
         return math.log1p(step.effect_pct / 100) / math.log1p(self.full.effect_pct / 100) * 100
 
     def to_json(self) -> dict[str, Any]:
         """The bisection as `bisect --format json` prints it."""
-        return {"changes": [c.describe() for c in self.changes], "full": self.full.to_json(),
+        return {"id": self.bisection_id, "finished": self.finished, "reused": self.reused,
+                "changes": [c.describe() for c in self.changes],
+                "full": None if self.full is None else self.full.to_json(),
                 "culprits": [c.describe() for c in self.culprits], "share_pct": self.share_pct(),
                 "verdict": self.verdict_word, "steps": [s.to_json() for s in self.steps],
                 "rest": None if self.rest is None else self.rest.to_json()}
 
 
-class _Tester:
-    """Runs (and remembers) the trial of A against A plus a set of changes."""
+class _BudgetSpent(Exception):
+    """The bisection's budget ran out before a trial could finish."""
 
-    def __init__(self, plan: TrialPlan, build: Builder, note: Progress | None, store: RunStore | None) -> None:
+
+def bisection_id(plan: TrialPlan) -> str:
+    """What identifies one bisection across interruptions: the command, A and B, and the trial options."""
+    a, b = plan.variants
+    key = {"command": list(plan.command), "a": a.to_json(), "b": b.to_json(), "metric": plan.metric,
+           "patterns": [p.source for p in plan.patterns], "max_pairs": plan.max_pairs, "alpha": plan.alpha,
+           "server": None if plan.server is None else [list(plan.server.command), plan.server.ready_url]}
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _label(plan: TrialPlan, ident: str) -> str:
+    return plan.label or f"bisect-{ident}"
+
+
+def recorded_trials(store: RunStore, plan: TrialPlan, ident: str) -> dict[tuple[str, ...], TrialResult]:
+    """The finished trials an earlier run of this bisection left in `store`, by the changes they tried (the
+    latest when one was tried twice)."""
+    label = _label(plan, ident)
+    groups: dict[tuple[str, tuple[str, ...]], list[RunRecord]] = {}
+    for name in ("A", "B"):
+        for record in store.entries(label=f"try:{label}:{name}"):
+            trial = record.telemetry.get("trial", {})
+            if trial.get("bisect") == ident and isinstance(trial.get("changes"), list):
+                groups.setdefault((str(trial.get("attempt")), tuple(trial["changes"])), []).append(record)
+    found: dict[tuple[str, ...], tuple[int, TrialResult]] = {}
+    for (_, changes), records in groups.items():
+        result = recorded_result(plan, sorted(records, key=lambda r: r.id or 0))
+        latest = max(r.id or 0 for r in records)
+        if result is not None and latest > found.get(changes, (-1, result))[0]:
+            found[changes] = (latest, result)
+    return {changes: result for changes, (_, result) in found.items()}
+
+
+class _Tester:
+    """Runs (and remembers) the trial of A against A plus a set of changes; reuses a finished recorded one."""
+
+    def __init__(self, plan: TrialPlan, build: Builder, note: Progress | None, store: RunStore | None,
+                 ident: str, recorded: dict[tuple[str, ...], TrialResult]) -> None:
         self.plan, self.build, self.note, self.store, self.direction = plan, build, note, store, 0.0
+        self.ident, self.recorded = ident, recorded
         self.steps: list[Step] = []
         self.trials = 0
+        self.reused = 0
+        self.deadline = None if plan.budget_s is None else time.monotonic() + plan.budget_s
         self._seen: dict[tuple[AnyChange, ...], bool] = {}
 
     def trial(self, changes: Sequence[AnyChange]) -> tuple[TrialResult, Step]:
-        plan = replace(self.plan, variants=(self.plan.variants[0], self.build(changes)))
-        result = run_trial(plan, note=None, store=self.store)
+        described = tuple(c.describe() for c in changes)
+        result = self.recorded.get(described)
+        reused = result is not None
+        if result is None:
+            result = self._run(changes, described)
         comparison = result.comparisons["B"]
         same_way = self.direction == 0 or comparison.effect_pct * self.direction > 0
+        run_ids = tuple(sorted(r.run_id for r in result.runs if r.run_id is not None))
         step = Step(tuple(changes), comparison.effect_pct, comparison.n, comparison.p_value,
-                    comparison.decided and same_way, comparison.decided)
+                    comparison.decided and same_way, comparison.decided, reused, run_ids)
         self.trials += 1
+        self.reused += reused
         if self.note:
-            shown = ", ".join(c.describe() for c in changes)
-            self.note(f"trial {self.trials}: {shown}: {comparison.effect_pct:+.1f} % in {comparison.n} pairs, "
-                      f"p={comparison.p_value:.2g}: {'reproduces' if step.reproduces else 'does not reproduce'}")
+            where = f" (reused: runs #{run_ids[0]}-#{run_ids[-1]} of an earlier run)" if reused and run_ids else ""
+            self.note(f"trial {self.trials}: {', '.join(described)}: {comparison.effect_pct:+.1f} % in "
+                      f"{comparison.n} pairs, p={comparison.p_value:.2g}: "
+                      f"{'reproduces' if step.reproduces else 'does not reproduce'}{where}")
         return result, step
+
+    def _run(self, changes: Sequence[AnyChange], described: tuple[str, ...]) -> TrialResult:
+        budget = None
+        if self.deadline is not None:
+            budget = self.deadline - time.monotonic()
+            if budget <= 0:
+                raise _BudgetSpent()
+        # `attempt` tells apart two tries of the same changes (one cut off, one rerun), whatever their seeds.
+        tags = {"bisect": self.ident, "changes": list(described), "attempt": uuid.uuid4().hex[:12]}
+        plan = replace(self.plan, variants=(self.plan.variants[0], self.build(changes)), budget_s=budget,
+                       label=_label(self.plan, self.ident), tags={**self.plan.tags, **tags})
+        result = run_trial(plan, note=None, store=self.store)
+        if result.stopped == "budget":
+            raise _BudgetSpent()
+        return result
 
     def reproduces(self, changes: Sequence[AnyChange]) -> bool:
         key = tuple(changes)
@@ -212,40 +291,57 @@ def _env_builder(a: Variant, b: Variant) -> tuple[list[AnyChange], Builder]:
     return list(changes_of(a, b)), lambda chosen: variant_with(a, [c for c in chosen if isinstance(c, Change)])
 
 
-def bisect(plan: TrialPlan, note: Progress | None = None, store: RunStore | None = None) -> Bisection:
+def bisect(plan: TrialPlan, note: Progress | None = None, store: RunStore | None = None,
+           resume: bool = False) -> Bisection:
     """Find the smallest set of B's changes (environment variables, else package versions) that reproduces
-    B's shift against A."""
+    B's shift against A. `plan.budget_s` bounds the whole bisection; `resume` reuses the finished trials an
+    earlier, interrupted run of the same bisection recorded in `store`."""
     if len(plan.variants) != 2:
         raise OptionError("c", None, "bisect compares two variants, A and B")
+    if resume and store is None:
+        raise OptionError("resume", None, "resuming reads the run records of the earlier bisection; leave out "
+                                          "--no-record")
     a, b = plan.variants
+    ident = bisection_id(plan)
+    recorded = recorded_trials(store, plan, ident) if resume and store is not None else {}
+    if note and resume:
+        note(f"bisection {ident}: {len(recorded)} finished trial(s) recorded by an earlier run, reused")
     if not (a.python and b.python) or changes_of(a, b):
         changes, build = _env_builder(a, b)
-        return _bisect(plan, changes, build, note, store)
+        return _bisect(plan, changes, _Tester(plan, build, note, store, ident, recorded))
     with _package_builder(a, a.python, b.python, note) as (changes, build):
-        return _bisect(plan, changes, build, note, store)
+        return _bisect(plan, changes, _Tester(plan, build, note, store, ident, recorded))
 
 
-def _bisect(plan: TrialPlan, changes: list[AnyChange], build: Builder, note: Progress | None,
-            store: RunStore | None) -> Bisection:
+def _bisect(plan: TrialPlan, changes: list[AnyChange], tester: _Tester) -> Bisection:
     if not changes:
         raise OptionError("b", None, "B makes no change that A does not: nothing to bisect")
-    tester = _Tester(plan, build, note, store)
-    result, full = tester.trial(changes)
-    if not full.reproduces:
-        return Bisection(changes, full, [], [], "no difference resolved")
-    tester.direction = 1.0 if full.effect_pct > 0 else -1.0
-    tester._seen[tuple(changes)] = True
-    culprits = ddmin(changes, tester.reproduces) if len(changes) > 1 else changes
-    others = [c for c in changes if c not in culprits]
-    rest = None
-    if others:  # what the changes left out do together: "none" is a measurement, not an assumption
-        _, rest = tester.trial(others)
-    return Bisection(changes, full, culprits, tester.steps, result.verdict("B"), rest)
+    full: Step | None = None
+    try:
+        result, full = tester.trial(changes)
+        if not full.reproduces:
+            return Bisection(changes, full, [], [], "no difference resolved", bisection_id=tester.ident,
+                             reused=tester.reused)
+        tester.direction = 1.0 if full.effect_pct > 0 else -1.0
+        tester._seen[tuple(changes)] = True
+        culprits = ddmin(changes, tester.reproduces) if len(changes) > 1 else changes
+        others = [c for c in changes if c not in culprits]
+        rest = None
+        if others:  # what the changes left out do together: "none" is a measurement, not an assumption
+            _, rest = tester.trial(others)
+    except _BudgetSpent:
+        return Bisection(changes, full, [], tester.steps, "unfinished", finished=False, bisection_id=tester.ident,
+                         reused=tester.reused)
+    return Bisection(changes, full, culprits, tester.steps, result.verdict("B"), rest, bisection_id=tester.ident,
+                     reused=tester.reused)
 
 
 def describe(bisection: Bisection) -> list[str]:
     """The outcome in words: what alone reproduces how much of the shift, and what the rest did."""
     full = bisection.full
+    if not bisection.finished:
+        return _unfinished(bisection)
+    assert full is not None  # a finished bisection ran its first trial
     if not bisection.culprits:
         return [f"all {len(bisection.changes)} changes together: {full.effect_pct:+.1f} % in {full.pairs} pairs, "
                 f"p={full.p_value:.2g}: no difference resolved, nothing to bisect"]
@@ -258,10 +354,30 @@ def describe(bisection: Bisection) -> list[str]:
     if rest is not None:
         what = "a difference" if rest.decided else "no difference resolved"
         others = (f"; the other {len(rest.changes)} change(s) together: {what} ({rest.effect_pct:+.1f} %, "
-                  f"{rest.pairs} pairs, p={rest.p_value:.2g})")
+                  f"{rest.pairs} pairs, p={rest.p_value:.2g}){' (reused)' if rest.reused else ''}")
     lines = [f"B vs A with all {len(bisection.changes)} changes: {full.effect_pct:+.1f} % ({full.pairs} pairs, "
-             f"p={full.p_value:.2g}): B is {bisection.verdict_word}", f"{named} {alone} {how_much}{others}"]
-    lines.append(f"{len(bisection.steps) + 1 + (rest is not None)} trials; the ddmin steps:")
-    lines.extend(f"  {', '.join(c.describe() for c in s.changes)}: {s.effect_pct:+.1f} % ({s.pairs} pairs, "
-                 f"p={s.p_value:.2g}) {'reproduces' if s.reproduces else 'does not'}" for s in bisection.steps)
+             f"p={full.p_value:.2g}): B is {bisection.verdict_word}{' (reused)' if full.reused else ''}",
+             f"{named} {alone} {how_much}{others}"]
+    reused = f" ({bisection.reused} reused from the records of an earlier run)" if bisection.reused else ""
+    lines.append(f"{len(bisection.steps) + 1 + (rest is not None)} trials{reused}; the ddmin steps:")
+    lines.extend(_step_line(s) for s in bisection.steps)
+    return lines
+
+
+def _step_line(step: Step) -> str:
+    return (f"  {', '.join(c.describe() for c in step.changes)}: {step.effect_pct:+.1f} % ({step.pairs} pairs, "
+            f"p={step.p_value:.2g}) {'reproduces' if step.reproduces else 'does not'}"
+            + (" (reused)" if step.reused else ""))
+
+
+def _unfinished(bisection: Bisection) -> list[str]:
+    full = bisection.full
+    done = len(bisection.steps) + (full is not None)
+    lines = [f"bisection {bisection.bisection_id} stopped by its budget after {done} finished trial(s)"
+             + (f", {bisection.reused} of them reused" if bisection.reused else "")
+             + "; run the same command with --resume to go on from them (the trial cut off is run again)"]
+    if full is not None:
+        lines.append(f"B vs A with all {len(bisection.changes)} changes: {full.effect_pct:+.1f} % ({full.pairs} "
+                     f"pairs, p={full.p_value:.2g})" + (" (reused)" if full.reused else ""))
+    lines.extend(_step_line(s) for s in bisection.steps)
     return lines

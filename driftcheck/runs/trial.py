@@ -37,7 +37,7 @@ from typing import IO, Any
 
 import psutil
 
-from driftcheck.baselines.trial_stats import Comparison, LookPlan, compare, log_ratios, plan_looks
+from driftcheck.baselines.trial_stats import DEFAULT_MAX_PAIRS, Comparison, LookPlan, compare, log_ratios, plan_looks
 from driftcheck.errors import DriftcheckError, OptionError
 from driftcheck.runs.metrics import Metric, MetricScanner, Pattern
 from driftcheck.runs.render import headline
@@ -145,7 +145,7 @@ class TrialPlan:
     variants: tuple[Variant, ...]
     patterns: tuple[Pattern, ...] = ()
     metric: str | None = None  # the figure's name; None: the first headline figure; WALL: wall time
-    max_pairs: int = 20
+    max_pairs: int = DEFAULT_MAX_PAIRS
     budget_s: float | None = None
     alpha: float = 0.05
     seed: int | None = None
@@ -153,6 +153,7 @@ class TrialPlan:
     run_timeout_s: float | None = None
     label: str | None = None
     record: bool = True
+    tags: Mapping[str, Any] = field(default_factory=dict)  # kept in each run record's telemetry["trial"]
 
 
 @dataclass
@@ -383,8 +384,9 @@ def _one_run(state: _State, variant: Variant, round_no: int) -> TrialRun:
         record = RunRecord(command=argv, cwd=os.getcwd(), host=socket.gethostname(), started_at=output.started_at,
                            duration_s=output.duration_s, exit_code=output.exit_code, snapshot_id=None, label=label,
                            metrics=[*output.metrics, *([figure] if figure.name == WALL else [])],
-                           telemetry={"trial": {"seed": state.seed, "round": round_no, "variant": variant.name,
-                                                "differs_by": variant.describe()}})
+                           telemetry={"trial": {**plan.tags, "seed": state.seed, "round": round_no,
+                                                "variant": variant.name, "differs_by": variant.describe(),
+                                                "figure": figure.name}})
         run_id = state.store.add(record)
     return TrialRun(variant.name, round_no, figure.value, output.duration_s, run_id)
 
@@ -436,8 +438,8 @@ def _run_rounds(plan: TrialPlan, note: Progress | None, store: RunStore | None) 
     looks = plan_looks(plan.max_pairs, plan.alpha, comparisons=len(plan.variants) - 1)
     state = _State(plan, seed, looks, note, store if plan.record else None, plan.metric)
     if note:
-        note(f"trial: up to {plan.max_pairs} rounds, looks at {', '.join(map(str, looks.looks))} "
-             f"(alpha {looks.alpha_per_look:.4g} each), seed {seed}")
+        levels = ", ".join(f"{n} (p <= {looks.level(n) or 0.0:.3g})" for n in looks.looks)
+        note(f"trial: up to {plan.max_pairs} rounds, looks at {levels}, seed {seed}")
     comparisons: dict[str, Comparison] = {}
     stopped = "max-pairs"
     for round_no in range(1, plan.max_pairs + 1):
@@ -468,6 +470,44 @@ def _run_rounds(plan: TrialPlan, note: Progress | None, store: RunStore | None) 
             break
     return TrialResult(plan, seed, looks, state.metric or WALL, state.unit, state.higher, state.runs, comparisons,
                        stopped, time.monotonic() - state.start)
+
+
+def recorded_result(plan: TrialPlan, records: Sequence[RunRecord]) -> TrialResult | None:
+    """The trial of `plan` that `records` (the run records of one earlier trial of two variants) hold, as the
+    rule decides it again from their figures: decided at a planned look, or run to its last; None when the
+    records stop short of both (a trial cut off by a budget or Ctrl-C), or are not such a trial."""
+    names = [v.name for v in plan.variants]
+    if len(names) != 2 or not records:
+        return None
+    figure = records[0].telemetry.get("trial", {}).get("figure")
+    seed = records[0].telemetry.get("trial", {}).get("seed")
+    by_round: dict[int, dict[str, tuple[RunRecord, float]]] = {}
+    for record in records:
+        trial = record.telemetry.get("trial", {})
+        metric = record.metric(str(figure))
+        if metric is None or trial.get("variant") not in names or trial.get("seed") != seed:
+            return None
+        by_round.setdefault(int(trial["round"]), {})[trial["variant"]] = (record, metric.value)
+    rounds = sorted(n for n, runs in by_round.items() if len(runs) == 2)
+    if rounds != list(range(1, len(rounds) + 1)):
+        return None
+    looks = plan_looks(plan.max_pairs, plan.alpha, comparisons=1)
+    values = {name: [by_round[n][name][1] for n in rounds] for name in names}
+    for look in looks.looks:
+        if look > len(rounds):
+            return None
+        comparison = compare(log_ratios(values[names[0]][:look], values[names[1]][:look]), looks.level(look) or 0.0)
+        stopped = "decided" if comparison.decided else "max-pairs" if look == plan.max_pairs else ""
+        if stopped:
+            runs = [TrialRun(name, n, value, record.duration_s, record.id)
+                    for n in rounds[:look] for name, (record, value) in by_round[n].items()]
+            shown = records[0].metric(str(figure))
+            unit = shown.unit if shown else None
+            higher = shown.higher_is_better if shown else None
+            elapsed = sum(r.duration_s for r in runs)
+            return TrialResult(plan, int(seed or 0), looks, str(figure), unit, higher, runs,
+                               {names[1]: comparison}, stopped, elapsed)
+    return None
 
 
 def describe_comparison(result: TrialResult, name: str) -> str:

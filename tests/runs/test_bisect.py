@@ -9,14 +9,18 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from driftcheck.baselines.trial_stats import plan_looks
 from driftcheck.errors import OptionError
-from driftcheck.runs.bisect import Change, changes_of, ddmin, variant_with
+from driftcheck.runs.bisect import Change, bisection_id, changes_of, ddmin, variant_with
+from driftcheck.runs.metrics import Metric
 from driftcheck.runs.overlay import Distribution, Overlays, package_changes
-from driftcheck.runs.trial import Variant
+from driftcheck.runs.store import RunRecord, RunStore
+from driftcheck.runs.trial import TrialPlan, Variant, recorded_result
 from tests.conftest import CliResult
 
 # Twelve variables; only X7=slow doubles the work. The figure is the work counted, not timed: these tests are
@@ -81,6 +85,95 @@ def test_bisect_without_a_shift_says_so(cli: Callable[..., CliResult], tmp_path:
     result = cli("bisect", "--max-pairs", "7", "--b", "X1=1 X2=2", "--no-record", "--", sys.executable, fixed)
     assert result.returncode == 0
     assert "no difference resolved, nothing to bisect" in result.stdout
+
+
+# A run of at least 0.25 s whose figure is counted, not timed: X7=slow doubles it.
+SLEEPY = """
+import os, time
+time.sleep(0.25)
+print(f"work: {200 if os.environ.get('X7') == 'slow' else 100}.000 ms")
+"""
+
+
+@pytest.mark.slow
+def test_a_bisection_stopped_by_its_budget_resumes_from_its_run_records(cli: Callable[..., CliResult],
+                                                                        tmp_path: Path) -> None:
+    sleepy = tmp_path / "sleepy.py"
+    sleepy.write_text(SLEEPY)
+    a = " ".join(f"X{i}=0" for i in range(1, 9))
+    b = " ".join(f"X{i}={'slow' if i == 7 else 1}" for i in range(1, 9))
+    args = ("bisect", "--seed", "3", "--max-pairs", "7", "--a", a, "--b", b, "--format", "json")
+    # Its 7 trials of 7 pairs sleep 24 s at least; the first (14 runs) fits in 20 s even where starting a
+    # process takes half a second.
+    first = cli(*args, "--budget-s", "20", "--", sys.executable, str(sleepy))
+    assert first.returncode == 3, first.stdout + first.stderr
+    stopped = json.loads(first.stdout)
+    assert not stopped["finished"] and stopped["full"]["decided"], first.stdout
+    finished_before = 1 + len(stopped["steps"])
+    ids_before = {r.id for r in RunStore().entries()}
+
+    resumed = cli(*args, "--resume", "--", sys.executable, str(sleepy))
+    assert resumed.returncode == 1, resumed.stdout + resumed.stderr
+    found = json.loads(resumed.stdout)
+    assert found["id"] == stopped["id"] and found["culprits"] == ["X7=slow"]
+    assert found["reused"] == finished_before
+    # The trials finished before were decided again from their records, not rerun: same figures, old runs.
+    assert found["full"]["reused"] and found["full"]["run_ids"] == stopped["full"]["run_ids"]
+    for old, new in zip(stopped["steps"], found["steps"], strict=False):
+        assert new["reused"] and new["changes"] == old["changes"] and new["effect_pct"] == old["effect_pct"]
+    assert all(set(s["run_ids"]) <= ids_before for s in found["steps"] if s["reused"])
+    assert all(not set(s["run_ids"]) & ids_before for s in found["steps"] if not s["reused"])
+    assert resumed.stderr.count("(reused: runs #") == finished_before
+    assert f"{finished_before} finished trial(s) recorded by an earlier run, reused" in resumed.stderr
+    # The text output says which steps were reused.
+    again = cli(*args[:-2], "--resume", "--", sys.executable, str(sleepy))
+    assert again.returncode == 1
+    assert f"({len(found['steps']) + 2} reused from the records of an earlier run)" in again.stdout
+    assert again.stdout.splitlines()[0].endswith("B is slower (reused)"), again.stdout
+    assert all(line.endswith("(reused)") for line in again.stdout.splitlines() if line.startswith("  X"))
+
+
+def _records(values: list[tuple[float, float]], seed: int = 9) -> list[RunRecord]:
+    """The run records a trial of A and B leaves, one pair of figures per round."""
+    out = []
+    for round_no, pair in enumerate(values, start=1):
+        for name, value in zip("AB", pair, strict=True):
+            out.append(RunRecord(["cmd"], "/", "h", "t", 0.5, 0, None, label="try:x:" + name,
+                                 metrics=[Metric("work", value, "ms", "Work", "--metric work")],
+                                 telemetry={"trial": {"seed": seed, "round": round_no, "variant": name,
+                                                      "figure": "work"}}, id=len(out) + 1))
+    return out
+
+
+def test_a_recorded_trial_is_decided_again_only_when_it_had_finished() -> None:
+    plan = TrialPlan(("cmd",), (Variant("A"), Variant("B", {"X": "1"})), max_pairs=7, seed=9)
+    slower = [(10.0, 12.0 + k / 10) for k in range(7)]
+    done = recorded_result(plan, _records(slower))
+    assert done is not None and done.stopped == "decided" and done.verdict("B") == "slower"
+    assert done.comparisons["B"].n == plan_looks(7).looks[0]  # where the live trial stopped too
+    assert recorded_result(plan, _records(slower[:3])) is None  # cut off before any look
+    same = [(10.0, 10.0 + (-1) ** k * (k + 1) / 100) for k in range(7)]
+    ran_out = recorded_result(plan, _records(same))
+    assert ran_out is not None and ran_out.stopped == "max-pairs" and not ran_out.differs
+    assert recorded_result(plan, _records(same[:6])) is None  # no look decided, the last not reached
+    gap = [r for r in _records(slower) if r.telemetry["trial"]["round"] != 2]
+    assert recorded_result(plan, gap) is None
+
+
+def test_a_bisection_is_known_again_by_its_command_variants_and_options_not_its_budget_or_seed() -> None:
+    plan = TrialPlan(("python", "bench.py"), (Variant("A", {"X": "0"}), Variant("B", {"X": "1", "Y": "1"})),
+                     max_pairs=7, seed=1, budget_s=10)
+    ident = bisection_id(plan)
+    assert bisection_id(replace(plan, seed=2, budget_s=None)) == ident
+    for other in (replace(plan, command=("python", "other.py")), replace(plan, max_pairs=8),
+                  replace(plan, alpha=0.01), replace(plan, metric="work"),
+                  replace(plan, variants=(plan.variants[0], Variant("B", {"X": "1", "Y": "2"})))):
+        assert bisection_id(other) != ident
+
+
+def test_resume_needs_the_records(cli: Callable[..., CliResult]) -> None:
+    refused = cli("bisect", "--resume", "--no-record", "--b", "X=1", "--", "true")
+    assert refused.returncode == 2 and "--resume reads the run records" in refused.stderr
 
 
 def test_bisect_refuses_what_is_not_an_environment_change(cli: Callable[..., CliResult]) -> None:
