@@ -163,6 +163,8 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
                             ["gpu-clocks-unlocked"], "gpu_clock_power"),
     "gpu-application-clocks": (set_at(f"{GP}/application_clocks/graphics_mhz", 1755),
                                ["gpu-application-clocks"], "gpu_clock_power"),
+    "gpu-application-clocks-small": (set_at(f"{GP}/application_clocks/graphics_mhz", 1965),
+                                     ["note:gpu-application-clocks-small"], "gpu_clock_power"),
     "gpu-max-clocks": (set_at(f"{GP}/max_clocks/sm_mhz", 1755), ["gpu-max-clocks"], "hardware_change"),
     "gpu-power-cap-throttle": (prepared(busy, lambda a, b: gpu(b)["clock_event_reasons"].append("sw_power_cap")),
                                ["note:gpu-power-cap-throttle"], "gpu_clock_power"),  # same limit on A and B
@@ -484,6 +486,15 @@ def _devfreq(governor_b: str) -> Edit:
     return edit
 
 
+def _violations(board_limit_growth_us: int) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        for doc, grown in ((a, 0), (b, board_limit_growth_us)):
+            gpu(doc)["violation_time_us"] = {"power": 9840338777, "thermal": 0, "sync_boost": 0,
+                                             "board_limit": 431_000_000 + grown, "low_utilization": 0,
+                                             "reliability": 0, "total_app_clocks": None, "total_base_clocks": None}
+    return edit
+
+
 def _host_facts(*edits: Edit) -> Edit:
     return prepared(_with_cpu_daemons, do(*edits))
 
@@ -515,6 +526,8 @@ CASES.update({
                              ["cgroup-cpu-throttled"], "container_limits"),
     "gpu-clock-event-time": (_host_facts(set_at(f"{GP}/clock_event_time_us/sw_power_cap", 9881338777)),
                              ["gpu-clock-event-time"], "gpu_clock_power"),
+    # NVML's board-limit policy counter grew by 12 s between the snapshots (no nvidia-smi counter for it).
+    "gpu-violation-time": (_host_facts(_violations(12_000_000)), ["gpu-clock-event-time"], "gpu_clock_power"),
     "vgpu-unlicensed": (_host_facts(set_at(f"{GP}/vgpu/licensed", False), set_at(f"{GP}/vgpu/license_status",
                                                                                 "Unlicensed")),
                         ["vgpu-unlicensed"], "gpu_clock_power"),
