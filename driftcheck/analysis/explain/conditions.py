@@ -36,6 +36,10 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
+def _members(value: Any) -> set[str]:
+    return {str(item) for item in _as_list(value)}
+
+
 def _either_idle(ctx: Context) -> bool:
     key = ctx.captures.get("gpu")
     return key is not None and (gpu_idle(ctx.reference, key) or gpu_idle(ctx.current, key))
@@ -63,6 +67,9 @@ CONDITIONS: dict[str, Condition] = {
     "gpu_busy": lambda ctx, _: not _either_idle(ctx),
     "gained": lambda ctx, item: item in _as_list(ctx.change.after) and item not in _as_list(ctx.change.before),
     "lost": lambda ctx, item: item in _as_list(ctx.change.before) and item not in _as_list(ctx.change.after),
+    # A list that lost (gained) any member, whichever it is (a mapped plugin's path).
+    "lost_any": lambda ctx, _: bool(_members(ctx.change.before) - _members(ctx.change.after)),
+    "gained_any": lambda ctx, _: bool(_members(ctx.change.after) - _members(ctx.change.before)),
     "after_is": lambda ctx, value: ctx.change.after == value,
     "before_is": lambda ctx, value: ctx.change.before == value,
     "version_up": lambda ctx, _: version_order(ctx.change.before, ctx.change.after) > 0,

@@ -22,6 +22,8 @@ _SYSTEM_LIBRARIES = (
     (re.compile(r"/libcublas(Lt)?\.so"), "library:cuBLAS"),
     (re.compile(r"/lib(cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so"), "driver"),
 )
+# The file of an NCCL network plugin (libnccl-net.so, libnccl-net-ofi.so, ...), as the process probe names them.
+_NCCL_NET_PLUGIN = re.compile(r"/libnccl-net[^/]*\.so")
 # Facts of the torch probe that belong to a library torch loads rather than to torch's own build.
 _TORCH_LIBRARIES = {"nccl_version": "library:NCCL", "cudnn_version": "library:cuDNN"}
 
@@ -82,4 +84,9 @@ def _root_of_fact(probe: str | None, inner: list[str]) -> str | None:
         return f"var:{inner[1]}"
     if probe == "process" and len(inner) == 4 and inner[0] == "processes" and inner[2] == "environ":
         return f"var:{inner[3]}"
+    # A network plugin NCCL mapped or not: its entry among the mapped libraries says the same thing.
+    if probe == "process" and len(inner) >= 4 and inner[0] == "processes" and (
+            inner[2:4] == ["nccl", "net_plugins"]
+            or (inner[2] == "mapped_libraries" and _NCCL_NET_PLUGIN.search(inner[3]))):
+        return f"nccl-net-plugin:{inner[1]}"
     return None

@@ -545,6 +545,37 @@ CASES.update({
 })
 
 
+# ---- the NCCL network plugin a server process mapped (probes.process: nccl.net_plugins) ------------------
+OFI_PLUGIN = "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-net-ofi.so"
+NCCL_CORE = "/usr/local/lib/python3.8/dist-packages/nvidia/nccl/lib/libnccl.so.2"
+
+
+def _server_process(plugin_on_a: bool, plugin_on_b: bool) -> Edit:
+    """A TP worker of an SGLang server on both sides, NCCL mapped (tests/data/processes/gvisor-9827-nccl-maps),
+    with or without the aws-ofi-nccl plugin mapped beside it."""
+    def entry(plugin: bool) -> Doc:
+        libraries = {NCCL_CORE: {"sha256": "5" * 64, "deleted": False}}
+        if plugin:
+            libraries[OFI_PLUGIN] = {"sha256": "7" * 64, "deleted": False}
+        return {"pid": 7311, "name": "python3", "started_ticks": 1200, "cmdline": ["python3", "-m", "sglang.launch_server"],
+                "environ": {}, "affinity": "0-63", "mems_allowed": "0", "threads": 212, "cgroup": None,
+                "numa_policies": ["default"], "mapped_libraries": dict(sorted(libraries.items())), "gpus": [0],
+                "nccl": {"loaded": True, "net_plugins": [OFI_PLUGIN] if plugin else []}}
+
+    def edit(a: Doc, b: Doc) -> None:
+        data(a, "process")["processes"] = {"sglang.launch_server": entry(plugin_on_a)}
+        data(b, "process")["processes"] = {"sglang.launch_server": entry(plugin_on_b)}
+    return edit
+
+
+CASES.update({
+    "nccl-net-plugin-lost": (_server_process(True, False), ["nccl-net-plugin-lost", "merged:other-change"],
+                             "nccl_env"),
+    "nccl-net-plugin-gained": (_server_process(False, True), ["nccl-net-plugin-gained", "merged:other-change"],
+                               "nccl_env"),
+})
+
+
 def _unescape(doc: Any) -> Any:
     """Keys written with ~2F in CASES stand for '/' (set_at splits its path on '/')."""
     if isinstance(doc, dict):
