@@ -68,6 +68,8 @@ DOCUMENTED: tuple[tuple[str, str], ...] = (
     ("probes.daemons.data.services.nvidia-fabricmanager",
      'services{<"nvidia-persistenced" | "nvidia-fabricmanager">: systemctl is-active state} | null'),
     ('probes.cpu.data.devfreq["17000000.gv11b"].governor', "devfreq{<device>: {governor}} | null"),
+    ("probes.server.data.launch.flags.chunked_prefill_size",
+     "launch{found, why, cmdline[] | null, flags{<argument>: value | true} | null}"),
     ('probes.server.data.vllm_config.cache_config_info["0"].enable_prefix_caching',
      'vllm_config{<gauge without "vllm:">: {<engine index>: {<label>: value}}}'),
 )

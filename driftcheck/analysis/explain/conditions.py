@@ -57,6 +57,16 @@ def _sibling_same(ctx: Context, name: str) -> bool:
     return a is not None and a == b
 
 
+_LAUNCH_FLAGS = ("probes", "server", "data", "launch", "flags")
+
+
+def _flag_not_given(ctx: Context) -> bool:
+    """Both sides' servers were started with the same flags (both read), and none of them sets the changed
+    argument: the engine chose its value on both sides."""
+    a, b = lookup(ctx.reference.document, _LAUNCH_FLAGS), lookup(ctx.current.document, _LAUNCH_FLAGS)
+    return isinstance(a, dict) and a == b and str(ctx.change.parts[-1]) not in a
+
+
 Condition = Callable[[Context, Any], bool]
 CONDITIONS: dict[str, Condition] = {
     "decreased": lambda ctx, _: (d := _delta(ctx)) is not None and d < 0,
@@ -78,6 +88,7 @@ CONDITIONS: dict[str, Condition] = {
     "same_package_version": lambda ctx, _: _same_dist_version(ctx),
     "other_package_version": lambda ctx, _: not _same_dist_version(ctx),
     "sibling_same": lambda ctx, name: _sibling_same(ctx, str(name)),
+    "same_flags_not_given": lambda ctx, _: _flag_not_given(ctx),
     "sibling_changed": lambda ctx, name: not _sibling_same(ctx, str(name)),
 }
 

@@ -84,6 +84,11 @@ def _root_of_fact(probe: str | None, inner: list[str]) -> str | None:
         return f"var:{inner[1]}"
     if probe == "process" and len(inner) == 4 and inner[0] == "processes" and inner[2] == "environ":
         return f"var:{inner[3]}"
+    # A flag the user changed and the argument it set, as the server reports it: one change.
+    if probe == "server" and len(inner) == 2 and inner[0] == "server_args":
+        return f"server-arg:{inner[1]}"
+    if probe == "server" and len(inner) == 3 and inner[:2] == ["launch", "flags"]:
+        return f"server-arg:{inner[2]}"
     # A network plugin NCCL mapped or not: its entry among the mapped libraries says the same thing.
     if probe == "process" and len(inner) >= 4 and inner[0] == "processes" and (
             inner[2:4] == ["nccl", "net_plugins"]

@@ -545,6 +545,45 @@ CASES.update({
 })
 
 
+# ---- "same flags, new default": the launch command line read beside the server's answers ----------------
+LAUNCH_ARGV = ["python3", "-m", "sglang.launch_server", "--model-path", "qwen/qwen2.5-0.5b-instruct",
+               "--attention-backend", "fa3", "--port", "30000"]
+
+
+def _launched(*extra: str) -> Callable[[Doc], None]:
+    """The server's process was found listening on the URL's port, started with LAUNCH_ARGV (+ `extra`)."""
+    from driftcheck.serving.launch import launch_flags
+
+    def add(doc: Doc) -> None:
+        argv = LAUNCH_ARGV + list(extra)
+        data(doc, "server")["launch"] = {"found": True, "why": None, "cmdline": argv, "flags": launch_flags(argv)}
+    return add
+
+
+def _gpu_memory(total_mib: int) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        for key in (G0, G1):
+            gpu(b, key)["memory"]["total_mib"] = total_mib
+    return edit
+
+
+CASES.update({
+    # A new release halves the default (no flag sets it on either side).
+    "server-default-changed-release": (_sglang(do(set_at(f"{SA}/chunked_prefill_size", 4096),
+                                                  set_at(f"{SV}/version", "0.5.6")), _launched()),
+                                       ["server-default-changed", "server-version"], "other"),
+    # The same release on a GPU with more memory resolves a larger CUDA-graph batch.
+    "server-default-changed-gpu": (_sglang(do(set_at(f"{SA}/cuda_graph_max_bs", 160), _gpu_memory(143771)),
+                                           _launched()),
+                                   ["server-default-changed", "gpu-memory-total"], "other"),
+    # The user's own flag changed: the ordinary argument rule, its flag one cause with it.
+    "server-flag-changed": (_sglang(do(set_at(f"{SA}/chunked_prefill_size", 4096),
+                                       lambda a, b: _launched("--chunked-prefill-size", "4096")(b)),
+                                    _launched("--chunked-prefill-size", "8192")),
+                            ["server-chunked-prefill", "merged:server-launch-flag"], "other"),
+})
+
+
 # ---- the NCCL network plugin a server process mapped (probes.process: nccl.net_plugins) ------------------
 OFI_PLUGIN = "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-net-ofi.so"
 NCCL_CORE = "/usr/local/lib/python3.8/dist-packages/nvidia/nccl/lib/libnccl.so.2"
