@@ -89,6 +89,9 @@ def _root_of_fact(probe: str | None, inner: list[str]) -> str | None:
         return f"server-arg:{inner[1]}"
     if probe == "server" and len(inner) == 3 and inner[:2] == ["launch", "flags"]:
         return f"server-arg:{inner[2]}"
+    # The error counters of one InfiniBand port grow together when its cable goes bad: one cause.
+    if probe == "nccl" and len(inner) == 6 and inner[0] == "infiniband" and inner[2:5:2] == ["ports", "counters"]:
+        return f"ib-port:{inner[1]}:{inner[3]}"
     # A network plugin NCCL mapped or not: its entry among the mapped libraries says the same thing.
     if probe == "process" and len(inner) >= 4 and inner[0] == "processes" and (
             inner[2:4] == ["nccl", "net_plugins"]

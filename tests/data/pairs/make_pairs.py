@@ -584,6 +584,22 @@ CASES.update({
 })
 
 
+# ---- InfiniBand error counters (readings) that grew: the values of a real ConnectX port (leptonai/gpud #943)
+def _ib_counters(link_downed_b: int, symbol_error_b: int) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        for doc, downed, symbols in ((a, 255, 0), (b, link_downed_b, symbol_error_b)):
+            data(doc, "nccl")["infiniband"]["mlx5_0"]["ports"]["1"]["counters"] = {
+                "symbol_error": symbols, "link_error_recovery": 0, "link_downed": downed, "port_rcv_errors": 0,
+                "port_rcv_remote_physical_errors": 0, "local_link_integrity_errors": 0,
+                "excessive_buffer_overrun_errors": 15}
+    return edit
+
+
+CASES.update({
+    "infiniband-port-errors": (_ib_counters(259, 1840), ["infiniband-port-errors"], "hardware_change"),
+})
+
+
 # ---- the NCCL network plugin a server process mapped (probes.process: nccl.net_plugins) ------------------
 OFI_PLUGIN = "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-net-ofi.so"
 NCCL_CORE = "/usr/local/lib/python3.8/dist-packages/nvidia/nccl/lib/libnccl.so.2"
