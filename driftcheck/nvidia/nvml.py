@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from driftcheck.nvidia.values import (
+    CLOCK_EVENT_COUNTERS,
+    VIOLATION_POLICIES,
     clock_event_names,
     cpu_list,
     cuda_version_text,
@@ -28,6 +30,12 @@ _FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}
 _TOPOLOGY_LEVELS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 _P2P_CAPS = (("read", 0), ("write", 1), ("nvlink", 2), ("atomics", 3))
 _NVLINK_MAX_LINKS = 18
+# The field ids (nvmlDeviceGetFieldValues) of the clock-event counters nvidia-smi prints as `Clocks Event
+# Reasons Counters`, in CLOCK_EVENT_COUNTERS order: NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP (= the power
+# policy counter, 74), _SYNC_BOOST (76), _SW_THERM_SLOWDOWN (269), _HW_THERM_SLOWDOWN (270),
+# _HW_POWER_BRAKE_SLOWDOWN (271); each counts nanoseconds. Fixed by the NVML header, so an older binding
+# without the constants still asks a newer driver.
+_CLOCK_EVENT_FIELDS = dict(zip(CLOCK_EVENT_COUNTERS, (74, 76, 269, 270, 271), strict=True))
 
 
 def clock_event_reasons(mask: int) -> list[str]:
@@ -72,6 +80,28 @@ class _Reader:
         if mask is None:
             return None
         return clock_event_names(int(mask))
+
+    def violation_time_us(self, handle: Any) -> dict[str, int | None] | None:
+        """Microseconds the clocks were held below target by each performance policy since the driver
+        loaded (nvmlDeviceGetViolationStatus counts nanoseconds); None where no policy is supported."""
+        found: dict[str, int | None] = {}
+        for name, policy in VIOLATION_POLICIES:
+            status = self.call("nvmlDeviceGetViolationStatus", handle, policy)
+            violation = getattr(status, "violationTime", None)
+            found[name] = None if violation is None else int(violation) // 1000
+        return found if any(value is not None for value in found.values()) else None
+
+    def clock_event_time_us(self, handle: Any) -> dict[str, int | None] | None:
+        """The `Clocks Event Reasons Counters` of nvidia-smi, read as NVML field values (ns -> us); None
+        where the driver answers none of them (drivers before 570)."""
+        values = self.call("nvmlDeviceGetFieldValues", handle, list(_CLOCK_EVENT_FIELDS.values()))
+        if not values:
+            return None
+        found: dict[str, int | None] = {}
+        for name, value in zip(_CLOCK_EVENT_FIELDS, values, strict=False):
+            ok = getattr(value, "nvmlReturn", 1) == 0
+            found[name] = int(value.value.ullVal) // 1000 if ok else None
+        return found if any(v is not None for v in found.values()) else None
 
     def ecc(self, handle: Any) -> dict[str, Any]:
         modes = self.call("nvmlDeviceGetEccMode", handle)
@@ -186,6 +216,8 @@ class _Reader:
             "default_application_clocks": self.clocks(handle, "nvmlDeviceGetDefaultApplicationsClock",
                                                       ("graphics_mhz", 0), ("memory_mhz", 2)),
             "clock_event_reasons": self.reasons(handle),
+            "clock_event_time_us": self.clock_event_time_us(handle),
+            "violation_time_us": self.violation_time_us(handle),
             "power": {"draw_w": self.watts(self.call("nvmlDeviceGetPowerUsage", handle)),
                       "limit_w": self.watts(self.call("nvmlDeviceGetPowerManagementLimit", handle)),
                       "default_limit_w": self.watts(self.call("nvmlDeviceGetPowerManagementDefaultLimit", handle)),
@@ -259,6 +291,21 @@ class _Reader:
                                       for i, entry in enumerate(pcie)},
                     "gpu_numa_id": None, "nics": None}
         return topology, p2p
+
+
+def time_counters_us(nv: Any, handle: Any) -> dict[str, int] | None:
+    """The accumulated slowdown counters of one GPU in microseconds since the driver loaded, for sampling
+    during a run: the clock-event counters by reason (field values, else the power and sync-boost policy
+    violations that count the same), and the thermal, board-limit and reliability policy violations. None
+    where the driver counts none (their growth over a run is the time the GPU was held back)."""
+    reader = _Reader(nv)
+    found = {name: value for name, value in (reader.clock_event_time_us(handle) or {}).items() if value is not None}
+    violation = reader.violation_time_us(handle) or {}
+    for name, policy in (("sw_power_cap", "power"), ("sync_boost", "sync_boost"), ("thermal", "thermal"),
+                         ("board_limit", "board_limit"), ("reliability", "reliability")):
+        if name not in found and violation.get(policy) is not None:
+            found[name] = int(violation[policy])  # type: ignore[arg-type]
+    return found or None
 
 
 def _enabled(mode: Any) -> str | None:

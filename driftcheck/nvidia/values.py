@@ -25,6 +25,11 @@ CLOCK_REASONS = ("idle", "applications_clocks_setting", "sw_power_cap", "hw_slow
 # The clock-event reasons whose accumulated time newer drivers count (`Clocks Event Reasons Counters`).
 CLOCK_EVENT_COUNTERS = ("sw_power_cap", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
                         "hw_power_brake_slowdown")
+# NVML's performance policies (nvmlPerfPolicyType_t) whose violation time nvmlDeviceGetViolationStatus
+# counts, in nanoseconds since the driver loaded: the time the clocks were held below their target by each.
+VIOLATION_POLICIES = (("power", 0), ("thermal", 1), ("sync_boost", 2), ("board_limit", 3),
+                      ("low_utilization", 4), ("reliability", 5), ("total_app_clocks", 10),
+                      ("total_base_clocks", 11))
 
 
 def vgpu_licence(product: str | None, status: str | None) -> dict[str, Any] | None:
@@ -166,6 +171,7 @@ def empty_gpu() -> dict[str, Any]:
         "locked_clocks": None,
         "clock_event_reasons": None,
         "clock_event_time_us": None,
+        "violation_time_us": None,
         "power": {"draw_w": None, "limit_w": None, "default_limit_w": None, "enforced_limit_w": None,
                   "min_limit_w": None, "max_limit_w": None},
         "temperature": {"gpu_c": None, "memory_c": None, "slowdown_c": None, "shutdown_c": None,

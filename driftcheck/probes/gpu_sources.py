@@ -18,8 +18,9 @@ from driftcheck.nvidia.topo import merge_topology, parse_topo
 from driftcheck.snapshot.facts import is_reading
 from driftcheck.snapshot.paths import format_path, leaves
 
-# Facts one source cannot read at all: a null there is "unread", not a disagreement.
-_ONE_SIDED = ("nvlink", "topology.nics", "topology.gpu_numa_id", "p2p", "source")
+# Facts one source cannot read at all (NVML's policy violation time has no nvidia-smi field): a null there is
+# "unread", not a disagreement.
+_ONE_SIDED = ("nvlink", "topology.nics", "topology.gpu_numa_id", "p2p", "source", "violation_time_us")
 
 
 class SourcesUnavailable(Exception):

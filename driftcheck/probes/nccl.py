@@ -22,6 +22,13 @@ NET_DIR = "/sys/class/net"
 SYSTEM_CONF = "/etc/nccl.conf"
 USER_CONF = "~/.nccl.conf"
 IB_PORT_FILES = ("state", "phys_state", "rate", "link_layer")
+# A port's error counters (ports/<n>/counters/): a cable or transceiver going bad shows as symbol errors and
+# link recoveries, a flapping link as link_downed, long before the port leaves ACTIVE. Throughput and
+# congestion counters (port_xmit_data, port_xmit_wait, port_xmit_discards) are left out: they measure
+# traffic, not faults. A port without a PMA answers "N/A (no PMA)" (read as null).
+IB_ERROR_COUNTERS = ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+                     "port_rcv_remote_physical_errors", "local_link_integrity_errors",
+                     "excessive_buffer_overrun_errors")
 NET_FILES = ("mtu", "speed", "operstate")
 _LIBNCCL = re.compile(r"^libnccl\.so(\.\d+)*$")
 _NCCL_WHEEL = re.compile(r"^nvidia_nccl(?:_cu\d+)?-(?P<version>[^-]+)\.dist-info$")
@@ -52,6 +59,9 @@ class NcclProbe(Probe):
             for port in reader.listing(f"{IB_DIR}/{device}/ports") or []:
                 for name in IB_PORT_FILES:
                     reader.text(f"{IB_DIR}/{device}/ports/{port}/{name}")
+                counters = f"{IB_DIR}/{device}/ports/{port}/counters"
+                for name in set(reader.listing(counters) or []) & set(IB_ERROR_COUNTERS):
+                    reader.text(f"{counters}/{name}")
         for iface in reader.listing(NET_DIR) or []:
             for name in NET_FILES:
                 reader.text(f"{NET_DIR}/{iface}/{name}")
@@ -155,9 +165,18 @@ def _infiniband(view: RawView) -> dict[str, Any] | None:
             ports[port] = {"state": _after_colon(view.stripped(f"{base}/state")),
                            "phys_state": _after_colon(view.stripped(f"{base}/phys_state")),
                            "rate": view.stripped(f"{base}/rate"),
-                           "link_layer": view.stripped(f"{base}/link_layer")}
+                           "link_layer": view.stripped(f"{base}/link_layer"),
+                           "counters": _port_counters(view, f"{base}/counters")}
         result[device] = {"fw_ver": view.stripped(f"{IB_DIR}/{device}/fw_ver"), "ports": ports}
     return result
+
+
+def _port_counters(view: RawView, directory: str) -> dict[str, int | None] | None:
+    """The error counters a port has; None when it has no counters directory (or it was not readable)."""
+    names = view.listing(directory)
+    if names is None:
+        return None
+    return {name: view.integer(f"{directory}/{name}") for name in IB_ERROR_COUNTERS if name in names}
 
 
 def _after_colon(value: str | None) -> str | None:

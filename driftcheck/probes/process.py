@@ -22,6 +22,10 @@ from driftcheck.snapshot.catalog import name_catalog
 _MAPPED_SO = re.compile(r"\.so(\.[\w.]+)?$")
 _GPU_DEVICE = re.compile(r"^/dev/nvidia(\d+)$")
 _DELETED = " (deleted)"
+# NCCL itself, and the network plugins it loads (libnccl-net.so and what that name links to:
+# libnccl-net-ofi.so of aws-ofi-nccl, the IB/gIB/SHARP plugins). Not /dev/shm/nccl-* segments.
+_NCCL_CORE = re.compile(r"^libnccl\.so(\.\d+)*$")
+_NCCL_NET = re.compile(r"^libnccl-net[\w.-]*\.so(\.[\w.]+)?$")
 
 
 class ProcessProbe(Probe):
@@ -109,6 +113,7 @@ class ProcessProbe(Probe):
                     path: {"sha256": None if deleted else hashes.get(path), "deleted": deleted}
                     for path, deleted in sorted(libraries.items())},
                 "gpus": None if maps is None else mapped_gpus(maps),
+                "nccl": None if maps is None else nccl_mapped(maps),
             }))
         processes: dict[str, Any] = {}
         for _, _, entry in sorted(parsed, key=lambda item: (item[0], item[1])):
@@ -250,6 +255,23 @@ def performance_libraries(maps: str) -> dict[str, bool]:
         if path.startswith("/") and _MAPPED_SO.search(name) and any(lib in path for lib in libraries):
             found[path] = found.get(path, False) or deleted
     return found
+
+
+def nccl_mapped(maps: str) -> dict[str, Any]:
+    """{loaded, net_plugins}: whether the process mapped NCCL, and the paths of the NCCL network plugins it
+    mapped. NCCL loads a plugin when it starts its first communicator; one that failed to load leaves NCCL
+    on its internal IB or socket transport, which NCCL says only at NCCL_DEBUG=INFO."""
+    loaded, plugins = False, set()
+    for line in maps.splitlines():
+        fields = line.split(None, 5)
+        if len(fields) < 6 or not fields[5].startswith("/"):
+            continue
+        path = fields[5].removesuffix(_DELETED)
+        name = os.path.basename(path)
+        loaded = loaded or bool(_NCCL_CORE.match(name))
+        if _NCCL_NET.match(name):
+            plugins.add(path)
+    return {"loaded": loaded, "net_plugins": sorted(plugins)}
 
 
 def mapped_gpus(maps: str) -> list[int]:

@@ -19,6 +19,7 @@ from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.redact import Redactor
 from driftcheck.serving.engine import Scrub, describe, gather_replies
 from driftcheck.serving.http import ServerError, parse_url
+from driftcheck.serving.launch import engine_of, launch_flags, listening_port
 
 _SECRET_ARG_PARTS = ("api_key", "password", "secret", "token_value", "hf_token", "access_key", "private_key")
 
@@ -77,11 +78,50 @@ class ServerProbe(Probe):
                                    "reaches, or run the snapshot on that host")
         try:
             # Up to six GETs must fit the probe's limit even when each one times out.
-            return gather_replies(url, timeout_s=4.0)
+            raw = gather_replies(url, timeout_s=4.0)
         except ServerError as exc:
             raise ProbeUnavailable(str(exc)) from None
+        raw["launch"] = self._launch(host, url)
+        return raw
+
+    def _launch(self, host: Host, url: str) -> dict[str, Any]:
+        """The command line of the engine process listening on the URL's port, read through the host:
+        {found, why, cmdline, flags}. Read on the machine itself only: over SSH it would cost one round
+        trip per process."""
+        if not host.capabilities.in_process:
+            return _no_launch(f"the launch command line is read on the server's machine only, not over {host.kind}")
+        port = parse_url(url).port
+        try:
+            pids = [name for name in host.list_dir("/proc") if name.isdigit()]
+        except OSError:
+            return _no_launch("/proc cannot be listed here")
+        found = []
+        for pid in pids:
+            try:
+                argv = [part.decode("utf-8", "replace") for part in host.read_bytes(f"/proc/{pid}/cmdline").split(b"\0")
+                        if part]
+            except OSError:
+                continue
+            engine = engine_of(argv)
+            if engine is not None and listening_port(argv, engine[1]) == port:
+                found.append(argv)
+        if len(found) != 1:
+            why = (f"no SGLang or vLLM server started with --port {port} runs here (or its command line is not ours "
+                   "to read)" if not found else f"{len(found)} engine processes name port {port}: which one answers "
+                   "is not known")
+            return _no_launch(why)
+        argv = self.redactor.argv(found[0])
+        return {"found": True, "why": None, "cmdline": argv, "flags": launch_flags(argv)}
 
     def parse(self, raw: Any) -> dict[str, Any]:
         if not isinstance(raw, dict) or not isinstance(raw.get("replies"), dict):
             raise ValueError("server probe output has no replies")
-        return describe(raw, redacting_scrub(self.redactor))
+        data = describe(raw, redacting_scrub(self.redactor))
+        launch = raw.get("launch")
+        data["launch"] = launch if isinstance(launch, dict) else _no_launch("not recorded by this driftcheck version")
+        return data
+
+
+def _no_launch(why: str) -> dict[str, Any]:
+    """The launch command line unknown, and why: not found here, not ours to read, not read over SSH."""
+    return {"found": False, "why": why, "cmdline": None, "flags": None}

@@ -13,8 +13,8 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from driftcheck.nvidia.nvml import clock_event_reasons
-from driftcheck.nvidia.values import identity_key, integer, normalize_bus_id, number, text_value
+from driftcheck.nvidia.nvml import clock_event_reasons, time_counters_us
+from driftcheck.nvidia.values import CLOCK_EVENT_COUNTERS, identity_key, integer, normalize_bus_id, number, text_value
 
 FIELDS = ("sm_mhz", "mem_mhz", "power_w", "power_limit_w", "temp_c", "util_pct", "mem_util_pct", "memory_used_mib")
 
@@ -22,6 +22,11 @@ FIELDS = ("sm_mhz", "mem_mhz", "power_w", "power_limit_w", "temp_c", "util_pct",
 SMI_QUERY = ("index", "uuid", "pci.bus_id", "name", "clocks.sm", "clocks.mem", "power.draw", "power.limit",
              "temperature.gpu", "utilization.gpu", "utilization.memory", "memory.used", "clocks_event_reasons.active")
 SMI_QUERY_OLD_DRIVER = tuple(f.replace("clocks_event_reasons", "clocks_throttle_reasons") for f in SMI_QUERY)
+# Drivers >= 570 also print the accumulated time of each reason (us); earlier ones refuse these fields.
+SMI_COUNTER_FIELDS = tuple(f"clocks_event_reasons_counters.{name}" for name in CLOCK_EVENT_COUNTERS)
+SMI_QUERY_COUNTERS = SMI_QUERY + SMI_COUNTER_FIELDS
+# The queries the nvidia-smi path tries in turn, until one prints rows.
+SMI_QUERIES = (SMI_QUERY_COUNTERS, SMI_QUERY, SMI_QUERY_OLD_DRIVER)
 SMI_APPS_ARGV = ("nvidia-smi", "--query-compute-apps=gpu_uuid,pid", "--format=csv,noheader")
 
 
@@ -33,7 +38,7 @@ def smi_stream_argv(interval_ms: int, fields: Sequence[str] = SMI_QUERY) -> list
 def empty_reading() -> dict[str, Any]:
     """A reading with nothing known yet."""
     reading: dict[str, Any] = dict.fromkeys(FIELDS)
-    reading.update({"index": None, "name": None, "reasons": None, "pids": None})
+    reading.update({"index": None, "name": None, "reasons": None, "pids": None, "counters_us": None})
     return reading
 
 
@@ -96,6 +101,7 @@ def nvml_reading(nv: Any, handles: Sequence[Any]) -> dict[str, dict[str, Any]]:
             "memory_used_mib": None if used is None else int(used) // 2**20,
             "reasons": None if mask is None else clock_event_reasons(int(mask)),
             "pids": _pids(nv, handle),
+            "counters_us": time_counters_us(nv, handle),
         })
         uuid = _text(_call(nv, "nvmlDeviceGetUUID", handle))
         out[identity_key(uuid, normalize_bus_id(_text(getattr(pci, "busId", None))), index)] = reading
@@ -140,6 +146,10 @@ def smi_row(header: Sequence[str], line: str) -> tuple[str, dict[str, Any]] | No
             if mask is not None:
                 with contextlib.suppress(ValueError):
                     reading["reasons"] = clock_event_reasons(int(mask, 16))
+        elif field.startswith("clocks_event_reasons_counters."):
+            value = integer(raw)
+            if value is not None:
+                reading["counters_us"] = (reading["counters_us"] or {}) | {field.partition(".")[2]: value}
     key = identity_key(text_value(row.get("uuid")), normalize_bus_id(row.get("pci.bus_id")), reading["index"])
     return key, reading
 

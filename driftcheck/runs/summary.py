@@ -20,10 +20,22 @@ CONDITION_REASONS = {
     "power_cap": ("sw_power_cap",),
     "thermal": ("sw_thermal_slowdown",),
 }
+# Condition -> the slowdown counters (us since the driver loaded) whose growth over the run measures it: the
+# time itself, where the reasons sampled once per interval only estimate it. `thermal` counts NVML's
+# thermal policy where the driver has no SW-thermal counter.
+CONDITION_COUNTERS = {
+    "hw_slowdown": ("hw_thermal_slowdown", "hw_power_brake_slowdown"),
+    "power_cap": ("sw_power_cap",),
+    "thermal": ("sw_thermal_slowdown",),
+    "board_limit": ("board_limit",),
+    "reliability": ("reliability",),
+}
 CONDITION_TITLES = {"hw_slowdown": "HW slowdown", "power_cap": "at its power cap",
+                    "board_limit": "held by a board limit", "reliability": "held by a reliability limit",
                     "thermal": "SW thermal slowdown", "shared": "shared with another process",
                     "cpu_throttled": "throttled by the container's CPU quota"}
 CONDITION_CATEGORIES = {"hw_slowdown": "thermal", "power_cap": "gpu_clock_power", "thermal": "thermal",
+                        "board_limit": "gpu_clock_power", "reliability": "gpu_clock_power",
                         "shared": "gpu_contention", "cpu_throttled": "container_limits"}
 # The key of the CPU side's condition in place of a GPU's.
 CPU_KEY = "cpu"
@@ -42,6 +54,19 @@ def gpu_label(key: str, series: dict[str, Any]) -> str:
     return f"GPU {series['index']}" if series.get("index") is not None else key
 
 
+def counter_growth(series: dict[str, Any]) -> dict[str, Any] | None:
+    """How much each slowdown counter grew between the first and the last reading that carried it:
+    {span_s, seconds{counter: s}}; None without two such readings (a driver that counts nothing)."""
+    times = series.get("t") or []
+    counted = [(t, c) for t, c in zip(times, series.get("counters_us") or [], strict=False) if isinstance(c, dict)]
+    if len(counted) < 2 or counted[-1][0] <= counted[0][0]:
+        return None
+    (t0, first), (t1, last) = counted[0], counted[-1]
+    seconds = {name: round(max(0, int(last[name]) - int(first[name])) / 1e6, 3) for name in sorted(last)
+               if isinstance(last.get(name), int) and isinstance(first.get(name), int)}
+    return {"span_s": round(t1 - t0, 3), "seconds": seconds} if seconds else None
+
+
 def _gpu_summary(series: dict[str, Any], interval_s: float) -> dict[str, Any]:
     samples = len(series.get("t") or [])
     reason_s: dict[str, float] = {}
@@ -56,6 +81,7 @@ def _gpu_summary(series: dict[str, Any], interval_s: float) -> dict[str, Any]:
     for name in FIELDS:
         summary[name] = spread(series.get(name) or [])
     summary["reason_s"] = {reason: round(seconds, 1) for reason, seconds in sorted(reason_s.items())}
+    summary["counter_s"] = counter_growth(series)
     summary["foreign_pids"] = foreign
     names = series.get("foreign_names") or {}
     summary["foreign_processes"] = {str(pid): names.get(str(pid)) for pid in foreign}
@@ -64,20 +90,41 @@ def _gpu_summary(series: dict[str, Any], interval_s: float) -> dict[str, Any]:
     return summary
 
 
+def _measured(gpu: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """kind -> (seconds, fraction of the run) from the slowdown counters, for the kinds the driver counts."""
+    growth = gpu.get("counter_s")
+    if not isinstance(growth, dict) or not growth.get("span_s"):
+        return {}
+    out = {}
+    for kind, names in CONDITION_COUNTERS.items():
+        counted = [growth["seconds"][name] for name in names if name in growth["seconds"]]
+        if counted:
+            seconds = sum(counted)
+            out[kind] = (seconds, min(1.0, seconds / growth["span_s"]))
+    return out
+
+
 def conditions(summary_gpus: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The conditions of every GPU: kind, seconds, share of the run, in GPU then kind order."""
+    """The conditions of every GPU: kind, seconds, share of the run, in GPU then kind order. A kind the
+    driver counts is measured by its counters (`measured: counters`); the others are estimated from the
+    reasons sampled once per interval."""
     out = []
     for key, gpu in summary_gpus.items():
         seconds_total = gpu.get("seconds") or 0.0
         if not seconds_total:
             continue
-        found = {kind: sum((gpu.get("reason_s") or {}).get(r, 0.0) for r in reasons)
-                 for kind, reasons in CONDITION_REASONS.items()}
-        found["shared"] = gpu.get("shared_s") or 0.0
-        for kind, seconds in found.items():
+        found = {kind: (s, min(1.0, s / seconds_total))
+                 for kind, reasons in CONDITION_REASONS.items()
+                 if (s := sum((gpu.get("reason_s") or {}).get(r, 0.0) for r in reasons))}
+        measured = _measured(gpu)
+        found.update(measured)
+        if gpu.get("shared_s"):
+            found["shared"] = (gpu["shared_s"], min(1.0, gpu["shared_s"] / seconds_total))
+        for kind, (seconds, fraction) in found.items():
             if seconds > 0:
                 out.append({"gpu": key, "label": gpu_label(key, gpu), "kind": kind, "seconds": round(seconds, 1),
-                            "fraction": round(min(1.0, seconds / seconds_total), 3),
+                            "fraction": round(fraction, 3),
+                            **({"measured": "counters"} if kind in measured else {}),
                             **({"processes": gpu["foreign_processes"]} if kind == "shared" else {})})
     return out
 
@@ -140,4 +187,5 @@ def condition_text(condition: dict[str, Any], run_name: str = "the run") -> str:
         processes = ", ".join(f"{pid} {name}" if name else pid
                               for pid, name in (condition.get("processes") or {}).items())
         return text + (f" (pid {processes})" if processes else "")
-    return f"{text} ({condition['seconds']:g} s)"
+    counted = ", counted by the driver" if condition.get("measured") == "counters" else ""
+    return f"{text} ({condition['seconds']:g} s{counted})"

@@ -33,7 +33,7 @@ from driftcheck.runs.cpu_samples import CpuReader
 from driftcheck.runs.gpu_samples import (
     FIELDS,
     SMI_APPS_ARGV,
-    SMI_QUERY_OLD_DRIVER,
+    SMI_QUERIES,
     nvml_reading,
     read_nvml_handles,
     smi_apps,
@@ -96,6 +96,7 @@ class _GpuSeries:
     t: list[float] = field(default_factory=list)
     values: dict[str, list[Any]] = field(default_factory=lambda: {f: [] for f in FIELDS})
     reasons: list[list[str] | None] = field(default_factory=list)
+    counters_us: list[dict[str, int] | None] = field(default_factory=list)
     foreign_pids: list[list[int] | None] = field(default_factory=list)
     unresolved_pids: list[list[int] | None] = field(default_factory=list)
     names: dict[str, str | None] = field(default_factory=dict)
@@ -108,6 +109,7 @@ class _GpuSeries:
         for name in FIELDS:
             self.values[name].append(reading.get(name))
         self.reasons.append(reading.get("reasons"))
+        self.counters_us.append(reading.get("counters_us"))
         pids = reading.get("pids")
         if pids is None:
             self.foreign_pids.append(None)
@@ -124,8 +126,8 @@ class _GpuSeries:
     def to_json(self) -> dict[str, Any]:
         """The GPU's columns, one entry per sample."""
         return {"index": self.index, "name": self.name, "t": self.t, **self.values, "reasons": self.reasons,
-                "foreign_pids": self.foreign_pids, "unresolved_pids": self.unresolved_pids,
-                "foreign_names": self.names}
+                "counters_us": self.counters_us, "foreign_pids": self.foreign_pids,
+                "unresolved_pids": self.unresolved_pids, "foreign_names": self.names}
 
 
 @dataclass
@@ -263,28 +265,33 @@ class TelemetrySampler:
             self.series.add_gpus(self._elapsed(), readings, own)
 
     def _sample_smi(self, why_not_nvml: str | None) -> None:
+        """Stream `-lms` rows with the first query the driver accepts: the slowdown counters (>= 570),
+        then the plain query, then the throttle names of drivers before 535 (each refuses the later names)."""
         prefix = f"{why_not_nvml}; " if why_not_nvml else ""
         interval_ms = max(100, int(self.interval_s * 1000))
-        try:
-            stream = self.host.stream(smi_stream_argv(interval_ms))
-        except FileNotFoundError:
-            self._note(None, f"{prefix}nvidia-smi not found: no NVIDIA driver, no GPU telemetry")
-            return
-        except (OSError, CommandTimeout) as exc:
-            self._note(None, f"{prefix}nvidia-smi could not start: {exc}")
-            return
-        self._note("nvidia-smi", why_not_nvml)
-        apps = threading.Thread(target=self._apps_loop, name="telemetry-apps", daemon=True)
-        apps.start()
-        self._threads.append(apps)
-        if self._consume_smi(stream) == 0 and not self._stop.is_set():
-            # Drivers before 535 name the reasons field clocks_throttle_reasons and refuse the new name.
+        started = False
+        for query in SMI_QUERIES:
+            if self._stop.is_set():
+                return
             try:
-                rows = self._consume_smi(self.host.stream(smi_stream_argv(interval_ms, SMI_QUERY_OLD_DRIVER)))
-            except (OSError, CommandTimeout):
-                rows = 0
-            if rows == 0 and not self._stop.is_set():
-                self._note(None, f"{prefix}nvidia-smi printed no GPU rows (no GPU visible, or the driver failed)")
+                stream = self.host.stream(smi_stream_argv(interval_ms, query))
+            except FileNotFoundError:
+                continue  # no nvidia-smi, or (a recording) this query was never asked: try the next
+            except (OSError, CommandTimeout) as exc:
+                self._note(None, f"{prefix}nvidia-smi could not start: {exc}")
+                return
+            if not started:
+                started = True
+                self._note("nvidia-smi", why_not_nvml)
+                apps = threading.Thread(target=self._apps_loop, name="telemetry-apps", daemon=True)
+                apps.start()
+                self._threads.append(apps)
+            if self._consume_smi(stream) > 0 or self._stop.is_set():
+                return
+        if not started:
+            self._note(None, f"{prefix}nvidia-smi not found: no NVIDIA driver, no GPU telemetry")
+        elif not self._stop.is_set():
+            self._note(None, f"{prefix}nvidia-smi printed no GPU rows (no GPU visible, or the driver failed)")
 
     def _consume_smi(self, stream: LineStream) -> int:
         """Read `-lms` rows until the stream ends; returns how many GPU rows were read."""

@@ -28,6 +28,9 @@ RTX_2070 = {
     "memory": (8192 * 2**20, 1 * 2**20, 7786 * 2**20), "bar1": (256 * 2**20, 3 * 2**20), "ecc": None,
     "mig": None, "mig_devices": [], "utilization": (0, 0), "processes": [], "nvlinks": {},
     "link": (1, 3, 8, 16), "replay": 0, "affinity": [0xFFFF], "numa": None, "fabric_state": None,
+    # nvmlDeviceGetViolationStatus by policy and nvmlDeviceGetFieldValues by field id, in nanoseconds;
+    # None: the driver supports neither (before 570 for the fields).
+    "violations": None, "fields": None,
 }
 
 
@@ -145,7 +148,15 @@ class FakeNvml:
         return int(self._supported(self._gpu(h)["thresholds"].get(kind)))
 
     def nvmlDeviceGetFieldValues(self, h: int, field_ids: list[int]) -> list[SimpleNamespace]:
-        raise NOT_SUPPORTED
+        fields = self._supported(self._gpu(h).get("fields"))
+        # Per field, as NVML: the call succeeds and an unknown field says NOT_SUPPORTED (3) in nvmlReturn.
+        return [SimpleNamespace(fieldId=f, nvmlReturn=0 if f in fields else 3,
+                                value=SimpleNamespace(ullVal=int(fields.get(f, 0)), uiVal=int(fields.get(f, 0))))
+                for f in field_ids]
+
+    def nvmlDeviceGetViolationStatus(self, h: int, policy: int) -> SimpleNamespace:
+        violations = self._supported(self._gpu(h).get("violations"))
+        return SimpleNamespace(referenceTime=0, violationTime=int(self._supported(violations.get(policy))))
 
     def nvmlDeviceGetMemoryInfo(self, h: int) -> SimpleNamespace:
         total, used, free = self._gpu(h)["memory"]

@@ -36,9 +36,10 @@ def test_nvml_and_xml_give_the_same_shape_and_values_for_the_same_machine() -> N
     assert _same_shape(nvml["pcie"]["gpus"], xml["pcie"]["gpus"]) == []
     assert nvml["gpu"]["source"] == "nvml" and nvml["pcie"]["source"] == "nvml"
     assert list(nvml["gpu"]["gpus"]) == list(xml["gpu"]["gpus"])
-    # NVML reads "no links" ({}); the XML does not report NVLink at all (null). Clock-event time and the
-    # vGPU licence are read from nvidia-smi only (null from NVML, docs/data-shapes.md).
-    ignore = {"nvlink", "clock_event_time_us", "vgpu"}
+    # NVML reads "no links" ({}); the XML does not report NVLink at all (null). The vGPU licence is read
+    # from nvidia-smi only, the policy violation time from NVML only (docs/data-shapes.md); this fake driver
+    # answers no counters, which the XML of 590 has.
+    ignore = {"nvlink", "clock_event_time_us", "violation_time_us", "vgpu"}
     for key, from_xml in xml["gpu"]["gpus"].items():
         from_nvml = nvml["gpu"]["gpus"][key]
         assert {k: v for k, v in from_nvml.items() if k not in ignore} == {
@@ -115,3 +116,29 @@ def test_nvml_failing_mid_read_falls_back_to_nvidia_smi(monkeypatch: pytest.Monk
     monkeypatch.setenv("PATH", "/nonexistent")  # and no nvidia-smi to fall back to
     with pytest.raises(ProbeUnavailable, match="NVML read failed: GPU is lost; nvidia-smi not found"):
         gather_nvidia(LocalHost(), with_topology=False)
+
+
+def test_nvml_counters_read_as_nvidia_smi_prints_them() -> None:
+    """The counters of the recorded RTX 2070 pair (its XML: `clocks_event_reasons_counters`, driver 590),
+    served in NVML's nanoseconds, read back as the XML's microseconds; the policy violations beside them."""
+    xml = parse_smi_xml(nvidia_text("xml/rtx-2070-x2_590.44.01_v13.xml"))
+    gpus = dual_rtx_2070()
+    for gpu, from_xml in zip(gpus, xml["gpu"]["gpus"].values(), strict=True):
+        counted = from_xml["clock_event_time_us"]
+        gpu["fields"] = {field: counted[name] * 1000 for name, field in (
+            ("sw_power_cap", 74), ("sync_boost", 76), ("sw_thermal_slowdown", 269), ("hw_thermal_slowdown", 270),
+            ("hw_power_brake_slowdown", 271))}
+        gpu["violations"] = {0: counted["sw_power_cap"] * 1000 + 999, 1: 0, 2: 0, 3: 5_000_000, 4: 7_000, 5: 0}
+    nvml = read_nvml(FakeNvml(gpus))
+    for key, from_xml in xml["gpu"]["gpus"].items():
+        from_nvml = nvml["gpu"]["gpus"][key]
+        assert from_nvml["clock_event_time_us"] == from_xml["clock_event_time_us"]
+        assert from_nvml["violation_time_us"] == {
+            "power": from_xml["clock_event_time_us"]["sw_power_cap"], "thermal": 0, "sync_boost": 0,
+            "board_limit": 5000, "low_utilization": 7, "reliability": 0,
+            "total_app_clocks": None, "total_base_clocks": None}  # policies this driver does not count
+
+
+def test_a_driver_without_counters_leaves_them_null() -> None:
+    gpu = read_nvml(FakeNvml(dual_rtx_2070()))["gpu"]["gpus"]["GPU-12345678-aaaa-bbbb-cccc-0123456789ab"]
+    assert gpu["clock_event_time_us"] is None and gpu["violation_time_us"] is None

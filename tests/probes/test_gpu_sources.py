@@ -39,6 +39,13 @@ def test_identical_sources_agree_and_edits_are_sorted_into_stable_and_volatile()
     assert rows["vbios_version"]["nvidia_smi"] == "00.00.00.00.00"
 
 
+def test_nvml_only_violation_time_is_not_a_disagreement() -> None:
+    smi = parse_smi_xml(XML.read_text("utf-8"))["gpu"]
+    nvml = copy.deepcopy(smi)
+    next(iter(nvml["gpus"].values()))["violation_time_us"] = {"power": 9840338777, "thermal": 0}
+    assert disagreements("gpu", nvml, smi) == []
+
+
 @pytest.mark.skipif(_nvml_works(), reason="NVML works here: the live comparison below runs instead")
 def test_without_a_driver_the_comparison_says_why() -> None:
     with pytest.raises(SourcesUnavailable, match="NVML unavailable"):

@@ -46,7 +46,36 @@ def test_nccl_variable_is_seen() -> None:
 def test_infiniband_ports() -> None:
     data = nccl_data("debian12-vm-docker-infiniband")
     assert data["infiniband"] == {"mlx5_0": {"fw_ver": "28.39.1002", "ports": {"1": {
-        "state": "ACTIVE", "phys_state": "LinkUp", "rate": "200 Gb/sec (4X HDR)", "link_layer": "InfiniBand"}}}}
+        "state": "ACTIVE", "phys_state": "LinkUp", "rate": "200 Gb/sec (4X HDR)", "link_layer": "InfiniBand",
+        "counters": None}}}}  # that recording has no counters directory: unknown, not zero
+
+
+# The error counters of a real ConnectX port (mlx5_1 port 1), as printed in leptonai/gpud pull request #943
+# (`cat` of every file under /sys/class/infiniband/mlx5_1/ports/1/counters), and an iWARP port without a
+# PMA as printed in prometheus/node_exporter issue #966 ("N/A (no PMA)").
+GPUD_943 = {"symbol_error": "0", "link_error_recovery": "0", "link_downed": "255", "port_rcv_errors": "0",
+            "port_rcv_remote_physical_errors": "0", "local_link_integrity_errors": "0",
+            "excessive_buffer_overrun_errors": "15", "port_xmit_data": "205143497464492", "port_xmit_discards": "65535"}
+
+
+def test_infiniband_error_counters_of_a_real_port(tmp_path: Any) -> None:
+    from tests.nvidia.helpers import make_replay
+
+    ib = "/sys/class/infiniband"
+    files = {f"{ib}/mlx5_1/ports/1/counters/{name}": f"{value}\n".encode() for name, value in GPUD_943.items()}
+    files |= {f"{ib}/mlx5_1/ports/1/state": b"4: ACTIVE\n", f"{ib}/mlx5_1/fw_ver": b"28.41.1000\n",
+              f"{ib}/i40iw0/ports/1/counters/link_downed": b"N/A (no PMA)\n",
+              f"{ib}/i40iw0/ports/1/state": b"4: ACTIVE\n"}
+    dirs = {ib: ["i40iw0", "mlx5_1"], f"{ib}/mlx5_1/ports": ["1"], f"{ib}/i40iw0/ports": ["1"],
+            f"{ib}/mlx5_1/ports/1/counters": sorted(GPUD_943), f"{ib}/i40iw0/ports/1/counters": ["link_downed"]}
+    outcome = run_one(probe(), ReplayHost(make_replay(tmp_path / "rec", files=files, dirs=dirs)), ProbeOptions())
+    assert outcome.status == "ok" and outcome.data is not None, outcome.error
+    ports = outcome.data["infiniband"]
+    assert ports["mlx5_1"]["ports"]["1"]["counters"] == {
+        "symbol_error": 0, "link_error_recovery": 0, "link_downed": 255, "port_rcv_errors": 0,
+        "port_rcv_remote_physical_errors": 0, "local_link_integrity_errors": 0, "excessive_buffer_overrun_errors": 15}
+    assert ports["i40iw0"]["ports"]["1"]["counters"] == {"link_downed": None}  # no PMA: not readable, not zero
+    assert is_reading(NcclProbe, "infiniband.mlx5_1.ports.1.counters.link_downed")
 
 
 def test_nothing_to_read_is_unavailable_not_error() -> None:

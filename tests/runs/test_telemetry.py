@@ -13,7 +13,7 @@ import psutil
 
 from driftcheck.hosts.local import LocalHost
 from driftcheck.hosts.replay import ReplayHost
-from driftcheck.runs.gpu_samples import SMI_QUERY, smi_header, smi_row, smi_stream_argv
+from driftcheck.runs.gpu_samples import SMI_QUERY, nvml_reading, smi_header, smi_row, smi_stream_argv
 from driftcheck.runs.summary import condition_text, summarize
 from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
 from tests.nvidia.fake_pynvml import FakeNvml, dual_rtx_2070
@@ -196,3 +196,67 @@ def test_the_server_listening_on_a_url_is_found() -> None:
 def test_the_smi_command_line_is_the_usual_sampling_form() -> None:
     assert smi_stream_argv(1000)[-3:] == ["--format=csv", "-lms", "1000"]
     assert smi_stream_argv(1000)[1].startswith("--query-gpu=index,uuid,pci.bus_id,")
+
+
+# The real counter a power-capped RTX 3090 had accumulated (tests/data/nvidia/xml/rtx-3090_590.44.01_v13.xml,
+# `clocks_event_reasons_counters_sw_power_cap`, 9840338777 us): the run starts from it. Its growth during
+# the run (0.41 s per second) is made up: no public recording of a counter series during a run exists.
+RTX_3090_POWER_CAP_US = 9840338777
+
+
+def test_a_power_throttled_run_reports_the_throttled_fraction_from_the_counters() -> None:
+    from driftcheck.runs.telemetry import Series
+
+    nv = FakeNvml(dual_rtx_2070())
+    nv.nvmlInit()
+    series = Series(interval_s=1.0)
+    for second in range(11):  # 0..10 s; the reason flag is never caught set by the 1 s samples
+        counter_ns = (RTX_3090_POWER_CAP_US + second * 410_000) * 1000
+        nv.gpus[0].update(fields={74: counter_ns, 76: 0, 269: 0, 270: 0, 271: 0},
+                          violations={0: counter_ns, 1: 0, 2: 0, 3: 0, 4: 0, 5: 0})
+        series.add_gpus(float(second), nvml_reading(nv, [0, 1]), own=set())
+    summary = summarize(series.to_json())
+    gpu0 = summary["gpus"]["GPU-12345678-aaaa-bbbb-cccc-0123456789ab"]
+    assert gpu0["reason_s"] == {"idle": 11.0}  # the flags alone saw nothing but idle
+    assert gpu0["counter_s"] == {"span_s": 10.0, "seconds": {
+        "board_limit": 0.0, "hw_power_brake_slowdown": 0.0, "hw_thermal_slowdown": 0.0, "reliability": 0.0,
+        "sw_power_cap": 4.1, "sw_thermal_slowdown": 0.0, "sync_boost": 0.0, "thermal": 0.0}}
+    (condition,) = summary["conditions"]
+    assert condition["kind"] == "power_cap" and condition["fraction"] == 0.41 and condition["measured"] == "counters"
+    assert condition_text(condition, "run 15") == \
+        "GPU 0 spent 41% of run 15 at its power cap (4.1 s, counted by the driver)"
+    # GPU 1's driver counts nothing (a driver before 570 without violation status): no figure, not zero.
+    assert summary["gpus"]["GPU-12345678-aaaa-bbbb-cccc-0123456789cd"]["counter_s"] is None
+
+
+def test_counters_override_the_sampled_estimate_and_a_single_reading_gives_none() -> None:
+    from driftcheck.runs.summary import conditions, counter_growth
+
+    gpu = {"index": 0, "seconds": 10.0, "reason_s": {"sw_power_cap": 1.0}, "shared_s": 0.0,
+           "counter_s": {"span_s": 10.0, "seconds": {"sw_power_cap": 6.5}}}
+    (condition,) = conditions({"g": gpu})
+    assert condition["fraction"] == 0.65 and condition["seconds"] == 6.5
+    assert counter_growth({"t": [0.0], "counters_us": [{"sw_power_cap": 5}]}) is None
+    # A counter that went backwards (the driver reloaded) grows by nothing, never negatively.
+    assert counter_growth({"t": [0.0, 5.0], "counters_us": [{"sw_power_cap": 9}, {"sw_power_cap": 2}]}) == \
+        {"span_s": 5.0, "seconds": {"sw_power_cap": 0.0}}
+
+
+def test_smi_row_reads_the_counters_of_a_real_h200_row() -> None:
+    header_line, row_line = (NVIDIA_DATA / "text" / "query-gpu_h200_590.48.01_idle.csv").read_text(
+        "utf-8").strip().splitlines()[:2]
+    header = smi_header(header_line)
+    assert header is not None
+    _, reading = smi_row(header, row_line) or ("", {})
+    assert reading["counters_us"] == {"sw_power_cap": 0, "sync_boost": 0, "sw_thermal_slowdown": 0,
+                                      "hw_thermal_slowdown": 0, "hw_power_brake_slowdown": 0}
+
+
+def test_the_smi_path_asks_for_the_counters_first_and_falls_back(tmp_path: Path) -> None:
+    from driftcheck.runs.gpu_samples import SMI_QUERIES
+
+    assert [q[-1] for q in SMI_QUERIES][:2] == ["clocks_event_reasons_counters.hw_power_brake_slowdown",
+                                                 "clocks_event_reasons.active"]
+    # A recording made with the plain query (a driver before 570) still replays: the counters query is
+    # not in it, the next one is.
+    test_smi_path_replays_a_real_lms_log(tmp_path)

@@ -36,6 +36,10 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
+def _members(value: Any) -> set[str]:
+    return {str(item) for item in _as_list(value)}
+
+
 def _either_idle(ctx: Context) -> bool:
     key = ctx.captures.get("gpu")
     return key is not None and (gpu_idle(ctx.reference, key) or gpu_idle(ctx.current, key))
@@ -53,6 +57,16 @@ def _sibling_same(ctx: Context, name: str) -> bool:
     return a is not None and a == b
 
 
+_LAUNCH_FLAGS = ("probes", "server", "data", "launch", "flags")
+
+
+def _flag_not_given(ctx: Context) -> bool:
+    """Both sides' servers were started with the same flags (both read), and none of them sets the changed
+    argument: the engine chose its value on both sides."""
+    a, b = lookup(ctx.reference.document, _LAUNCH_FLAGS), lookup(ctx.current.document, _LAUNCH_FLAGS)
+    return isinstance(a, dict) and a == b and str(ctx.change.parts[-1]) not in a
+
+
 Condition = Callable[[Context, Any], bool]
 CONDITIONS: dict[str, Condition] = {
     "decreased": lambda ctx, _: (d := _delta(ctx)) is not None and d < 0,
@@ -63,6 +77,9 @@ CONDITIONS: dict[str, Condition] = {
     "gpu_busy": lambda ctx, _: not _either_idle(ctx),
     "gained": lambda ctx, item: item in _as_list(ctx.change.after) and item not in _as_list(ctx.change.before),
     "lost": lambda ctx, item: item in _as_list(ctx.change.before) and item not in _as_list(ctx.change.after),
+    # A list that lost (gained) any member, whichever it is (a mapped plugin's path).
+    "lost_any": lambda ctx, _: bool(_members(ctx.change.before) - _members(ctx.change.after)),
+    "gained_any": lambda ctx, _: bool(_members(ctx.change.after) - _members(ctx.change.before)),
     "after_is": lambda ctx, value: ctx.change.after == value,
     "before_is": lambda ctx, value: ctx.change.before == value,
     "version_up": lambda ctx, _: version_order(ctx.change.before, ctx.change.after) > 0,
@@ -71,6 +88,7 @@ CONDITIONS: dict[str, Condition] = {
     "same_package_version": lambda ctx, _: _same_dist_version(ctx),
     "other_package_version": lambda ctx, _: not _same_dist_version(ctx),
     "sibling_same": lambda ctx, name: _sibling_same(ctx, str(name)),
+    "same_flags_not_given": lambda ctx, _: _flag_not_given(ctx),
     "sibling_changed": lambda ctx, name: not _sibling_same(ctx, str(name)),
 }
 

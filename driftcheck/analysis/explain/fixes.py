@@ -310,7 +310,36 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     out["python_a"] = show_value(python) if python else "the interpreter of A"
     if "conf" in captures:
         out.update(conf_vars(change, captures["conf"]))
+    if change.parts[:4] in (("probes", "server", "data", "server_args"), ("probes", "server", "data", "vllm_config"),
+                            ("probes", "server", "data", "launch")):
+        out["flag"] = "--" + str(change.parts[-1]).replace("_", "-")
+        out["default_why"] = _default_why(sides)
     return out
+
+
+def _default_why(sides: Sides) -> str:
+    """Why an engine resolves an argument the user never set to another value: its release (defaults
+    change between releases) or the GPU memory it derives defaults from, as far as both sides say."""
+    a, b = probe_data(sides.reference, "server"), probe_data(sides.current, "server")
+    engine = str(b.get("engine") or a.get("engine") or "the engine")
+    memory = [_gpu_memory_gib(snapshot) for snapshot in (sides.reference, sides.current)]
+    reasons = []
+    if a.get("version") is not None and b.get("version") is not None and a.get("version") != b.get("version"):
+        reasons.append(f"a new default ({engine} {a['version']} -> {b['version']})")
+    if None not in memory and memory[0] != memory[1]:
+        reasons.append(f"another GPU memory ({show_value(memory[0])} -> {show_value(memory[1])} GiB)")
+    if reasons:
+        return " or ".join(reasons)
+    unread = "the GPU memory was not recorded on both sides" if None in memory else "the same GPU memory"
+    return f"the engine resolved it otherwise with the same release ({unread})"
+
+
+def _gpu_memory_gib(snapshot: Snapshot) -> float | None:
+    """The memory of the first GPU of the gpu probe, in GiB; None when not recorded."""
+    gpus = mapping(probe_data(snapshot, "gpu").get("gpus"))
+    first = mapping(next(iter(gpus.values()), None))
+    total = number(mapping(first.get("memory")).get("total_mib"))
+    return None if total is None else round(total / 1024, 1)
 
 
 def _driver_fix(sides: Sides, before: str) -> str:

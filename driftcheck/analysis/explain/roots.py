@@ -22,6 +22,8 @@ _SYSTEM_LIBRARIES = (
     (re.compile(r"/libcublas(Lt)?\.so"), "library:cuBLAS"),
     (re.compile(r"/lib(cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so"), "driver"),
 )
+# The file of an NCCL network plugin (libnccl-net.so, libnccl-net-ofi.so, ...), as the process probe names them.
+_NCCL_NET_PLUGIN = re.compile(r"/libnccl-net[^/]*\.so")
 # Facts of the torch probe that belong to a library torch loads rather than to torch's own build.
 _TORCH_LIBRARIES = {"nccl_version": "library:NCCL", "cudnn_version": "library:cuDNN"}
 
@@ -82,4 +84,17 @@ def _root_of_fact(probe: str | None, inner: list[str]) -> str | None:
         return f"var:{inner[1]}"
     if probe == "process" and len(inner) == 4 and inner[0] == "processes" and inner[2] == "environ":
         return f"var:{inner[3]}"
+    # A flag the user changed and the argument it set, as the server reports it: one change.
+    if probe == "server" and len(inner) == 2 and inner[0] == "server_args":
+        return f"server-arg:{inner[1]}"
+    if probe == "server" and len(inner) == 3 and inner[:2] == ["launch", "flags"]:
+        return f"server-arg:{inner[2]}"
+    # The error counters of one InfiniBand port grow together when its cable goes bad: one cause.
+    if probe == "nccl" and len(inner) == 6 and inner[0] == "infiniband" and inner[2:5:2] == ["ports", "counters"]:
+        return f"ib-port:{inner[1]}:{inner[3]}"
+    # A network plugin NCCL mapped or not: its entry among the mapped libraries says the same thing.
+    if probe == "process" and len(inner) >= 4 and inner[0] == "processes" and (
+            inner[2:4] == ["nccl", "net_plugins"]
+            or (inner[2] == "mapped_libraries" and _NCCL_NET_PLUGIN.search(inner[3]))):
+        return f"nccl-net-plugin:{inner[1]}"
     return None

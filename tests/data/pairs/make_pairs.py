@@ -163,6 +163,8 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
                             ["gpu-clocks-unlocked"], "gpu_clock_power"),
     "gpu-application-clocks": (set_at(f"{GP}/application_clocks/graphics_mhz", 1755),
                                ["gpu-application-clocks"], "gpu_clock_power"),
+    "gpu-application-clocks-small": (set_at(f"{GP}/application_clocks/graphics_mhz", 1965),
+                                     ["note:gpu-application-clocks-small"], "gpu_clock_power"),
     "gpu-max-clocks": (set_at(f"{GP}/max_clocks/sm_mhz", 1755), ["gpu-max-clocks"], "hardware_change"),
     "gpu-power-cap-throttle": (prepared(busy, lambda a, b: gpu(b)["clock_event_reasons"].append("sw_power_cap")),
                                ["note:gpu-power-cap-throttle"], "gpu_clock_power"),  # same limit on A and B
@@ -484,6 +486,15 @@ def _devfreq(governor_b: str) -> Edit:
     return edit
 
 
+def _violations(board_limit_growth_us: int) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        for doc, grown in ((a, 0), (b, board_limit_growth_us)):
+            gpu(doc)["violation_time_us"] = {"power": 9840338777, "thermal": 0, "sync_boost": 0,
+                                             "board_limit": 431_000_000 + grown, "low_utilization": 0,
+                                             "reliability": 0, "total_app_clocks": None, "total_base_clocks": None}
+    return edit
+
+
 def _host_facts(*edits: Edit) -> Edit:
     return prepared(_with_cpu_daemons, do(*edits))
 
@@ -515,6 +526,8 @@ CASES.update({
                              ["cgroup-cpu-throttled"], "container_limits"),
     "gpu-clock-event-time": (_host_facts(set_at(f"{GP}/clock_event_time_us/sw_power_cap", 9881338777)),
                              ["gpu-clock-event-time"], "gpu_clock_power"),
+    # NVML's board-limit policy counter grew by 12 s between the snapshots (no nvidia-smi counter for it).
+    "gpu-violation-time": (_host_facts(_violations(12_000_000)), ["gpu-clock-event-time"], "gpu_clock_power"),
     "vgpu-unlicensed": (_host_facts(set_at(f"{GP}/vgpu/licensed", False), set_at(f"{GP}/vgpu/license_status",
                                                                                 "Unlicensed")),
                         ["vgpu-unlicensed"], "gpu_clock_power"),
@@ -529,6 +542,92 @@ CASES.update({
     "devfreq-governor": (_host_facts(_devfreq("powersave")), ["devfreq-governor"], "cpu_governor"),
     "vgpu-licensed-product": (_host_facts(set_at(f"{GP}/vgpu/licensed_product", "NVIDIA RTX Virtual Workstation")),
                               ["vgpu-licensed-product"], "gpu_clock_power"),
+})
+
+
+# ---- "same flags, new default": the launch command line read beside the server's answers ----------------
+LAUNCH_ARGV = ["python3", "-m", "sglang.launch_server", "--model-path", "qwen/qwen2.5-0.5b-instruct",
+               "--attention-backend", "fa3", "--port", "30000"]
+
+
+def _launched(*extra: str) -> Callable[[Doc], None]:
+    """The server's process was found listening on the URL's port, started with LAUNCH_ARGV (+ `extra`)."""
+    from driftcheck.serving.launch import launch_flags
+
+    def add(doc: Doc) -> None:
+        argv = LAUNCH_ARGV + list(extra)
+        data(doc, "server")["launch"] = {"found": True, "why": None, "cmdline": argv, "flags": launch_flags(argv)}
+    return add
+
+
+def _gpu_memory(total_mib: int) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        for key in (G0, G1):
+            gpu(b, key)["memory"]["total_mib"] = total_mib
+    return edit
+
+
+CASES.update({
+    # A new release halves the default (no flag sets it on either side).
+    "server-default-changed-release": (_sglang(do(set_at(f"{SA}/chunked_prefill_size", 4096),
+                                                  set_at(f"{SV}/version", "0.5.6")), _launched()),
+                                       ["server-default-changed", "server-version"], "other"),
+    # The same release on a GPU with more memory resolves a larger CUDA-graph batch.
+    "server-default-changed-gpu": (_sglang(do(set_at(f"{SA}/cuda_graph_max_bs", 160), _gpu_memory(143771)),
+                                           _launched()),
+                                   ["server-default-changed", "gpu-memory-total"], "other"),
+    # The user's own flag changed: the ordinary argument rule, its flag one cause with it.
+    "server-flag-changed": (_sglang(do(set_at(f"{SA}/chunked_prefill_size", 4096),
+                                       lambda a, b: _launched("--chunked-prefill-size", "4096")(b)),
+                                    _launched("--chunked-prefill-size", "8192")),
+                            ["server-chunked-prefill", "merged:server-launch-flag"], "other"),
+})
+
+
+# ---- InfiniBand error counters (readings) that grew: the values of a real ConnectX port (leptonai/gpud #943)
+def _ib_counters(link_downed_b: int, symbol_error_b: int) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        for doc, downed, symbols in ((a, 255, 0), (b, link_downed_b, symbol_error_b)):
+            data(doc, "nccl")["infiniband"]["mlx5_0"]["ports"]["1"]["counters"] = {
+                "symbol_error": symbols, "link_error_recovery": 0, "link_downed": downed, "port_rcv_errors": 0,
+                "port_rcv_remote_physical_errors": 0, "local_link_integrity_errors": 0,
+                "excessive_buffer_overrun_errors": 15}
+    return edit
+
+
+CASES.update({
+    "infiniband-port-errors": (_ib_counters(259, 1840), ["infiniband-port-errors"], "hardware_change"),
+})
+
+
+# ---- the NCCL network plugin a server process mapped (probes.process: nccl.net_plugins) ------------------
+OFI_PLUGIN = "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-net-ofi.so"
+NCCL_CORE = "/usr/local/lib/python3.8/dist-packages/nvidia/nccl/lib/libnccl.so.2"
+
+
+def _server_process(plugin_on_a: bool, plugin_on_b: bool) -> Edit:
+    """A TP worker of an SGLang server on both sides, NCCL mapped (tests/data/processes/gvisor-9827-nccl-maps),
+    with or without the aws-ofi-nccl plugin mapped beside it."""
+    def entry(plugin: bool) -> Doc:
+        libraries = {NCCL_CORE: {"sha256": "5" * 64, "deleted": False}}
+        if plugin:
+            libraries[OFI_PLUGIN] = {"sha256": "7" * 64, "deleted": False}
+        return {"pid": 7311, "name": "python3", "started_ticks": 1200, "cmdline": ["python3", "-m", "sglang.launch_server"],
+                "environ": {}, "affinity": "0-63", "mems_allowed": "0", "threads": 212, "cgroup": None,
+                "numa_policies": ["default"], "mapped_libraries": dict(sorted(libraries.items())), "gpus": [0],
+                "nccl": {"loaded": True, "net_plugins": [OFI_PLUGIN] if plugin else []}}
+
+    def edit(a: Doc, b: Doc) -> None:
+        data(a, "process")["processes"] = {"sglang.launch_server": entry(plugin_on_a)}
+        data(b, "process")["processes"] = {"sglang.launch_server": entry(plugin_on_b)}
+    return edit
+
+
+CASES.update({
+    "nccl-net-plugin-lost": (_server_process(True, False), ["nccl-net-plugin-lost", "merged:other-change"],
+                             "nccl_env"),
+    "nccl-net-plugin-gained": (_server_process(False, True), ["nccl-net-plugin-gained", "merged:other-change"],
+                               "nccl_env"),
 })
 
 
