@@ -13,6 +13,7 @@ from driftcheck.reports.formats import (
     hf_env,
     ibstat,
     numactl_hardware,
+    nvcc_version,
     nvidia_smi_csv,
     nvidia_smi_table,
     nvidia_smi_text,
@@ -42,6 +43,7 @@ FORMATS: tuple[Format, ...] = (
     numactl_hardware.FORMAT,
     ibstat.FORMAT,
     rocm_smi.FORMAT,
+    nvcc_version.FORMAT,
     pip_packages.FORMAT,
 )
 
