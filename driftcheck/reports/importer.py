@@ -134,7 +134,7 @@ def parse_paste(text: str, name: str) -> tuple[list[ImportedFile], list[UnreadSe
 # over a Hugging Face `env` dump, which names a few versions in passing.
 _SPECIFIC: dict[str, tuple[str, ...]] = {"pip-packages": ("packages",), "conda-list": ("packages",),
                                           "numactl-hardware": ("system",), "rocm-smi": ("gpu",),
-                                          "ibstat": ("nccl",)}
+                                          "ibstat": ("nccl",), "ibv-devinfo": ("nccl",)}
 _SUMMARY = ("hf-env",)
 
 
