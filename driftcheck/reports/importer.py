@@ -249,7 +249,11 @@ def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | Non
             _check_same_count(report, described, conflicts)
             topology = topology or (probes.get("pcie") or {}).get("topology")
         probes["gpu"] = described.parsed.probes["gpu"]
+        links = (probes.get("pcie") or {}).get("sysfs")
         probes["pcie"] = described.parsed.probes["pcie"]
+        if links and not probes["pcie"].get("sysfs"):
+            # lspci's links (keyed by bus id) say what a GPU description does not: kept beside it.
+            probes["pcie"] = {**probes["pcie"], "sysfs": links}
     if topology is not None and (matrix is not None or described is not None):
         pcie = probes.get("pcie") or {"source": "nvidia-smi", "gpus": {}, "topology": None, "p2p": None,
                                       "sysfs": None}

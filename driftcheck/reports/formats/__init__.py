@@ -13,6 +13,7 @@ from driftcheck.reports.formats import (
     hf_env,
     ibstat,
     ibv_devinfo,
+    lspci_link,
     numactl_hardware,
     nvcc_version,
     nvidia_smi_csv,
@@ -46,6 +47,7 @@ FORMATS: tuple[Format, ...] = (
     ibv_devinfo.FORMAT,
     rocm_smi.FORMAT,
     nvcc_version.FORMAT,
+    lspci_link.FORMAT,
     pip_packages.FORMAT,
 )
 
