@@ -134,8 +134,10 @@ def parse_paste(text: str, name: str) -> tuple[list[ImportedFile], list[UnreadSe
 # over a Hugging Face `env` dump, which names a few versions in passing.
 _SPECIFIC: dict[str, tuple[str, ...]] = {"pip-packages": ("packages",), "conda-list": ("packages",),
                                           "numactl-hardware": ("system",), "rocm-smi": ("gpu",),
-                                          "ibstat": ("nccl",), "ibv-devinfo": ("nccl",)}
+                                          "ibstat": ("nccl",), "ibv-devinfo": ("nccl",), "amd-smi": ("gpu",)}
 _SUMMARY = ("hf-env",)
+# Formats whose variants are different commands of one tool (amd-smi list, static, version): one of each per body.
+_BY_VARIANT = (*_SUMMARY, "amd-smi")
 
 
 def _rank(item: ImportedFile, probe: str) -> int:
@@ -153,7 +155,7 @@ def merge_reports(files: Sequence[ImportedFile]) -> tuple[ImportedFile | None, l
     reports = [f for f in files if f.parsed.role == "report"]
     seen: dict[tuple[str, str | None], ImportedFile] = {}
     for item in reports:
-        kind = (item.format.name, item.parsed.variant if item.format.name in _SUMMARY else None)
+        kind = (item.format.name, item.parsed.variant if item.format.name in _BY_VARIANT else None)
         if kind in seen:
             raise UsageError(f"{item.name}: a second {item.format.title} report (the first was {seen[kind].name}); "
                              "import one per snapshot")

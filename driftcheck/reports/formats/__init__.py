@@ -8,6 +8,7 @@ is a new module with a `FORMAT` entry, added to `FORMATS`.
 from __future__ import annotations
 
 from driftcheck.reports.formats import (
+    amd_smi,
     conda_packages,
     ds_report,
     hf_env,
@@ -46,6 +47,7 @@ FORMATS: tuple[Format, ...] = (
     ibstat.FORMAT,
     ibv_devinfo.FORMAT,
     rocm_smi.FORMAT,
+    amd_smi.FORMAT,
     nvcc_version.FORMAT,
     lspci_link.FORMAT,
     pip_packages.FORMAT,
