@@ -26,6 +26,7 @@ from driftcheck.reports.formats import (
     pytorch_collect_env,
     rocm_smi,
     sglang_check_env,
+    triton_server,
     vllm_collect_env,
 )
 from driftcheck.reports.formats.base import Format, Parsed
@@ -50,6 +51,7 @@ FORMATS: tuple[Format, ...] = (
     amd_smi.FORMAT,
     nvcc_version.FORMAT,
     lspci_link.FORMAT,
+    triton_server.FORMAT,
     pip_packages.FORMAT,
 )
 
