@@ -26,6 +26,7 @@ from driftcheck.reports.formats import (
     pytorch_collect_env,
     rocm_smi,
     sglang_check_env,
+    tensorrt_llm_version,
     triton_server,
     vllm_collect_env,
 )
@@ -52,6 +53,7 @@ FORMATS: tuple[Format, ...] = (
     nvcc_version.FORMAT,
     lspci_link.FORMAT,
     triton_server.FORMAT,
+    tensorrt_llm_version.FORMAT,
     pip_packages.FORMAT,
 )
 
