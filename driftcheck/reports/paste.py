@@ -34,6 +34,11 @@ _QUOTE = re.compile(r"^>[ \t]?")
 _SHIPPER_PREFIX = re.compile(r"^(INFO|WARNING|ERROR|DEBUG)\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?\s")
 
 
+# What `_split_fused` cuts (a run of 40 blanks before text) and the trailing blanks `of` strips.
+_FUSED = re.compile(r"\s{40,}(?=\S)")
+_TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
+
+
 @dataclass
 class Paste:
     """The lines of a pasted report; `claim` marks what a parser understood."""
@@ -59,6 +64,18 @@ class Paste:
         paste.noise = [i for i, line in enumerate(paste.lines) if _is_noise(line)]
         paste.claimed.update(paste.noise)
         return paste
+
+    @staticmethod
+    def changes(text: str) -> bool:
+        """Whether `Paste.of(text).lines` differ from the text's own lines (CR, a BOM, a log shipper's prefix, a
+        quoted reply, a fused line, trailing blanks): when not, the text is already what a parser would see."""
+        if "\r" in text or text.startswith("\ufeff") or _FUSED.search(text) or _TRAILING.search(text):
+            return True
+        raw = text.split("\n")
+        written = [line for line in raw if line.strip()]
+        quoted = sum(1 for line in written if line.startswith(">"))
+        shipped = sum(1 for line in raw if line[:1] in "IWED" and _SHIPPER_PREFIX.match(line))
+        return quoted > len(written) // 2 or shipped > len(raw) // 2
 
     def claim(self, *indexes: int) -> None:
         """Mark lines as understood."""

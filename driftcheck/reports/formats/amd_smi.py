@@ -25,6 +25,7 @@ _ITEM = re.compile(r"^(?P<indent>\s+)(?P<key>[A-Z][A-Z0-9_]*):\s+(?P<value>\S.*?
 _VERSION_LINE = re.compile(r"^\s*AMDSMI Tool: .*\|")
 _COMMAND = re.compile(r"^\W*(?:\$\s*)?(?:sudo\s+)?amd-smi\b.*$|^[\d.]+ amd-smi\b.*$")
 _VERSION = re.compile(r"^\d+(\.\d+)+$")
+_DETECT = re.compile(r"^\s*AMDSMI Tool: .*\||^GPU: \d+[ \t]*\n\s+[A-Z][A-Z0-9_]*:", re.MULTILINE)
 _BDF = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 # (section, key) -> the GPU field it is; the section is None for `amd-smi list`'s unsectioned keys.
 _GPU_FIELDS = {("ASIC", "MARKET_NAME"): "name", ("BUS", "BDF"): "pci_bus_id", (None, "BDF"): "pci_bus_id",
@@ -33,19 +34,17 @@ _GPU_FIELDS = {("ASIC", "MARKET_NAME"): "name", ("BUS", "BDF"): "pci_bus_id", (N
 
 def detect(text: str) -> bool:
     """`amd-smi version`'s line, or a `GPU: N` line followed by an indented `KEY:` line."""
-    lines = text.replace("\r", "").splitlines()
-    if any(_VERSION_LINE.match(line) for line in lines):
-        return True
-    return any(_GPU.match(line) and re.match(r"^\s+[A-Z][A-Z0-9_]*:", nxt)
-               for line, nxt in zip(lines, lines[1:], strict=False))
+    return bool(_DETECT.search(text.replace("\r", "")))
 
 
 def starts(lines: list[str], i: int) -> bool:
     """The version line, or a first `GPU: N` line (not one after another GPU's indented lines)."""
     if _VERSION_LINE.match(lines[i]):
         return True
-    above = next((line for line in reversed(lines[:i]) if line.strip()), "")
-    return bool(_GPU.match(lines[i])) and not above[:1].isspace()
+    if not _GPU.match(lines[i]):
+        return False
+    above = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
+    return not above[:1].isspace()
 
 
 def parse(text: str) -> Parsed:
@@ -113,4 +112,5 @@ def _read_versions(line: str, gpu: dict[str, Any], fields: dict[str, str]) -> No
             fields[name.strip()] = value.strip()
 
 
-FORMAT = Format("amd-smi", "amd-smi", "amd-smi", detect, parse, starts)
+FORMAT = Format("amd-smi", "amd-smi", "amd-smi", detect, parse, starts,
+                start_hint=r"\s*AMDSMI Tool:|GPU: \d")

@@ -39,8 +39,10 @@ def detect(text: str) -> bool:
 
 def starts(lines: list[str], i: int) -> bool:
     """The first `hca_id:` line of a block (the line above is none of a device's)."""
-    above = next((line for line in reversed(lines[:i]) if line.strip()), "")
-    return bool(_HCA.match(lines[i])) and not (_FIELD.match(above) or _HCA.match(above) or _PORT.match(above))
+    if not _HCA.match(lines[i]):
+        return False
+    above = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
+    return not (_FIELD.match(above) or _HCA.match(above) or _PORT.match(above))
 
 
 def parse(text: str) -> Parsed:
@@ -105,4 +107,5 @@ def _read(adapter: dict[str, Any], port: str | None, key: str, value: str, field
     return name
 
 
-FORMAT = Format("ibv-devinfo", "ibv_devinfo", "infiniband", detect, parse, starts)
+FORMAT = Format("ibv-devinfo", "ibv_devinfo", "infiniband", detect, parse, starts,
+                start_hint=r"\s*hca_id:")

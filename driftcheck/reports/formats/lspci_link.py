@@ -28,16 +28,16 @@ _STATE = r"(?: \((?:ok|downgraded)\))?"
 _LINK = re.compile(rf"^\s*(?P<reg>LnkCap|LnkSta):\s*(?:Port #\d+,\s*)?Speed (?P<speed>[\d.]+)GT/s{_STATE},"
                    rf"\s*Width x(?P<width>\d+){_STATE}")
 _DISPLAY = ("VGA compatible controller", "3D controller", "Display controller", "Processing accelerators")
+_DETECT_LINK = re.compile(r"^[ \t]*(?:LnkCap|LnkSta):[ \t]*(?:Port #\d+,[ \t]*)?Speed [\d.]+GT/s", re.MULTILINE)
+_DETECT_DEVICE = re.compile(rf"^[ \t]*{_BDF} [A-Za-z0-9][\w /-]*?(?: \[[0-9a-fA-F]{{4}}\])?: \S.*\n"
+                            r"[ \t]+(?:Subsystem|Control|Flags|Capabilities):", re.MULTILINE)
 SYSFS = "probes.pcie.data.sysfs"
 
 
 def detect(text: str) -> bool:
     """lspci's `LnkCap:`/`LnkSta:` lines, or a device header followed by lspci's indented `-v` lines."""
-    lines = text.replace("\r", "").splitlines()
-    if any(_LINK.match(line) for line in lines):
-        return True
-    return any(_HEADER.match(line) and re.match(r"^\s+(Subsystem|Control|Flags|Capabilities):", nxt)
-               for line, nxt in zip(lines, lines[1:], strict=False))
+    text = text.replace("\r", "")
+    return bool(_DETECT_LINK.search(text) or _DETECT_DEVICE.search(text))
 
 
 def starts(lines: list[str], i: int) -> bool:
@@ -110,4 +110,5 @@ def _why_nothing(devices: dict[str, dict[str, Any]], orphans: int) -> str:
     return "it shows no display device's LnkCap/LnkSta lines"
 
 
-FORMAT = Format("lspci-link", "lspci -vv", "lspci", detect, parse, starts)
+FORMAT = Format("lspci-link", "lspci -vv", "lspci", detect, parse, starts,
+                start_hint=r".*\blspci\b")

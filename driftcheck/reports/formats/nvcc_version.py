@@ -24,12 +24,14 @@ _RELEASE = re.compile(r"^\s*Cuda compilation tools, release (?P<release>\d+\.\d+
 _BUILD = re.compile(r"^\s*Build (?P<build>cuda_\S+)\s*$")
 # The command itself, as users paste it above the output (`**$ nvcc --version**`, `nvcc --version:`).
 _COMMAND = re.compile(r"^\W*(?:\S*/)?nvcc (?:--version|-V)\W*$")
+_DETECT = re.compile(r"^[ \t]*(?:nvcc: NVIDIA \(R\) Cuda compiler driver"
+                     r"|Cuda compilation tools, release \d+\.\d+, V\d)", re.MULTILINE)
 TOOLKIT = "probes.kernels.data.cuda_toolkit"
 
 
 def detect(text: str) -> bool:
     """nvcc's banner, or its `Cuda compilation tools, release X.Y, VX.Y.Z` line at the start of a line."""
-    return any(_BANNER.match(line) or _RELEASE.match(line) for line in text.replace("\r", "").splitlines())
+    return bool(_DETECT.search(text))
 
 
 def starts(lines: list[str], i: int) -> bool:
@@ -63,4 +65,5 @@ def parse(text: str) -> Parsed:
                   unclaimed=paste.unclaimed(), noise=paste.noise_lines())
 
 
-FORMAT = Format("nvcc", "nvcc --version", "nvcc", detect, parse, starts)
+FORMAT = Format("nvcc", "nvcc --version", "nvcc", detect, parse, starts,
+                start_hint=r"\s*nvcc: NVIDIA")

@@ -67,8 +67,16 @@ def detect(text: str) -> bool:
     if _table_start(lines) is not None or _grep_start([line.rstrip() for line in text.splitlines()
                                                        if line.strip()]) is not None:
         return True
-    frozen = sum(1 for line in lines if _FREEZE_PINNED.match(line) or _FREEZE_URL.match(line)
-                 or _FREEZE_EDITABLE.match(line) or _EDITABLE_NOTE.match(line))
+    allowed = len(lines) - max(3, 0.8 * len(lines))  # lines that may be something else
+    frozen = 0
+    for line in lines:
+        if _FREEZE_PINNED.match(line) or _FREEZE_URL.match(line) or _FREEZE_EDITABLE.match(line) \
+                or _EDITABLE_NOTE.match(line):
+            frozen += 1
+        else:
+            allowed -= 1
+            if allowed < 0:  # too many other lines already: no freeze output
+                return False
     return frozen >= 3 and frozen >= 0.8 * len(lines)
 
 
@@ -137,4 +145,5 @@ def _parse_grepped(lines: list[str], start: int, how: str) -> Parsed:
                   unclaimed=unclaimed, noise=noise)
 
 
-FORMAT = Format("pip-packages", "pip freeze / pip list", "pip", detect, parse, starts)
+FORMAT = Format("pip-packages", "pip freeze / pip list", "pip", detect, parse, starts,
+                start_hint=r"\s*Package\s+Version")

@@ -107,4 +107,5 @@ def parse(text: str) -> Parsed:
     return result
 
 
-FORMAT = Format("sglang-check-env", "python3 -m sglang.check_env", "sglang", detect, parse, starts)
+FORMAT = Format("sglang-check-env", "python3 -m sglang.check_env", "sglang", detect, parse, starts,
+                start_hint=r"Python: \d")

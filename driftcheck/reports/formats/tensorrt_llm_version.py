@@ -25,12 +25,7 @@ _BARE = re.compile(r"^\s*(?P<version>\d+(?:\.\d+)+(?:\.?(?:dev|rc|post|a|b)\d+)?
 
 def detect(text: str) -> bool:
     """The `[TensorRT-LLM] TensorRT-LLM version:` line at the start of a line."""
-    return any(_MARK.match(line.lstrip()) for line in text.replace("\r", "").splitlines())
-
-
-def starts(lines: list[str], i: int) -> bool:
-    """Never: the line opens a log, whose section began above it."""
-    return False
+    return bool(re.search(r"^[ \t]*\[TensorRT-LLM\] TensorRT-LLM version: ", text, re.MULTILINE))
 
 
 def parse(text: str) -> Parsed:
@@ -61,4 +56,5 @@ def parse(text: str) -> Parsed:
                   unclaimed=paste.unclaimed(), noise=paste.noise_lines())
 
 
-FORMAT = Format("tensorrt-llm", "TensorRT-LLM version line", "tensorrt_llm", detect, parse, starts)
+# No `starts`: the line opens a log, whose section began above it.
+FORMAT = Format("tensorrt-llm", "TensorRT-LLM version line", "tensorrt_llm", detect, parse)

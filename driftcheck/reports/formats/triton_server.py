@@ -88,4 +88,5 @@ def parse(text: str) -> Parsed:
                   noise=paste.noise_lines(), cut=cut)
 
 
-FORMAT = Format("triton-server", "tritonserver (option table)", "tritonserver", detect, parse, starts)
+FORMAT = Format("triton-server", "tritonserver (option table)", "tritonserver", detect, parse, starts,
+                start_hint=r"\+-|\| Option")
