@@ -207,15 +207,14 @@ def _same_name(key: str, one: Any, other: Any) -> bool:
         formats_key(one) == formats_key(other)
 
 
-def _check_same_machine(gpu: dict[str, Any], topology: dict[str, Any]) -> None:
-    """Refuse a GPU description and a topology matrix whose GPU counts show two different machines."""
+def _machine_mismatch(gpu: dict[str, Any], topology: dict[str, Any]) -> tuple[int, int] | None:
+    """The GPU counts of a matrix and a GPU description that show two different machines, or None."""
     topo_gpus = [d for d in topology.get("devices") or [] if str(d).startswith("GPU")]
     # A description may be trimmed (attached 8, one <gpu> kept): either count may match the matrix.
     counts = {len(gpu.get("gpus") or {}), gpu.get("gpu_count")}
     if topo_gpus and len(topo_gpus) not in counts:
-        described = max(c for c in counts if isinstance(c, int))
-        raise UsageError(f"the topology matrix shows {len(topo_gpus)} GPUs, the GPU description {described}: "
-                         "import files of one machine together")
+        return len(topo_gpus), max(c for c in counts if isinstance(c, int))
+    return None
 
 
 def _outcome(data: dict[str, Any]) -> dict[str, Any]:
@@ -237,7 +236,7 @@ def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | Non
     A GPU description (nvidia-smi) says more about the GPUs than a report's list of names, so its `gpu` and
     `pcie` replace the report's; the report's topology matrix, or a separate one, is merged into them. Given
     `conflicts` (the sections of one issue body, one machine by the user's word), GPU counts that disagree are
-    recorded there instead of refused.
+    recorded there instead of refused (a matrix of another count is then not merged).
     """
     report = _one(files, "report", "environment report")
     described = _one(files, "gpu", "GPU description (nvidia-smi -q, -q -x, --query-gpu CSV or the nvidia-smi table)")
@@ -259,9 +258,19 @@ def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | Non
     if topology is not None and (matrix is not None or described is not None):
         pcie = probes.get("pcie") or {"source": "nvidia-smi", "gpus": {}, "topology": None, "p2p": None,
                                       "sysfs": None}
-        if "gpu" in probes:
-            _check_same_machine(probes["gpu"], topology)
-        probes["pcie"] = merge_topology(pcie, topology)
+        mismatch = _machine_mismatch(probes["gpu"], topology) if "gpu" in probes else None
+        holder = matrix or report
+        if mismatch and (conflicts is None or holder is None):
+            raise UsageError(f"the topology matrix shows {mismatch[0]} GPUs, the GPU description {mismatch[1]}: "
+                             "import files of one machine together")
+        if mismatch and conflicts is not None and holder is not None:
+            # Sections of one body (one machine by the user's word) that disagree: the matrix is not merged into
+            # GPUs it does not describe; the disagreement is kept and shown.
+            conflicts.append({"path": "probes.pcie.data.topology", "kept": None,
+                              "kept_from": described.name if described else None,
+                              "other": f"a matrix of {mismatch[0]} GPUs", "other_from": holder.name})
+        else:
+            probes["pcie"] = merge_topology(pcie, topology)
     return {name: _outcome(data) for name, data in probes.items()}
 
 
