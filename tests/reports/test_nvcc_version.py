@@ -63,3 +63,16 @@ def test_two_toolkits_diff_as_a_cuda_version_change() -> None:
     version = changes["probes.kernels.data.cuda_toolkit.version"]
     assert (version.before, version.after, version.category) == ("11.0.194", "11.1.105", "cuda_version")
     assert changes["probes.kernels.data.cuda_toolkit.release"].after == "11.1"
+
+
+def test_against_a_probed_snapshot_the_toolkit_is_not_compared() -> None:
+    """No probe reads nvcc: a probed snapshot without the toolkit did not look, so it is not "removed"."""
+    from driftcheck.analysis.partial import comparable
+    from driftcheck.snapshot.model import read_snapshot_file
+
+    paste = NVCC / "cuda_12_5_risc0_gcc.txt"
+    imported = import_texts([(str(paste), paste.name, paste.read_text("utf-8"))])
+    probed = read_snapshot_file(DATA / "pairs" / "base.json")
+    a, b, left_out = comparable(imported, probed)
+    assert "probes.kernels.data.cuda_toolkit" in left_out
+    assert not [c for c in diff_snapshots(a, b).changes if "cuda_toolkit" in c.path]
