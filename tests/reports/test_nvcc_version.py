@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from driftcheck.analysis.diff import diff_snapshots
+from driftcheck.analysis.partial import comparable
 from driftcheck.reports.formats import detect
 from driftcheck.reports.formats.nvcc_version import parse
 from driftcheck.reports.importer import ImportFormatError, import_texts, parse_text
@@ -67,7 +68,6 @@ def test_two_toolkits_diff_as_a_cuda_version_change() -> None:
 
 def test_against_a_probed_snapshot_the_toolkit_is_not_compared() -> None:
     """No probe reads nvcc: a probed snapshot without the toolkit did not look, so it is not "removed"."""
-    from driftcheck.analysis.partial import comparable
     from driftcheck.snapshot.model import read_snapshot_file
 
     paste = NVCC / "cuda_12_5_risc0_gcc.txt"
@@ -76,3 +76,39 @@ def test_against_a_probed_snapshot_the_toolkit_is_not_compared() -> None:
     a, b, left_out = comparable(imported, probed)
     assert "probes.kernels.data.cuda_toolkit" in left_out
     assert not [c for c in diff_snapshots(a, b).changes if "cuda_toolkit" in c.path]
+
+
+REPORTS = DATA / "reports"
+# nvcc's version as each report quotes it (collect_env's `CUDA runtime version`, check_env's `NVCC:` line), read
+# by hand; reports that say `Could not collect`, `No CUDA` or print no line give none.
+QUOTED = {
+    "sglang_08.txt": "11.7.64", "sglang_09.txt": "12.1.66", "sglang_11.txt": "12.4.131", "sglang_12.txt": "12.4.131",
+    "sglang_13.txt": "12.4.131", "sglang_14.txt": "12.8.61", "sglang_15.txt": "12.6.68", "sglang_16.txt": "12.6.20",
+    "sglang_17.txt": "13.0.88", "sglang_18.txt": "12.4.131", "sglang_19.txt": "12.1.66", "sglang_10.txt": None,
+    "torch_02.txt": "11.8.89", "torch_03.txt": "11.1.105", "torch_04.txt": "11.6.124", "torch_05.txt": "11.7.64",
+    "torch_08.txt": "10.2.89", "torch_09.txt": "11.6.55", "torch_10.txt": "11.0.221", "torch_11.txt": "11.1.105",
+    "torch_17.txt": "10.0.130", "torch_18.txt": "9.2.88", "torch_19.txt": "9.0.176", "torch_22.txt": "12.6.68",
+    "torch_23.txt": "12.9.86", "torch_25.txt": "11.8.89", "torch_26.txt": "12.9.41", "torch_27.txt": "12.4.131",
+    "torch_01.txt": None, "torch_12.txt": None,
+    "vllm_01.txt": "12.0.140", "vllm_02.txt": "12.3.107", "vllm_05.txt": "12.4.131", "vllm_06.txt": "12.4.131",
+    "vllm_08.txt": "12.8.93", "vllm_09.txt": "12.8.93", "vllm_10.txt": "12.8.93", "vllm_12.txt": "12.1.105",
+    "vllm_14.txt": "12.2.140", "vllm_15.txt": "12.1.105", "vllm_03.txt": None, "vllm_04.txt": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUOTED))
+def test_reports_quoting_nvcc_give_the_same_toolkit_fact(name: str) -> None:
+    parsed = parse_text((REPORTS / name).read_text("utf-8"), name).parsed
+    toolkit = (parsed.probes.get("kernels") or {}).get("cuda_toolkit")
+    expected = QUOTED[name]
+    assert toolkit == ({"version": expected, "release": expected.rsplit(".", 1)[0]} if expected else None)
+
+
+def test_an_nvcc_paste_and_a_collect_env_compare_their_toolkits() -> None:
+    """Two tools, two machines: nvcc 12.5 against the toolkit PyTorch's report quotes."""
+    a, b = (import_texts([(p.name, p.name, p.read_text("utf-8"))])
+            for p in (NVCC / "cuda_12_5_risc0_gcc.txt", REPORTS / "torch_23.txt"))
+    compared_a, compared_b, _ = comparable(a, b)
+    changes = {c.path: c for c in diff_snapshots(compared_a, compared_b).changes}
+    version = changes["probes.kernels.data.cuda_toolkit.version"]
+    assert (version.before, version.after, version.category) == ("12.5.82", "12.9.86", "cuda_version")
