@@ -28,6 +28,9 @@ _INDEX_KEY = re.compile(r"^GPU\d+$")
 _BUS_KEY = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d$")
 # Members that say how a fact was read, not what it is.
 _HOW_READ = ("source",)
+# Facts only an imported report carries (no probe measures them): a probed side without them did not look,
+# so they are never "removed" or "added" against it (nvcc's toolkit, the vendor an AMD tool names).
+_IMPORT_ONLY = tuple(compile_pattern(p) for p in ("probes.kernels.data.cuda_toolkit", "probes.gpu.data.vendor"))
 
 
 @dataclass(frozen=True)
@@ -148,10 +151,15 @@ class _Cutter:
         complete by the format that read it)."""
         return self.imported[side] and not any(p.match(parts) is not None for p in self.complete[side])
 
+    def _unmeasured(self, side: int, parts: tuple[PathPart, ...]) -> bool:
+        """Whether a fact at `parts` that `side` holds is one only imports carry, the other side being probed."""
+        return self.imported[side] and not self.imported[1 - side] and \
+            any(p.match(parts) is not None for p in _IMPORT_ONLY)
+
     def cut(self, a: dict[str, Any], b: dict[str, Any], parts: tuple[PathPart, ...]) -> None:
         for key in list(a):
             if key not in b:
-                if self._partial(1, parts):
+                if self._partial(1, parts) or self._unmeasured(0, (*parts, key)):
                     self.drop(a, key, parts, 0)
             elif isinstance(a[key], dict) and isinstance(b[key], dict):
                 self.cut(a[key], b[key], (*parts, key))
@@ -163,7 +171,7 @@ class _Cutter:
                 self.drop(a, key, parts, 0)
                 self.drop(b, key, parts, 1)
         for key in list(b):
-            if key not in a and self._partial(0, parts):
+            if key not in a and (self._partial(0, parts) or self._unmeasured(1, (*parts, key))):
                 self.drop(b, key, parts, 1)
 
     def drop(self, data: dict[Any, Any], key: PathPart, parts: tuple[PathPart, ...], side: int,

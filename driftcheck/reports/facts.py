@@ -61,6 +61,22 @@ def packages_data(pip: list[tuple[str, str]], conda: list[dict[str, str | None]]
     return out
 
 
+# nvcc's own line (`Cuda compilation tools, release 12.4, V12.4.131`), as SGLang's check_env quotes it.
+_NVCC_RELEASE = re.compile(r"release (?P<release>\d+\.\d+), V(?P<version>\d+(?:\.\d+)+)")
+_NVCC_VERSION = re.compile(r"^(?P<release>\d+\.\d+)\.\d+$")
+
+
+def cuda_toolkit_data(text: str | None) -> dict[str, Any] | None:
+    """The `kernels` shape of the CUDA toolkit nvcc reports: from its release line, or from the `V` number alone
+    (collect_env's `CUDA runtime version: 12.9.86` is nvcc's); None when the text holds neither."""
+    value = (text or "").strip()
+    line = _NVCC_RELEASE.search(value)
+    if line:
+        return {"cuda_toolkit": {"version": line["version"], "release": line["release"]}}
+    bare = _NVCC_VERSION.match(value)
+    return {"cuda_toolkit": {"version": value, "release": bare["release"]}} if bare else None
+
+
 def torch_version_cuda(version: str | None) -> str | None:
     """The CUDA a wheel was built for, from its local version label (`2.3.1+cu121` → `12.1`)."""
     match = re.search(r"\+cu(\d{2,3})(\b|$)", version or "")

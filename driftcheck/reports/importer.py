@@ -134,8 +134,10 @@ def parse_paste(text: str, name: str) -> tuple[list[ImportedFile], list[UnreadSe
 # over a Hugging Face `env` dump, which names a few versions in passing.
 _SPECIFIC: dict[str, tuple[str, ...]] = {"pip-packages": ("packages",), "conda-list": ("packages",),
                                           "numactl-hardware": ("system",), "rocm-smi": ("gpu",),
-                                          "ibstat": ("nccl",)}
+                                          "ibstat": ("nccl",), "ibv-devinfo": ("nccl",), "amd-smi": ("gpu",)}
 _SUMMARY = ("hf-env",)
+# Formats whose variants are different commands of one tool (amd-smi list, static, version): one of each per body.
+_BY_VARIANT = (*_SUMMARY, "amd-smi")
 
 
 def _rank(item: ImportedFile, probe: str) -> int:
@@ -153,7 +155,7 @@ def merge_reports(files: Sequence[ImportedFile]) -> tuple[ImportedFile | None, l
     reports = [f for f in files if f.parsed.role == "report"]
     seen: dict[tuple[str, str | None], ImportedFile] = {}
     for item in reports:
-        kind = (item.format.name, item.parsed.variant if item.format.name in _SUMMARY else None)
+        kind = (item.format.name, item.parsed.variant if item.format.name in _BY_VARIANT else None)
         if kind in seen:
             raise UsageError(f"{item.name}: a second {item.format.title} report (the first was {seen[kind].name}); "
                              "import one per snapshot")
@@ -205,15 +207,14 @@ def _same_name(key: str, one: Any, other: Any) -> bool:
         formats_key(one) == formats_key(other)
 
 
-def _check_same_machine(gpu: dict[str, Any], topology: dict[str, Any]) -> None:
-    """Refuse a GPU description and a topology matrix whose GPU counts show two different machines."""
+def _machine_mismatch(gpu: dict[str, Any], topology: dict[str, Any]) -> tuple[int, int] | None:
+    """The GPU counts of a matrix and a GPU description that show two different machines, or None."""
     topo_gpus = [d for d in topology.get("devices") or [] if str(d).startswith("GPU")]
     # A description may be trimmed (attached 8, one <gpu> kept): either count may match the matrix.
     counts = {len(gpu.get("gpus") or {}), gpu.get("gpu_count")}
     if topo_gpus and len(topo_gpus) not in counts:
-        described = max(c for c in counts if isinstance(c, int))
-        raise UsageError(f"the topology matrix shows {len(topo_gpus)} GPUs, the GPU description {described}: "
-                         "import files of one machine together")
+        return len(topo_gpus), max(c for c in counts if isinstance(c, int))
+    return None
 
 
 def _outcome(data: dict[str, Any]) -> dict[str, Any]:
@@ -235,7 +236,7 @@ def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | Non
     A GPU description (nvidia-smi) says more about the GPUs than a report's list of names, so its `gpu` and
     `pcie` replace the report's; the report's topology matrix, or a separate one, is merged into them. Given
     `conflicts` (the sections of one issue body, one machine by the user's word), GPU counts that disagree are
-    recorded there instead of refused.
+    recorded there instead of refused (a matrix of another count is then not merged).
     """
     report = _one(files, "report", "environment report")
     described = _one(files, "gpu", "GPU description (nvidia-smi -q, -q -x, --query-gpu CSV or the nvidia-smi table)")
@@ -249,13 +250,27 @@ def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | Non
             _check_same_count(report, described, conflicts)
             topology = topology or (probes.get("pcie") or {}).get("topology")
         probes["gpu"] = described.parsed.probes["gpu"]
+        links = (probes.get("pcie") or {}).get("sysfs")
         probes["pcie"] = described.parsed.probes["pcie"]
+        if links and not probes["pcie"].get("sysfs"):
+            # lspci's links (keyed by bus id) say what a GPU description does not: kept beside it.
+            probes["pcie"] = {**probes["pcie"], "sysfs": links}
     if topology is not None and (matrix is not None or described is not None):
         pcie = probes.get("pcie") or {"source": "nvidia-smi", "gpus": {}, "topology": None, "p2p": None,
                                       "sysfs": None}
-        if "gpu" in probes:
-            _check_same_machine(probes["gpu"], topology)
-        probes["pcie"] = merge_topology(pcie, topology)
+        mismatch = _machine_mismatch(probes["gpu"], topology) if "gpu" in probes else None
+        holder = matrix or report
+        if mismatch and (conflicts is None or holder is None):
+            raise UsageError(f"the topology matrix shows {mismatch[0]} GPUs, the GPU description {mismatch[1]}: "
+                             "import files of one machine together")
+        if mismatch and conflicts is not None and holder is not None:
+            # Sections of one body (one machine by the user's word) that disagree: the matrix is not merged into
+            # GPUs it does not describe; the disagreement is kept and shown.
+            conflicts.append({"path": "probes.pcie.data.topology", "kept": None,
+                              "kept_from": described.name if described else None,
+                              "other": f"a matrix of {mismatch[0]} GPUs", "other_from": holder.name})
+        else:
+            probes["pcie"] = merge_topology(pcie, topology)
     return {name: _outcome(data) for name, data in probes.items()}
 
 

@@ -19,11 +19,24 @@ _MARKUP = re.compile(r"^\s*(```.*|~~~.*|</?details>.*|<summary>.*</summary>\s*|<
 _LOG = re.compile(r"^\s*(?:\[?(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b.*\d\d:\d\d:\d\d"
                   r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d\S*\]?\s"
                   r"|\S+\.py:\d+: \w*Warning:|warnings\.warn\(|Collecting environment information\.*\s*$"
-                  r"|(?:root|\w+)@[\w.-]+:.*[#$] |\$ |\(\S+\) \S+@\S+:)")
-# A quoted e-mail reply (or a markdown quote): `> ` before every line.
+                  r"|(?:root|\w+)@[\w.-]+:.*[#$] |\$ |\(\S+\) \S+@\S+:"
+                  # A prompt whose user@host GitHub's e-mail bridge masked (`***@***.***:~$ nvidia-smi`).
+                  r"|(?:\(\S+\) )?\*{3}@\*{3}\.\*{3}:\S*[#$]\s)")
+# What an e-mail reply wraps around the quoted text: its header (wrapped after the sender, whose address
+# GitHub masks as `***@***.***`) and GitHub's footer.
+_EMAIL = re.compile(r"^\s*(?:On (?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), .*(?:\*{3}@\*{3}\.\*{3}>?|wrote:)|wrote:"
+                    r"|—|Reply to this email directly, view it on GitHub.*|<https://github\.com/\S+>,? ?(?:or)?"
+                    r"|unsubscribe|<https://github\.com/notifications/unsubscribe\S*"
+                    r"|You are receiving this because .*|Message ID: <.*>)\s*$")
+# A quoted e-mail reply (or a markdown quote): `> ` before every line (a bare `>` on an empty one).
 _QUOTE = re.compile(r"^>[ \t]?")
 # A log-shipper prefix on every line (`INFO 2025-04-06T03:02:45.843368291Z Python: 3.10.12`).
 _SHIPPER_PREFIX = re.compile(r"^(INFO|WARNING|ERROR|DEBUG)\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?\s")
+
+
+# What `_split_fused` cuts (a run of 40 blanks before text) and the trailing blanks `of` strips.
+_FUSED = re.compile(r"\s{40,}(?=\S)")
+_TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
 
 
 @dataclass
@@ -52,6 +65,18 @@ class Paste:
         paste.claimed.update(paste.noise)
         return paste
 
+    @staticmethod
+    def changes(text: str) -> bool:
+        """Whether `Paste.of(text).lines` differ from the text's own lines (CR, a BOM, a log shipper's prefix, a
+        quoted reply, a fused line, trailing blanks): when not, the text is already what a parser would see."""
+        if "\r" in text or text.startswith("\ufeff") or _FUSED.search(text) or _TRAILING.search(text):
+            return True
+        raw = text.split("\n")
+        written = [line for line in raw if line.strip()]
+        quoted = sum(1 for line in written if line.startswith(">"))
+        shipped = sum(1 for line in raw if line[:1] in "IWED" and _SHIPPER_PREFIX.match(line))
+        return quoted > len(written) // 2 or shipped > len(raw) // 2
+
     def claim(self, *indexes: int) -> None:
         """Mark lines as understood."""
         self.claimed.update(indexes)
@@ -66,7 +91,7 @@ class Paste:
 
 
 def _is_noise(line: str) -> bool:
-    return bool(line.strip()) and bool(_MARKUP.match(line) or _LOG.match(line))
+    return bool(line.strip()) and bool(_MARKUP.match(line) or _LOG.match(line) or _EMAIL.match(line))
 
 
 def _split_fused(line: str, anchors: tuple[str, ...]) -> list[str]:

@@ -117,6 +117,14 @@ def _torch_rows(s: Snapshot) -> list[Row]:
     return [Row("software", "torch", _join([build, runtime], "; "))]
 
 
+def _toolkit_rows(s: Snapshot) -> list[Row]:
+    """The CUDA toolkit nvcc reported (an imported `nvcc --version`)."""
+    toolkit = get(s.probe_data("kernels"), "cuda_toolkit")
+    if not isinstance(toolkit, dict) or not toolkit.get("version"):
+        return []
+    return [Row("software", "cuda toolkit", _join([f"nvcc {toolkit['version']}", toolkit.get("build")]))]
+
+
 def _package_rows(s: Snapshot) -> list[Row]:
     data = s.probe_data("packages")
     if not data:
@@ -395,7 +403,8 @@ def _probe_rows(s: Snapshot) -> list[Row]:
 
 def summary_rows(snapshot: Snapshot) -> list[Row]:
     """The summary's rows, in display order; sections without facts are left out."""
-    sections = (_host_rows, _torch_rows, _package_rows, _gpu_rows, _env_rows, _nccl_rows, _knob_rows, _probe_rows)
+    sections = (_host_rows, _torch_rows, _toolkit_rows, _package_rows, _gpu_rows, _env_rows, _nccl_rows, _knob_rows,
+                _probe_rows)
     return [row for section in sections for row in _section_rows(section, snapshot)]
 
 

@@ -55,7 +55,9 @@ def test_unknown_key_value_lines_become_raw_fields() -> None:
     text = (REPORTS / "torch_23.txt").read_text("utf-8")
     parsed = parse_text(text, "torch_23.txt").parsed
     assert parsed.fields["Caching allocator config"] == "N/A"
-    assert parsed.fields["CUDA runtime version"] == "12.9.86"
+    # `CUDA runtime version` is nvcc's version: the toolkit fact, not a raw field.
+    assert parsed.probes["kernels"] == {"cuda_toolkit": {"version": "12.9.86", "release": "12.9"}}
+    assert "CUDA runtime version" not in parsed.fields
 
 
 def test_diff_of_two_pasted_reports_ranks_torch_gpu_driver(cli: Callable[..., Any]) -> None:
@@ -90,7 +92,9 @@ def test_report_against_a_full_snapshot_compares_only_what_both_hold(cli: Callab
     changes = {c["path"]: c for c in report["changes"]}
     # The snapshot's 600-odd facts the report cannot carry are left out, never reported as added.
     assert not [p for p, c in changes.items() if c["kind"] == "added" and ".packages.packages." in p]
-    assert "probes.kernels" in report["not_in_report"]
+    # The compiled files the report cannot carry, and the toolkit (nvcc's, via `CUDA runtime version`) that no
+    # probe reads: both left out.
+    assert {"probes.kernels.data.files", "probes.kernels.data.cuda_toolkit"} <= set(report["not_in_report"])
     assert "probes.packages.data.packages.torch.location" in report["not_in_report"]
     # What both hold is compared: the report's CPU is the snapshot's, its OS too.
     assert "probes.system.data.cpu.model" not in changes

@@ -125,6 +125,21 @@ def test_in_one_body_gpu_counts_that_disagree_are_a_conflict_not_a_refusal() -> 
         import_texts(_texts(REPORTS / "torch_03.txt", REPORTS / "smi_01.txt"))
 
 
+def test_in_one_body_a_matrix_of_another_gpu_count_is_a_conflict_and_not_merged() -> None:
+    """Two real pastes of two machines in one body (a mechanism test): check_env with an 8-GPU matrix and a 1-GPU
+    nvidia-smi table. As separate files they are refused; as one body the table's GPUs are kept, the matrix is
+    not merged into them, and the disagreement is shown."""
+    report, table = (REPORTS / "sglang_08.txt").read_text("utf-8"), (REPORTS / "smi_01.txt").read_text("utf-8")
+    body = f"```\n{report}\n```\n\n```\n{table}\n```\n"
+    document = import_texts([("body", "body", body)]).document
+    conflict = next(c for c in document["host"]["conflicts"] if c["path"] == "probes.pcie.data.topology")
+    assert conflict["other"] == "a matrix of 8 GPUs" and conflict["kept"] is None
+    assert document["probes"]["pcie"]["data"].get("topology") is None
+    assert len(document["probes"]["gpu"]["data"]["gpus"]) == 1
+    with pytest.raises(UsageError, match="import files of one machine together"):
+        import_texts(_texts(REPORTS / "sglang_08.txt", REPORTS / "smi_01.txt"))
+
+
 def test_one_output_deep_in_a_long_body_is_still_found() -> None:
     """A conda list (real) below 25 lines of prose: the whole text is no conda list, its section is."""
     prose = "".join(f"Step {n}: I tried again and it still fails.\n" for n in range(25))

@@ -55,3 +55,16 @@ def test_with_a_report_that_names_the_gpus_the_two_merge() -> None:
     gpu = document["probes"]["gpu"]["data"]
     assert gpu["vendor"] == "AMD" and gpu["gpu_count"] == 1
     assert gpu["gpus"]["GPU0"] == {"index": 0, "name": "AMD Radeon RX 7900 XT"}
+
+
+def test_against_a_probed_snapshot_the_vendor_is_not_compared() -> None:
+    """NVML records no vendor: a probed snapshot did not look, so `vendor: AMD` is not "removed" against it."""
+    from driftcheck.analysis.diff import diff_snapshots
+    from driftcheck.analysis.partial import comparable
+    from driftcheck.snapshot.model import read_snapshot_file
+
+    paste = ROCM / "concise_two_gpus_2019.txt"
+    imported = import_texts([(str(paste), paste.name, paste.read_text("utf-8"))])
+    a, b, left_out = comparable(imported, read_snapshot_file(DATA / "pairs" / "base.json"))
+    assert "probes.gpu.data.vendor" in left_out
+    assert not [c for c in diff_snapshots(a, b).changes if c.path.endswith(".vendor")]

@@ -68,6 +68,12 @@ def test_show_of_a_pasted_report(cli: Callable[..., Any]) -> None:
     assert "sglang_08.txt (python3 -m sglang.check_env" in result.stdout
 
 
+def test_show_of_a_pasted_nvcc_names_the_toolkit(cli: Callable[..., Any]) -> None:
+    result = cli("show", str(DATA / "reports" / "nvcc" / "cuda_11_1_builder.txt"))
+    assert result.returncode == 0, result.stderr
+    assert "cuda toolkit  nvcc 11.1.105, cuda_11.1.TC455_06.29190527_0" in result.stdout
+
+
 def test_topology_in_one_line() -> None:
     islands = {"devices": ["GPU0", "GPU1", "GPU2", "GPU3"],
                "pairs": {"GPU0~GPU1": "PIX", "GPU0~GPU2": "SYS", "GPU0~GPU3": "SYS", "GPU1~GPU2": "SYS",

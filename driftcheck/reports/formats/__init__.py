@@ -7,12 +7,18 @@ is a new module with a `FORMAT` entry, added to `FORMATS`.
 
 from __future__ import annotations
 
+import re
+
 from driftcheck.reports.formats import (
+    amd_smi,
     conda_packages,
     ds_report,
     hf_env,
     ibstat,
+    ibv_devinfo,
+    lspci_link,
     numactl_hardware,
+    nvcc_version,
     nvidia_smi_csv,
     nvidia_smi_table,
     nvidia_smi_text,
@@ -22,6 +28,8 @@ from driftcheck.reports.formats import (
     pytorch_collect_env,
     rocm_smi,
     sglang_check_env,
+    tensorrt_llm_version,
+    triton_server,
     vllm_collect_env,
 )
 from driftcheck.reports.formats.base import Format, Parsed
@@ -41,7 +49,13 @@ FORMATS: tuple[Format, ...] = (
     conda_packages.FORMAT,
     numactl_hardware.FORMAT,
     ibstat.FORMAT,
+    ibv_devinfo.FORMAT,
     rocm_smi.FORMAT,
+    amd_smi.FORMAT,
+    nvcc_version.FORMAT,
+    lspci_link.FORMAT,
+    triton_server.FORMAT,
+    tensorrt_llm_version.FORMAT,
     pip_packages.FORMAT,
 )
 
@@ -50,15 +64,24 @@ def detect(text: str) -> Format | None:
     """The first format in `FORMATS` that claims `text` as pasted, or once a paste's line noise is removed
     (CR line ends, a log shipper's prefix on every line); None when none does."""
     found = next((fmt for fmt in FORMATS if fmt.detect(text)), None)
-    if found is None:
+    if found is None and Paste.changes(text):
         cleaned = "\n".join(Paste.of(text).lines)
         found = next((fmt for fmt in FORMATS if fmt.detect(cleaned)), None)
     return found
 
 
+_STARTERS = tuple(fmt for fmt in FORMATS if fmt.starts is not None)
+# One pattern for a line where some format's output may begin: the union of their `start_hint`s.
+_HINT = re.compile("|".join(f"(?:{fmt.start_hint})" for fmt in _STARTERS if fmt.start_hint))
+_UNHINTED = tuple(fmt for fmt in _STARTERS if not fmt.start_hint)
+
+
 def starts(lines: list[str], i: int) -> bool:
     """Whether some format's output begins at line i of an issue body (where the body is cut into sections)."""
-    return any(fmt.starts(lines, i) for fmt in FORMATS if fmt.starts is not None)
+    if any(fmt.starts(lines, i) for fmt in _UNHINTED if fmt.starts is not None):
+        return True
+    return bool(_HINT.match(lines[i])) and any(fmt.starts(lines, i) for fmt in _STARTERS
+                                                 if fmt.start_hint and fmt.starts is not None)
 
 
 def by_name(name: str) -> Format | None:

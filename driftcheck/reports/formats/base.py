@@ -46,6 +46,9 @@ class Format:
     # Whether line i of an issue body is where this tool's output begins (an issue body is cut there into
     # sections); None for a format that is never pasted after another output in one block, or is embedded in one.
     starts: Callable[[list[str], int], bool] | None = None
+    # A pattern matching the start of line i (`re.match`) without which `starts` is never true there: an issue
+    # body of 35,000 lines is cut into sections by testing one union of these per line, not every `starts`.
+    start_hint: str | None = None
 
 
 # The process list of every GPU: a format that reads its processes section lists each GPU's processes in full.

@@ -264,6 +264,8 @@ def common_probes(s: Scan, source: str) -> dict[str, dict[str, Any]]:
                                   # MIG instances are what CUDA enumerates: the GPU count is not torch's.
                                   device_count=len(names) if enumerated and "MIG devices" not in f else None),
         "gpu": facts.gpu_data(names, f.get("Nvidia driver version"), source, count_known=enumerated),
+        # collect_env's `CUDA runtime version` is what `nvcc --version` printed: the toolkit, not torch's CUDA.
+        "kernels": facts.cuda_toolkit_data(f.get("CUDA runtime version")),
         "pcie": facts.pcie_data(s.topology, source),
         "nccl": facts.nccl_data(s.env),
         "system": facts.system_data(f.get("OS"), (platform or {}).get("release") if (platform or {}).get("system")
@@ -296,7 +298,7 @@ def _cudnn_line(s: Scan) -> str:
 _LSCPU_MAPPED = ("Model name", "Vendor ID", "Socket(s)", "Core(s) per socket", "CPU(s)", "On-line CPU(s) list")
 COMMON_MAPPED = ("PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROCM used to build PyTorch",
                  "OS", "Python version", "Python platform", "Is CUDA available", "GPU models and configuration",
-                 "Nvidia driver version", "cuDNN version")
+                 "Nvidia driver version", "cuDNN version", "CUDA runtime version")
 
 
 def _complete(probes: dict[str, dict[str, Any]]) -> list[str]:

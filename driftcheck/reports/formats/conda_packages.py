@@ -84,4 +84,5 @@ def parse(text: str) -> Parsed:
                   cut=cut)
 
 
-FORMAT = Format("conda-list", "conda list", "conda", detect, parse, starts)
+FORMAT = Format("conda-list", "conda list", "conda", detect, parse, starts,
+                start_hint=r"\s*#\s*packages in environment at")

@@ -74,4 +74,5 @@ def parse(text: str) -> Parsed:
                   unclaimed=paste.unclaimed(), noise=paste.noise_lines())
 
 
-FORMAT = Format("ds-report", "ds_report", "deepspeed", detect, parse, starts)
+FORMAT = Format("ds-report", "ds_report", "deepspeed", detect, parse, starts,
+                start_hint=r"\s*(?:-----|DeepSpeed general environment info:)")

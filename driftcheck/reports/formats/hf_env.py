@@ -279,4 +279,5 @@ def parse(text: str) -> Parsed:
 
 
 FORMAT = Format("hf-env", "transformers / accelerate / diffusers-cli / huggingface-cli / llamafactory-cli env",
-                "huggingface", detect, parse, starts)
+                "huggingface", detect, parse, starts,
+                start_hint=r"\s*(?:Copy-and-paste|- [^:\n]+?\s*:)")

@@ -89,4 +89,5 @@ def _read(adapter: dict[str, Any], port: str | None, key: str, value: str, field
         fields[f"{ca} port {port} {key}"] = value
 
 
-FORMAT = Format("ibstat", "ibstat", "infiniband", detect, parse, starts)
+FORMAT = Format("ibstat", "ibstat", "infiniband", detect, parse, starts,
+                start_hint=r"\s*CA '")

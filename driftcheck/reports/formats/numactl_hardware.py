@@ -79,4 +79,5 @@ def parse(text: str) -> Parsed:
                   complete=[NODES] if whole else [], cut=[] if whole else [NODES])
 
 
-FORMAT = Format("numactl-hardware", "numactl -H", "numactl", detect, parse, starts)
+FORMAT = Format("numactl-hardware", "numactl -H", "numactl", detect, parse, starts,
+                start_hint=r"\s*available:")

@@ -131,4 +131,5 @@ def _pruned(value: Any) -> Any:
     return value
 
 
-FORMAT = Format("nvidia-smi-table", "nvidia-smi", "nvidia-smi", detect, parse, starts)
+FORMAT = Format("nvidia-smi-table", "nvidia-smi", "nvidia-smi", detect, parse, starts,
+                start_hint=r"\s*(?:\+-|\w{3} \w{3} +\d+ \d\d:)")

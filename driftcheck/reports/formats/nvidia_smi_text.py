@@ -28,4 +28,5 @@ def parse(text: str) -> Parsed:
     return Parsed(probes=probes, role="gpu", complete=gpu_completeness(probes, len(_PROCESSES.findall(text))))
 
 
-FORMAT = Format("nvidia-smi-text", "nvidia-smi -q", "nvidia-smi", detect, parse, starts)
+FORMAT = Format("nvidia-smi-text", "nvidia-smi -q", "nvidia-smi", detect, parse, starts,
+                start_hint=r"\s*=+NVSMI LOG")

@@ -4,7 +4,9 @@
 `uv pip list` print a two-column table under a `Package Version` header and a rule of dashes (an editable
 install adds a location column). Both fill the `packages` probe's shape with name and version; a line that
 is neither (a warning, a prompt) is kept as unclaimed text. A list is complete only when no line of it was
-left unread: a paste cut mid-table gives its packages but does not claim the others are gone.
+left unread: a paste cut mid-table gives its packages but does not claim the others are gone. A list piped
+through `grep` (`pip list | grep torch`: rows without the header) is read from the rows after that command
+line, and is never complete: it shows the packages grep kept.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ _EDITABLE_NOTE = re.compile(rf"^#\s*Editable .*\((?P<name>{_NAME})==(?P<version>
 _LIST_HEADER = re.compile(r"^\s*Package\s+Version(\s+\S.*)?$")
 _LIST_RULE = re.compile(r"^\s*-{3,}(\s+-{3,})+\s*$")
 _LIST_ROW = re.compile(rf"^\s*(?P<name>{_NAME})\s+(?P<version>\d[^\s]*)(?:\s+(?P<location>/\S.*|[A-Za-z]:\\\S.*))?\s*$")
+# The command of a filtered list (`pip3 list|grep -i torch`, after a prompt or not).
+_GREP_COMMAND = re.compile(r"\bpip3?\s+(?P<how>list|freeze)\b[^|]*\|\s*grep\b")
 # A version a URL install leaves in its wheel's file name: `torch-2.5.1+cu124-cp311-...whl`.
 _WHEEL_VERSION = re.compile(r"/[A-Za-z0-9_.]+-(?P<version>\d[^-/]*)-[^/]*\.whl$")
 
@@ -40,13 +44,39 @@ def starts(lines: list[str], i: int) -> bool:
     return bool(_LIST_HEADER.match(lines[i])) and i + 1 < len(lines) and bool(_LIST_RULE.match(lines[i + 1]))
 
 
+def _grep_start(lines: list[str]) -> tuple[int, str] | None:
+    """The line after a `pip list | grep` (or `pip freeze | grep`) command followed by one of its rows, and how."""
+    for i, line in enumerate(lines[:-1]):
+        command = _GREP_COMMAND.search(line)
+        if command and _grep_row(command["how"], lines[i + 1]):
+            return i + 1, command["how"]
+    return None
+
+
+def _grep_row(how: str, line: str) -> tuple[str, str | None] | None:
+    if how == "list":
+        row = _LIST_ROW.match(line)
+        return (row["name"], row["version"]) if row else None
+    return _freeze_row(line.strip())
+
+
 def detect(text: str) -> bool:
-    """A `pip list` table (header and rule), or a text whose lines are mostly `pip freeze` requirements."""
+    """A `pip list` table (header and rule), a `pip list | grep` command with its rows, or a text whose lines are
+    mostly `pip freeze` requirements."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if _table_start(lines) is not None:
+    if _table_start(lines) is not None or _grep_start([line.rstrip() for line in text.splitlines()
+                                                       if line.strip()]) is not None:
         return True
-    frozen = sum(1 for line in lines if _FREEZE_PINNED.match(line) or _FREEZE_URL.match(line)
-                 or _FREEZE_EDITABLE.match(line) or _EDITABLE_NOTE.match(line))
+    allowed = len(lines) - max(3, 0.8 * len(lines))  # lines that may be something else
+    frozen = 0
+    for line in lines:
+        if _FREEZE_PINNED.match(line) or _FREEZE_URL.match(line) or _FREEZE_EDITABLE.match(line) \
+                or _EDITABLE_NOTE.match(line):
+            frozen += 1
+        else:
+            allowed -= 1
+            if allowed < 0:  # too many other lines already: no freeze output
+                return False
     return frozen >= 3 and frozen >= 0.8 * len(lines)
 
 
@@ -68,6 +98,9 @@ def parse(text: str) -> Parsed:
     """The `packages` probe (name and version of each distribution) of a pasted pip freeze or pip list."""
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     start = _table_start(lines)
+    grepped = _grep_start(lines) if start is None else None
+    if grepped is not None:
+        return _parse_grepped(lines, *grepped)
     rows: list[tuple[str, str]] = []
     # What precedes the table's header (a note, another tool's lines) is kept; fences and prompts are noise.
     unclaimed: list[str] = [line for line in lines[:start - 2] if not Paste.of(line).noise] if start else []
@@ -94,4 +127,23 @@ def parse(text: str) -> Parsed:
                   complete=complete)
 
 
-FORMAT = Format("pip-packages", "pip freeze / pip list", "pip", detect, parse, starts)
+def _parse_grepped(lines: list[str], start: int, how: str) -> Parsed:
+    """The rows a `pip list | grep` printed after its command line; everything else kept (markup and prompts as
+    noise), and the list never complete."""
+    rows: list[tuple[str, str]] = []
+    unclaimed: list[str] = []
+    noise: list[str] = []
+    for i, line in enumerate(lines):
+        found = _grep_row(how, line) if i >= start else None
+        if found is not None:
+            rows.append((found[0], found[1] or "unknown"))
+        elif i == start - 1 or Paste.of(line).noise:
+            noise.append(line)
+        else:
+            unclaimed.append(line)
+    return Parsed(probes={"packages": facts.packages_data(rows, None)}, variant=f"pip {how} | grep",
+                  unclaimed=unclaimed, noise=noise)
+
+
+FORMAT = Format("pip-packages", "pip freeze / pip list", "pip", detect, parse, starts,
+                start_hint=r"\s*Package\s+Version")

@@ -40,4 +40,5 @@ def parse(text: str) -> Parsed:
     return collect_env.parsed(scan, probes, variant, collect_env.COMMON_MAPPED)
 
 
-FORMAT = Format("pytorch-collect-env", "python -m torch.utils.collect_env", "pytorch", detect, parse, starts)
+FORMAT = Format("pytorch-collect-env", "python -m torch.utils.collect_env", "pytorch", detect, parse, starts,
+                start_hint=r"\s*Collecting environment information")

@@ -84,4 +84,5 @@ def parse(text: str) -> Parsed:
                   noise=paste.noise_lines(), complete=[GPUS] if whole else [], cut=[] if whole else [GPUS])
 
 
-FORMAT = Format("rocm-smi", "rocm-smi", "rocm-smi", detect, parse, starts)
+FORMAT = Format("rocm-smi", "rocm-smi", "rocm-smi", detect, parse, starts,
+                start_hint=r".*ROCm System Management Interface")

@@ -96,15 +96,18 @@ def parse(text: str) -> Parsed:
         "gpu": facts.gpu_data(names, driver if driver_key == "CUDA Driver Version" else None, FORMAT.name,
                               count_known=enumerated),
         "pcie": facts.pcie_data(scan.topology, FORMAT.name),
+        "kernels": facts.cuda_toolkit_data(f.get("NVCC")),
     }
     kept = {name: data for name, data in probes.items() if data}
     package_keys = {name for name, _ in pip} | set(missing)
     mapped = (*package_keys, "Python", "PyTorch", "CUDA available", *(k for k in f if _GPU_GROUP.match(k)),
-              *([driver_key] if driver_key == "CUDA Driver Version" else []))
+              *([driver_key] if driver_key == "CUDA Driver Version" else []),
+              *(["NVCC"] if "kernels" in kept else []))
     result = collect_env.parsed(scan, kept, "check_env", tuple(mapped))
     if missing:
         result.fields["not installed"] = ", ".join(missing)
     return result
 
 
-FORMAT = Format("sglang-check-env", "python3 -m sglang.check_env", "sglang", detect, parse, starts)
+FORMAT = Format("sglang-check-env", "python3 -m sglang.check_env", "sglang", detect, parse, starts,
+                start_hint=r"Python: \d")
