@@ -1,0 +1,179 @@
+"""A control for checks against the past: a small figure, measured beside every benchmark, that moves only
+with the machine's own speed, so that a shift it shares is told apart from a change of configuration.
+
+`check --against REF` cannot interleave with a past state. When other work shares the machine now (or
+the CPU clocks lower, or a VM neighbour steals time) every benchmark is slower and the raw verdict calls
+the machine slower. So each run measures, before its first benchmark and after each one, three figures
+that no setting driftcheck compares can change (no BLAS, no OpenMP, no torch):
+
+- `int_1t`: a pure-Python integer loop on one thread (Mops/s): tracks the clock and the share of one core;
+- `copy_1t`: a 16 MiB memory copy on one thread (stdlib `memoryview` slice assignment, GB/s): tracks
+  memory bandwidth and the cache a neighbour takes;
+- `all_cores`: SHA-256 of a private buffer in one thread per usable CPU at once (hashlib drops the GIL),
+  per-thread MB/s: tracks how much of *all* the cores this process can have. Its thread count is the
+  machine's CPU count, never the run's OMP/torch thread count, so OMP_NUM_THREADS=1 cannot move it.
+
+A benchmark's control figure in a run is the geometric mean of the measurements just before and just
+after it (interleaved: a load that starts mid-run reaches both). About 50 ms each, ~1-2% of a suite.
+
+**Which benchmarks it can normalise honestly.** Dividing by the control is exact only for work that
+loses speed as the control does:
+
+- a benchmark that ran on one thread on both sides (`threads` 1: the launch overhead, whose 1-element ops
+  never split, or every benchmark of a run with one thread) shares the single-thread control's exposure:
+  its figure is normalised by the single-thread control (geometric mean of `int_1t` and `copy_1t`), and
+  its verdict is made on that figure, even in a run flagged as disturbed (the control measured the same
+  disturbance, interleaved with it);
+- a multi-threaded benchmark (a GEMM, the decode) is normalised by `all_cores`. That is exact for a
+  clock or steal change, which every thread feels alike, but not under a busy core: an OpenMP team waits
+  at each barrier for its slowest thread, so one busy core of two made a 2-thread decode 8x slower while
+  `all_cores` lost about a third (measured). A memory-bound copy loses *less* than the control. So when
+  the control itself moved beyond its own noise, a multi-threaded benchmark gets no slower/faster/
+  unchanged verdict from either figure — `inconclusive`, saying the whole machine moved — unless its raw
+  figure moved *against* the machine (faster on a slower machine), which no load explains. When the
+  control did not move, the normalised figure decides, with the disturbance rule of
+  `driftcheck.baselines.verdict`.
+
+A shift the control does not share (fewer threads, another BLAS, a slower library) stays a finding: the
+control does not move, so the normalised figure is the raw one within noise. On a GPU run the control is
+recorded and its change shown, but verdicts stay on raw figures: a CPU loop does not track a GPU's speed.
+Records taken before the control existed compare on raw figures, and the verdict says no control was
+recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import statistics
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+FIGURES = ("int_1t", "copy_1t", "all_cores")
+UNITS = {"int_1t": "Mops/s", "copy_1t": "GB/s", "all_cores": "MB/s per thread"}
+_LOOP_ITERATIONS = 300_000
+_COPY_BYTES = 16 << 20
+_HASH_BYTES = 16 << 20
+# The copy is the median of this many repetitions (one is ~3 ms: a single one is mostly timer and page
+# noise). The loop and the hash run once, ~20 ms each: a burst of a few ms is favoured by the scheduler
+# over a long-running busy loop (a woken thread preempts it), and so would not feel the load a benchmark
+# running for seconds feels. Measured: a 4 MiB hash per thread did not move with a busy core; 16 MiB did.
+_REPEATS = 3
+# The all-cores control runs at most this many threads: beyond it a big machine's control costs too much.
+_MAX_THREADS = 16
+# A control shift below this is never "the machine moved", whatever its noise says.
+MIN_CONTROL_SHIFT = 0.05
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask), at most `_MAX_THREADS`."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        count = os.cpu_count() or 1
+    return max(1, min(count, _MAX_THREADS))
+
+
+def _int_loop() -> float:
+    started = time.perf_counter()
+    total = 0
+    for i in range(_LOOP_ITERATIONS):
+        total += i & 7
+    elapsed = time.perf_counter() - started
+    return _LOOP_ITERATIONS / max(elapsed, 1e-9) / 1e6
+
+
+class _Buffers:
+    """The copy and hash buffers, made once per process (allocating them would be measured too)."""
+
+    def __init__(self, threads: int) -> None:
+        self.source = bytearray(os.urandom(4096)) * (_COPY_BYTES // 4096)
+        self.target = bytearray(_COPY_BYTES)
+        self.hashed = [bytes(os.urandom(4096)) * (_HASH_BYTES // 4096) for _ in range(threads)]
+
+
+def _copy(buffers: _Buffers) -> float:
+    started = time.perf_counter()
+    memoryview(buffers.target)[:] = buffers.source
+    return 2.0 * _COPY_BYTES / max(time.perf_counter() - started, 1e-9) / 1e9  # read + write
+
+
+def _all_cores(buffers: _Buffers) -> float:
+    threads = len(buffers.hashed)
+    barrier = threading.Barrier(threads + 1)
+    done = [0.0] * threads
+
+    def work(index: int) -> None:
+        barrier.wait()
+        hashlib.sha256(buffers.hashed[index]).digest()
+        done[index] = time.perf_counter()
+
+    workers = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    started = time.perf_counter()
+    barrier.wait()
+    for worker in workers:
+        worker.join()
+    elapsed = max(max(done) - started, 1e-9)
+    return _HASH_BYTES / elapsed / 1e6  # each thread hashed _HASH_BYTES in the wall time of all
+
+
+class ControlMeter:
+    """Measures the control figures; one per run (it holds the buffers)."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or usable_cpus()
+        self._buffers = _Buffers(self.threads)
+
+    def measure(self) -> dict[str, float]:
+        """{int_1t, copy_1t, all_cores}: one loop, the median of `_REPEATS` copies, one hash per thread."""
+        return {"int_1t": _int_loop(), "copy_1t": statistics.median(_copy(self._buffers) for _ in range(_REPEATS)),
+                "all_cores": _all_cores(self._buffers)}
+
+
+def around(before: Mapping[str, float], after: Mapping[str, float], threads: int) -> dict[str, Any]:
+    """A benchmark's control entry from the measurements just before and after it (geometric means)."""
+    entry: dict[str, Any] = {name: round(math.sqrt(before[name] * after[name]), 6) for name in FIGURES}
+    entry["all_cores_threads"] = threads
+    return entry
+
+
+# --- reading a stored control ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ControlFigure:
+    """One run's control of one benchmark: the figure its normalisation divides by (higher: faster)."""
+
+    single: float  # geometric mean of int_1t and copy_1t
+    all_cores: float
+    threads: int | None = None  # threads of the all-cores figure
+
+    def for_threads(self, threads: int) -> float:
+        """The figure that tracks a benchmark run on `threads` threads (see the module docstring)."""
+        return self.single if threads <= 1 else self.all_cores
+
+
+def control_figure(value: Any) -> ControlFigure | None:
+    """The control stored beside one run's result, or None when that run recorded none (older records)."""
+    if not isinstance(value, Mapping):
+        return None
+    figures = [value.get(name) for name in FIGURES]
+    if not all(isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0 and math.isfinite(f)
+               for f in figures):
+        return None
+    int_1t, copy_1t, all_cores = (float(f) for f in figures)  # type: ignore[arg-type]
+    threads = value.get("all_cores_threads")
+    return ControlFigure(math.sqrt(int_1t * copy_1t), all_cores, threads if isinstance(threads, int) else None)
+
+
+def control_figures(entries: Sequence[Mapping[str, Any]]) -> list[ControlFigure] | None:
+    """The control of each run in `entries`, or None unless every run recorded one."""
+    figures = [control_figure(entry.get("control")) for entry in entries]
+    if not figures or any(f is None for f in figures):
+        return None
+    return [f for f in figures if f is not None]
