@@ -6,12 +6,20 @@ the CPU clocks lower, or a VM neighbour steals time) every benchmark is slower a
 the machine slower. So each run measures, before its first benchmark and after each one, three figures
 that no setting driftcheck compares can change (no BLAS, no OpenMP, no torch):
 
-- `int_1t`: a pure-Python integer loop on one thread (Mops/s): tracks the clock and the share of one core;
+- `int_1t`: a pure-Python integer loop on one thread (Mops/s): tracks the clock and steal;
 - `copy_1t`: a 16 MiB memory copy on one thread (stdlib `memoryview` slice assignment, GB/s): tracks
   memory bandwidth and the cache a neighbour takes;
-- `all_cores`: SHA-256 of a private buffer in one thread per usable CPU at once (hashlib drops the GIL),
-  per-thread MB/s: tracks how much of *all* the cores this process can have. Its thread count is the
-  machine's CPU count, never the run's OMP/torch thread count, so OMP_NUM_THREADS=1 cannot move it.
+- `all_cores`: SHA-256 of a private 16 MiB buffer in one thread per usable CPU at once (hashlib drops the
+  GIL), per-thread MB/s: tracks how much of *all* the cores this process can have. Its thread count is
+  the machine's CPU count, never the run's OMP/torch thread count, so OMP_NUM_THREADS=1 cannot move it.
+
+**Timed as the benchmarks are.** A benchmark's figure is the median of timed batches of at least 5 ms
+(`CalibrationPolicy.min_sample_s`). A batch that short mostly runs between two preemptions, so the
+median of many sees the clock, not the share of the CPU a busy neighbour takes (measured on the 2-core
+VM: with others keeping 1.8 CPUs busy the launch overhead did not move while one 20 ms loop lost 86%).
+So `int_1t` and `copy_1t` are the medians of a few batches of ~5 ms, and `all_cores` is one batch of
+~25 ms, as long as one operation of the multi-threaded benchmarks (a 1024³ GEMM, a decode step), which
+do feel the share. The stored control keeps the benchmark's own batch time (`batch_s`) to choose by.
 
 A benchmark's control figure in a run is the geometric mean of the measurements just before and just
 after it (interleaved: a load that starts mid-run reaches both). About 50 ms each, ~1-2% of a suite.
@@ -20,11 +28,12 @@ after it (interleaved: a load that starts mid-run reaches both). About 50 ms eac
 loses speed as the control does:
 
 - a benchmark that ran on one thread on both sides (`threads` 1: the launch overhead, whose 1-element ops
-  never split, or every benchmark of a run with one thread) shares the single-thread control's exposure:
-  its figure is normalised by the single-thread control (geometric mean of `int_1t` and `copy_1t`), and
-  its verdict is made on that figure, even in a run flagged as disturbed (the control measured the same
-  disturbance, interleaved with it);
-- a multi-threaded benchmark (a GEMM, the decode) is normalised by `all_cores`. That is exact for a
+  never split, or every benchmark of a run with one thread) in short batches (`SHORT_BATCH_S`) shares
+  the single-thread control's exposure: its figure is normalised by the single-thread control (geometric
+  mean of `int_1t` and `copy_1t`), and its verdict is made on that figure, even in a run flagged as
+  disturbed (the control measured the same disturbance, interleaved with it, in batches as short);
+- any other benchmark — multi-threaded (a GEMM, the decode), or on one thread in long batches, which feel
+  the share the short control does not — is normalised by `all_cores`. That is exact for a
   clock or steal change, which every thread feels alike, but not under a busy core: an OpenMP team waits
   at each barrier for its slowest thread, so one busy core of two made a 2-thread decode 8x slower while
   `all_cores` lost about a third (measured). A memory-bound copy loses *less* than the control. So when
@@ -55,14 +64,17 @@ from typing import Any
 
 FIGURES = ("int_1t", "copy_1t", "all_cores")
 UNITS = {"int_1t": "Mops/s", "copy_1t": "GB/s", "all_cores": "MB/s per thread"}
-_LOOP_ITERATIONS = 300_000
+_LOOP_ITERATIONS = 75_000
 _COPY_BYTES = 16 << 20
 _HASH_BYTES = 16 << 20
-# The copy is the median of this many repetitions (one is ~3 ms: a single one is mostly timer and page
-# noise). The loop and the hash run once, ~20 ms each: a burst of a few ms is favoured by the scheduler
-# over a long-running busy loop (a woken thread preempts it), and so would not feel the load a benchmark
-# running for seconds feels. Measured: a 4 MiB hash per thread did not move with a busy core; 16 MiB did.
-_REPEATS = 3
+# The single-thread figures are the median of this many batches of ~5 ms, as a benchmark's figure is the
+# median of its batches (see the module docstring). The hash runs once, ~25 ms per thread: a burst of a
+# few ms is favoured by the scheduler over a long-running busy loop (a woken thread preempts it), so it
+# would not feel the load a multi-threaded operation of tens of ms feels. Measured: a 4 MiB hash per
+# thread did not move with a busy core; 16 MiB did.
+_REPEATS = 5
+# Benchmarks timed in batches up to this long are "short": the single-thread control's time scale.
+SHORT_BATCH_S = 0.02
 # The all-cores control runs at most this many threads: beyond it a big machine's control costs too much.
 _MAX_THREADS = 16
 # A control shift below this is never "the machine moved", whatever its noise says.
@@ -131,15 +143,19 @@ class ControlMeter:
         self._buffers = _Buffers(self.threads)
 
     def measure(self) -> dict[str, float]:
-        """{int_1t, copy_1t, all_cores}: one loop, the median of `_REPEATS` copies, one hash per thread."""
-        return {"int_1t": _int_loop(), "copy_1t": statistics.median(_copy(self._buffers) for _ in range(_REPEATS)),
+        """{int_1t, copy_1t, all_cores}: medians of `_REPEATS` loops and copies, one hash per thread."""
+        return {"int_1t": statistics.median(_int_loop() for _ in range(_REPEATS)),
+                "copy_1t": statistics.median(_copy(self._buffers) for _ in range(_REPEATS)),
                 "all_cores": _all_cores(self._buffers)}
 
 
-def around(before: Mapping[str, float], after: Mapping[str, float], threads: int) -> dict[str, Any]:
-    """A benchmark's control entry from the measurements just before and after it (geometric means)."""
+def around(before: Mapping[str, float], after: Mapping[str, float], threads: int,
+           batch_s: float | None = None) -> dict[str, Any]:
+    """A benchmark's control entry from the measurements just before and after it (geometric means);
+    `batch_s`: how long one timed batch of the benchmark took (its time scale)."""
     entry: dict[str, Any] = {name: round(math.sqrt(before[name] * after[name]), 6) for name in FIGURES}
     entry["all_cores_threads"] = threads
+    entry["batch_s"] = None if batch_s is None else round(batch_s, 6)
     return entry
 
 
@@ -152,10 +168,16 @@ class ControlFigure:
     single: float  # geometric mean of int_1t and copy_1t
     all_cores: float
     threads: int | None = None  # threads of the all-cores figure
+    batch_s: float | None = None  # the benchmark's timed batch (None: not recorded, counts as long)
 
-    def for_threads(self, threads: int) -> float:
-        """The figure that tracks a benchmark run on `threads` threads (see the module docstring)."""
-        return self.single if threads <= 1 else self.all_cores
+    @property
+    def short(self) -> bool:
+        """Whether the benchmark was timed in batches as short as the single-thread control's."""
+        return self.batch_s is not None and self.batch_s <= SHORT_BATCH_S
+
+    def for_kind(self, single: bool) -> float:
+        """The single-thread figure, or the all-cores one (see the module docstring for which applies)."""
+        return self.single if single else self.all_cores
 
 
 def control_figure(value: Any) -> ControlFigure | None:
@@ -167,8 +189,9 @@ def control_figure(value: Any) -> ControlFigure | None:
                for f in figures):
         return None
     int_1t, copy_1t, all_cores = (float(f) for f in figures)  # type: ignore[arg-type]
-    threads = value.get("all_cores_threads")
-    return ControlFigure(math.sqrt(int_1t * copy_1t), all_cores, threads if isinstance(threads, int) else None)
+    threads, batch = value.get("all_cores_threads"), value.get("batch_s")
+    return ControlFigure(math.sqrt(int_1t * copy_1t), all_cores, threads if isinstance(threads, int) else None,
+                         float(batch) if isinstance(batch, (int, float)) and not isinstance(batch, bool) else None)
 
 
 def control_figures(entries: Sequence[Mapping[str, Any]]) -> list[ControlFigure] | None:

@@ -4,6 +4,7 @@ read the device state around it, and collect the `bench` probe's data.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -111,8 +112,10 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
                 control_started = time.monotonic()
                 control_next = control.measure()
                 control_s += time.monotonic() - control_started
+                batch_s = statistics.median(measurement.samples_s) * int(measurement.report.get("inner") or 1) \
+                    if measurement.samples_s else None
                 entries = result_json(case, measurement, before, after, reference,
-                                      around(control_last, control_next, control.threads),
+                                      around(control_last, control_next, control.threads, batch_s),
                                       1 if case.single_thread else threads)
                 control_last = control_next
                 results.update(entries)

@@ -253,24 +253,25 @@ class _Sides:
 
     before: list[ControlFigure]
     after: list[ControlFigure]
-    threads: int  # the most threads any run on either side used (1: single-thread on both sides)
+    single: bool  # one thread in short batches on both sides: the single-thread control applies
 
 
 def _controlled_sides(before: Mapping[str, Any], after: Mapping[str, Any], device: str) -> _Sides | str:
     """Both sides' controls, or why the verdict stays on raw figures."""
     runs = [_run_entries(before), _run_entries(after)]
-    controls = [control_figures(side) for side in runs]
-    if controls[0] is None or controls[1] is None:
-        missing = " and ".join(tag for tag, c in zip("AB", controls, strict=True) if c is None)
+    read = [control_figures(side) for side in runs]
+    if read[0] is None or read[1] is None:
+        missing = " and ".join(tag for tag, c in zip("AB", read, strict=True) if c is None)
         return f"no control was recorded in {missing} (taken before the control existed): verdict on raw figures"
+    controls = (read[0], read[1])
     if device != "cpu":
         return "a CPU control does not track a GPU's speed: verdict on raw figures"
     stated = [entry.get("threads") for side in runs for entry in side]
     threads = [t for t in stated if isinstance(t, int) and not isinstance(t, bool) and t > 0]
-    if len(threads) == len(stated):
-        return _Sides(controls[0], controls[1], max(threads))
     # A run that did not say how many threads it used counts as multi-threaded: the cautious reading.
-    return _Sides(controls[0], controls[1], 2)
+    one_thread = len(threads) == len(stated) and max(threads) == 1
+    short = all(c.short for side in controls for c in side)
+    return _Sides(controls[0], controls[1], one_thread and short)
 
 
 def _run_entries(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -281,20 +282,20 @@ def _run_entries(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [entry] if _positive(entry.get("median")) else []
 
 
-def _normalised(figures: Sequence[RunFigure], controls: Sequence[ControlFigure], threads: int,
+def _normalised(figures: Sequence[RunFigure], controls: Sequence[ControlFigure], single: bool,
                 higher: bool) -> list[RunFigure]:
     """Each run's figure divided by its control (a time multiplied: a slower machine takes longer)."""
     sign = 1.0 if higher else -1.0
-    return [RunFigure(math.exp(math.log(f.median) - sign * math.log(c.for_threads(threads))), f.ci_rel,
+    return [RunFigure(math.exp(math.log(f.median) - sign * math.log(c.for_kind(single))), f.ci_rel,
                       f.disturbed, f.taken) for f, c in zip(figures, controls, strict=True)]
 
 
 def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[RunFigure],
                 figures_after: Sequence[RunFigure], higher: bool, device: str) -> dict[str, Any]:
     """The verdict fields made on the control-normalised figures (see driftcheck.baselines.control)."""
-    single = sides.threads <= 1
-    control_before = [RunFigure(c.for_threads(sides.threads)) for c in sides.before]
-    control_after = [RunFigure(c.for_threads(sides.threads)) for c in sides.after]
+    single = sides.single
+    control_before = [RunFigure(c.for_kind(single)) for c in sides.before]
+    control_after = [RunFigure(c.for_kind(single)) for c in sides.after]
     control_shift = statistics.fmean(_logs(control_after)) - statistics.fmean(_logs(control_before))
     control_res = resolution(control_before, control_after, device)
     moved = abs(control_shift) >= max(control_res.mds_log, math.log1p(MIN_CONTROL_SHIFT))
@@ -309,8 +310,8 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
         if loaded:
             worst = max(loaded, key=lambda f: math.inf if f.taken is None else f.taken)
             machine += f", {'B' if control_shift < 0 else 'A'}: {worst.disturbed}"
-    normalised = _judge(_normalised(figures_before, sides.before, sides.threads, higher),
-                        _normalised(figures_after, sides.after, sides.threads, higher), higher, device,
+    normalised = _judge(_normalised(figures_before, sides.before, single, higher),
+                        _normalised(figures_after, sides.after, single, higher), higher, device,
                         disturbance_rule=not single)
     out = dict(normalised)
     # The printed before/after stay the user's own figures; ratio and change are the verdict's (normalised).
@@ -322,11 +323,13 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
     if moved and not single and loaded:
         # A thread team under a busy core loses more than the control, a memory-bound copy less: no figure
         # can decide, unless both moved against the machine (faster on a slower machine), which no load explains.
+        # (Here `moved and loaded` for anything the single-thread control does not cover.)
         against = "faster" if control_shift < 0 else "slower"
         if not (raw["verdict"] == against and normalised["verdict"] == against):
             out.update(verdict="inconclusive", direction="inconclusive", significant=False,
-                       reason=(f"{machine}; a multi-threaded benchmark under other load loses more or less than "
-                               "the control, so neither its raw nor its normalised figure can decide"))
+                       reason=(f"{machine}; under other load a benchmark on several threads or in long batches "
+                               "loses more or less than the control, so neither its raw nor its normalised "
+                               "figure can decide"))
     elif moved and not single:
         out["control"]["note"] = ("no other work was seen on the slower side: a clock or steal change, which "
                                   "every thread feels alike, so the normalised figure decides")
