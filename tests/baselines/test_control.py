@@ -14,6 +14,7 @@ import math
 import pytest
 
 from driftcheck.baselines.control import ControlMeter, around, control_figure, usable_cpus
+from driftcheck.baselines.render import results_text
 from driftcheck.baselines.verdict import verdict
 
 BUSY = "other processes kept 0.90 of 2 CPUs busy"
@@ -176,3 +177,10 @@ def test_the_meter_measures_all_three_figures_and_around_takes_geometric_means()
                    {"int_1t": 9.0, "copy_1t": 4.0, "all_cores": 400.0}, 2, 0.0051)
     assert entry == {"int_1t": 6.0, "copy_1t": 2.0, "all_cores": 200.0, "all_cores_threads": 2, "batch_s": 0.0051}
     assert 1 <= usable_cpus() <= 16
+
+
+def test_the_bench_text_says_what_the_control_cost() -> None:
+    data = {"suite": "quick", "device": "cpu", "elapsed_s": 24.0, "results": {},
+            "control": {"figures": {}, "all_cores_threads": 2, "seconds": 0.62}}
+    assert "control (machine speed, measured around every benchmark): 0.6 s of 24.0 s" in results_text(data)
+    assert "control" not in results_text({**data, "control": None})
