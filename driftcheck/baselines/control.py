@@ -31,7 +31,8 @@ loses speed as the control does:
   never split, or every benchmark of a run with one thread) in short batches (`SHORT_BATCH_S`) shares
   the single-thread control's exposure: its figure is normalised by the single-thread control (geometric
   mean of `int_1t` and `copy_1t`), and its verdict is made on that figure, even in a run flagged as
-  disturbed (the control measured the same disturbance, interleaved with it, in batches as short);
+  disturbed when the control moved beyond its noise (it measured the same disturbance, interleaved with
+  it, in batches as short); a disturbance the control did not feel still voids a call it could explain;
 - any other benchmark — multi-threaded (a GEMM, the decode), or on one thread in long batches, which feel
   the share the short control does not — is normalised by `all_cores`. That is exact for a
   clock or steal change, which every thread feels alike, but not under a busy core: an OpenMP team waits

@@ -310,9 +310,11 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
         if loaded:
             worst = max(loaded, key=lambda f: math.inf if f.taken is None else f.taken)
             machine += f", {'B' if control_shift < 0 else 'A'}: {worst.disturbed}"
+    # The control vouches for a disturbance only where it applies and saw it move the machine; else a
+    # disturbance that pushes the way the shift went still voids the call.
     normalised = _judge(_normalised(figures_before, sides.before, single, higher),
                         _normalised(figures_after, sides.after, single, higher), higher, device,
-                        disturbance_rule=not single)
+                        disturbance_rule=not (single and moved))
     out = dict(normalised)
     # The printed before/after stay the user's own figures; ratio and change are the verdict's (normalised).
     out.update(before=raw["before"], after=raw["after"], normalised_change_pct=normalised["change_pct"],

@@ -184,3 +184,17 @@ def test_the_bench_text_says_what_the_control_cost() -> None:
             "control": {"figures": {}, "all_cores_threads": 2, "seconds": 0.62}}
     assert "control (machine speed, measured around every benchmark): 0.6 s of 24.0 s" in results_text(data)
     assert "control" not in results_text({**data, "control": None})
+
+
+def test_a_disturbance_the_control_did_not_feel_still_voids_a_call() -> None:
+    # The launch overhead took 40% longer in a disturbed check while the control held still: the control
+    # cannot vouch for that disturbance, so it could explain the loss.
+    before = record([6.0, 6.05, 5.95], scaled(1.0), threads=1, unit="us", higher=False)
+    after = record([8.4, 8.45, 8.35], scaled(1.0), threads=1, unit="us", higher=False, disturbed=BUSY, taken=0.45)
+    entry = verdict("launch_eager_us_per_op", before, after)
+    assert entry["control"]["moved"] is False and entry["verdict"] == "inconclusive"
+    assert "B was disturbed" in entry["reason"]
+    # The same loss on a quiet machine is a finding.
+    quiet = verdict("launch_eager_us_per_op", before, record([8.4, 8.45, 8.35], scaled(1.0), threads=1, unit="us",
+                                                               higher=False))
+    assert quiet["verdict"] == "slower"
