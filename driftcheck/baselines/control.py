@@ -22,7 +22,9 @@ So `int_1t` and `copy_1t` are the medians of a few batches of ~5 ms, and `all_co
 do feel the share. The stored control keeps the benchmark's own batch time (`batch_s`) to choose by.
 
 A benchmark's control figure in a run is the geometric mean of the measurements just before and just
-after it (interleaved: a load that starts mid-run reaches both). About 50 ms each, ~1-2% of a suite.
+after it (interleaved: a load that starts mid-run reaches both). One measurement takes ~65 ms on the idle
+2-core VM (more under load), six per quick CPU run: ~2% of its default 22 s budget, more at a smaller one
+(`driftcheck bench` prints the share).
 
 **Which benchmarks it can normalise honestly.** Dividing by the control is exact only for work that
 loses speed as the control does:
@@ -37,12 +39,14 @@ loses speed as the control does:
   the share the short control does not — is normalised by `all_cores`. That is exact for a
   clock or steal change, which every thread feels alike, but not under a busy core: an OpenMP team waits
   at each barrier for its slowest thread, so one busy core of two made a 2-thread decode 8x slower while
-  `all_cores` lost about a third (measured). A memory-bound copy loses *less* than the control. So when
-  the control itself moved beyond its own noise, a multi-threaded benchmark gets no slower/faster/
-  unchanged verdict from either figure — `inconclusive`, saying the whole machine moved — unless its raw
-  figure moved *against* the machine (faster on a slower machine), which no load explains. When the
-  control did not move, the normalised figure decides, with the disturbance rule of
-  `driftcheck.baselines.verdict`.
+  `all_cores` lost 30-40% under a busy core (both measured on the 2-core VM). A memory-bound copy loses
+  *less* than the control. So when the control moved beyond its own noise *and* the slower side's runs
+  saw other work (other processes or steal: `driftcheck.baselines.disturbance`), such a benchmark gets
+  no slower/faster/unchanged verdict from either figure — `inconclusive`, saying the whole machine
+  moved — unless both figures moved *against* the machine (faster on a slower machine), which no load
+  explains. When the control moved and no other work was seen (a clock or a hidden steal, which every
+  thread feels alike), or when it did not move, the normalised figure decides, with the disturbance rule
+  of `driftcheck.baselines.verdict`.
 
 A shift the control does not share (fewer threads, another BLAS, a slower library) stays a finding: the
 control does not move, so the normalised figure is the raw one within noise. On a GPU run the control is
