@@ -27,26 +27,31 @@ after it (interleaved: a load that starts mid-run reaches both). One measurement
 (`driftcheck bench` prints the share).
 
 **Which benchmarks it can normalise honestly.** Dividing by the control is exact only for work that
-loses speed as the control does:
+loses speed as the control does. That holds for what every thread and every batch feels alike: a lower
+clock, CPU steal, a slower memory bus. It does not hold under other work sharing the cores:
 
-- a benchmark that ran on one thread on both sides (`threads` 1: the launch overhead, whose 1-element ops
-  never split, or every benchmark of a run with one thread) in short batches (`SHORT_BATCH_S`) shares
-  the single-thread control's exposure: its figure is normalised by the single-thread control (geometric
-  mean of `int_1t` and `copy_1t`), and its verdict is made on that figure, even in a run flagged as
-  disturbed when the control moved beyond its noise (it measured the same disturbance, interleaved with
-  it, in batches as short); a disturbance the control did not feel still voids a call it could explain;
-- any other benchmark — multi-threaded (a GEMM, the decode), or on one thread in long batches, which feel
-  the share the short control does not — is normalised by `all_cores`. That is exact for a
-  clock or steal change, which every thread feels alike, but not under a busy core: an OpenMP team waits
-  at each barrier for its slowest thread, so one busy core of two made a 2-thread decode 8x slower while
-  `all_cores` lost 30-40% under a busy core (both measured on the 2-core VM). A memory-bound copy loses
-  *less* than the control. So when the control moved beyond its own noise *and* the slower side's runs
-  saw other work (other processes or steal: `driftcheck.baselines.disturbance`), such a benchmark gets
-  no slower/faster/unchanged verdict from either figure — `inconclusive`, saying the whole machine
-  moved — unless both figures moved *against* the machine (faster on a slower machine), which no load
-  explains. When the control moved and no other work was seen (a clock or a hidden steal, which every
-  thread feels alike), or when it did not move, the normalised figure decides, with the disturbance rule
-  of `driftcheck.baselines.verdict`.
+- an OpenMP team waits at each barrier for its slowest thread, so one busy core of two made a 2-thread
+  decode 8x slower while `all_cores` lost 30-40% under a busy core (both measured on the 2-core VM);
+- a memory-bound copy loses *less* than the control;
+- a short single-thread benchmark loses less than the single-thread control: its figure is the median of
+  many short batches, which finds the ones no preemption hit (measured: under a busy core and other work
+  the launch overhead moved +13% while the single-thread control moved -68%).
+
+So the control chooses per benchmark: the single-thread figure (geometric mean of `int_1t` and `copy_1t`)
+for a benchmark that ran on one thread on both sides (`threads` 1: the launch overhead, whose 1-element
+ops never split, or every benchmark of a run with one thread) in batches as short as its own
+(`SHORT_BATCH_S`); `all_cores` for anything else (several threads, or long batches, which feel the share
+of the CPU the short control does not). Then:
+
+- the control did not move beyond its own noise: the normalised figure decides, with the disturbance rule
+  of `driftcheck.baselines.verdict` (a disturbance that could explain the shift voids the call);
+- it moved and no other work was seen on the slower side (other processes or steal,
+  `driftcheck.baselines.disturbance`): a clock or hidden steal change, which the normalisation is exact
+  for; the normalised figure decides;
+- it moved and the slower side saw other work: no figure can decide — `inconclusive`, saying what the
+  machine did ("the whole machine is slower now: control -38%, B: other processes kept 0.90 of 2 CPUs
+  busy") with the raw and normalised changes shown — unless both figures moved *against* the machine
+  (faster on a slower machine), which no load explains.
 
 A shift the control does not share (fewer threads, another BLAS, a slower library) stays a finding: the
 control does not move, so the normalised figure is the raw one within noise. On a GPU run the control is
@@ -77,7 +82,7 @@ _HASH_BYTES = 16 << 20
 # few ms is favoured by the scheduler over a long-running busy loop (a woken thread preempts it), so it
 # would not feel the load a multi-threaded operation of tens of ms feels. Measured: a 4 MiB hash per
 # thread did not move with a busy core; 16 MiB did.
-_REPEATS = 5
+_REPEATS = 3
 # Benchmarks timed in batches up to this long are "short": the single-thread control's time scale.
 SHORT_BATCH_S = 0.02
 # The all-cores control runs at most this many threads: beyond it a big machine's control costs too much.

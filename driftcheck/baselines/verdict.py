@@ -178,12 +178,9 @@ def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any
     return entry
 
 
-def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], higher: bool, device: str,
-           disturbance_rule: bool = True) -> dict[str, Any]:
-    """The verdict fields of one comparison of run figures (raw or control-normalised).
-
-    `disturbance_rule`: a disturbance that pushes the way the shift went voids a call (off where the
-    control measured that disturbance for this benchmark; see driftcheck.baselines.control)."""
+def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], higher: bool,
+           device: str) -> dict[str, Any]:
+    """The verdict fields of one comparison of run figures (raw or control-normalised)."""
     mean_before, mean_after = statistics.fmean(_logs(figures_before)), statistics.fmean(_logs(figures_after))
     shift_log = mean_after - mean_before
     ratio = math.exp(shift_log)
@@ -199,7 +196,7 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
     if called:
         # The side whose disturbance pushes the way the shift went: B's for a loss, A's for a gain.
         pushed_by = figures_before if better else figures_after
-        explained = _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)), pushed_by) if disturbance_rule else None
+        explained = _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)), pushed_by)
         if explained:
             out.update(verdict="inconclusive", direction="inconclusive", disturbance=explained,
                        reason=f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it")
@@ -310,11 +307,8 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
         if loaded:
             worst = max(loaded, key=lambda f: math.inf if f.taken is None else f.taken)
             machine += f", {'B' if control_shift < 0 else 'A'}: {worst.disturbed}"
-    # The control vouches for a disturbance only where it applies and saw it move the machine; else a
-    # disturbance that pushes the way the shift went still voids the call.
     normalised = _judge(_normalised(figures_before, sides.before, single, higher),
-                        _normalised(figures_after, sides.after, single, higher), higher, device,
-                        disturbance_rule=not (single and moved))
+                        _normalised(figures_after, sides.after, single, higher), higher, device)
     out = dict(normalised)
     # The printed before/after stay the user's own figures; ratio and change are the verdict's (normalised).
     out.update(before=raw["before"], after=raw["after"], normalised_change_pct=normalised["change_pct"],
@@ -322,17 +316,16 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
                control={"recorded": True, "kind": kind, "change_pct": control_pct,
                         "mds_pct": round(control_res.mds * 100.0, 2), "moved": moved, "machine": machine,
                         "note": None})
-    if moved and not single and loaded:
-        # A thread team under a busy core loses more than the control, a memory-bound copy less: no figure
-        # can decide, unless both moved against the machine (faster on a slower machine), which no load explains.
-        # (Here `moved and loaded` for anything the single-thread control does not cover.)
+    if moved and loaded:
+        # Under other load no benchmark loses what the control loses: a thread team waits for its busy core,
+        # a copy loses less, a short op's median dodges preemptions the control's batches meet. No figure can
+        # decide, unless both moved against the machine (faster on a slower machine), which no load explains.
         against = "faster" if control_shift < 0 else "slower"
         if not (raw["verdict"] == against and normalised["verdict"] == against):
             out.update(verdict="inconclusive", direction="inconclusive", significant=False,
-                       reason=(f"{machine}; under other load a benchmark on several threads or in long batches "
-                               "loses more or less than the control, so neither its raw nor its normalised "
-                               "figure can decide"))
-    elif moved and not single:
+                       reason=(f"{machine}; under other load a benchmark loses more or less than the control, "
+                               "so neither its raw nor its normalised figure can decide"))
+    elif moved:
         out["control"]["note"] = ("no other work was seen on the slower side: a clock or steal change, which "
                                   "every thread feels alike, so the normalised figure decides")
     return out

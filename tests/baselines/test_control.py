@@ -39,11 +39,11 @@ def scaled(factor: float, count: int = 3, batch_s: float = 0.005) -> list[dict]:
             for i in range(count)]
 
 
-def test_a_shift_the_single_thread_control_shares_is_the_machines_not_the_benchmarks() -> None:
-    # The launch overhead (one thread) took 60% longer, and the control lost 38%: the whole machine is slower.
+def test_a_shift_the_control_shares_without_other_work_is_normalised_away() -> None:
+    # The launch overhead (one thread) took 61% longer and the control lost 38%, no other work seen: the
+    # clock went down. The verdict is made on the normalised figure.
     before = record([6.0, 6.05, 5.95], scaled(1.0), threads=1, unit="us", higher=False)
-    after = record([6.0 / 0.62, 6.05 / 0.62, 5.95 / 0.62], scaled(0.62), threads=1, unit="us", higher=False,
-                   disturbed=BUSY, taken=0.45)
+    after = record([6.0 / 0.62, 6.05 / 0.62, 5.95 / 0.62], scaled(0.62), threads=1, unit="us", higher=False)
     entry = verdict("launch_eager_us_per_op", before, after)
     assert entry["verdict"] == "unchanged", entry["verdict_text"]
     assert entry["raw_change_pct"] == pytest.approx(61.3, abs=0.5)
@@ -51,10 +51,22 @@ def test_a_shift_the_single_thread_control_shares_is_the_machines_not_the_benchm
     assert abs(entry["normalised_change_pct"]) < 1.0 and entry["change_pct"] == entry["normalised_change_pct"]
     assert entry["control"]["kind"] == "single-thread" and entry["control"]["moved"] is True
     text = entry["verdict_text"]
-    assert "the whole machine is slower now: control -38%, B: " + BUSY in text
+    assert "the whole machine is slower now: control -38%" in text and "clock or steal" in text
     assert "raw +61.3%" in text and "normalised" in text
-    # The raw figures alone would have called it slower: the control is what turns that around.
+    # The printed figures stay the user's own: 6 us before, ~9.7 us after.
     assert entry["before"] == pytest.approx(6.0, rel=0.01) and entry["after"] > 9.0
+
+
+def test_a_shift_the_control_shares_under_other_work_is_the_machines_and_decides_nothing() -> None:
+    # The same shift with a busy process seen in B: the control says what the machine did, and no figure
+    # decides (a short benchmark's median dodges preemptions the control meets: measured +13% vs -68%).
+    before = record([6.0, 6.05, 5.95], scaled(1.0), threads=1, unit="us", higher=False)
+    after = record([6.0 / 0.62, 6.05 / 0.62, 5.95 / 0.62], scaled(0.62), threads=1, unit="us", higher=False,
+                   disturbed=BUSY, taken=0.45)
+    entry = verdict("launch_eager_us_per_op", before, after)
+    assert entry["verdict"] == "inconclusive" and entry["significant"] is False
+    assert entry["reason"].startswith("the whole machine is slower now: control -38%, B: " + BUSY)
+    assert "raw +61.3%" in entry["verdict_text"] and entry["verdict_text"].count("the whole machine") == 1
 
 
 def test_a_shift_the_control_does_not_share_stays_a_finding() -> None:
@@ -78,7 +90,7 @@ def test_a_multi_threaded_benchmark_under_load_gets_no_verdict_from_either_figur
     entry = verdict("gemm_fp32_1024_gflops", before, after)
     assert entry["verdict"] == "inconclusive" and entry["significant"] is False
     assert entry["reason"].startswith("the whole machine is slower now: control -33%, B: " + BUSY)
-    assert "several threads or in long batches" in entry["reason"]
+    assert "loses more or less than the control" in entry["reason"]
     assert entry["raw_change_pct"] == pytest.approx(-50.0, abs=0.5)
     assert entry["normalised_change_pct"] == pytest.approx(-25.4, abs=1.0)
     # The machine's move is said once, in the reason.
@@ -108,12 +120,16 @@ def test_a_uniform_slowdown_without_other_work_is_normalised_for_every_thread_co
 
 
 def test_a_machine_that_was_slower_in_the_reference_is_said_so() -> None:
-    before = record([6.0 / 0.7, 6.05 / 0.7, 5.95 / 0.7], scaled(0.7), threads=1, unit="us", higher=False,
-                    disturbed=BUSY, taken=0.45)
+    before = record([6.0 / 0.7, 6.05 / 0.7, 5.95 / 0.7], scaled(0.7), threads=1, unit="us", higher=False)
     after = record([6.0, 6.05, 5.95], scaled(1.0), threads=1, unit="us", higher=False)
     entry = verdict("launch_eager_us_per_op", before, after)
     assert entry["verdict"] == "unchanged"
-    assert "the whole machine was slower in A: control +43% now, A: " + BUSY in entry["verdict_text"]
+    assert "the whole machine was slower in A: control +43% now" in entry["verdict_text"]
+    # With a busy process seen in A, A's load is named and nothing is decided.
+    loaded = record([6.0 / 0.7, 6.05 / 0.7, 5.95 / 0.7], scaled(0.7), threads=1, unit="us", higher=False,
+                    disturbed=BUSY, taken=0.45)
+    entry = verdict("launch_eager_us_per_op", loaded, after)
+    assert entry["verdict"] == "inconclusive" and ", A: " + BUSY in entry["reason"]
 
 
 def test_old_records_without_a_control_keep_their_raw_verdicts_and_say_so() -> None:

@@ -1,6 +1,6 @@
 """`check --against` an unchanged machine with a busy process on one core: the fresh runs record the control
-next to every benchmark, and no benchmark is called slower because of the load — a verdict that the control
-moved with the load says so, and a call is made only where the control can speak for the benchmark.
+next to every benchmark, and no benchmark is called slower because of the load — where the control moved
+with the load the verdict says so ("the whole machine is slower now: control ...").
 
 No timing is asserted (the 2-core CI machine is shared): each verdict is checked against the figures it
 states (raw, normalised and control change, MDS), as tests/baselines/test_bench_check.py does.
@@ -90,13 +90,14 @@ def test_a_busy_core_is_the_machines_shift_not_the_benchmarks(cli_process: Calla
     assert max(loads) >= 0.5, loads  # the busy loop was seen by the CPU accounting
     for row in rows.values():
         _consistent(row)
+        b_loaded = bool(re.search(r"\bB \d+/\d+ runs disturbed", row["disturbance"] or ""))
         if row["verdict"] == "slower":
-            # A loss is called only where the control can speak for the benchmark: the single-thread
-            # control for a short single-thread benchmark, or a machine the control says did not move.
-            assert row["control"]["kind"] == "single-thread" or not row["control"]["moved"], row["verdict_text"]
-            # A multi-threaded benchmark on a loaded side is never called slower on the control's word.
-            if row["control"]["kind"] != "single-thread":
-                assert not re.search(r"\bB \d+/\d+ runs disturbed", row["disturbance"] or ""), row["verdict_text"]
+            # A loss is never called on a check whose runs saw the busy loop: the control cannot vouch
+            # for how much of it a benchmark felt, and the disturbance could explain it.
+            assert not b_loaded, row["verdict_text"]
+        if row["control"]["moved"] and row["control_change_pct"] < 0 and b_loaded:
+            assert row["verdict"] in ("inconclusive", "faster"), row["verdict_text"]
+            assert row["verdict"] == "faster" or "the whole machine is slower now" in row["reason"], row["verdict_text"]
     assert report["drift"] is (checked.returncode == 1)
     assert sorted(report["bench_shifts"]) == sorted(n for n, r in rows.items() if r["verdict"] in ("slower", "faster"))
     # The text report shows the raw and normalised figures side by side.
