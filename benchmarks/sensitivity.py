@@ -143,6 +143,12 @@ class Tally:
         return sum(c.get(v, 0) for c in picked for v in SHIFTS), sum(sum(c.values()) for c in picked)
 
 
+def planned_runs(args: argparse.Namespace) -> int:
+    """Runs this invocation takes: the chain and the injected records, ~1 repeat per busy record."""
+    records = args.pairs + 1 + (len(args.inject) * args.trials)
+    return records * args.runs + (args.pairs // 2 if args.busy else 0)
+
+
 def unchanged_chain(args: argparse.Namespace) -> tuple[list[dict[str, Any]], Tally]:
     """The chain of unchanged records (busy every other one) and the tally of its pairs' verdicts."""
     records = []
@@ -154,6 +160,8 @@ def unchanged_chain(args: argparse.Namespace) -> tuple[list[dict[str, Any]], Tal
         print(f"record {index + 1}/{args.pairs + 1}{' (busy core)' if busy else ''}: other work "
               f"{', '.join(f'{x:.2f}' for x in loads)} CPUs", flush=True)
         if index == 0:
+            print(f"  a run takes ~{statistics.median(WALL_S):.1f} s here: this invocation needs about "
+                  f"{statistics.median(WALL_S) * planned_runs(args) / 60:.0f} min", flush=True)
             continue
         kind = "busy check" if busy else "busy baseline" if args.busy else "quiet"
         raw, normalised = both(records[-2], records[-1])
@@ -245,9 +253,9 @@ def main() -> int:
     if control_share:
         print(f"\ncontrol: {100.0 * statistics.median(control_share):.1f}% of the suite's measured time (median)")
     each = statistics.median(WALL_S) if WALL_S else 0.0
-    # A full run: 41 records of the unchanged chain and 20 OMP records of 3 runs, ~1 repeat per busy record.
+    full = argparse.Namespace(pairs=40, trials=20, runs=3, inject=["threads"], busy=True)
     print(f"{time.monotonic() - started:.0f} s in all; a run took {each:.1f} s (median); the full run "
-          f"(--pairs 40 --trials 20 --runs 3) would take about {each * ((41 + 20) * 3 + 20) / 60:.0f} min "
+          f"(--pairs 40 --trials 20 --runs 3) would take about {each * planned_runs(full) / 60:.0f} min "
           "under this load")
     return 0
 
