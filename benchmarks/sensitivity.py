@@ -1,35 +1,45 @@
-"""Sensitivity of the benchmark verdicts: false alarms on unchanged pairs, detection of injected slowdowns.
+"""Sensitivity of the verdicts against the past: false alarms on an unchanged machine with and without a
+busy core, and detection of OMP_NUM_THREADS=1, each counted on raw and on control-normalised figures.
 
-Every record is what `driftcheck bench --runs N` stores: N independent runs, each a child interpreter
-running the suite (`driftcheck.baselines.runner.run_suite`), combined by `driftcheck.baselines.repeated`
-and compared by `driftcheck.baselines.compare.compare_records`, the code diff/explain/check use.
+Every record is what `baseline save --bench quick` / `check --against` store: N independent runs, each a
+child interpreter running the suite (`driftcheck.baselines.runner.run_suite`, which measures the control
+around every benchmark), a disturbed run repeated once (`driftcheck.baselines.repeated.repeated_runs`),
+combined, and compared by `driftcheck.baselines.compare.compare_records`, the code check/explain use.
+"Raw" is the same comparison with the control taken out of both records (what a record without a
+control gets); "normalised" is the verdict as check gives it now (driftcheck.baselines.control).
 
-1. Unchanged: `--pairs P` pairs of records on the unchanged machine (2·P·N runs). A `slower` or
-   `faster` verdict there is a false alarm (target: <= 5% of verdicts); `inconclusive` is allowed.
-   The MDS distribution per benchmark is printed (the resolution a user gets with --runs N).
-2. Injected slowdowns, `--trials T` each, against a fresh unchanged record:
-   - `work`: the GEMM and skinny GEMM do (1 + 2·MDS) times their nominal work (MDS: the median the
-     unchanged pairs reported), reported as the nominal work: a slowdown of at least twice the MDS;
-   - `threads`: OMP_NUM_THREADS=1 in the runs;
-   - `busy`: a competing busy-looping process during the runs.
-   Detection = share of verdicts `slower` among those whose measured loss is >= 2x the MDS the tool
-   reported for that pair (target >= 95%); verdicts on smaller losses are listed apart.
-Full size (the issue's targets): `--pairs 40 --trials 20` with the default runs (3): about 3 h on a
-2-core machine. Other work on the machine during each run is printed; the results depend on it.
+1. Unchanged: a chain of `--pairs P` + 1 records on the unchanged machine; each record with its
+   successor is a pair (baseline, check). A real `while True: pass` pinned to the first CPU runs during
+   every other record, so half the pairs have it on the check's side and half on the baseline's side.
+   A `slower` or `faster` verdict there is a false alarm (target: <= 5% of verdicts); `inconclusive` is
+   allowed. Printed per benchmark and per pair kind (quiet / busy check / busy baseline), raw and
+   normalised, with the control's change.
+2. Injected, `--trials T` each (`--inject`, default `threads`), against the quiet records of the chain:
+   - `threads`: OMP_NUM_THREADS=1 in the check's runs. Caught = the check calls some benchmark `slower`
+     (it fails); target >= 95% of trials. Per benchmark: share of `slower` verdicts.
+   - `work`: the GEMM and skinny GEMM do (1 + 2·MDS) times their nominal work, reported as nominal.
+Run it alone on the machine (`--runs 3 --budget-s 2`, the defaults): `python benchmarks/sensitivity.py`
+takes 40 pairs (41 records, 20 of them with the busy core and ~1 repeated run each) and 20 OMP trials:
+61 records · 3 runs + ~20 repeats ≈ 200 runs; at the end it prints the median run's wall time and what a
+full run takes at it (~7 s a run alone on the 2-core VM: ~25 min). `--quick` is a smoke run (2 pairs,
+1 trial, 2 runs: a few minutes), not a measurement; it prints the same projection.
 
-Run from the repository root: `python benchmarks/sensitivity.py [--pairs 40] [--trials 20] [--runs 3]
-[--budget-s S] [--only gemm ...] [--inject work,threads,busy]`.
+Run from the repository root: `python benchmarks/sensitivity.py [--quick] [--pairs 40] [--trials 20]
+[--runs 3] [--budget-s 2] [--only gemm ...] [--inject threads,work] [--no-busy]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from driftcheck.baselines.compare import compare_records  # noqa: E402
-from driftcheck.baselines.repeated import combine  # noqa: E402
+from driftcheck.baselines.repeated import combine, repeated_runs  # noqa: E402
 from driftcheck.baselines.verdict import higher_is_better  # noqa: E402
 
 CHILD = """
@@ -52,26 +62,56 @@ if factor != 1.0:
     plans.skinny_case = functools.partial(workloads.skinny_case, work_factor=factor)
 print(json.dumps(run_suite(spec["suite"], "cpu", spec["budget_s"], spec["only"] or None), default=str))
 """
+BUSY_LOOP = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\nwhile True: pass"
+SHIFTS = ("slower", "faster")
+KINDS = ("quiet", "busy check", "busy baseline")
+
+
+WALL_S: list[float] = []  # every run's wall time, for the projection of a full run
 
 
 def one_run(args: argparse.Namespace, env: dict[str, str] | None = None, work_factor: float = 1.0) -> dict[str, Any]:
     spec = {"suite": "quick", "budget_s": args.budget_s, "only": args.only or [], "work_factor": work_factor}
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    started = time.monotonic()
     done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], capture_output=True, text=True,
                           env=full_env, check=True, timeout=900)
+    WALL_S.append(time.monotonic() - started)
     return dict(json.loads(done.stdout))
 
 
-def record(args: argparse.Namespace, env: dict[str, str] | None = None, work_factor: float = 1.0,
-           busy: bool = False) -> dict[str, Any]:
-    """One record of `args.runs` runs (optionally under an injected slowdown)."""
-    competitor = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+@contextmanager
+def busy_core(active: bool) -> Iterator[None]:
+    """A real busy loop pinned to the first CPU while the block runs (nothing when not `active`)."""
+    competitor = subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) if active else None
     try:
-        return combine([one_run(args, env, work_factor) for _ in range(args.runs)])
+        yield
     finally:
         if competitor is not None:
             competitor.kill()
             competitor.wait()
+
+
+def record(args: argparse.Namespace, env: dict[str, str] | None = None, work_factor: float = 1.0,
+           busy: bool = False) -> dict[str, Any]:
+    """One record of `args.runs` runs, as `baseline save` takes it (a disturbed run repeated once)."""
+    with busy_core(busy):
+        return combine(repeated_runs(lambda: one_run(args, env, work_factor), args.runs))
+
+
+def without_control(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` as a record from before the control existed: the raw verdicts."""
+    bare = copy.deepcopy(data)
+    for result in bare["results"].values():
+        result.pop("control", None)
+        for run in result.get("runs") or []:
+            run.pop("control", None)
+    return bare
+
+
+def both(a: dict[str, Any], b: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(raw rows, normalised rows) of one pair."""
+    return compare_records(without_control(a), without_control(b)), compare_records(a, b)
 
 
 def others(data: dict[str, Any]) -> list[float]:
@@ -79,87 +119,144 @@ def others(data: dict[str, Any]) -> list[float]:
 
 
 def rate(hits: int, total: int) -> str:
-    return f"{hits}/{total} = {100.0 * hits / max(total, 1):.0f}%"
+    return f"{hits}/{total} = {100.0 * hits / max(total, 1):.1f}%"
 
 
-def unchanged_pairs(args: argparse.Namespace) -> tuple[dict[str, list[float]], dict[str, Any]]:
-    """False alarms and the MDS distribution over `args.pairs` unchanged pairs; returns the MDS lists
-    and the last record (the reference of the injections)."""
-    mds: dict[str, list[float]] = {}
-    alarms: dict[str, int] = {}
-    verdicts: dict[str, dict[str, int]] = {}
-    loads: list[float] = []
-    last: dict[str, Any] = {}
-    for pair in range(args.pairs):
-        a, b = record(args), record(args)
-        loads += others(a) + others(b)
-        last = b
-        for row in compare_records(a, b):
-            name = row["name"]
-            counts = verdicts.setdefault(name, {})
-            counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
-            alarms[name] = alarms.get(name, 0) + (row["verdict"] in ("slower", "faster"))
-            if row["mds_pct"] is not None:
-                mds.setdefault(name, []).append(float(row["mds_pct"]))
-        print(f"pair {pair + 1}: " + "; ".join(f"{r['name']} {r['verdict_text']}" for r in compare_records(a, b)),
-              flush=True)
-    total_alarms = sum(alarms.values())
-    total = sum(sum(c.values()) for c in verdicts.values())
-    print(f"\nUNCHANGED: {args.pairs} pairs of {args.runs}-run records: false slower/faster verdicts "
-          f"{rate(total_alarms, total)} (target <= 5%); other work during runs: median "
-          f"{statistics.median(loads or [0.0]):.2f}, max {max(loads or [0.0]):.2f} CPUs")
-    for name in sorted(verdicts):
-        values = sorted(mds.get(name, []))
-        spread = (f"MDS min {values[0]:.1f}% / median {statistics.median(values):.1f}% / max {values[-1]:.1f}%"
-                  if values else "no MDS")
-        print(f"  {name}: {dict(sorted(verdicts[name].items()))}; {spread}")
-    return mds, last
+class Tally:
+    """Verdict counts per benchmark and per pair kind, raw and normalised."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str, str], dict[str, int]] = {}
+        self.control: dict[str, list[float]] = {}
+
+    def add(self, kind: str, raw: list[dict[str, Any]], normalised: list[dict[str, Any]]) -> None:
+        for figure, rows in (("raw", raw), ("normalised", normalised)):
+            for row in rows:
+                counts = self.counts.setdefault((figure, kind, row["name"]), {})
+                counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+        for row in normalised:
+            if isinstance(row.get("control_change_pct"), (int, float)):
+                self.control.setdefault(f"{kind}: {row['name']}", []).append(float(row["control_change_pct"]))
+
+    def alarms(self, figure: str, kind: str | None = None) -> tuple[int, int]:
+        picked = [c for (f, k, _), c in self.counts.items() if f == figure and kind in (None, k)]
+        return sum(c.get(v, 0) for c in picked for v in SHIFTS), sum(sum(c.values()) for c in picked)
 
 
-def injections(args: argparse.Namespace, mds: dict[str, list[float]], reference: dict[str, Any]) -> None:
-    median_mds = {name: statistics.median(values) / 100.0 for name, values in mds.items() if values}
-    work_mds = max((v for n, v in median_mds.items() if n.startswith(("gemm", "skinny"))), default=0.05)
-    kinds = {"work": ({}, 1.0 + 2.0 * work_mds, False), "threads": ({"OMP_NUM_THREADS": "1"}, 1.0, False),
-             "busy": ({}, 1.0, True)}
+def planned_runs(args: argparse.Namespace) -> int:
+    """Runs this invocation takes: the chain and the injected records, ~1 repeat per busy record."""
+    records = args.pairs + 1 + (len(args.inject) * args.trials)
+    return records * args.runs + (args.pairs // 2 if args.busy else 0)
+
+
+def unchanged_chain(args: argparse.Namespace) -> tuple[list[dict[str, Any]], Tally]:
+    """The chain of unchanged records (busy every other one) and the tally of its pairs' verdicts."""
+    records = []
+    tally = Tally()
+    for index in range(args.pairs + 1):
+        busy = args.busy and index % 2 == 1
+        records.append(record(args, busy=busy))
+        loads = others(records[-1])
+        print(f"record {index + 1}/{args.pairs + 1}{' (busy core)' if busy else ''}: other work "
+              f"{', '.join(f'{x:.2f}' for x in loads)} CPUs", flush=True)
+        if index == 0:
+            print(f"  a run takes ~{statistics.median(WALL_S):.1f} s here: this invocation needs about "
+                  f"{statistics.median(WALL_S) * planned_runs(args) / 60:.0f} min", flush=True)
+            continue
+        kind = "busy check" if busy else "busy baseline" if args.busy else "quiet"
+        raw, normalised = both(records[-2], records[-1])
+        tally.add(kind, raw, normalised)
+        print(f"pair {index} ({kind}):", flush=True)
+        for r, n in zip(raw, normalised, strict=True):
+            print(f"  {n['name']}: raw {r['verdict']} | {n['verdict_text']}", flush=True)
+    return records, tally
+
+
+def report_unchanged(args: argparse.Namespace, tally: Tally) -> None:
+    print(f"\nUNCHANGED: {args.pairs} pairs of {args.runs}-run records, a busy core during every other record"
+          if args.busy else f"\nUNCHANGED: {args.pairs} pairs of {args.runs}-run records, no busy core")
+    for figure in ("raw", "normalised"):
+        hits, total = tally.alarms(figure)
+        by_kind = "; ".join(f"{kind} {rate(*tally.alarms(figure, kind))}" for kind in KINDS
+                            if tally.alarms(figure, kind)[1])
+        print(f"  false slower/faster, {figure}: {rate(hits, total)} (target <= 5%) - {by_kind}")
+    names = sorted({name for (_, _, name) in tally.counts})
+    for name in names:
+        for kind in KINDS:
+            raw, norm = tally.counts.get(("raw", kind, name)), tally.counts.get(("normalised", kind, name))
+            if raw or norm:
+                moves = tally.control.get(f"{kind}: {name}") or []
+                control = f"; control median {statistics.median(moves):+.1f}%" if moves else ""
+                print(f"  {name} [{kind}]: raw {dict(sorted((raw or {}).items()))}; "
+                      f"normalised {dict(sorted((norm or {}).items()))}{control}")
+
+
+def injections(args: argparse.Namespace, records: list[dict[str, Any]]) -> None:
+    quiet = [r for i, r in enumerate(records) if not (args.busy and i % 2 == 1)]
+    kinds = {"threads": ({"OMP_NUM_THREADS": "1"}, 1.0)}
+    if "work" in args.inject:
+        pairs = [both(a, b)[1] for a, b in zip(records, records[1:], strict=False)]
+        mds = [float(r["mds_pct"]) / 100.0 for rows in pairs for r in rows
+               if r["mds_pct"] is not None and r["name"].startswith(("gemm", "skinny"))]
+        kinds["work"] = ({}, 1.0 + 2.0 * (statistics.median(mds) if mds else 0.05))
     for kind in args.inject:
-        env, factor, busy = kinds[kind]
-        detected = eligible = 0
-        small: list[str] = []
+        env, factor = kinds[kind]
+        caught = {"raw": 0, "normalised": 0}
+        slower: dict[tuple[str, str], int] = {}
         for trial in range(args.trials):
-            base = reference if trial == 0 else record(args)
-            after = record(args, env, factor, busy)
-            for row in compare_records(base, after):
-                if kind == "work" and not row["name"].startswith(("gemm", "skinny")):
-                    continue
-                ratio = row["ratio"] or 1.0
-                loss = 1.0 - ratio if higher_is_better(after["results"].get(row["name"], {})) else ratio - 1.0
-                if row["mds_pct"] is not None and loss * 100.0 >= 2.0 * row["mds_pct"]:
-                    eligible += 1
-                    detected += row["verdict"] == "slower"
-                else:
-                    small.append(f"{row['name']} {row['verdict_text']}")
-            print(f"{kind} trial {trial + 1}: " + "; ".join(f"{r['name']} {r['verdict_text']}"
-                                                           for r in compare_records(base, after)), flush=True)
-        label = f"work factor {factor:.3f}" if kind == "work" else kind
-        print(f"\nINJECTED {label}: slower in {rate(detected, eligible)} of verdicts whose loss was >= 2x the "
-              f"reported MDS (target >= 95%); {len(small)} verdicts on smaller losses not counted")
+            base = quiet[trial % len(quiet)]
+            after = record(args, env, factor)
+            raw, normalised = both(base, after)
+            for figure, rows in (("raw", raw), ("normalised", normalised)):
+                watched = [r for r in rows if kind != "work" or r["name"].startswith(("gemm", "skinny"))]
+                caught[figure] += any(r["verdict"] == "slower" for r in watched)
+                for r in watched:
+                    slower[(figure, r["name"])] = slower.get((figure, r["name"]), 0) + (r["verdict"] == "slower")
+            print(f"{kind} trial {trial + 1}:", flush=True)
+            for r, n in zip(raw, normalised, strict=True):
+                print(f"  {n['name']}: raw {r['verdict']} | {n['verdict_text']}", flush=True)
+        label = f"work factor {factor:.3f}" if kind == "work" else "OMP_NUM_THREADS=1"
+        print(f"\nINJECTED {label}, {args.trials} trials against quiet baselines:")
+        for figure in ("raw", "normalised"):
+            print(f"  caught (some benchmark slower), {figure}: {rate(caught[figure], args.trials)} (target >= 95%)")
+        for (figure, name), hits in sorted(slower.items()):
+            entry = next((r["results"][name] for r in records if name in r["results"]), {"unit": name})
+            direction = "higher" if higher_is_better(entry) else "lower"
+            print(f"  {name} ({direction} is better) slower, {figure}: {rate(hits, args.trials)}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=40, help="unchanged pairs of records (issue target: >= 40)")
-    parser.add_argument("--trials", type=int, default=20, help="trials per injected slowdown (target: >= 20)")
-    parser.add_argument("--runs", type=int, default=3, help="runs per record (default: the baseline default, 3)")
-    parser.add_argument("--budget-s", type=float, default=None, help="suite budget of each run (default: the suite's)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2 pairs, 1 trial, 2 runs of 1.5 s")
+    parser.add_argument("--pairs", type=int, default=40, help="unchanged pairs (issue target: >= 40)")
+    parser.add_argument("--trials", type=int, default=20, help="trials per injection (target: >= 20)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per record (the baseline default, 3)")
+    parser.add_argument("--budget-s", type=float, default=2.0, help="suite budget of each run (default 2 s)")
     parser.add_argument("--only", action="append", help="only benchmarks whose name contains this (repeatable)")
-    parser.add_argument("--inject", type=lambda s: [k for k in s.split(",") if k], default=["work", "threads", "busy"],
-                        help="comma-separated injections: work, threads, busy (empty: none)")
+    parser.add_argument("--inject", type=lambda s: [k for k in s.split(",") if k], default=["threads"],
+                        help="comma-separated injections: threads, work (empty: none)")
+    parser.add_argument("--no-busy", dest="busy", action="store_false", help="no busy core in the unchanged pairs")
     args = parser.parse_args()
+    if args.quick:
+        args.pairs, args.trials, args.runs = 2, 1, 2
+    unknown = [k for k in args.inject if k not in ("threads", "work")]
+    if unknown or args.pairs < 1 or args.trials < 0 or args.runs < 1 or args.budget_s <= 0:
+        print(f"sensitivity: bad arguments {unknown or ''}".rstrip(), file=sys.stderr)
+        return 2
     started = time.monotonic()
-    mds, last = unchanged_pairs(args)
-    if args.inject:
-        injections(args, mds, last)
-    print(f"\n{time.monotonic() - started:.0f} s in all")
+    records, tally = unchanged_chain(args)
+    report_unchanged(args, tally)
+    if args.inject and args.trials:
+        injections(args, records)
+    control_share = [float(r["control"]["seconds"]) / float(r["elapsed_s"]) for r in records
+                     if isinstance(r.get("control"), dict) and r.get("elapsed_s")]
+    if control_share:
+        print(f"\ncontrol: {100.0 * statistics.median(control_share):.1f}% of the suite's measured time (median)")
+    each = statistics.median(WALL_S) if WALL_S else 0.0
+    full = argparse.Namespace(pairs=40, trials=20, runs=3, inject=["threads"], busy=True)
+    print(f"{time.monotonic() - started:.0f} s in all; a run took {each:.1f} s (median); the full run "
+          f"(--pairs 40 --trials 20 --runs 3) would take about {each * planned_runs(full) / 60:.0f} min "
+          "under this load")
     return 0
 
 

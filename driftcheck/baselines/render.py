@@ -69,6 +69,11 @@ def results_text(data: dict[str, Any]) -> str:
         lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
     if data.get("skipped"):
         lines.append(f"not run (suite budget spent): {', '.join(data['skipped'])}")
+    control = data.get("control")
+    if isinstance(control, dict) and isinstance(control.get("seconds"), (int, float)) and data.get("elapsed_s"):
+        # What the control of checks against the past cost (driftcheck.baselines.control): its share of the suite.
+        lines.append(f"control (machine speed, measured around every benchmark): {control['seconds']:.1f} s of "
+                     f"{float(data['elapsed_s']):.1f} s")
     lines += [f"warning: {w}" for w in data.get("warnings") or []]
     for index, report in enumerate(data.get("run_reports") or [], 1):
         disturbance = (report or {}).get("disturbance") or {}

@@ -113,7 +113,8 @@ def _run_figure(entry: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     ci_rel = max(median - float(entry["ci_low"]), float(entry["ci_high"]) - median) / abs(median) if median else 0.0
     report = data.get("disturbance") or {}
     return {"median": median, "n": entry.get("n"), "ci_rel": round(ci_rel, 5),
-            "disturbed": report.get("disturbed"), "taken": report.get("taken")}
+            "disturbed": report.get("disturbed"), "taken": report.get("taken"),
+            "threads": entry.get("threads"), "control": entry.get("control")}
 
 
 def between_runs(medians: Sequence[float]) -> dict[str, Any]:
@@ -151,6 +152,10 @@ def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
                                 "machine_load": d.get("machine_load"), "disturbance": d.get("disturbance"),
                                 "repeat": d.get("repeat")} for d in runs]
     combined["disturbed_runs"] = [i + 1 for i, d in enumerate(runs) if _disturbed(d)]
+    if isinstance(first.get("control"), dict):
+        # What the control cost over all runs (driftcheck.baselines.control): its share of the suite's time.
+        combined["control"] = {**first["control"], "seconds": round(sum(
+            float((d.get("control") or {}).get("seconds") or 0.0) for d in runs), 3)}
     return combined
 
 

@@ -4,12 +4,14 @@ read the device state around it, and collect the `bench` probe's data.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from driftcheck.baselines.calibrate import CalibrationPolicy, Measurement
 from driftcheck.baselines.clocks import device_state
+from driftcheck.baselines.control import FIGURES, UNITS, ControlMeter, around
 from driftcheck.baselines.deps import import_torch
 from driftcheck.baselines.disturbance import DisturbanceMeter, throttle_reasons
 from driftcheck.baselines.load import OtherLoad, load_report, load_warning
@@ -39,12 +41,14 @@ def resolve_device(torch: Any, device: str) -> str:
 
 
 def result_json(case: Case, measurement: Measurement, before: dict[str, Any], after: dict[str, Any],
-                reference: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """The entries (the case and its derived views) of `probes.bench.data.results` for one measurement."""
+                reference: dict[str, Any] | None, control: dict[str, Any] | None = None,
+                threads: int | None = None) -> dict[str, dict[str, Any]]:
+    """The entries (the case and its derived views) of `probes.bench.data.results` for one measurement:
+    `control` is the control measured around it, `threads` the CPU threads it ran on."""
     values = [case.value_of(s) for s in measurement.samples_s]
     summary = summarize(values)
     common = {"params": case.params, "calibration": measurement.report, "clocks_before": before,
-              "clocks_after": after, "gpu_index": case.gpu_index}
+              "clocks_after": after, "gpu_index": case.gpu_index, "threads": threads, "control": control}
     entries = {case.name: {"unit": case.unit, "higher_is_better": case.higher_is_better, **summary.to_json(),
                            "samples": values, **common,
                            "efficiency": efficiency(reference, case.peak_kind, summary.median, case.peak_scale)}}
@@ -83,6 +87,11 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
     results: dict[str, Any] = {}
     skipped: list[str] = []
     remaining_groups = len(plan)
+    threads = int(torch.get_num_threads())
+    control = ControlMeter()
+    control_started = time.monotonic()
+    control_last = control.measure()
+    control_s = time.monotonic() - control_started
     with torch.inference_mode():
         for build in plan:
             cases = [c for c in build() if not only or any(s in c.name for s in only)]
@@ -100,7 +109,15 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
                 case_started = time.monotonic()
                 measurement = case.run(policy)
                 after = device_state(resolved, case.gpu_index)
-                entries = result_json(case, measurement, before, after, reference)
+                control_started = time.monotonic()
+                control_next = control.measure()
+                control_s += time.monotonic() - control_started
+                batch_s = statistics.median(measurement.samples_s) * int(measurement.report.get("inner") or 1) \
+                    if measurement.samples_s else None
+                entries = result_json(case, measurement, before, after, reference,
+                                      around(control_last, control_next, control.threads, batch_s),
+                                      1 if case.single_thread else threads)
+                control_last = control_next
                 results.update(entries)
                 left -= time.monotonic() - case_started
                 if progress:
@@ -110,7 +127,10 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
     warning = load_warning(machine_load)
     disturbed = disturbance.report(throttle_reasons(results))
     return {"suite": suite, "device": resolved, "device_name": device_name,
-            "torch_version": str(torch.__version__), "threads": int(torch.get_num_threads()),
+            "torch_version": str(torch.__version__), "threads": threads,
             "budget_s": total_budget, "elapsed_s": round(time.monotonic() - started, 3),
             "reference": reference, "skipped": skipped, "machine_load": machine_load,
-            "warnings": [warning] if warning else [], "disturbance": disturbed, "results": results}
+            "warnings": [warning] if warning else [], "disturbance": disturbed,
+            "control": {"figures": {name: UNITS[name] for name in FIGURES}, "all_cores_threads": control.threads,
+                        "seconds": round(control_s, 3)},
+            "results": results}

@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from driftcheck.baselines.control import MIN_CONTROL_SHIFT, ControlFigure, control_figures
+
 ALPHA = 0.01
 MIN_EFFECT = 0.02
 # Spread (standard deviation of log run medians) assumed when neither side measured one. CPU: ten
@@ -176,14 +178,53 @@ def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any
     return entry
 
 
+def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], higher: bool,
+           device: str) -> dict[str, Any]:
+    """The verdict fields of one comparison of run figures (raw or control-normalised)."""
+    mean_before, mean_after = statistics.fmean(_logs(figures_before)), statistics.fmean(_logs(figures_after))
+    shift_log = mean_after - mean_before
+    ratio = math.exp(shift_log)
+    res = resolution(figures_before, figures_after, device)
+    # One estimator for every printed figure: before and after are the geometric means of the run
+    # medians, so `after / before` is the ratio and the percentage, never a figure of another estimator.
+    out: dict[str, Any] = {"before": math.exp(mean_before), "after": math.exp(mean_after), "ratio": ratio,
+                           "change_pct": round((ratio - 1.0) * 100.0, 2), "mds_pct": round(res.mds * 100.0, 2),
+                           "spread_pct": round((math.exp(res.spread) - 1.0) * 100.0, 2),
+                           "spread_measured": res.measured, "significant": False, "disturbance": None, "reason": None}
+    better = (ratio > 1.0) == higher
+    called = abs(shift_log) >= res.mds_log and abs(ratio - 1.0) >= MIN_EFFECT
+    if called:
+        # The side whose disturbance pushes the way the shift went: B's for a loss, A's for a gain.
+        pushed_by = figures_before if better else figures_after
+        explained = _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)), pushed_by)
+        if explained:
+            out.update(verdict="inconclusive", direction="inconclusive", disturbance=explained,
+                       reason=f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it")
+            return out
+        direction = "faster" if better else "slower"
+        out.update(verdict=direction, direction=direction, significant=True)
+    elif abs(shift_log) <= max(res.spread, math.log1p(MIN_EFFECT)) and res.mds <= RESOLVED_MDS:
+        out.update(verdict="unchanged", direction="unchanged")
+    else:
+        out.update(verdict="inconclusive", direction="inconclusive", reason=_inconclusive_reason(res, device))
+    summary = _disturbance_summary(figures_before, figures_after)
+    if summary and out["disturbance"] is None:
+        out["disturbance"] = summary
+    if not res.measured and out["reason"] is None:
+        out["reason"] = (f"one run per side: between-run spread unknown, assumed ±{out['spread_pct']:.0f}% "
+                         f"(default for {device})")
+    return out
+
+
 def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
-            device: str = "cpu") -> dict[str, Any]:
+             device: str = "cpu") -> dict[str, Any]:
     unit = str((after or before or {}).get("unit", ""))
     entry: dict[str, Any] = {"name": name, "unit": unit, "before": (before or {}).get("median"),
                              "after": (after or {}).get("median"), "ratio": None, "change_pct": None,
                              "verdict": "inconclusive", "direction": "missing", "significant": False,
                              "mds_pct": None, "spread_pct": None, "spread_measured": False, "runs": [0, 0],
-                             "disturbance": None, "reason": None}
+                             "disturbance": None, "reason": None, "raw_change_pct": None,
+                             "normalised_change_pct": None, "control_change_pct": None, "control": None}
     if before is None or after is None:
         entry["reason"] = f"measured only {'after' if before is None else 'before'}"
         return entry
@@ -192,38 +233,102 @@ def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, An
     if not figures_before or not figures_after:
         entry["reason"] = "no usable median on one side"
         return entry
-    mean_before, mean_after = statistics.fmean(_logs(figures_before)), statistics.fmean(_logs(figures_after))
-    shift_log = mean_after - mean_before
-    ratio = math.exp(shift_log)
-    res = resolution(figures_before, figures_after, device)
-    # One estimator for every printed figure: before and after are the geometric means of the run
-    # medians, so `after / before` is the ratio and the percentage, never a figure of another estimator.
-    entry.update(before=math.exp(mean_before), after=math.exp(mean_after), ratio=ratio,
-                 change_pct=round((ratio - 1.0) * 100.0, 2), mds_pct=round(res.mds * 100.0, 2),
-                 spread_pct=round((math.exp(res.spread) - 1.0) * 100.0, 2), spread_measured=res.measured)
-    better = (ratio > 1.0) == higher_is_better(after)
-    called = abs(shift_log) >= res.mds_log and abs(ratio - 1.0) >= MIN_EFFECT
-    if called:
-        # The side whose disturbance pushes the way the shift went: B's for a loss, A's for a gain.
-        pushed_by = figures_before if better else figures_after
-        explained = _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)), pushed_by)
-        if explained:
-            entry.update(verdict="inconclusive", direction="inconclusive", disturbance=explained,
-                         reason=f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it")
-            return entry
-        direction = "faster" if better else "slower"
-        entry.update(verdict=direction, direction=direction, significant=True)
-    elif abs(shift_log) <= max(res.spread, math.log1p(MIN_EFFECT)) and res.mds <= RESOLVED_MDS:
-        entry.update(verdict="unchanged", direction="unchanged")
-    else:
-        entry.update(verdict="inconclusive", direction="inconclusive", reason=_inconclusive_reason(res, device))
-    summary = _disturbance_summary(figures_before, figures_after)
-    if summary and entry["disturbance"] is None:
-        entry["disturbance"] = summary
-    if not res.measured and entry["reason"] is None:
-        entry["reason"] = (f"one run per side: between-run spread unknown, assumed ±{entry['spread_pct']:.0f}% "
-                           f"(default for {device})")
+    higher = higher_is_better(after)
+    raw = _judge(figures_before, figures_after, higher, device)
+    entry.update(raw, raw_change_pct=raw["change_pct"])
+    sides = _controlled_sides(before, after, device)
+    if isinstance(sides, str):
+        entry["control"] = {"recorded": False, "note": sides}
+        return entry
+    entry.update(_controlled(raw, sides, figures_before, figures_after, higher, device))
     return entry
+
+
+@dataclass(frozen=True)
+class _Sides:
+    """Both sides' per-run controls of one benchmark, and the thread count each side ran it on."""
+
+    before: list[ControlFigure]
+    after: list[ControlFigure]
+    single: bool  # one thread in short batches on both sides: the single-thread control applies
+
+
+def _controlled_sides(before: Mapping[str, Any], after: Mapping[str, Any], device: str) -> _Sides | str:
+    """Both sides' controls, or why the verdict stays on raw figures."""
+    runs = [_run_entries(before), _run_entries(after)]
+    read = [control_figures(side) for side in runs]
+    if read[0] is None or read[1] is None:
+        missing = " and ".join(tag for tag, c in zip("AB", read, strict=True) if c is None)
+        return f"no control was recorded in {missing} (taken before the control existed): verdict on raw figures"
+    controls = (read[0], read[1])
+    if device != "cpu":
+        return "a CPU control does not track a GPU's speed: verdict on raw figures"
+    stated = [entry.get("threads") for side in runs for entry in side]
+    threads = [t for t in stated if isinstance(t, int) and not isinstance(t, bool) and t > 0]
+    # A run that did not say how many threads it used counts as multi-threaded: the cautious reading.
+    one_thread = len(threads) == len(stated) and max(threads) == 1
+    short = all(c.short for side in controls for c in side)
+    return _Sides(controls[0], controls[1], one_thread and short)
+
+
+def _run_entries(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The per-run entries of a stored result that carry a usable median (a single-run result is its own)."""
+    runs = entry.get("runs")
+    if isinstance(runs, list) and runs:
+        return [run for run in runs if isinstance(run, Mapping) and _positive(run.get("median"))]
+    return [entry] if _positive(entry.get("median")) else []
+
+
+def _normalised(figures: Sequence[RunFigure], controls: Sequence[ControlFigure], single: bool,
+                higher: bool) -> list[RunFigure]:
+    """Each run's figure divided by its control (a time multiplied: a slower machine takes longer)."""
+    sign = 1.0 if higher else -1.0
+    return [RunFigure(math.exp(math.log(f.median) - sign * math.log(c.for_kind(single))), f.ci_rel,
+                      f.disturbed, f.taken) for f, c in zip(figures, controls, strict=True)]
+
+
+def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[RunFigure],
+                figures_after: Sequence[RunFigure], higher: bool, device: str) -> dict[str, Any]:
+    """The verdict fields made on the control-normalised figures (see driftcheck.baselines.control)."""
+    single = sides.single
+    control_before = [RunFigure(c.for_kind(single)) for c in sides.before]
+    control_after = [RunFigure(c.for_kind(single)) for c in sides.after]
+    control_shift = statistics.fmean(_logs(control_after)) - statistics.fmean(_logs(control_before))
+    control_res = resolution(control_before, control_after, device)
+    moved = abs(control_shift) >= max(control_res.mds_log, math.log1p(MIN_CONTROL_SHIFT))
+    slow_side = figures_after if control_shift < 0 else figures_before
+    loaded = [f for f in slow_side if f.disturbed]
+    kind = "single-thread" if single else f"all-cores ({sides.before[0].threads or '?'} threads)"
+    control_pct = round((math.exp(control_shift) - 1.0) * 100.0, 2)
+    machine = None
+    if moved:
+        machine = (f"the whole machine is slower now: control {control_pct:+.0f}%" if control_shift < 0
+                   else f"the whole machine was slower in A: control {control_pct:+.0f}% now")
+        if loaded:
+            worst = max(loaded, key=lambda f: math.inf if f.taken is None else f.taken)
+            machine += f", {'B' if control_shift < 0 else 'A'}: {worst.disturbed}"
+    normalised = _judge(_normalised(figures_before, sides.before, single, higher),
+                        _normalised(figures_after, sides.after, single, higher), higher, device)
+    out = dict(normalised)
+    # The printed before/after stay the user's own figures; ratio and change are the verdict's (normalised).
+    out.update(before=raw["before"], after=raw["after"], normalised_change_pct=normalised["change_pct"],
+               control_change_pct=control_pct,
+               control={"recorded": True, "kind": kind, "change_pct": control_pct,
+                        "mds_pct": round(control_res.mds * 100.0, 2), "moved": moved, "machine": machine,
+                        "note": None})
+    if moved and loaded:
+        # Under other load no benchmark loses what the control loses: a thread team waits for its busy core,
+        # a copy loses less, a short op's median dodges preemptions the control's batches meet. No figure can
+        # decide, unless both moved against the machine (faster on a slower machine), which no load explains.
+        against = "faster" if control_shift < 0 else "slower"
+        if not (raw["verdict"] == against and normalised["verdict"] == against):
+            out.update(verdict="inconclusive", direction="inconclusive", significant=False,
+                       reason=(f"{machine}; under other load a benchmark loses more or less than the control, "
+                               "so neither its raw nor its normalised figure can decide"))
+    elif moved:
+        out["control"]["note"] = ("no other work was seen on the slower side: a clock or steal change, which "
+                                  "every thread feels alike, so the normalised figure decides")
+    return out
 
 
 def _inconclusive_reason(res: Resolution, device: str) -> str:
@@ -261,14 +366,25 @@ def compare_verdicts(before: Mapping[str, Any], after: Mapping[str, Any], device
 
 
 def verdict_text(entry: Mapping[str, Any]) -> str:
-    """The verdict for people: `-4.1% (MDS ±9.0%, spread ±3.2% over 3+3 runs): inconclusive - why`."""
+    """The verdict for people: `-4.1% (MDS ±9.0%, spread ±3.2% over 3+3 runs): inconclusive - why`; with a
+    control, `-2.0% normalised (raw -40.0%, control -38.0% single-thread) (MDS ...): unchanged - ...`."""
     change = entry.get("change_pct")
     mds = entry.get("mds_pct")
     runs = entry.get("runs") or [0, 0]
+    stored = entry.get("control")
+    control: Mapping[str, Any] = stored if isinstance(stored, Mapping) else {}
     text = f"{change:+.1f}%" if isinstance(change, (int, float)) else "n/a"
+    if control.get("recorded") and isinstance(entry.get("raw_change_pct"), (int, float)):
+        text += (f" normalised (raw {entry['raw_change_pct']:+.1f}%, control {control.get('change_pct'):+.1f}% "
+                 f"{control.get('kind')})")
+    machine = control.get("machine")
+    # The machine's move is said once: an inconclusive verdict may already give it as its reason.
+    notes = [str(n) for n in (machine if machine and machine not in str(entry.get("reason") or "") else None,
+                              control.get("note")) if n]
+    tail = "".join(f"; {n}" for n in notes)
     if (isinstance(mds, (int, float)) and mds > UNRESOLVABLE_MDS * 100.0 and entry.get("spread_measured")
             and entry.get("verdict") == "inconclusive"):
-        return f"{text}: inconclusive - {entry.get('reason')}"
+        return f"{text}: inconclusive - {entry.get('reason')}{tail}"
     if isinstance(mds, (int, float)):
         spread = float(entry.get("spread_pct") or 0.0)
         source = f"over {runs[0]}+{runs[1]} runs" if entry.get("spread_measured") else "assumed: one run per side"
@@ -278,7 +394,7 @@ def verdict_text(entry: Mapping[str, Any]) -> str:
         text += f" - {entry['reason']}"
     elif entry.get("disturbance"):
         text += f" - disturbed: {entry['disturbance']}"
-    return text
+    return text + tail
 
 
 def verdict_line(entry: Mapping[str, Any]) -> str:

@@ -47,6 +47,9 @@ class Case:
     derived: tuple[Derived, ...] = ()
     # Measures itself (all-reduce runs in other processes); else `measure(op, timer, policy)`.
     runner: Callable[[CalibrationPolicy], Measurement] | None = None
+    # Runs on one CPU thread whatever the thread settings (ops too small to split): the single-thread
+    # control can normalise it (driftcheck.baselines.control).
+    single_thread: bool = False
 
     def run(self, policy: CalibrationPolicy) -> Measurement:
         if self.runner is not None:
@@ -68,12 +71,13 @@ def launch_cases(torch: Any, device: str, gpu: int | None, timer: Timer) -> list
             x.add_(1.0)
 
     params = {"ops": LAUNCH_OPS, "op": "add_ on a 1-element tensor"}
+    # A 1-element add never reaches an intra-op parallel region: one thread on any setting.
     cases = [Case("launch_eager_us_per_op", "us", False, lambda s: s / LAUNCH_OPS * 1e6, eager, timer, gpu,
-                  params=params)]
+                  params=params, single_thread=True)]
     if device == "cuda":
         graph = _capture(torch, eager)
         cases.append(Case("launch_graph_us_per_op", "us", False, lambda s: s / LAUNCH_OPS * 1e6, graph.replay,
-                          timer, gpu, params=params))
+                          timer, gpu, params=params, single_thread=True))
     return cases
 
 
