@@ -169,6 +169,10 @@ def replay_server() -> Iterator[Any]:
     def start(routes: dict[str, tuple[int, str, bytes]]) -> str:
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), _ReplayHandler)
         httpd.routes = routes  # type: ignore[attr-defined]
+        # accept(2): a connection its client reset between poll and accept is gone, and a blocking accept then
+        # waits for the next one for ever (seen once in CI: every later request timed out and shutdown hung).
+        # Non-blocking, serve_forever skips that round instead; the sockets accepted stay blocking.
+        httpd.socket.setblocking(False)
         threading.Thread(target=httpd.serve_forever, daemon=True).start()
         started.append(httpd)
         return f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -76,13 +76,15 @@ def test_benchmark_baseline_then_checks(cli_process: Callable[..., CliResult], b
         # GEMM loses ~40% with one thread. Whether that is beyond the MDS depends on the machine's
         # between-run spread at this small budget (seen on the 2-core VM: spread ±17%, MDS ±81%): when
         # it is, the verdict is slower and shown as a shift; when not, inconclusive, never faster.
-        assert gemm["change_pct"] < 0, gemm["verdict_text"]
-        if abs(gemm["change_pct"]) >= gemm["mds_pct"]:
-            assert gemm["verdict"] == "slower", gemm["verdict_text"]
+        # The user's own (raw) figure falls; the verdict's figure is the control-normalised one where both sides
+        # hold a control, and a shift is called only where the raw figure shows it too.
+        assert gemm["raw_change_pct"] < 0, gemm["verdict_text"]
+        if gemm["verdict"] == "slower":
+            assert abs(gemm["change_pct"]) >= gemm["mds_pct"], gemm["verdict_text"]
             assert any(line.startswith("  ! gemm_fp32_1024_gflops: ") and "MDS ±" in line
                        for line in slow.stdout.splitlines()), slow.stdout
         else:
-            assert gemm["verdict"] == "inconclusive" and "resolve" in gemm["reason"], gemm["verdict_text"]
+            assert gemm["verdict"] == "inconclusive" and gemm["reason"], gemm["verdict_text"]
         # The tiny model's decode is dominated by per-token overhead, so one thread need not move it (CI saw
         # -1.4%, MDS ±22.7%: unchanged). What must hold is that the verdict follows from its own figures:
         # "unchanged" only inside the between-run spread, a shift only beyond the MDS, never "faster" here.

@@ -96,6 +96,7 @@ def start(**settings: Any) -> ThreadingHTTPServer:
     httpd.bodies = []  # type: ignore[attr-defined]
     httpd.settings = {"sglang": True, "usage": True, "fail": False,  # type: ignore[attr-defined]
                       "endpoints": ("/v1/completions", CHAT), **settings}
+    httpd.socket.setblocking(False)  # as tests/servers.py's replay: a reset connection never blocks accept
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
 
