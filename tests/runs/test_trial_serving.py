@@ -39,12 +39,14 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _servers_of(model: TinyModel) -> list[psutil.Process]:
-    """Every `transformers serve` of this model still alive (not a zombie)."""
+def _servers_of(model: TinyModel, port: int) -> list[psutil.Process]:
+    """Every `transformers serve` of this model on the trial's port still alive (not a zombie); the session's
+    own server of the same model (other serving tests) listens on another port and is not the trial's."""
     found = []
     for process in psutil.process_iter(["cmdline", "status"]):
         words = process.info["cmdline"] or []
-        if "serve" in words and str(model.path) in words and process.info["status"] != psutil.STATUS_ZOMBIE:
+        if ("serve" in words and str(model.path) in words and str(port) in words
+                and process.info["status"] != psutil.STATUS_ZOMBIE):
             found.append(process)
     return found
 
@@ -60,7 +62,8 @@ def test_try_against_transformers_serve_started_per_run_states_its_resolution_wi
         cli: Callable[..., CliResult], tiny_model: TinyModel, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM"):
         monkeypatch.setenv(name, tiny_model.env[name])
-    result = cli(*_trial_args(tiny_model, _free_port()))
+    port = _free_port()
+    result = cli(*_trial_args(tiny_model, port))
     assert result.returncode == 0, result.stderr  # 2 pairs cannot decide: no difference, and why
     lines = result.stdout.splitlines()
     assert lines[0].startswith("B vs A: ") and " 2 pairs, " in lines[0], lines
@@ -71,7 +74,7 @@ def test_try_against_transformers_serve_started_per_run_states_its_resolution_wi
     assert all(" A " in line and " B " in line and line.endswith(" ms") for line in rounds), rounds
     # four servers were started (one per run, logged as such on stderr) and none is left
     assert result.stderr.count("round ") == 4, result.stderr
-    assert _servers_of(tiny_model) == []
+    assert _servers_of(tiny_model, port) == []
     records = RunStore().entries()
     assert len(records) == 4 and all(r.metric("completion") for r in records)
 
@@ -88,7 +91,7 @@ def test_ctrl_c_during_a_trial_against_transformers_serve_leaves_no_server(tiny_
         servers: list[psutil.Process] = []
         while not servers or not _answers(f"http://127.0.0.1:{port}/health"):
             assert time.monotonic() < deadline and trial.poll() is None, "the server never came up"
-            servers = [p for p in _servers_of(tiny_model) if p.pid in _descendants(trial.pid)]
+            servers = [p for p in _servers_of(tiny_model, port) if p.pid in _descendants(trial.pid)]
             time.sleep(0.2)
         os.killpg(trial.pid, signal.SIGINT)  # what Ctrl-C sends: the whole foreground group
         _, err = trial.communicate(timeout=60)
@@ -99,7 +102,7 @@ def test_ctrl_c_during_a_trial_against_transformers_serve_leaves_no_server(tiny_
     assert b"interrupted" in err
     for server in servers:  # is_running() compares the start time too: a reused pid is not this server
         assert not server.is_running() or server.status() == psutil.STATUS_ZOMBIE
-    assert _servers_of(tiny_model) == []
+    assert _servers_of(tiny_model, port) == []
 
 
 def _descendants(pid: int) -> set[int]:
