@@ -16,6 +16,7 @@ from driftcheck.analysis.explain.model import NOISE_FLOOR
 from driftcheck.analysis.policy import Policy, violations
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.targets import Target, reference_target
+from driftcheck.baselines.verdict import SHIFTS
 from driftcheck.errors import OptionError, UnknownSnapshotError, UsageError
 from driftcheck.probes import probe_class
 from driftcheck.snapshot.model import Snapshot
@@ -84,9 +85,6 @@ def restricted_to(reference: Snapshot, probes: list[str]) -> Snapshot:
     return Snapshot(document, reference.source)
 
 
-# Benchmark verdicts that fail the gate (`driftcheck.baselines.verdict`): a shift either way.
-SHIFT_VERDICTS = ("slower", "faster")
-
 # The noise floor: causes below this confidence (an unrelated variable such as LANG, a fact no rule knows)
 # are shown but do not fail the gate on their own, and an unchanged machine ranks nothing above it
 # (tests/analysis/test_null_corpus.py).
@@ -114,7 +112,7 @@ class CheckResult:
     @property
     def bench_shifts(self) -> list[dict[str, Any]]:
         """Benchmarks that moved beyond their minimum detectable shift (`slower` or `faster`)."""
-        return [row for row in self.explained.bench if row.get("verdict") in SHIFT_VERDICTS]
+        return [row for row in self.explained.bench if row.get("verdict") in SHIFTS]
 
     @property
     def drift(self) -> bool:

@@ -46,6 +46,7 @@ _KNOWN_DF = 1_000_000
 # Floor of the spread: even identical run medians carry timer and scheduling noise.
 MIN_SPREAD = 0.002
 VERDICTS = ("slower", "faster", "unchanged", "inconclusive")
+# A shift either way: what a verdict calls, and what fails the gate (`driftcheck.analysis.gate`).
 SHIFTS = ("slower", "faster")
 # Records whose MDS is wider than this cannot call a benchmark unchanged: a 25% change could hide.
 RESOLVED_MDS = 0.25
