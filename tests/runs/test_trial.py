@@ -228,3 +228,32 @@ def test_environment_changes_set_and_unset_and_describe_themselves() -> None:
     assert Variant("A", python="/v/bin/python").argv(["python3", "b.py"]) == ["/v/bin/python", "b.py"]
     assert Variant("A", python="/v/bin/python").argv(["/usr/bin/python3.12", "b.py"]) == ["/v/bin/python", "b.py"]
     assert Variant("A", command=("./other",)).argv(["./bench"]) == ["./other"]
+
+
+def test_output_read_in_chunks_is_scanned_as_whole_lines() -> None:
+    # What a command writes in pieces (a line cut by a read, CR LF cut between reads, a character's UTF-8 bytes
+    # cut, a line far too long to read, a figure on a last line without its end) is scanned as the lines it
+    # prints, and its last lines are kept.
+    import threading
+
+    from driftcheck.runs.metrics import MetricScanner, user_pattern
+    from driftcheck.runs.trial import _TAIL_LINES, _OutputReader
+
+    pieces = [b"dec", b"ode: 12.5 m", b"s\r", b"\n\xc3", b"\xa9t\xc3\xa9: 3 tok/s\n",
+              *[f"step {i}\n".encode() for i in range(30)], *[b"x" * 50_000] * 4, b"\nfinal: 7.25 Miter"]
+    read_end, write_end = os.pipe()
+    reader = _OutputReader(MetricScanner((user_pattern("final=final: ([0-9.]+) Miter"),
+                                          user_pattern("summer=été: ([0-9.]+) tok/s"))))
+    with os.fdopen(read_end, "rb", buffering=0) as stream:
+        thread = threading.Thread(target=reader.read, args=(stream,))
+        thread.start()
+        for piece in pieces:
+            os.write(write_end, piece)
+            time.sleep(0.01)  # each piece its own read
+        os.close(write_end)
+        thread.join(10)
+    metrics, tail = reader.result()
+    found = {m.name: m.value for m in metrics}
+    assert found == {"decode": 12.5, "summer": 3.0, "final": 7.25}, found
+    assert len(tail) == _TAIL_LINES and tail[-1] == "final: 7.25 Miter" and tail[-3] == "step 29", tail
+    assert tail[-2] == "x" * (1 << 16)  # the long line's last 64 Ki characters, not 200,000
