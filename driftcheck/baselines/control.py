@@ -43,8 +43,10 @@ ops never split, or every benchmark of a run with one thread) in batches as shor
 (`SHORT_BATCH_S`); `all_cores` for anything else (several threads, or long batches, which feel the share
 of the CPU the short control does not). Then:
 
-- the control did not move beyond its own noise: the normalised figure decides, with the disturbance rule
-  of `driftcheck.baselines.verdict` (a disturbance that could explain the shift voids the call);
+- the control did not move beyond its own noise: it says nothing about the machine, and dividing by it
+  would only add its noise, so the raw figure decides (the normalised one is shown beside it), with the
+  disturbance rule of `driftcheck.baselines.verdict` (a disturbance that could explain the shift voids the
+  call);
 - it moved and no other work was seen on the slower side (other processes or steal,
   `driftcheck.baselines.disturbance`): a clock or hidden steal change, which the normalisation is exact
   for; the normalised figure decides;
@@ -54,8 +56,10 @@ of the CPU the short control does not). Then:
   (faster on a slower machine), which no load explains.
 
 A shift the control does not share (fewer threads, another BLAS, a slower library) stays a finding: the
-control does not move, so the normalised figure is the raw one within noise. On a GPU run the control is
-recorded and its change shown, but verdicts stay on raw figures: a CPU loop does not track a GPU's speed.
+control does not move, so the raw figure decides. Where the normalised figure decides, a shift it shows
+and the raw figure does not is `inconclusive`: the control can explain a shift away, never make one.
+On a GPU run the control is recorded and its change shown, but verdicts stay on raw figures: a CPU loop
+does not track a GPU's speed.
 Records taken before the control existed compare on raw figures, and the verdict says no control was
 recorded.
 """

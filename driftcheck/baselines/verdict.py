@@ -311,13 +311,18 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
             machine += f", {'B' if control_shift < 0 else 'A'}: {worst.disturbed}"
     normalised = _judge(_normalised(figures_before, sides.before, single, higher),
                         _normalised(figures_after, sides.after, single, higher), higher, device)
-    out = dict(normalised)
+    # A control that did not move beyond its own noise says nothing about the machine: dividing by it would
+    # only add that noise (the all-cores figure is one ~25 ms batch; on the 2-core VM it wandered +-20% between
+    # runs while a 2-thread GEMM that lost 45% to OMP_NUM_THREADS=1 was called slower on 8 of 10 raw figures
+    # and 3 of 10 normalised ones). So the user's own figure decides, and the normalised one is shown beside it.
+    out = dict(normalised if moved else raw)
     # The printed before/after stay the user's own figures; ratio and change are the verdict's (normalised).
     out.update(before=raw["before"], after=raw["after"], normalised_change_pct=normalised["change_pct"],
+               raw_change_pct=raw["change_pct"],
                control_change_pct=control_pct,
                control={"recorded": True, "kind": kind, "change_pct": control_pct,
                         "mds_pct": round(control_res.mds * 100.0, 2), "moved": moved, "machine": machine,
-                        "note": None})
+                        "decided_by": "normalised" if moved else "raw", "note": None})
     if moved and loaded:
         # Under other load no benchmark loses what the control loses: a thread team waits for its busy core,
         # a copy loses less, a short op's median dodges preemptions the control's batches meet. No figure can
@@ -384,7 +389,11 @@ def verdict_text(entry: Mapping[str, Any]) -> str:
     stored = entry.get("control")
     control: Mapping[str, Any] = stored if isinstance(stored, Mapping) else {}
     text = f"{change:+.1f}%" if isinstance(change, (int, float)) else "n/a"
-    if control.get("recorded") and isinstance(entry.get("raw_change_pct"), (int, float)):
+    if control.get("recorded") and control.get("decided_by") == "raw" and isinstance(
+            entry.get("normalised_change_pct"), (int, float)):
+        text += (f" (normalised {entry['normalised_change_pct']:+.1f}%, control {control.get('change_pct'):+.1f}% "
+                 f"{control.get('kind')}, within its noise)")
+    elif control.get("recorded") and isinstance(entry.get("raw_change_pct"), (int, float)):
         text += (f" normalised (raw {entry['raw_change_pct']:+.1f}%, control {control.get('change_pct'):+.1f}% "
                  f"{control.get('kind')})")
     machine = control.get("machine")

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import CliResult
 
 # Budget of each run's whole quick suite: long enough for every benchmark to take its samples.
-BUDGET_S = "8"
+BUDGET_S = "4"
 
 
 def _size(pct: float) -> float:

@@ -228,3 +228,23 @@ def test_the_control_can_excuse_a_shift_but_never_make_one() -> None:
     assert entry["normalised_change_pct"] < entry["raw_change_pct"] < 0
     assert entry["verdict"] == "inconclusive", entry["verdict_text"]
     assert "never make one" in entry["reason"] and "only the control-normalised figure shifts" in entry["reason"]
+
+
+def test_a_control_that_did_not_move_beyond_its_noise_leaves_the_verdict_to_the_raw_figure() -> None:
+    # The sensitivity run's case: OMP_NUM_THREADS=1 halved the 2-thread GEMM (raw -45%, steady runs) while the
+    # all-cores control, one short hash batch, wandered +-20% between runs and netted -1%. Divided by it, the
+    # GEMM's spread is the control's and the shift unresolved; the control said nothing about the machine.
+    noisy = [control(all_cores=650.0 * f) for f in (1.0, 0.8, 1.2)]
+    wandering = [control(all_cores=650.0 * f) for f in (1.18, 0.85, 0.95)]
+    before = record([47.0, 46.0, 48.0], noisy)
+    after = record([25.8, 26.3, 25.5], wandering, threads=1)
+    entry = verdict("gemm_fp32_1024_gflops", before, after)
+    assert entry["control"]["moved"] is False and entry["control"]["decided_by"] == "raw"
+    assert entry["verdict"] == "slower", entry["verdict_text"]
+    assert entry["change_pct"] == entry["raw_change_pct"] == pytest.approx(-45.0, abs=1.0)
+    # The normalised figure alone could not have called it: its MDS takes the control's noise.
+    normalised_only = verdict("gemm_fp32_1024_gflops", record([47.0 / 1.0, 46.0 / 0.8, 48.0 / 1.2], None),
+                              record([25.8 / 1.18, 26.3 / 0.85, 25.5 / 0.95], None, threads=1))
+    assert normalised_only["verdict"] == "inconclusive", normalised_only["verdict_text"]
+    assert "(normalised" in entry["verdict_text"] and "within its noise" in entry["verdict_text"]
+    assert "normalised (raw" not in entry["verdict_text"]
