@@ -24,10 +24,18 @@ SLOW_FIXTURES = frozenset({"cli_process", "transformers_server", "tiny_model", "
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `slow` every test that uses one of `SLOW_FIXTURES`."""
+    """Mark `slow` every test that uses one of `SLOW_FIXTURES`, and put every slow test in one xdist group.
+
+    With `-n 2 --dist loadgroup` (the README's test command) the slow tests run one after another on one
+    worker, never two at once: they start servers and benchmarks, and several time the machine. The other
+    worker takes the rest (in-process, ~3,700 tests), which the slow ones were written to withstand, as
+    they withstand a shared CI machine.
+    """
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(pytest.mark.xdist_group("slow"))
 
 
 @dataclass

@@ -1,5 +1,8 @@
-"""The statistics of an interleaved A/B trial, in one place: the paired test, its sequential stopping rule,
-the effect with its confidence interval, and the smallest effect a trial that found nothing would have seen.
+"""The statistics of driftcheck's comparisons, in one place: for an interleaved A/B trial (`try`,
+`explain --confirm`, `bisect`) the paired test, its sequential stopping rule, the effect with its confidence
+interval, and the smallest effect a trial that found nothing would have seen; for a check against the past
+(`check --against`, where nothing can be paired) the pooled t-test on two records' log run medians, its
+MDS, and the control normalisation (the last section; the verdict's wording is driftcheck.baselines.verdict).
 
 Stdlib only (no scipy at run time); tests check every number against scipy.stats on fixed data.
 
@@ -403,3 +406,80 @@ def compare(ratios: Sequence[float], alpha: float) -> Comparison:
     detectable = math.inf if math.isinf(mde) else percent(mde)
     return Comparison(len(ratios), percent(estimate), percent(low), percent(high), test.p_value, alpha,
                       test.n > 0 and test.p_value <= alpha, detectable, test.exact)
+
+
+# --- checks against the past: two records' run medians, not paired --------------------------------------
+# `check --against REF` cannot interleave with a past state: it compares the medians of N independent runs
+# per record (driftcheck.baselines.verdict) with a two-sided pooled t-test on their logs at ALPHA_CHECK,
+# and can divide each run's figure by the control measured beside it (driftcheck.baselines.control).
+
+ALPHA_CHECK = 0.01
+# No shift under this is called, whatever the noise says.
+MIN_EFFECT = 0.02
+# Degrees of freedom treated as known when an assumed spread is used (a normal critical value).
+KNOWN_DF = 1_000_000
+# Floor of the spread: even identical run medians carry timer and scheduling noise.
+MIN_SPREAD = 0.002
+
+# Two-sided 99% critical values of Student's t (t_{0.995, df}) for df = 1..30.
+_T_995 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977,
+          2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763,
+          2.756, 2.750)
+_Z_995 = 2.5758
+
+
+def t_critical(df: int) -> float:
+    """t_{0.995, df}: the two-sided 1% critical value of Student's t (normal beyond the table)."""
+    if df < 1:
+        raise ValueError("degrees of freedom must be at least 1")
+    if df <= len(_T_995):
+        return _T_995[df - 1]
+    # Beyond 30 the value approaches the normal one roughly as 1/df.
+    return _Z_995 + (_T_995[-1] - _Z_995) * len(_T_995) / df
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The noise model of one comparison: spread of a log run median, its degrees of freedom, MDS."""
+
+    spread: float
+    df: int
+    measured: bool
+    mds_log: float
+
+    @property
+    def mds(self) -> float:
+        """The minimum detectable shift as a fraction (0.08: a shift of 8% would be called)."""
+        return max(math.exp(self.mds_log) - 1.0, MIN_EFFECT)
+
+
+def median_resolution(before: Sequence[float], after: Sequence[float], within: float,
+                      assumed_spread: float) -> Resolution:
+    """How finely two sets of log run medians can tell a shift: the pooled standard deviation of the logs
+    (never under `within`, a run's own noise, nor MIN_SPREAD) with its degrees of freedom, and the MDS (in
+    logs) of the pooled t-test; with one run per side, `assumed_spread` at known degrees of freedom."""
+    sides = [list(before), list(after)]
+    squares = sum(sum((x - statistics.fmean(side)) ** 2 for x in side) for side in sides if len(side) > 1)
+    df = sum(len(side) - 1 for side in sides)
+    if df > 0:
+        spread, measured = max(math.sqrt(squares / df), within, MIN_SPREAD), True
+    else:
+        spread, measured, df = max(assumed_spread, within), False, KNOWN_DF
+    standard_error = spread * math.sqrt(1.0 / len(before) + 1.0 / len(after))
+    return Resolution(spread, df, measured, t_critical(df) * standard_error)
+
+
+def mds_with_runs(spread: float, runs: int) -> float:
+    """The MDS (fraction) two records of `runs` (at least 2) runs each would have at this spread."""
+    return max(math.exp(t_critical(2 * runs - 2) * spread * math.sqrt(2.0 / runs)) - 1.0, MIN_EFFECT)
+
+
+def normalised_log(figure: float, control: float, higher_is_better: bool) -> float:
+    """ln of a run's figure divided by the machine's speed its control measured beside it: a rate divided,
+    a time multiplied (a slower machine takes longer). Both positive."""
+    return math.log(figure) - (1.0 if higher_is_better else -1.0) * math.log(control)
+
+
+def control_moved(shift_log: float, resolution: Resolution, min_shift: float) -> bool:
+    """Whether a control's shift (in logs) is beyond its own MDS and at least `min_shift` (a fraction)."""
+    return abs(shift_log) >= max(resolution.mds_log, math.log1p(min_shift))

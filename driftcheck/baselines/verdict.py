@@ -8,7 +8,8 @@ median of every independent run (`driftcheck bench --runs N`), and the compariso
 
 - the shift is the ratio of the geometric means of the run medians (a difference of mean logs);
 - its noise is the between-run spread, pooled over both sides' runs (a t-test on log medians,
-  two-sided, ALPHA = 1%), never less than what one run's own CI says;
+  two-sided, 1%: `driftcheck.baselines.trial_stats`, where the paired tests of `try` live too), never less
+  than what one run's own CI says;
 - with a single run on both sides the spread is unknown: a conservative default spread is assumed
   (`DEFAULT_SPREAD`, measured; see README) and the verdict says so;
 - MDS = the t critical value times the standard error of the shift: a shift at least that large
@@ -33,18 +34,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftcheck.baselines.control import MIN_CONTROL_SHIFT, ControlFigure, control_figures
+from driftcheck.baselines.trial_stats import (
+    MIN_EFFECT,
+    Resolution,
+    control_moved,
+    mds_with_runs,
+    median_resolution,
+    normalised_log,
+)
 
-ALPHA = 0.01
-MIN_EFFECT = 0.02
 # Spread (standard deviation of log run medians) assumed when neither side measured one. CPU: ten
 # unchanged pairs on the idle 2-core reference VM moved by ratios of 0.53-1.57 (issue 6's
 # sensitivity run), a log-ratio deviation of ~0.29, so ~0.2 per run; a single-run pair there can
 # only call a halving. GPU: not yet measured on one; a few percent of clock wander, doubled.
 DEFAULT_SPREAD = {"cpu": 0.20, "cuda": 0.05}
-# Degrees of freedom treated as known when the default spread is used (a normal critical value).
-_KNOWN_DF = 1_000_000
-# Floor of the spread: even identical run medians carry timer and scheduling noise.
-MIN_SPREAD = 0.002
 VERDICTS = ("slower", "faster", "unchanged", "inconclusive")
 # A shift either way: what a verdict calls, and what fails the gate (`driftcheck.analysis.gate`).
 SHIFTS = ("slower", "faster")
@@ -52,22 +55,6 @@ SHIFTS = ("slower", "faster")
 RESOLVED_MDS = 0.25
 # Beyond this MDS (±100%) the records say nothing: no verdict wording beyond "cannot resolve".
 UNRESOLVABLE_MDS = 1.0
-
-# Two-sided 99% critical values of Student's t (t_{0.995, df}) for df = 1..30.
-_T_995 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977,
-          2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763,
-          2.756, 2.750)
-_Z_995 = 2.5758
-
-
-def t_critical(df: int) -> float:
-    """t_{0.995, df}: the two-sided 1% critical value of Student's t (normal beyond the table)."""
-    if df < 1:
-        raise ValueError("degrees of freedom must be at least 1")
-    if df <= len(_T_995):
-        return _T_995[df - 1]
-    # Beyond 30 the value approaches the normal one roughly as 1/df.
-    return _Z_995 + (_T_995[-1] - _Z_995) * len(_T_995) / df
 
 
 @dataclass(frozen=True)
@@ -120,45 +107,18 @@ def higher_is_better(entry: Mapping[str, Any]) -> bool:
     return "/s" in unit or unit.endswith("_per_s")
 
 
-@dataclass(frozen=True)
-class Resolution:
-    """The noise model of one comparison: spread of a log run median, its degrees of freedom, MDS."""
-
-    spread: float
-    df: int
-    measured: bool
-    mds_log: float
-
-    @property
-    def mds(self) -> float:
-        """The minimum detectable shift as a fraction (0.08: a shift of 8% would be called)."""
-        return max(math.exp(self.mds_log) - 1.0, MIN_EFFECT)
-
-
 def _logs(figures: Sequence[RunFigure]) -> list[float]:
     return [math.log(f.median) for f in figures]
 
 
 def resolution(before: Sequence[RunFigure], after: Sequence[RunFigure], device: str = "cpu") -> Resolution:
     """How finely these two sets of run medians can tell a shift (see the module docstring)."""
-    sides = [_logs(before), _logs(after)]
-    squares = sum(sum((x - statistics.fmean(side)) ** 2 for x in side) for side in sides if len(side) > 1)
-    df = sum(len(side) - 1 for side in sides)
     # A typical run's own CI (a 95% half-width) is a floor on how well a run median is known. The median
     # run, not the worst: with the worst, every added run could only raise the floor, so more runs could
     # widen the MDS instead of narrowing it.
     within = statistics.median([f.ci_rel for f in (*before, *after)] or [0.0]) / 1.96
-    if df > 0:
-        spread, measured = max(math.sqrt(squares / df), within, MIN_SPREAD), True
-    else:
-        spread, measured, df = max(DEFAULT_SPREAD.get(device, DEFAULT_SPREAD["cpu"]), within), False, _KNOWN_DF
-    standard_error = spread * math.sqrt(1.0 / len(before) + 1.0 / len(after))
-    return Resolution(spread, df, measured, t_critical(df) * standard_error)
-
-
-def mds_with_runs(spread: float, runs: int) -> float:
-    """The MDS (fraction) two records of `runs` (at least 2) runs each would have at this spread."""
-    return max(math.exp(t_critical(2 * runs - 2) * spread * math.sqrt(2.0 / runs)) - 1.0, MIN_EFFECT)
+    return median_resolution(_logs(before), _logs(after), within,
+                             DEFAULT_SPREAD.get(device, DEFAULT_SPREAD["cpu"]))
 
 
 def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | None:
@@ -284,9 +244,8 @@ def _run_entries(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def _normalised(figures: Sequence[RunFigure], controls: Sequence[ControlFigure], single: bool,
                 higher: bool) -> list[RunFigure]:
     """Each run's figure divided by its control (a time multiplied: a slower machine takes longer)."""
-    sign = 1.0 if higher else -1.0
-    return [RunFigure(math.exp(math.log(f.median) - sign * math.log(c.for_kind(single))), f.ci_rel,
-                      f.disturbed, f.taken) for f, c in zip(figures, controls, strict=True)]
+    return [RunFigure(math.exp(normalised_log(f.median, c.for_kind(single), higher)), f.ci_rel, f.disturbed, f.taken)
+            for f, c in zip(figures, controls, strict=True)]
 
 
 def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[RunFigure],
@@ -297,7 +256,7 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
     control_after = [RunFigure(c.for_kind(single)) for c in sides.after]
     control_shift = statistics.fmean(_logs(control_after)) - statistics.fmean(_logs(control_before))
     control_res = resolution(control_before, control_after, device)
-    moved = abs(control_shift) >= max(control_res.mds_log, math.log1p(MIN_CONTROL_SHIFT))
+    moved = control_moved(control_shift, control_res, MIN_CONTROL_SHIFT)
     slow_side = figures_after if control_shift < 0 else figures_before
     loaded = [f for f in slow_side if f.disturbed]
     kind = "single-thread" if single else f"all-cores ({sides.before[0].threads or '?'} threads)"

@@ -11,16 +11,21 @@ from driftcheck.baselines.trial_stats import (
     CALIBRATED_MAX_PAIRS,
     CALIBRATION_SEED,
     CALIBRATION_SIMS,
+    MIN_EFFECT,
     LookPlan,
     _joint_null,
     _p_table,
     compare,
+    control_moved,
     hodges_lehmann,
     log_ratios,
+    median_resolution,
     minimum_detectable,
+    normalised_log,
     percent,
     plan_looks,
     smallest_p,
+    t_critical,
     wilcoxon,
 )
 
@@ -191,3 +196,50 @@ def test_log_ratios_and_percent() -> None:
     assert [round(percent(r), 6) for r in ratios] == [10.0, -10.0]
     with pytest.raises(ValueError):
         log_ratios([1.0, 0.0], [1.0, 1.0])
+
+
+# --- checks against the past: the pooled t-test on log run medians -------------------------------------
+
+RECORD_PAIRS = [
+    ([47.0, 46.0, 48.0], [25.8, 26.3, 25.5]),
+    ([6.0, 6.05, 5.95, 6.2, 5.9], [6.3, 6.1, 6.45, 6.2, 6.6]),
+    ([101.0, 97.5], [92.0, 99.0, 95.5]),
+]
+
+
+@pytest.mark.parametrize("df", list(range(1, 31)))
+def test_t_critical_is_scipys_two_sided_one_percent_value(df: int) -> None:
+    assert t_critical(df) == pytest.approx(stats.t.ppf(0.995, df), abs=2e-3)
+
+
+@pytest.mark.parametrize("a, b", RECORD_PAIRS)
+def test_a_shift_at_the_mds_is_where_scipys_pooled_t_test_reaches_one_percent(a: list[float], b: list[float]) -> None:
+    logs_a, logs_b = [math.log(x) for x in a], [math.log(x) for x in b]
+    res = median_resolution(logs_a, logs_b, within=0.0, assumed_spread=0.2)
+    shift = sum(logs_b) / len(logs_b) - sum(logs_a) / len(logs_a)
+    t_statistic, p_value = stats.ttest_ind(logs_b, logs_a, equal_var=True)
+    # The MDS is the critical t times the standard error: the shift passes it exactly when p < 1 %.
+    assert abs(shift) / (res.mds_log / t_critical(res.df)) == pytest.approx(abs(t_statistic), rel=1e-9)
+    assert (abs(shift) >= res.mds_log) == (p_value < 0.01)
+    assert res.df == len(a) + len(b) - 2 and res.measured
+
+
+def test_one_run_a_side_assumes_the_spread_and_a_run_s_own_noise_is_a_floor() -> None:
+    assumed = median_resolution([0.0], [0.1], within=0.0, assumed_spread=0.2)
+    assert not assumed.measured and assumed.spread == 0.2
+    assert assumed.mds_log == pytest.approx(stats.norm.ppf(0.995) * 0.2 * math.sqrt(2), rel=1e-3)
+    floored = median_resolution([0.0, 0.0], [0.1, 0.1], within=0.05, assumed_spread=0.2)
+    assert floored.spread == 0.05 and floored.mds >= MIN_EFFECT
+
+
+def test_normalising_divides_a_rate_and_multiplies_a_time_by_the_machine_speed() -> None:
+    # The machine at 0.62 of its speed: 100 GFLOP/s read 62, 6 us read 9.68; both normalise back.
+    assert math.exp(normalised_log(62.0, 0.62, higher_is_better=True)) == pytest.approx(100.0)
+    assert math.exp(normalised_log(6.0 / 0.62, 0.62, higher_is_better=False)) == pytest.approx(6.0)
+
+
+def test_a_control_moved_only_beyond_its_own_mds_and_the_floor() -> None:
+    quiet = median_resolution([0.0, 0.01, -0.01], [0.0, 0.01, -0.01], within=0.0, assumed_spread=0.2)
+    assert control_moved(math.log(0.9), quiet, 0.05) and not control_moved(math.log(0.97), quiet, 0.05)
+    noisy = median_resolution([0.0, 0.2, -0.2], [0.0, 0.2, -0.2], within=0.0, assumed_spread=0.2)
+    assert not control_moved(math.log(0.8), noisy, 0.05)
