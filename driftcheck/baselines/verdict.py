@@ -250,7 +250,8 @@ def _normalised(figures: Sequence[RunFigure], controls: Sequence[ControlFigure],
 
 def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[RunFigure],
                 figures_after: Sequence[RunFigure], higher: bool, device: str) -> dict[str, Any]:
-    """The verdict fields made on the control-normalised figures (see driftcheck.baselines.control)."""
+    """The verdict fields with both sides' controls: made on the control-normalised figures where the control
+    moved beyond its own noise, else on the raw ones (see driftcheck.baselines.control)."""
     single = sides.single
     control_before = [RunFigure(c.for_kind(single)) for c in sides.before]
     control_after = [RunFigure(c.for_kind(single)) for c in sides.after]
@@ -275,7 +276,7 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
     # runs while a 2-thread GEMM that lost 45% to OMP_NUM_THREADS=1 was called slower on 8 of 10 raw figures
     # and 3 of 10 normalised ones). So the user's own figure decides, and the normalised one is shown beside it.
     out = dict(normalised if moved else raw)
-    # The printed before/after stay the user's own figures; ratio and change are the verdict's (normalised).
+    # The printed before/after stay the user's own figures; ratio and change are those of the deciding figure.
     out.update(before=raw["before"], after=raw["after"], normalised_change_pct=normalised["change_pct"],
                raw_change_pct=raw["change_pct"],
                control_change_pct=control_pct,
