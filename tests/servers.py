@@ -43,7 +43,8 @@ class RunningServer:
     log: Path
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on right now (the one place the tests pick their ports)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -114,7 +115,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
 def transformers_server(tmp_path_factory: pytest.TempPathFactory, tiny_model: TinyModel) -> Iterator[RunningServer]:
     """A real `transformers serve` on 127.0.0.1 over a tiny random Llama built here (no download)."""
     root = tmp_path_factory.mktemp("transformers-serve")
-    port = _free_port()
+    port = free_port()
     log = root / "serve.log"
     with log.open("wb") as out:
         process = subprocess.Popen(tiny_model.serve_command(port), env=tiny_model.env, stdout=out,

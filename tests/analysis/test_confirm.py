@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from driftcheck.runs.system_knob import guard, read, set_for_a_while, wrapper, w
 from driftcheck.runs.trial import TrialPlan, TrialResult, TrialRun, Variant
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
 from tests.conftest import REPO_ROOT, CliResult
+from tests.servers import free_port
 from tests.wheels import build_wheel, install, venv_with
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
@@ -265,11 +265,6 @@ def test_a_s_version_comes_from_the_index_when_no_interpreter_of_a_has_it(
 SERVER = "import http.server, sys; http.server.test(http.server.SimpleHTTPRequestHandler, port=int(sys.argv[1]))"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 def _ours(marker: str) -> list[psutil.Process]:
     found = []
@@ -283,7 +278,7 @@ def _ours(marker: str) -> list[psutil.Process]:
 def test_ctrl_c_during_a_confirm_trial_leaves_no_server_and_no_scratch_environment(
         cli: Callable[..., CliResult], upgrade: Upgrade, tmp_path: Path) -> None:
     a_python, b_python, a, b = upgrade.a_python, upgrade.b_python, upgrade.a_snapshot, upgrade.b_snapshot
-    port = _free_port()
+    port = free_port()
     marker = f"confirm-sigint-{port}"
     slow_cmd = tmp_path / "bench.py"
     slow_cmd.write_text(f"import time, sys  # {marker}\ntime.sleep(0.5)\nexec(sys.argv[1])\n")
@@ -350,7 +345,7 @@ def test_a_server_argument_is_confirmed_with_a_s_flag_in_b_s_server_command(cli:
                                                                            tmp_path: Path) -> None:
     server = tmp_path / "server.py"
     server.write_text(BACKEND_SERVER)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/"
     done = cli("explain", *_pair("server-attention-backend"), "--confirm", "--seed", "1", "--max-pairs", "8",
                "--server-cmd", f"python {server} --port {port} --attention-backend triton", "--ready", url,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.remote.sshd import free_port
+from tests.servers import free_port
 
 BINARIES = ("/usr/sbin/munged", "/usr/sbin/mungekey", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
 MISSING = [b for b in BINARIES if not Path(b).exists()] + [b for b in ("srun", "sinfo", "scancel")

@@ -18,16 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.servers import free_port
+
 SSHD = "/usr/sbin/sshd"
 SSHD_MISSING = f"OpenSSH server not installed ({SSHD}); .ci/run installs openssh-server"
 needs_sshd = pytest.mark.skipif(not Path(SSHD).is_file(), reason=SSHD_MISSING)
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def keygen(path: Path, kind: str = "ed25519") -> Path:

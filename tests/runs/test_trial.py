@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import pytest
 from driftcheck.runs.store import RunStore
 from driftcheck.runs.trial import Variant, parse_env_changes
 from tests.conftest import REPO_ROOT, CliResult
+from tests.servers import free_port
 
 PYTHON = sys.executable
 
@@ -60,11 +60,6 @@ def _script(tmp_path: Path, name: str, text: str) -> str:
     path.write_text(text)
     return str(path)
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _processes_with(marker: str) -> list[psutil.Process]:
@@ -167,7 +162,7 @@ def test_bad_variant_and_option_combinations_are_refused(cli: Callable[..., CliR
 @pytest.mark.slow
 def test_a_server_per_run_gets_the_variants_environment_and_is_stopped(cli: Callable[..., CliResult],
                                                                        tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     marker = f"server-{uuid.uuid4().hex}"
     server = _script(tmp_path, f"{marker}.py", SERVER)
     fetch = _script(tmp_path, "fetch.py", FETCH)
@@ -187,7 +182,7 @@ def test_a_server_per_run_gets_the_variants_environment_and_is_stopped(cli: Call
 def test_a_server_that_never_answers_is_given_up_and_stopped(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     marker = f"sleeper-{uuid.uuid4().hex}"
     sleeper = _script(tmp_path, f"{marker}.py", "import time\ntime.sleep(60)\n")
-    result = cli("try", "--server-cmd", f"{PYTHON} {sleeper}", "--ready", f"http://127.0.0.1:{_free_port()}/",
+    result = cli("try", "--server-cmd", f"{PYTHON} {sleeper}", "--ready", f"http://127.0.0.1:{free_port()}/",
                  "--ready-timeout", "1", "--", PYTHON, "-c", "print('1 ms')")
     assert result.returncode == 2
     assert "did not answer within 1 s" in result.stderr
@@ -197,7 +192,7 @@ def test_a_server_that_never_answers_is_given_up_and_stopped(cli: Callable[..., 
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_or_sigterm_during_a_trial_leaves_no_server_and_no_command(tmp_path: Path, signum: int) -> None:
-    port = _free_port()
+    port = free_port()
     marker = f"ctrlc-{uuid.uuid4().hex}"
     server = _script(tmp_path, f"{marker}-server.py", SERVER)
     sleeper = _script(tmp_path, f"{marker}-cmd.py", "import time\ntime.sleep(60)\n")

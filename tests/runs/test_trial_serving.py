@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ import pytest
 
 from driftcheck.runs.store import RunStore
 from tests.conftest import REPO_ROOT, CliResult
-from tests.servers import STARTUP_LIMIT_S, TinyModel
+from tests.servers import STARTUP_LIMIT_S, TinyModel, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -32,11 +31,6 @@ CLIENT = ("import json, sys, time, urllib.request as u; t = time.perf_counter();
           "print(f'completion: {(time.perf_counter() - t) * 1000:.3f} ms')")
 METRIC = "completion[ms]=completion: ([0-9.]+) ms"
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _servers_of(model: TinyModel, port: int) -> list[psutil.Process]:
@@ -62,7 +56,7 @@ def test_try_against_transformers_serve_started_per_run_states_its_resolution_wi
         cli: Callable[..., CliResult], tiny_model: TinyModel, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM"):
         monkeypatch.setenv(name, tiny_model.env[name])
-    port = _free_port()
+    port = free_port()
     result = cli(*_trial_args(tiny_model, port))
     assert result.returncode == 0, result.stderr  # 2 pairs cannot decide: no difference, and why
     lines = result.stdout.splitlines()
@@ -81,7 +75,7 @@ def test_try_against_transformers_serve_started_per_run_states_its_resolution_wi
 
 def test_ctrl_c_during_a_trial_against_transformers_serve_leaves_no_server(tiny_model: TinyModel,
                                                                             tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**tiny_model.env, "PYTHONPATH": str(REPO_ROOT), "DRIFTCHECK_HOME": str(tmp_path)}
     # Its own session: driftcheck leads a process group, as a shell's foreground job does.
     trial = subprocess.Popen([sys.executable, "-m", "driftcheck", *_trial_args(tiny_model, port)], env=env,
