@@ -220,8 +220,37 @@ class TrialResult:
 
 # --- one run -------------------------------------------------------------------------------------------
 
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP wait until the block has run, then take effect as they would have (main thread
+    only). A cleanup an interrupt cuts short leaves a server running: a Ctrl-C that landed while the previous
+    run's server was being stopped left it up (seen in CI)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def record(signum: int, frame: FrameType | None) -> None:
+        caught.append(signum)
+
+    previous = {signum: signal.signal(signum, record) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if caught:
+            signal.raise_signal(caught[0])  # now handled as it would have been: KeyboardInterrupt, TrialInterrupted…
+
+
 def stop_tree(process: subprocess.Popen[Any], grace_s: float = _STOP_GRACE_S) -> None:
-    """End `process` and every process it started: SIGTERM to all, SIGKILL to what is left after `grace_s`."""
+    """End `process` and every process it started: SIGTERM to all, SIGKILL to what is left after `grace_s`.
+    An interrupt meanwhile waits until it is done (`interrupts_deferred`)."""
+    with interrupts_deferred():
+        _stop_tree(process, grace_s)
+
+
+def _stop_tree(process: subprocess.Popen[Any], grace_s: float) -> None:
     try:
         family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
     except psutil.NoSuchProcess:
@@ -264,13 +293,16 @@ def running_server(spec: ServerSpec, env: Mapping[str, str], variant: str) -> It
     """The server of one run, started with `env`, up once its URL answers; stopped with its tree on exit."""
     with tempfile.NamedTemporaryFile(prefix="driftcheck-try-server-", suffix=".log", delete=False) as log:
         log_path = Path(log.name)
-        try:
-            process = subprocess.Popen(list(spec.command), env=dict(env), stdout=log, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL, start_new_session=True)
-        except OSError as exc:
-            log_path.unlink(missing_ok=True)
-            raise TrialError(f"variant {variant}: the server command could not start: {exc}") from None
+    process: subprocess.Popen[bytes] | None = None
     try:
+        # Started with interrupts deferred, inside the `try`: an interrupt between the start and the assignment
+        # would leave the server running unseen; one deferred to the end of the block finds it to stop.
+        with interrupts_deferred(), log_path.open("wb") as log_file:
+            try:
+                process = subprocess.Popen(list(spec.command), env=dict(env), stdout=log_file,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+            except OSError as exc:
+                raise TrialError(f"variant {variant}: the server command could not start: {exc}") from None
         deadline = time.monotonic() + spec.ready_timeout_s
         while not _answers(spec.ready_url):
             if process.poll() is not None:
@@ -282,7 +314,8 @@ def running_server(spec: ServerSpec, env: Mapping[str, str], variant: str) -> It
             time.sleep(0.1)
         yield process
     finally:
-        stop_tree(process)
+        if process is not None:
+            stop_tree(process)
         log_path.unlink(missing_ok=True)
 
 
@@ -301,33 +334,38 @@ def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pa
     its own process group, ended with it. The wall time runs from the start to the exit of the process."""
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     begin = time.perf_counter()
-    try:
-        process = subprocess.Popen(list(argv), env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
-    except OSError as exc:
-        raise TrialError(f"{shlex.join(argv)}: could not start: {exc}") from None
     reader = _OutputReader(MetricScanner(patterns))
-    thread = threading.Thread(target=reader.read, args=(process.stdout,), name="try-output", daemon=True)
-    thread.start()
+    process: subprocess.Popen[bytes] | None = None
+    thread: threading.Thread | None = None
     try:
+        # Started with interrupts deferred, inside the `try`: one deferred to the block's end finds it to stop.
+        with interrupts_deferred():
+            try:
+                process = subprocess.Popen(list(argv), env=dict(env), stdout=subprocess.PIPE,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+            except OSError as exc:
+                raise TrialError(f"{shlex.join(argv)}: could not start: {exc}") from None
+            thread = threading.Thread(target=reader.read, args=(process.stdout,), name="try-output", daemon=True)
+            thread.start()
         process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise TrialError(f"{shlex.join(argv)}: still running after {timeout_s:g} s (--run-timeout)") from None
     finally:
         duration = time.perf_counter() - begin
-        if process.poll() is None:
+        if process is not None and process.poll() is None:
             stop_tree(process)
-        else:  # what the command left running in its group would disturb the next runs (and hold the pipe)
+        elif process is not None:  # what the command left in its group would disturb the next runs (and hold the pipe)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGTERM)
-        thread.join(_DRAIN_S)
+        if thread is not None:
+            thread.join(_DRAIN_S)
     metrics, tail = reader.result()
     return _Output(metrics, tail, process.returncode, duration, started_at)
 
 
 class _OutputReader:
     """Reads a command's output as it comes, in chunks, and scans each chunk's whole lines at once
-    (`MetricScanner.feed_lines`, ~1 us a line: the pipe never waits on it); keeps the last lines to show.
+    (`MetricScanner.feed_lines`, ~1 us a line, so the pipe seldom waits on it); keeps the last lines to show.
 
     Scanning line by line as they came once filled the command's pipe (20,000 lines doubled a 0.67 s run);
     scanning all of it after the command ended added that time to each run. In bulk, as it comes, the scan
