@@ -34,8 +34,8 @@ from typing import IO, Any
 import psutil
 
 from driftcheck.errors import CommandNotRunnable
+from driftcheck.runs.signals import ENDING, handlers_installed
 
-_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _TERMINAL_SIGNALS = (signal.SIGINT,)
 _LINE_END = re.compile(r"\r\n|\r|\n")
 # After the command ends, its output pipes may stay open in a daemon it left behind: stop reading then.
@@ -216,7 +216,6 @@ class _SignalRelay:
         self.pid: int | None = None
         self.received: str | None = None
         self.forwarded = False
-        self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.received = signal.Signals(signum).name
@@ -231,17 +230,10 @@ class _SignalRelay:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[_SignalRelay]:
-        """While in the block, our SIGINT/SIGTERM/SIGHUP handlers stand in for the previous ones."""
-        if threading.current_thread() is not threading.main_thread():
-            yield self  # signal handlers live in the main thread only; elsewhere the defaults stay
-            return
-        for forwarded in _FORWARDED:
-            self._previous[forwarded] = signal.signal(forwarded, self._handle)
-        try:
+        """While in the block, our SIGINT/SIGTERM/SIGHUP handlers stand in for the previous ones (in the main
+        thread; elsewhere the defaults stay)."""
+        with handlers_installed(self._handle, ENDING):
             yield self
-        finally:
-            for number, handler in self._previous.items():
-                signal.signal(number, handler)
 
 
 def _start(argv: Sequence[str], out_fd: int, err_fd: int, cwd: str | None) -> subprocess.Popen[bytes]:

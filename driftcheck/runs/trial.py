@@ -42,6 +42,7 @@ from driftcheck.baselines.trial_stats import DEFAULT_MAX_PAIRS, Comparison, Look
 from driftcheck.errors import DriftcheckError, OptionError
 from driftcheck.runs.metrics import Metric, MetricScanner, Pattern
 from driftcheck.runs.render import headline
+from driftcheck.runs.signals import handlers_installed
 from driftcheck.runs.store import RunRecord, RunStore
 
 WALL = "wall_time"
@@ -225,22 +226,11 @@ def interrupts_deferred() -> Iterator[None]:
     """Ctrl-C, SIGTERM and SIGHUP wait until the block has run, then take effect as they would have (main thread
     only). A cleanup an interrupt cuts short leaves a server running: a Ctrl-C that landed while the previous
     run's server was being stopped left it up (seen in CI)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     caught: list[int] = []
-
-    def record(signum: int, frame: FrameType | None) -> None:
-        caught.append(signum)
-
-    previous = {signum: signal.signal(signum, record) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
+    with handlers_installed(lambda signum, frame: caught.append(signum)):
         yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if caught:
-            signal.raise_signal(caught[0])  # now handled as it would have been: KeyboardInterrupt, TrialInterrupted…
+    if caught:  # the previous handlers are back: handled now as it would have been (KeyboardInterrupt, …)
+        signal.raise_signal(caught[0])
 
 
 def stop_tree(process: subprocess.Popen[Any], grace_s: float = _STOP_GRACE_S) -> None:
@@ -484,15 +474,8 @@ def terminations_raise() -> Iterator[None]:
     def raise_interrupted(signum: int, frame: FrameType | None) -> None:
         raise TrialInterrupted(signum)
 
-    if threading.current_thread() is not threading.main_thread():
+    with handlers_installed(raise_interrupted, (signal.SIGTERM, signal.SIGHUP)):
         yield
-        return
-    previous = {signum: signal.signal(signum, raise_interrupted) for signum in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def run_trial(plan: TrialPlan, note: Progress | None = None, store: RunStore | None = None) -> TrialResult:
