@@ -410,10 +410,9 @@ def compare(ratios: Sequence[float], alpha: float) -> Comparison:
 
 # --- checks against the past: two records' run medians, not paired --------------------------------------
 # `check --against REF` cannot interleave with a past state: it compares the medians of N independent runs
-# per record (driftcheck.baselines.verdict) with a two-sided pooled t-test on their logs at ALPHA_CHECK,
+# per record (driftcheck.baselines.verdict) with a two-sided pooled t-test on their logs at 1 %,
 # and can divide each run's figure by the control measured beside it (driftcheck.baselines.control).
 
-ALPHA_CHECK = 0.01
 # No shift under this is called, whatever the noise says.
 MIN_EFFECT = 0.02
 # Degrees of freedom treated as known when an assumed spread is used (a normal critical value).

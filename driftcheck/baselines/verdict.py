@@ -278,7 +278,6 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
     out = dict(normalised if moved else raw)
     # The printed before/after stay the user's own figures; ratio and change are those of the deciding figure.
     out.update(before=raw["before"], after=raw["after"], normalised_change_pct=normalised["change_pct"],
-               raw_change_pct=raw["change_pct"],
                control_change_pct=control_pct,
                control={"recorded": True, "kind": kind, "change_pct": control_pct,
                         "mds_pct": round(control_res.mds * 100.0, 2), "moved": moved, "machine": machine,

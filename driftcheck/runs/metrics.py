@@ -207,7 +207,7 @@ _GENERIC_RATE = re.compile(rf"(?:(?P<label>[A-Za-z][A-Za-z _-]{{0,40}}?)\s*[:=]?
 
 
 # The units alone, found first: the label's lazy optional group makes the whole pattern try every position of
-# a line, ~30 us a line; a training log's 20,000 lines without a unit cost a second (issue 20's overhead).
+# a line, ~50 us a line; a training log's 20,000 lines without a unit cost a second (issue 20's overhead).
 _GENERIC_UNIT = re.compile(r"(?:tok/s|tokens/s|token/s|ms)(?![A-Za-z/])")
 
 
