@@ -94,7 +94,8 @@ def _raise_exit(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    """`PATH VALUE -- CMD ...`: run CMD with the knob at VALUE; the exit code is CMD's."""
+    """`PATH VALUE -- CMD ...`: run CMD with the knob at VALUE; the exit code is CMD's (128 + N when signal N
+    ended it)."""
     if len(argv) < 4 or argv[2] != "--":
         sys.stderr.write("usage: python -m driftcheck.runs.system_knob PATH VALUE -- CMD [ARGS...]\n")
         return 2
@@ -105,7 +106,10 @@ def main(argv: Sequence[str]) -> int:
         with set_for_a_while(path, value):
             process = subprocess.Popen(command)
             try:
-                return process.wait()
+                code = process.wait()
+                # A command ended by signal N exits 128 + N, as a shell says it: a SIGTERM to the whole group
+                # can end the command before this process's own handler runs, and -15 is no exit status.
+                return 128 - code if code < 0 else code
             finally:
                 if process.poll() is None:
                     process.terminate()

@@ -383,6 +383,19 @@ def test_a_knob_is_put_back_after_its_block_even_on_an_exception() -> None:
 
 @needs_thp
 @pytest.mark.slow
+def test_a_command_a_signal_ended_exits_the_wrapper_as_a_shell_says_it(tmp_path: Path) -> None:
+    # A SIGTERM to the whole group may end the command before the wrapper's own handler runs (seen under load);
+    # the wrapper then said -15, which exits 241. As a shell says it: 128 + 15.
+    before = read(THP)
+    other = "never" if before != "never" else "madvise"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(wrapper(THP, other, ["sh", "-c", "kill -TERM $$"]), env=env, timeout=60)
+    assert done.returncode == 128 + signal.SIGTERM
+    assert read(THP) == before
+
+
+@needs_thp
+@pytest.mark.slow
 def test_the_wrapper_puts_the_knob_back_when_sigterm_ends_it(tmp_path: Path) -> None:
     before = read(THP)
     other = "never" if before != "never" else "madvise"
