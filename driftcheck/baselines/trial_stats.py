@@ -412,29 +412,76 @@ def compare(ratios: Sequence[float], alpha: float) -> Comparison:
 # `check --against REF` cannot interleave with a past state: it compares the medians of N independent runs
 # per record (driftcheck.baselines.verdict) with a two-sided pooled t-test on their logs at 1 %,
 # and can divide each run's figure by the control measured beside it (driftcheck.baselines.control).
+# A check that took more runs because its first ones could not decide (driftcheck.baselines.extension)
+# looked twice: each look is judged at ALPHA_CHECK / looks (Bonferroni), so the two together keep 1 %.
 
+# The level of a check's verdict: the chance that an unchanged benchmark is called slower or faster.
+ALPHA_CHECK = 0.01
 # No shift under this is called, whatever the noise says.
 MIN_EFFECT = 0.02
 # Degrees of freedom treated as known when an assumed spread is used (a normal critical value).
 KNOWN_DF = 1_000_000
 # Floor of the spread: even identical run medians carry timer and scheduling noise.
 MIN_SPREAD = 0.002
-
-# Two-sided 99% critical values of Student's t (t_{0.995, df}) for df = 1..30.
-_T_995 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977,
-          2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763,
-          2.756, 2.750)
-_Z_995 = 2.5758
+# Past this many degrees of freedom, t's quantile is the normal one plus its first correction (error < 1e-7).
+_T_NORMAL_DF = 20_000
 
 
-def t_critical(df: int) -> float:
-    """t_{0.995, df}: the two-sided 1% critical value of Student's t (normal beyond the table)."""
+def _continued_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularised incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    value = d
+    for m in range(1, 400):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1.0) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1.0))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            value *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return value
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the regularised incomplete beta function, for 0 <= x <= 1."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _continued_fraction(a, b, x) / a
+    return 1.0 - front * _continued_fraction(b, a, 1.0 - x) / b
+
+
+def t_two_sided_p(t: float, df: int) -> float:
+    """P(|T| >= |t|) for Student's t with `df` degrees of freedom."""
+    return _incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+
+
+@lru_cache(maxsize=512)
+def t_critical(df: int, alpha: float = ALPHA_CHECK) -> float:
+    """The two-sided critical value of Student's t at level `alpha` (t_{1-alpha/2, df})."""
     if df < 1:
         raise ValueError("degrees of freedom must be at least 1")
-    if df <= len(_T_995):
-        return _T_995[df - 1]
-    # Beyond 30 the value approaches the normal one roughly as 1/df.
-    return _Z_995 + (_T_995[-1] - _Z_995) * len(_T_995) / df
+    if not 0.0 < alpha < 1.0:
+        raise ValueError("alpha must be between 0 and 1")
+    z = _NORMAL.inv_cdf(1.0 - alpha / 2.0)
+    if df > _T_NORMAL_DF:
+        return z + (z ** 3 + z) / (4.0 * df)
+    low, high = 0.0, z
+    while t_two_sided_p(high, df) > alpha:
+        low, high = high, high * 2.0
+    for _ in range(200):  # bisection: p falls as t grows
+        middle = (low + high) / 2.0
+        low, high = (middle, high) if t_two_sided_p(middle, df) > alpha else (low, middle)
+        if high - low < 1e-10 * high:
+            break
+    return (low + high) / 2.0
 
 
 @dataclass(frozen=True)
@@ -453,10 +500,11 @@ class Resolution:
 
 
 def median_resolution(before: Sequence[float], after: Sequence[float], within: float,
-                      assumed_spread: float) -> Resolution:
+                      assumed_spread: float, alpha: float = ALPHA_CHECK) -> Resolution:
     """How finely two sets of log run medians can tell a shift: the pooled standard deviation of the logs
     (never under `within`, a run's own noise, nor MIN_SPREAD) with its degrees of freedom, and the MDS (in
-    logs) of the pooled t-test; with one run per side, `assumed_spread` at known degrees of freedom."""
+    logs) of the pooled t-test at level `alpha`; with one run per side, `assumed_spread` at known degrees
+    of freedom."""
     sides = [list(before), list(after)]
     squares = sum(sum((x - statistics.fmean(side)) ** 2 for x in side) for side in sides if len(side) > 1)
     df = sum(len(side) - 1 for side in sides)
@@ -465,7 +513,7 @@ def median_resolution(before: Sequence[float], after: Sequence[float], within: f
     else:
         spread, measured, df = max(assumed_spread, within), False, KNOWN_DF
     standard_error = spread * math.sqrt(1.0 / len(before) + 1.0 / len(after))
-    return Resolution(spread, df, measured, t_critical(df) * standard_error)
+    return Resolution(spread, df, measured, t_critical(df, alpha) * standard_error)
 
 
 def mds_with_runs(spread: float, runs: int) -> float:

@@ -26,6 +26,7 @@ from driftcheck.baselines.trial_stats import (
     plan_looks,
     smallest_p,
     t_critical,
+    t_two_sided_p,
     wilcoxon,
 )
 
@@ -207,9 +208,16 @@ RECORD_PAIRS = [
 ]
 
 
-@pytest.mark.parametrize("df", list(range(1, 31)))
-def test_t_critical_is_scipys_two_sided_one_percent_value(df: int) -> None:
-    assert t_critical(df) == pytest.approx(stats.t.ppf(0.995, df), abs=2e-3)
+@pytest.mark.parametrize("df", [*range(1, 41), 60, 100, 1_000, 19_999, 20_001, 1_000_000])
+@pytest.mark.parametrize("alpha", [0.01, 0.005, 0.01 / 3, 0.05, 0.0005])
+def test_t_critical_is_scipys_two_sided_value_at_any_level(df: int, alpha: float) -> None:
+    assert t_critical(df, alpha) == pytest.approx(stats.t.ppf(1.0 - alpha / 2.0, df), rel=1e-7)
+
+
+@pytest.mark.parametrize("df", [1, 2, 4, 9, 30, 300])
+@pytest.mark.parametrize("t", [0.0, 0.5, 2.0, 4.6, 40.0])
+def test_t_two_sided_p_is_scipys(df: int, t: float) -> None:
+    assert t_two_sided_p(t, df) == pytest.approx(2.0 * stats.t.sf(t, df), rel=1e-9, abs=1e-15)
 
 
 @pytest.mark.parametrize("a, b", RECORD_PAIRS)
