@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from driftcheck.analysis.diff import SnapshotDiff, diff_snapshots
 from driftcheck.analysis.explain import Explained
@@ -36,6 +37,7 @@ from driftcheck.analysis.policy import Policy, load_policy
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target
+from driftcheck.baselines.extension import default_max_runs
 from driftcheck.errors import OptionError, UsageError
 from driftcheck.hosts import Host
 from driftcheck.hosts.targets import LOCAL, host_for
@@ -105,7 +107,8 @@ class CheckRequest:
     the path of a policy YAML file. `probes`: what the fresh snapshot takes (default: the cheap probes
     the reference holds). `target`/`python` as in SnapshotRequest. Causes below `min_confidence` are
     shown but are not drift. When the reference carries benchmark results, the fresh snapshot reruns
-    the same suite with the same runs and budget: `bench_runs` overrides the runs, `rerun_bench=False`
+    the same suite with the same runs and budget, and up to `bench_max_runs` in all (default twice the runs)
+    where the first runs leave a benchmark undecided: `bench_runs` overrides the runs, `rerun_bench=False`
     skips it, `rerun_bench=True` insists (an error when the reference holds none). `keep=False` keeps
     the fresh snapshot out of the store. `require_trusted` refuses (UntrustedSignerError) a reference signed
     by no key the user trusts, before anything is taken.
@@ -120,6 +123,7 @@ class CheckRequest:
     label: str = "driftcheck check"
     rerun_bench: bool | None = None
     bench_runs: int | None = None
+    bench_max_runs: int | None = None
     keep: bool = True
     require_trusted: bool = False
 
@@ -130,6 +134,11 @@ class CheckRequest:
             raise OptionError("bench_runs", str(self.bench_runs), "must be at least 1")
         if self.bench_runs is not None and self.rerun_bench is False:
             raise OptionError("bench_runs", str(self.bench_runs), "sets the reruns that rerun_bench=False skips")
+        if self.bench_max_runs is not None and self.bench_max_runs < 1:
+            raise OptionError("bench_max_runs", str(self.bench_max_runs), "must be at least 1")
+        if self.bench_max_runs is not None and self.rerun_bench is False:
+            raise OptionError("bench_max_runs", str(self.bench_max_runs),
+                              "sets the reruns that rerun_bench=False skips")
 
 
 def _given_host(host: Host, target: str, python: str | None) -> Host:
@@ -172,10 +181,13 @@ def _take(request: SnapshotRequest, host: Host, store: Store | None, progress: P
     return prober.snapshot(prober.probes(request.probes, request.skip, request.cheap_only), label=request.label)
 
 
-def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None = None) -> BenchRequest | None:
+def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None = None,
+                max_runs: int | None = None) -> BenchRequest | None:
     """The benchmark that reruns `reference`'s as it ran (None: nothing to rerun, or `rerun` is False).
 
-    `runs` overrides the recorded number of runs; `rerun=True` makes a reference without results an error."""
+    `runs` overrides the recorded number of runs; benchmarks those runs leave undecided against the
+    reference get more, up to `max_runs` in all (default: twice the runs; equal to them: never more).
+    `rerun=True` makes a reference without results an error."""
     if rerun is False:
         return None
     recorded = reference.probe_data("bench")
@@ -185,8 +197,20 @@ def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None
                              "save one with `driftcheck baseline save NAME --bench quick`")
         return None
     budget = recorded.get("budget_s")
-    return BenchRequest(str(recorded["suite"]), runs or int(recorded.get("runs") or 1),
-                        float(budget) if isinstance(budget, (int, float)) else None)
+    runs = runs or _first_look_runs(recorded)
+    most = max_runs if max_runs is not None else default_max_runs(runs)
+    if most < runs:
+        raise OptionError("max_runs", str(most), f"must be at least the runs ({runs})")
+    return BenchRequest(str(recorded["suite"]), runs, float(budget) if isinstance(budget, (int, float)) else None,
+                        most, dict(recorded))
+
+
+def _first_look_runs(recorded: dict[str, Any]) -> int:
+    """The runs a record was taken with before any taken to decide (a check's record used as a reference)."""
+    looks = recorded.get("looks")
+    if isinstance(looks, list) and looks and isinstance(looks[0], int) and looks[0] > 0:
+        return int(looks[0])
+    return int(recorded.get("runs") or 1)
 
 
 def check(request: CheckRequest | None = None, *, host: Host | None = None, store: Store | None = None,
@@ -227,7 +251,8 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
     if request.require_trusted:  # the reference only: the fresh side is taken and signed here, by the user
         require_trusted(signers_for({"a": reference}, roles={"a": "the reference"}))
     rules = load_policy(Path(request.policy)) if isinstance(request.policy, (str, Path)) else request.policy
-    options = ProbeOptions(bench=bench_rerun(reference, request.rerun_bench, request.bench_runs),
+    options = ProbeOptions(bench=bench_rerun(reference, request.rerun_bench, request.bench_runs,
+                                             request.bench_max_runs),
                            server_url=recorded.server)
     prober = Prober.for_user(host, _options_for(host, options), progress=progress)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".

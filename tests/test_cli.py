@@ -268,6 +268,8 @@ def test_every_handler_is_one_function_per_sub_action() -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["check", "--no-bench", "--runs", "2"], "not allowed with"),
+    (["check", "--no-bench", "--max-runs", "4"], "--max-runs: not allowed with --no-bench"),
+    (["check", "--max-runs", "0"], "--max-runs: invalid positive_int value"),
     (["bench", "--server", "http://127.0.0.1:1", "--sglang-model", "m"], "not allowed with"),
     (["bench", "--server", "http://127.0.0.1:1", "--runs", "2"], "--runs repeats the benchmark suites"),
     (["snapshot", "--runs", "2"], "go with --bench"),

@@ -71,10 +71,13 @@ def _taken(run: dict[str, Any]) -> float:
     return float(taken) if isinstance(taken, (int, float)) else math.inf
 
 
-def repeated_runs(run: RunFn, runs: int, progress: RunProgress | None = None) -> list[dict[str, Any]]:
-    """`runs` runs of `run`, each disturbed one repeated once (at most runs // 2 repeats, at least 1)."""
+def repeated_runs(run: RunFn, runs: int, progress: RunProgress | None = None,
+                  numbered: tuple[int, int] | None = None) -> list[dict[str, Any]]:
+    """`runs` runs of `run`, each disturbed one repeated once (at most runs // 2 repeats, at least 1).
+    `numbered` (first number, total): how progress counts these runs when they add to earlier ones."""
     if runs < 1:
         raise UsageError("--runs must be at least 1")
+    first, total = numbered or (1, runs)
     done: list[dict[str, Any]] = []
     for index in range(runs):
         started = time.monotonic()
@@ -82,7 +85,7 @@ def repeated_runs(run: RunFn, runs: int, progress: RunProgress | None = None) ->
         data["run_wall_s"] = round(time.monotonic() - started, 3)
         done.append(data)
         if progress:
-            progress(_progress_line(index + 1, runs, data))
+            progress(_progress_line(first + index, total, data))
     repeats_left = max(1, runs // 2)
     for index, data in enumerate(done):
         reason = _disturbed(data)
@@ -90,13 +93,13 @@ def repeated_runs(run: RunFn, runs: int, progress: RunProgress | None = None) ->
             continue
         repeats_left -= 1
         if progress:
-            progress(f"run {index + 1} was disturbed ({reason}); repeating it once")
+            progress(f"run {first + index} was disturbed ({reason}); repeating it once")
         started = time.monotonic()
         again = run()
         again["run_wall_s"] = round(time.monotonic() - started, 3)
         keep = again if _disturbed(again) is None or _taken(again) < _taken(data) else data
         keep = dict(keep)
-        keep["repeat"] = {"of_run": index + 1, "first_disturbance": reason,
+        keep["repeat"] = {"of_run": first + index, "first_disturbance": reason,
                           "kept": "repeat" if keep is not data else "first"}
         done[index] = keep
     return done
@@ -125,8 +128,10 @@ def between_runs(medians: Sequence[float]) -> dict[str, Any]:
             "min": min(medians) if medians else None, "max": max(medians) if medians else None}
 
 
-def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One record from several runs' data (see the module docstring); one run gives it back, annotated."""
+def combine(runs: list[dict[str, Any]], looks: Sequence[int] | None = None) -> dict[str, Any]:
+    """One record from several runs' data (see the module docstring); one run gives it back, annotated.
+    `looks`: the run counts at which a check planned to look (driftcheck.baselines.extension), kept in the
+    record and, counted in the runs that measured it, in each benchmark's entry."""
     if not runs:
         raise ValueError("no runs to combine")
     first = runs[0]
@@ -142,9 +147,13 @@ def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
         middle["median"] = statistics.median(medians)
         middle["runs"] = [_run_figure(entry, data) for entry, data in present]
         middle["between_runs"] = between_runs(medians)
+        if looks and len(looks) > 1:
+            middle["looks"] = [sum(1 for data in runs[:n] if name in data["results"]) for n in looks]
         results[name] = middle
     combined["results"] = results
     combined["runs"] = len(runs)
+    if looks and len(looks) > 1:
+        combined["looks"] = list(looks)
     combined["elapsed_s"] = round(sum(float(d.get("elapsed_s") or 0.0) for d in runs), 3)
     combined["skipped"] = sorted({name for d in runs for name in d.get("skipped") or []} - set(names))
     combined["warnings"] = sorted({w for d in runs for w in d.get("warnings") or []})
@@ -164,6 +173,11 @@ def run_repeated(suite: str, device: str, runs: int, budget_s: float | None = No
     """`runs` independent runs of `suite` (each in a child interpreter), combined into one record."""
     if runs < 1:
         raise UsageError("--runs must be at least 1")
+    return combine(repeated_runs(suite_run(suite, device, budget_s, only), runs, progress))
+
+
+def suite_run(suite: str, device: str, budget_s: float | None = None, only: Sequence[str] | None = None) -> RunFn:
+    """One run of `suite` in a child interpreter, checked first: torch is there, the suite and device exist."""
     if budget_s is not None and budget_s <= 0:
         raise UsageError("--budget-s must be positive")
     from driftcheck.baselines.plans import DEVICES, SUITE_BUDGET_S, SUITES
@@ -174,4 +188,4 @@ def run_repeated(suite: str, device: str, runs: int, budget_s: float | None = No
     if device not in DEVICES:
         raise UsageError(f"unknown device {device!r}; choose from {', '.join(DEVICES)}")
     longest = budget_s if budget_s is not None else max(b[suite] for b in SUITE_BUDGET_S.values())
-    return combine(repeated_runs(child_run(suite, device, budget_s, only, longest + _CHILD_SLACK_S), runs, progress))
+    return child_run(suite, device, budget_s, only, longest + _CHILD_SLACK_S)

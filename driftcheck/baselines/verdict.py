@@ -35,6 +35,7 @@ from typing import Any
 
 from driftcheck.baselines.control import MIN_CONTROL_SHIFT, ControlFigure, control_figures
 from driftcheck.baselines.trial_stats import (
+    ALPHA_CHECK,
     MIN_EFFECT,
     Resolution,
     control_moved,
@@ -111,14 +112,58 @@ def _logs(figures: Sequence[RunFigure]) -> list[float]:
     return [math.log(f.median) for f in figures]
 
 
-def resolution(before: Sequence[RunFigure], after: Sequence[RunFigure], device: str = "cpu") -> Resolution:
-    """How finely these two sets of run medians can tell a shift (see the module docstring)."""
+def resolution(before: Sequence[RunFigure], after: Sequence[RunFigure], device: str = "cpu",
+               alpha: float = ALPHA_CHECK) -> Resolution:
+    """How finely these two sets of run medians can tell a shift at level `alpha` (see the module docstring)."""
     # A typical run's own CI (a 95% half-width) is a floor on how well a run median is known. The median
     # run, not the worst: with the worst, every added run could only raise the floor, so more runs could
     # widen the MDS instead of narrowing it.
     within = statistics.median([f.ci_rel for f in (*before, *after)] or [0.0]) / 1.96
     return median_resolution(_logs(before), _logs(after), within,
-                             DEFAULT_SPREAD.get(device, DEFAULT_SPREAD["cpu"]))
+                             DEFAULT_SPREAD.get(device, DEFAULT_SPREAD["cpu"]), alpha)
+
+
+@dataclass(frozen=True)
+class Looks:
+    """Where a record's B side was looked at: the run counts reached and how many looks were planned."""
+
+    reached: tuple[int, ...]
+    planned: int
+
+    @property
+    def alpha_each(self) -> float:
+        """The level of each look (Bonferroni): the number planned sets it, not the number reached, so a
+        record that stopped at its first look still spent only its share there."""
+        return ALPHA_CHECK / max(self.planned, 1)
+
+
+def planned_looks(entry: Mapping[str, Any], taken: int) -> Looks:
+    """The looks a record planned at this benchmark (`looks`: run counts, driftcheck.baselines.extension),
+    reached within its `taken` usable runs; one look at all of them for a record that planned none."""
+    stored = entry.get("looks")
+    if not isinstance(stored, list) or not stored or \
+            not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in stored):
+        return Looks((taken,), 1)
+    return Looks(tuple(sorted({min(n, taken) for n in stored} | {taken})), len(stored))
+
+
+def _deciding_look(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], looks: Looks,
+                   device: str) -> int | None:
+    """The number of B's runs whose shift lies beyond its MDS at the looks' level: all of them when they do,
+    else the first earlier look that did (that benchmark was decided there; later runs were taken for others);
+    None when no look did."""
+    mean_before = statistics.fmean(_logs(figures_before))
+
+    def crosses(n: int) -> bool:
+        shown = figures_after[:n]
+        shift = statistics.fmean(_logs(shown)) - mean_before
+        mds_log = resolution(figures_before, shown, device, looks.alpha_each).mds_log
+        return abs(shift) >= mds_log and abs(math.expm1(shift)) >= MIN_EFFECT
+
+    last = looks.reached[-1]
+    if crosses(last):
+        return last
+    return next((n for n in looks.reached[:-1] if crosses(n)), None)
 
 
 def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | None:
@@ -141,26 +186,36 @@ def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any
 
 
 def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], higher: bool,
-           device: str) -> dict[str, Any]:
-    """The verdict fields of one comparison of run figures (raw or control-normalised)."""
+           device: str, looks: Looks | None = None) -> dict[str, Any]:
+    """The verdict fields of one comparison of run figures (raw or control-normalised). `looks`: where a
+    record that took more runs when undecided looked at B's runs (default: once, at all of them)."""
+    looks = looks or Looks((len(figures_after),), 1)
+    alpha = looks.alpha_each
+    deciding = _deciding_look(figures_before, figures_after, looks, device)
+    called = deciding is not None
+    # A benchmark decided at an earlier look is reported as it was decided: on that look's runs.
+    figures_after = figures_after[:deciding] if deciding else figures_after
     mean_before, mean_after = statistics.fmean(_logs(figures_before)), statistics.fmean(_logs(figures_after))
     shift_log = mean_after - mean_before
     ratio = math.exp(shift_log)
-    res = resolution(figures_before, figures_after, device)
+    res = resolution(figures_before, figures_after, device, alpha)
     # One estimator for every printed figure: before and after are the geometric means of the run
     # medians, so `after / before` is the ratio and the percentage, never a figure of another estimator.
     out: dict[str, Any] = {"before": math.exp(mean_before), "after": math.exp(mean_after), "ratio": ratio,
                            "change_pct": round((ratio - 1.0) * 100.0, 2), "mds_pct": round(res.mds * 100.0, 2),
                            "spread_pct": round((math.exp(res.spread) - 1.0) * 100.0, 2),
-                           "spread_measured": res.measured, "significant": False, "disturbance": None, "reason": None}
+                           "spread_measured": res.measured, "significant": False, "disturbance": None, "reason": None,
+                           "held_by": None, "runs": [len(figures_before), len(figures_after)]}
+    if looks.planned > 1:
+        out["looks"] = {"runs": list(looks.reached), "planned": looks.planned, "alpha_each": alpha,
+                        "decided_at": deciding}
     better = (ratio > 1.0) == higher
-    called = abs(shift_log) >= res.mds_log and abs(ratio - 1.0) >= MIN_EFFECT
     if called:
         # The side whose disturbance pushes the way the shift went: B's for a loss, A's for a gain.
         pushed_by = figures_before if better else figures_after
         explained = _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)), pushed_by)
         if explained:
-            out.update(verdict="inconclusive", direction="inconclusive", disturbance=explained,
+            out.update(verdict="inconclusive", direction="inconclusive", disturbance=explained, held_by="load",
                        reason=f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it")
             return out
         direction = "faster" if better else "slower"
@@ -169,6 +224,9 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
         out.update(verdict="unchanged", direction="unchanged")
     else:
         out.update(verdict="inconclusive", direction="inconclusive", reason=_inconclusive_reason(res, device))
+        if _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)), figures_before if better else figures_after):
+            # Even a shift more runs carried past the MDS would be held by that load: nothing more to learn.
+            out["held_by"] = "load"
     summary = _disturbance_summary(figures_before, figures_after)
     if summary and out["disturbance"] is None:
         out["disturbance"] = summary
@@ -185,7 +243,7 @@ def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, An
                              "after": (after or {}).get("median"), "ratio": None, "change_pct": None,
                              "verdict": "inconclusive", "direction": "missing", "significant": False,
                              "mds_pct": None, "spread_pct": None, "spread_measured": False, "runs": [0, 0],
-                             "disturbance": None, "reason": None, "raw_change_pct": None,
+                             "disturbance": None, "reason": None, "held_by": None, "raw_change_pct": None,
                              "normalised_change_pct": None, "control_change_pct": None, "control": None}
     if before is None or after is None:
         entry["reason"] = f"measured only {'after' if before is None else 'before'}"
@@ -196,13 +254,14 @@ def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, An
         entry["reason"] = "no usable median on one side"
         return entry
     higher = higher_is_better(after)
-    raw = _judge(figures_before, figures_after, higher, device)
+    looks = planned_looks(after, len(figures_after))
+    raw = _judge(figures_before, figures_after, higher, device, looks)
     entry.update(raw, raw_change_pct=raw["change_pct"])
     sides = _controlled_sides(before, after, device)
     if isinstance(sides, str):
         entry["control"] = {"recorded": False, "note": sides}
         return entry
-    entry.update(_controlled(raw, sides, figures_before, figures_after, higher, device))
+    entry.update(_controlled(raw, sides, figures_before, figures_after, higher, device, looks))
     return entry
 
 
@@ -249,7 +308,8 @@ def _normalised(figures: Sequence[RunFigure], controls: Sequence[ControlFigure],
 
 
 def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[RunFigure],
-                figures_after: Sequence[RunFigure], higher: bool, device: str) -> dict[str, Any]:
+                figures_after: Sequence[RunFigure], higher: bool, device: str,
+                looks: Looks | None = None) -> dict[str, Any]:
     """The verdict fields with both sides' controls: made on the control-normalised figures where the control
     moved beyond its own noise, else on the raw ones (see driftcheck.baselines.control)."""
     single = sides.single
@@ -270,7 +330,7 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
             worst = max(loaded, key=lambda f: math.inf if f.taken is None else f.taken)
             machine += f", {'B' if control_shift < 0 else 'A'}: {worst.disturbed}"
     normalised = _judge(_normalised(figures_before, sides.before, single, higher),
-                        _normalised(figures_after, sides.after, single, higher), higher, device)
+                        _normalised(figures_after, sides.after, single, higher), higher, device, looks)
     # A control that did not move beyond its own noise says nothing about the machine: dividing by it would
     # only add that noise (the all-cores figure is one ~25 ms batch; on the 2-core VM it wandered +-20% between
     # runs while a 2-thread GEMM that lost 45% to OMP_NUM_THREADS=1 was called slower on 8 of 10 raw figures
@@ -288,7 +348,7 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
         # decide, unless both moved against the machine (faster on a slower machine), which no load explains.
         against = "faster" if control_shift < 0 else "slower"
         if not (raw["verdict"] == against and normalised["verdict"] == against):
-            out.update(verdict="inconclusive", direction="inconclusive", significant=False,
+            out.update(verdict="inconclusive", direction="inconclusive", significant=False, held_by="load",
                        reason=(f"{machine}; under other load a benchmark loses more or less than the control, "
                                "so neither its raw nor its normalised figure can decide"))
     elif moved:
@@ -366,6 +426,13 @@ def verdict_text(entry: Mapping[str, Any]) -> str:
     if isinstance(mds, (int, float)):
         spread = float(entry.get("spread_pct") or 0.0)
         source = f"over {runs[0]}+{runs[1]} runs" if entry.get("spread_measured") else "assumed: one run per side"
+        looks = entry.get("looks")
+        if isinstance(looks, Mapping) and looks.get("planned"):
+            # A check that took more runs when its first ones could not decide looked more than once.
+            source += f", {looks['planned']} looks at {100.0 * float(looks['alpha_each']):.2g}% each"
+            reached, decided = looks.get("runs") or [], looks.get("decided_at")
+            if decided and reached and decided != reached[-1]:
+                source += f", decided at {decided} of {reached[-1]} runs"
         text += f" (MDS ±{_percent(mds / 100.0)}, spread ±{_percent(spread / 100.0)} {source})"
     text += f": {entry.get('verdict')}"
     if entry.get("reason"):

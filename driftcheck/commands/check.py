@@ -24,11 +24,13 @@ from driftcheck.commands.common import (
     add_runs,
     flag_terms,
     fraction,
+    positive_int,
     progress_printer,
     remote_host,
     use_colour,
     validate_host,
 )
+from driftcheck.errors import UsageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -53,8 +55,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         help="do not rerun the reference's benchmarks (by default, a reference with benchmark "
                              "results has them rerun: same suite, runs and budget)")
     add_runs(reruns, help="independent benchmark runs instead of the reference's number")
+    p.add_argument("--max-runs", type=positive_int, metavar="N",
+                   help="benchmarks the first runs leave undecided get more runs, up to N in all (default: twice "
+                        "the runs; equal to them: never more). Each of the two looks is judged at 0.5%%, so "
+                        "looking twice keeps the 1%% false-alarm level")
     add_require_trusted(p, "the reference")
-    p.set_defaults(handler=_cmd_check, validate=validate_host)
+    p.set_defaults(handler=_cmd_check, validate=_validate)
+
+
+def _validate(args: argparse.Namespace) -> None:
+    validate_host(args)
+    if args.no_bench and args.max_runs is not None:
+        raise UsageError("--max-runs: not allowed with --no-bench (nothing is rerun)")
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -62,7 +74,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         request = api.CheckRequest(against=args.against, policy=args.policy, probes=args.probe or (),
                                    python=None if host else args.python, min_confidence=args.min_confidence,
                                    keep=not args.no_store, rerun_bench=False if args.no_bench else None,
-                                   bench_runs=args.runs, require_trusted=args.require_trusted)
+                                   bench_runs=args.runs, bench_max_runs=args.max_runs,
+                                   require_trusted=args.require_trusted)
         result = api.check(request, host=host, progress=progress_printer(sys.stderr.isatty()))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))

@@ -295,7 +295,7 @@ def validate_host(args: argparse.Namespace) -> None:
 
 # The flag that sets each library option (an OptionError's field name), where it is not `--` + the name.
 FLAG_OF_OPTION = {"pids": "--pid", "processes": "--process", "target": "--host", "bench_runs": "--runs",
-                  "budget_s": "--budget-s"}
+                  "budget_s": "--budget-s", "bench_max_runs": "--max-runs"}
 
 
 @contextlib.contextmanager

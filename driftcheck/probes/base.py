@@ -21,26 +21,35 @@ __all__ = ["CATEGORIES", "STATUSES", "BenchRequest", "Probe", "ProbeDenied", "Pr
 
 @dataclass(frozen=True)
 class BenchRequest:
-    """A calibrated benchmark suite to run into a snapshot: `runs` independent runs, each within `budget_s`."""
+    """A calibrated benchmark suite to run into a snapshot: `runs` independent runs, each within `budget_s`.
+
+    With `reference` (the `bench` data of a record to compare with, as `check` has), benchmarks that
+    `runs` runs leave undecided against it get more runs, up to `max_runs` in all
+    (driftcheck.baselines.extension); without one, or with `max_runs` equal to `runs`, exactly `runs`."""
 
     suite: str = "quick"
     runs: int = 1
     budget_s: float | None = None
+    max_runs: int | None = None
+    reference: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.runs < 1:
             raise OptionError("runs", str(self.runs), "must be at least 1")
         if self.budget_s is not None and self.budget_s <= 0:
             raise OptionError("budget_s", f"{self.budget_s:g}", "must be positive")
+        if self.max_runs is not None and self.max_runs < self.runs:
+            raise OptionError("max_runs", str(self.max_runs), f"must be at least the runs ({self.runs})")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BenchRequest:
-        budget = data.get("budget_s")
+        budget, most, reference = data.get("budget_s"), data.get("max_runs"), data.get("reference")
         return cls(str(data.get("suite", "quick")), int(data.get("runs", 1)),
-                   float(budget) if budget is not None else None)
+                   float(budget) if budget is not None else None, int(most) if most is not None else None,
+                   reference if isinstance(reference, dict) else None)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Opt-in: it takes tens of seconds and loads torch, so it runs only when asked for. It runs isolated in
 a child interpreter (CUDA initialisation can hang or crash) and only on the local machine. Every
 number differs run to run, so the whole probe is volatile in a plain diff; `compare_results` gives
-each benchmark a verdict with its resolution instead. With several runs, each is its own process.
+each benchmark a verdict with its resolution instead. With several runs, each is its own process; a
+check's rerun takes more where its first runs leave a benchmark undecided (driftcheck.baselines.extension).
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ class BenchProbe(Probe):
             raise ProbeUnavailable("benchmarks run only on the local machine")
         # Imported here: the suites pull in torch-facing code that a plain snapshot never needs.
         from driftcheck.baselines.deps import BenchDependencyError
-        from driftcheck.baselines.repeated import run_repeated
+        from driftcheck.baselines.extension import record_until_decided
+        from driftcheck.baselines.repeated import suite_run
 
         asked = options.bench or BenchRequest()
         try:
-            return run_repeated(asked.suite, "auto", asked.runs, budget_s=asked.budget_s)
+            return record_until_decided(suite_run(asked.suite, "auto", asked.budget_s), asked.runs,
+                                        asked.max_runs or asked.runs, asked.reference)
         except BenchDependencyError as exc:
             raise ProbeUnavailable(str(exc)) from None
 
