@@ -5,6 +5,10 @@ Every record is what `baseline save --bench quick` / `check --against` store: N 
 child interpreter running the suite (`driftcheck.baselines.runner.run_suite`, which measures the control
 around every benchmark), a disturbed run repeated once (`driftcheck.baselines.repeated.repeated_runs`),
 combined, and compared by `driftcheck.baselines.compare.compare_records`, the code check/explain use.
+A check's record is taken as `check` takes it (`driftcheck.baselines.extension.runs_until_decided`): where
+its first N runs leave a benchmark undecided against the baseline and more could decide it, up to
+`--max-runs` (check's default, 2N) in all, each of its two looks judged at 0.5 %; `--max-runs N` gives the
+figure without that extension. A record's first N runs are what the next pair uses as its baseline.
 "Raw" is the same comparison with the control taken out of both records (what a record without a
 control gets); "normalised" is the verdict as check gives it now (driftcheck.baselines.control).
 
@@ -24,8 +28,14 @@ takes 40 pairs (41 records, 20 of them with the busy core and ~1 repeated run ea
 full run takes at it (~7 s a run alone on the 2-core VM: ~25 min). `--quick` is a smoke run (2 pairs,
 1 trial, 2 runs: a few minutes), not a measurement; it prints the same projection.
 
+Beside the raw and normalised figures it prints "first look only": the same pairs judged on the check's first
+N runs at one look at 1 %, what check gave before it took more runs when undecided (the same records, so
+the two figures differ only by the extension). `--save FILE` writes every record's runs; `--replay FILE`
+judges them again (same arguments) without taking any, e.g. after a change of the verdict rules.
+
 Run from the repository root: `python benchmarks/sensitivity.py [--quick] [--pairs 40] [--trials 20]
-[--runs 3] [--budget-s 2] [--only gemm ...] [--inject threads,work] [--no-busy]`.
+[--runs 3] [--max-runs 6] [--budget-s 2] [--save FILE | --replay FILE] [--only gemm ...]
+[--inject threads,work] [--no-busy]`.
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from driftcheck.baselines.compare import compare_records  # noqa: E402
+from driftcheck.baselines.extension import default_max_runs, runs_until_decided  # noqa: E402
 from driftcheck.baselines.repeated import combine, repeated_runs  # noqa: E402
 from driftcheck.baselines.verdict import higher_is_better  # noqa: E402
 
@@ -64,6 +75,7 @@ print(json.dumps(run_suite(spec["suite"], "cpu", spec["budget_s"], spec["only"] 
 """
 BUSY_LOOP = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\nwhile True: pass"
 SHIFTS = ("slower", "faster")
+FIRST = "first look only"
 KINDS = ("quiet", "busy check", "busy baseline")
 
 
@@ -92,11 +104,47 @@ def busy_core(active: bool) -> Iterator[None]:
             competitor.wait()
 
 
+class Taken:
+    """One record's runs: its first `args.runs` are what `baseline save` stores; all of them, with the looks
+    planned, what `check --against` compares (more runs where the first ones left a benchmark undecided)."""
+
+    def __init__(self, runs: list[dict[str, Any]], looks: tuple[int, ...]) -> None:
+        self.runs, self.looks = runs, looks
+        self.baseline = combine(runs[:looks[0]])
+        self.check = combine(runs, looks)
+
+    @property
+    def extended(self) -> bool:
+        return len(self.runs) > self.looks[0]
+
+
+EXTENDED: list[int] = []  # runs each check took
+TAKEN: list[dict[str, Any]] = []  # every record's runs and looks, in order, for --save
+REPLAY: list[dict[str, Any]] = []  # --replay: saved records, taken in their order instead of running
+
+
 def record(args: argparse.Namespace, env: dict[str, str] | None = None, work_factor: float = 1.0,
-           busy: bool = False) -> dict[str, Any]:
-    """One record of `args.runs` runs, as `baseline save` takes it (a disturbed run repeated once)."""
+           busy: bool = False, reference: dict[str, Any] | None = None) -> Taken:
+    """One record of `args.runs` runs, as `baseline save` takes it (a disturbed run repeated once); against a
+    `reference`, as `check` takes it: up to `args.max_runs` where the first runs leave a benchmark undecided."""
+    looks: tuple[int, ...]
+    if REPLAY:
+        saved = REPLAY.pop(0)
+        if saved["env"] != (env or {}) or saved["busy"] != busy:
+            raise SystemExit("sensitivity: the saved records were taken with other arguments")
+        runs, looks = saved["runs"], tuple(saved["looks"])
+        if reference is not None:
+            EXTENDED.append(len(runs))
+        return Taken(runs, looks)
     with busy_core(busy):
-        return combine(repeated_runs(lambda: one_run(args, env, work_factor), args.runs))
+        if reference is None:
+            runs, looks = repeated_runs(lambda: one_run(args, env, work_factor), args.runs), (args.runs,)
+        else:
+            runs, looks = runs_until_decided(lambda: one_run(args, env, work_factor), args.runs, args.max_runs,
+                                             reference)
+            EXTENDED.append(len(runs))
+    TAKEN.append({"env": env or {}, "work_factor": work_factor, "busy": busy, "looks": list(looks), "runs": runs})
+    return Taken(runs, looks)
 
 
 def without_control(data: dict[str, Any]) -> dict[str, Any]:
@@ -129,8 +177,11 @@ class Tally:
         self.counts: dict[tuple[str, str, str], dict[str, int]] = {}
         self.control: dict[str, list[float]] = {}
 
-    def add(self, kind: str, raw: list[dict[str, Any]], normalised: list[dict[str, Any]]) -> None:
-        for figure, rows in (("raw", raw), ("normalised", normalised)):
+    def add(self, kind: str, raw: list[dict[str, Any]], normalised: list[dict[str, Any]],
+            first: list[dict[str, Any]]) -> None:
+        """One pair's rows: raw, normalised (check's verdict) and `first` (check's verdict on its first look
+        alone, one look at 1 %: what check gave before it took more runs when undecided)."""
+        for figure, rows in (("raw", raw), ("normalised", normalised), (FIRST, first)):
             for row in rows:
                 counts = self.counts.setdefault((figure, kind, row["name"]), {})
                 counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
@@ -143,30 +194,39 @@ class Tally:
         return sum(c.get(v, 0) for c in picked for v in SHIFTS), sum(sum(c.values()) for c in picked)
 
 
-def planned_runs(args: argparse.Namespace) -> int:
-    """Runs this invocation takes: the chain and the injected records, ~1 repeat per busy record."""
-    records = args.pairs + 1 + (len(args.inject) * args.trials)
-    return records * args.runs + (args.pairs // 2 if args.busy else 0)
+def planned_runs(args: argparse.Namespace) -> tuple[int, int]:
+    """Runs this invocation takes, (fewest, most): the chain and the injected records, ~1 repeat per busy
+    record; every check but the chain's first record may take up to `max_runs` when undecided."""
+    checks = args.pairs + (len(args.inject) * args.trials)
+    fewest = (checks + 1) * args.runs + (args.pairs // 2 if args.busy else 0)
+    return fewest, fewest + checks * (args.max_runs - args.runs)
 
 
-def unchanged_chain(args: argparse.Namespace) -> tuple[list[dict[str, Any]], Tally]:
+def minutes(args: argparse.Namespace, each_s: float) -> str:
+    low, high = planned_runs(args)
+    return f"{each_s * low / 60:.0f}" if low == high else f"{each_s * low / 60:.0f}-{each_s * high / 60:.0f}"
+
+
+def unchanged_chain(args: argparse.Namespace) -> tuple[list[Taken], Tally]:
     """The chain of unchanged records (busy every other one) and the tally of its pairs' verdicts."""
-    records = []
+    records: list[Taken] = []
     tally = Tally()
     for index in range(args.pairs + 1):
         busy = args.busy and index % 2 == 1
-        records.append(record(args, busy=busy))
-        loads = others(records[-1])
+        records.append(record(args, busy=busy, reference=records[-1].baseline if records else None))
+        loads = others(records[-1].check)
         print(f"record {index + 1}/{args.pairs + 1}{' (busy core)' if busy else ''}: other work "
               f"{', '.join(f'{x:.2f}' for x in loads)} CPUs", flush=True)
         if index == 0:
-            print(f"  a run takes ~{statistics.median(WALL_S):.1f} s here: this invocation needs about "
-                  f"{statistics.median(WALL_S) * planned_runs(args) / 60:.0f} min", flush=True)
+            if WALL_S:
+                print(f"  a run takes ~{statistics.median(WALL_S):.1f} s here: this invocation needs about "
+                      f"{minutes(args, statistics.median(WALL_S))} min", flush=True)
             continue
         kind = "busy check" if busy else "busy baseline" if args.busy else "quiet"
-        raw, normalised = both(records[-2], records[-1])
-        tally.add(kind, raw, normalised)
-        print(f"pair {index} ({kind}):", flush=True)
+        raw, normalised = both(records[-2].baseline, records[-1].check)
+        tally.add(kind, raw, normalised, compare_records(records[-2].baseline, records[-1].baseline))
+        more = f", {len(records[-1].runs)} runs (undecided after {args.runs})" if records[-1].extended else ""
+        print(f"pair {index} ({kind}{more}):", flush=True)
         for r, n in zip(raw, normalised, strict=True):
             print(f"  {n['name']}: raw {r['verdict']} | {n['verdict_text']}", flush=True)
     return records, tally
@@ -175,7 +235,7 @@ def unchanged_chain(args: argparse.Namespace) -> tuple[list[dict[str, Any]], Tal
 def report_unchanged(args: argparse.Namespace, tally: Tally) -> None:
     print(f"\nUNCHANGED: {args.pairs} pairs of {args.runs}-run records, a busy core during every other record"
           if args.busy else f"\nUNCHANGED: {args.pairs} pairs of {args.runs}-run records, no busy core")
-    for figure in ("raw", "normalised"):
+    for figure in ("raw", "normalised", FIRST):
         hits, total = tally.alarms(figure)
         by_kind = "; ".join(f"{kind} {rate(*tally.alarms(figure, kind))}" for kind in KINDS
                             if tally.alarms(figure, kind)[1])
@@ -191,33 +251,36 @@ def report_unchanged(args: argparse.Namespace, tally: Tally) -> None:
                       f"normalised {dict(sorted((norm or {}).items()))}{control}")
 
 
-def injections(args: argparse.Namespace, records: list[dict[str, Any]]) -> None:
-    quiet = [r for i, r in enumerate(records) if not (args.busy and i % 2 == 1)]
+def injections(args: argparse.Namespace, taken: list[Taken]) -> None:
+    quiet = [r.baseline for i, r in enumerate(taken) if not (args.busy and i % 2 == 1)]
+    records = [r.baseline for r in taken]
     kinds = {"threads": ({"OMP_NUM_THREADS": "1"}, 1.0)}
     if "work" in args.inject:
-        pairs = [both(a, b)[1] for a, b in zip(records, records[1:], strict=False)]
+        pairs = [both(a.baseline, b.check)[1] for a, b in zip(taken, taken[1:], strict=False)]
         mds = [float(r["mds_pct"]) / 100.0 for rows in pairs for r in rows
                if r["mds_pct"] is not None and r["name"].startswith(("gemm", "skinny"))]
         kinds["work"] = ({}, 1.0 + 2.0 * (statistics.median(mds) if mds else 0.05))
     for kind in args.inject:
         env, factor = kinds[kind]
-        caught = {"raw": 0, "normalised": 0}
+        caught = {"raw": 0, "normalised": 0, FIRST: 0}
         slower: dict[tuple[str, str], int] = {}
         for trial in range(args.trials):
             base = quiet[trial % len(quiet)]
-            after = record(args, env, factor)
-            raw, normalised = both(base, after)
-            for figure, rows in (("raw", raw), ("normalised", normalised)):
+            after = record(args, env, factor, reference=base)
+            raw, normalised = both(base, after.check)
+            first = compare_records(base, after.baseline)
+            for figure, rows in (("raw", raw), ("normalised", normalised), (FIRST, first)):
                 watched = [r for r in rows if kind != "work" or r["name"].startswith(("gemm", "skinny"))]
                 caught[figure] += any(r["verdict"] == "slower" for r in watched)
                 for r in watched:
                     slower[(figure, r["name"])] = slower.get((figure, r["name"]), 0) + (r["verdict"] == "slower")
-            print(f"{kind} trial {trial + 1}:", flush=True)
+            more = f" ({len(after.runs)} runs, undecided after {args.runs})" if after.extended else ""
+            print(f"{kind} trial {trial + 1}{more}:", flush=True)
             for r, n in zip(raw, normalised, strict=True):
                 print(f"  {n['name']}: raw {r['verdict']} | {n['verdict_text']}", flush=True)
         label = f"work factor {factor:.3f}" if kind == "work" else "OMP_NUM_THREADS=1"
         print(f"\nINJECTED {label}, {args.trials} trials against quiet baselines:")
-        for figure in ("raw", "normalised"):
+        for figure in ("raw", "normalised", FIRST):
             print(f"  caught (some benchmark slower), {figure}: {rate(caught[figure], args.trials)} (target >= 95%)")
         for (figure, name), hits in sorted(slower.items()):
             entry = next((r["results"][name] for r in records if name in r["results"]), {"unit": name})
@@ -231,31 +294,48 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=40, help="unchanged pairs (issue target: >= 40)")
     parser.add_argument("--trials", type=int, default=20, help="trials per injection (target: >= 20)")
     parser.add_argument("--runs", type=int, default=3, help="runs per record (the baseline default, 3)")
+    parser.add_argument("--max-runs", type=int, help="runs a check may take when undecided (check's default: "
+                        "twice --runs; equal to --runs: never more, the figure before the extension)")
     parser.add_argument("--budget-s", type=float, default=2.0, help="suite budget of each run (default 2 s)")
     parser.add_argument("--only", action="append", help="only benchmarks whose name contains this (repeatable)")
     parser.add_argument("--inject", type=lambda s: [k for k in s.split(",") if k], default=["threads"],
                         help="comma-separated injections: threads, work (empty: none)")
     parser.add_argument("--no-busy", dest="busy", action="store_false", help="no busy core in the unchanged pairs")
+    parser.add_argument("--save", type=Path, metavar="FILE",
+                        help="write every record's runs and looks, in the order taken, as JSON (to judge them again)")
+    parser.add_argument("--replay", type=Path, metavar="FILE",
+                        help="judge the records a --save wrote (same arguments) instead of taking new ones")
     args = parser.parse_args()
     if args.quick:
         args.pairs, args.trials, args.runs = 2, 1, 2
+    args.max_runs = default_max_runs(args.runs) if args.max_runs is None else args.max_runs
     unknown = [k for k in args.inject if k not in ("threads", "work")]
-    if unknown or args.pairs < 1 or args.trials < 0 or args.runs < 1 or args.budget_s <= 0:
+    if unknown or args.pairs < 1 or args.trials < 0 or args.runs < 1 or args.budget_s <= 0 or args.max_runs < args.runs:
         print(f"sensitivity: bad arguments {unknown or ''}".rstrip(), file=sys.stderr)
         return 2
+    if args.replay:
+        REPLAY.extend(json.loads(args.replay.read_text("utf-8")))
     started = time.monotonic()
     records, tally = unchanged_chain(args)
     report_unchanged(args, tally)
     if args.inject and args.trials:
         injections(args, records)
-    control_share = [float(r["control"]["seconds"]) / float(r["elapsed_s"]) for r in records
-                     if isinstance(r.get("control"), dict) and r.get("elapsed_s")]
+    if EXTENDED:
+        print(f"\nchecks: {sum(n > args.runs for n in EXTENDED)} of {len(EXTENDED)} took more runs (up to "
+              f"{args.max_runs}); {statistics.fmean(EXTENDED):.2f} runs a check on average")
+    if args.save:
+        args.save.write_text(json.dumps(TAKEN, default=str), "utf-8")
+        print(f"records written to {args.save}")
+    control_share = [float(r.check["control"]["seconds"]) / float(r.check["elapsed_s"]) for r in records
+                     if isinstance(r.check.get("control"), dict) and r.check.get("elapsed_s")]
     if control_share:
         print(f"\ncontrol: {100.0 * statistics.median(control_share):.1f}% of the suite's measured time (median)")
-    each = statistics.median(WALL_S) if WALL_S else 0.0
-    full = argparse.Namespace(pairs=40, trials=20, runs=3, inject=["threads"], busy=True)
+    if not WALL_S:
+        return 0
+    each = statistics.median(WALL_S)
+    full = argparse.Namespace(pairs=40, trials=20, runs=3, max_runs=default_max_runs(3), inject=["threads"], busy=True)
     print(f"{time.monotonic() - started:.0f} s in all; a run took {each:.1f} s (median); the full run "
-          f"(--pairs 40 --trials 20 --runs 3) would take about {each * planned_runs(full) / 60:.0f} min "
+          f"(--pairs 40 --trials 20 --runs 3) would take about {minutes(full, each)} min "
           "under this load")
     return 0
 
