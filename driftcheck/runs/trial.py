@@ -534,8 +534,9 @@ def _run_rounds(plan: TrialPlan, note: Progress | None, store: RunStore | None) 
 
 def recorded_result(plan: TrialPlan, records: Sequence[RunRecord]) -> TrialResult | None:
     """The trial of `plan` that `records` (the run records of one earlier trial of two variants) hold, as the
-    rule decides it again from their figures: decided at a planned look, or run to its last; None when the
-    records stop short of both (a trial cut off by a budget or Ctrl-C), or are not such a trial."""
+    rule decides it again from their figures: decided at a planned look, run to its last, or decided at the
+    unplanned look where its budget cut it short; None when the records stop short of all three (a trial cut
+    off undecided, by a budget or Ctrl-C), or are not such a trial."""
     names = [v.name for v in plan.variants]
     if len(names) != 2 or not records:
         return None
@@ -553,20 +554,30 @@ def recorded_result(plan: TrialPlan, records: Sequence[RunRecord]) -> TrialResul
         return None
     looks = plan_looks(plan.max_pairs, plan.alpha, comparisons=1)
     values = {name: [by_round[n][name][1] for n in rounds] for name in names}
-    for look in looks.looks:
-        if look > len(rounds):
-            return None
+
+    def result_at(look: int, comparison: Comparison, stopped: str) -> TrialResult:
+        runs = [TrialRun(name, n, value, record.duration_s, record.id)
+                for n in rounds[:look] for name, (record, value) in by_round[n].items()]
+        shown = records[0].metric(str(figure))
+        unit = shown.unit if shown else None
+        higher = shown.higher_is_better if shown else None
+        elapsed = sum(r.duration_s for r in runs)
+        return TrialResult(plan, int(seed or 0), looks, str(figure), unit, higher, runs,
+                           {names[1]: comparison}, stopped, elapsed)
+
+    for look in (n for n in looks.looks if n <= len(rounds)):
         comparison = compare(log_ratios(values[names[0]][:look], values[names[1]][:look]), looks.level(look) or 0.0)
         stopped = "decided" if comparison.decided else "max-pairs" if look == plan.max_pairs else ""
         if stopped:
-            runs = [TrialRun(name, n, value, record.duration_s, record.id)
-                    for n in rounds[:look] for name, (record, value) in by_round[n].items()]
-            shown = records[0].metric(str(figure))
-            unit = shown.unit if shown else None
-            higher = shown.higher_is_better if shown else None
-            elapsed = sum(r.duration_s for r in runs)
-            return TrialResult(plan, int(seed or 0), looks, str(figure), unit, higher, runs,
-                               {names[1]: comparison}, stopped, elapsed)
+            return result_at(look, comparison, stopped)
+    last = len(rounds)
+    if last and looks.level(last) is None:
+        # Cut short between planned looks (its budget ran out): `run_trial` spent there, at an unplanned last
+        # look, all the alpha the planned looks before it had not, and a trial that decided so is finished.
+        spare = looks.alpha_at(last, final=True)
+        comparison = compare(log_ratios(values[names[0]], values[names[1]]), spare or 0.0)
+        if spare and comparison.decided:
+            return result_at(last, comparison, "decided")
     return None
 
 

@@ -152,6 +152,11 @@ def test_a_recorded_trial_is_decided_again_only_when_it_had_finished() -> None:
     assert done is not None and done.stopped == "decided" and done.verdict("B") == "slower"
     assert done.comparisons["B"].n == plan_looks(7).looks[0]  # where the live trial stopped too
     assert recorded_result(plan, _records(slower[:3])) is None  # cut off before any look
+    # Cut by its budget at 6 rounds, before its one planned look (7): the live trial spent all its alpha at
+    # that unplanned look and decided (exact p = 2/64); its records say the same. At 5 (p = 2/32) it had not.
+    cut = recorded_result(plan, _records(slower[:6]))
+    assert cut is not None and cut.stopped == "decided" and cut.comparisons["B"].n == 6, cut
+    assert recorded_result(plan, _records(slower[:5])) is None
     same = [(10.0, 10.0 + (-1) ** k * (k + 1) / 100) for k in range(7)]
     ran_out = recorded_result(plan, _records(same))
     assert ran_out is not None and ran_out.stopped == "max-pairs" and not ran_out.differs
