@@ -37,6 +37,7 @@ from driftcheck.analysis.policy import Policy, load_policy
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target
+from driftcheck.baselines.child import StepReporter
 from driftcheck.baselines.extension import default_max_runs
 from driftcheck.errors import OptionError, UsageError
 from driftcheck.hosts import Host
@@ -159,25 +160,28 @@ def _options_for(host: Host, options: ProbeOptions) -> ProbeOptions:
 
 
 def take_snapshot(request: SnapshotRequest | None = None, *, host: Host | None = None, store: Store | None = None,
-                  progress: ProgressCallback | None = None,
-                  hash_progress: HashProgress | None = None) -> Snapshot:
+                  progress: ProgressCallback | None = None, hash_progress: HashProgress | None = None,
+                  step_progress: StepReporter | None = None) -> Snapshot:
     """Probe the machine `request.target` names (or `host`, e.g. a connected SSHHost) and return the
     snapshot, signed and kept in `store` (default: the user's store) as the request says.
 
-    `progress`/`hash_progress` receive progress reports (probes done; compiled files hashed).
+    `progress`/`hash_progress`/`step_progress` receive progress reports (probes done; compiled files
+    hashed; steps inside a long probe, a benchmark's runs).
     """
     request = request or SnapshotRequest()
+    reporters = (progress, hash_progress, step_progress)
     if host is not None:
-        return _take(request, _given_host(host, request.target, request.python), store, progress, hash_progress)
+        return _take(request, _given_host(host, request.target, request.python), store, reporters)
     with host_for(request.target, request.python) as opened:
-        return _take(request, opened, store, progress, hash_progress)
+        return _take(request, opened, store, reporters)
 
 
-def _take(request: SnapshotRequest, host: Host, store: Store | None, progress: ProgressCallback | None,
-          hash_progress: HashProgress | None) -> Snapshot:
+def _take(request: SnapshotRequest, host: Host, store: Store | None,
+          reporters: tuple[ProgressCallback | None, HashProgress | None, StepReporter | None]) -> Snapshot:
+    progress, hash_progress, step_progress = reporters
     prober = Prober.for_user(host, _options_for(host, request.probe_options()), sign=request.sign,
                              store=(store or Store()) if request.keep else None, progress=progress,
-                             hash_progress=hash_progress)
+                             hash_progress=hash_progress, step_progress=step_progress)
     return prober.snapshot(prober.probes(request.probes, request.skip, request.cheap_only), label=request.label)
 
 
@@ -214,7 +218,7 @@ def _first_look_runs(recorded: dict[str, Any]) -> int:
 
 
 def check(request: CheckRequest | None = None, *, host: Host | None = None, store: Store | None = None,
-          progress: ProgressCallback | None = None) -> CheckResult:
+          progress: ProgressCallback | None = None, step_progress: StepReporter | None = None) -> CheckResult:
     """The pre-benchmark gate: a fresh snapshot (cheap probes) of the target compared with
     `request.against`, under `request.policy`. `result.drift` is the verdict; a benchmark rerun that is
     `slower` or `faster` beyond its minimum detectable shift is drift too.
@@ -222,6 +226,7 @@ def check(request: CheckRequest | None = None, *, host: Host | None = None, stor
     The fresh snapshot describes what the reference recorded about its target (its interpreter, when it was
     taken on this machine and the request names none; its server) unless the request says otherwise.
     `host` checks a machine given as an object (e.g. a connected SSHHost) instead of `request.target`.
+    `progress` receives the probes done, `step_progress` the benchmark's runs as they end.
     """
     request = request or CheckRequest()
     store = store or Store()
@@ -229,7 +234,7 @@ def check(request: CheckRequest | None = None, *, host: Host | None = None, stor
         given = _given_host(host, request.target, request.python)
         reference = _reference(request, store, given.name)
         return _check(request, reference, given, retaken_target(reference, None, given.name, local=False), store,
-                      progress)
+                      (progress, step_progress))
     with host_for(request.target, request.python) as opened:
         reference = _reference(request, store, opened.name)
         live = opened.capabilities.in_process and not opened.capabilities.recorded
@@ -237,8 +242,8 @@ def check(request: CheckRequest | None = None, *, host: Host | None = None, stor
         if live and recorded.python and recorded.python != request.python:
             # The reference's own interpreter: its packages are the ones the reference describes.
             with host_for(request.target, recorded.python) as retaken:
-                return _check(request, reference, retaken, recorded, store, progress)
-        return _check(request, reference, opened, recorded, store, progress)
+                return _check(request, reference, retaken, recorded, store, (progress, step_progress))
+        return _check(request, reference, opened, recorded, store, (progress, step_progress))
 
 
 def _reference(request: CheckRequest, store: Store, host_name: str) -> Snapshot:
@@ -247,14 +252,15 @@ def _reference(request: CheckRequest, store: Store, host_name: str) -> Snapshot:
 
 
 def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Target, store: Store,
-           progress: ProgressCallback | None) -> CheckResult:
+           reporters: tuple[ProgressCallback | None, StepReporter | None]) -> CheckResult:
     if request.require_trusted:  # the reference only: the fresh side is taken and signed here, by the user
         require_trusted(signers_for({"a": reference}, roles={"a": "the reference"}))
     rules = load_policy(Path(request.policy)) if isinstance(request.policy, (str, Path)) else request.policy
     options = ProbeOptions(bench=bench_rerun(reference, request.rerun_bench, request.bench_runs,
                                              request.bench_max_runs),
                            server_url=recorded.server)
-    prober = Prober.for_user(host, _options_for(host, options), progress=progress)
+    progress, step_progress = reporters
+    prober = Prober.for_user(host, _options_for(host, options), progress=progress, step_progress=step_progress)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
     fresh = prober.snapshot(prober.probes(request.probes or probes_to_check(reference), cheap_only=True),
                             label=request.label)

@@ -24,6 +24,7 @@ from driftcheck.commands.common import (
     add_runs,
     flag_terms,
     progress_printer,
+    run_progress,
 )
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.snapshot.model import Snapshot
@@ -78,7 +79,8 @@ def _fresh(args: argparse.Namespace) -> Snapshot:
         bench = api.BenchRequest(args.bench, args.runs or 1, args.budget_s) if args.bench else None
         request = api.SnapshotRequest(label=args.label or f"baseline {args.name}", python=args.python,
                                       bench=bench, keep=False)
-        return api.take_snapshot(request, progress=progress_printer(sys.stderr.isatty()) if args.bench else None)
+        return api.take_snapshot(request, progress=progress_printer(sys.stderr.isatty()) if args.bench else None,
+                                 step_progress=run_progress() if args.bench else None)
 
 
 def _cmd_save(args: argparse.Namespace) -> int:

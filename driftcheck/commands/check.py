@@ -27,6 +27,7 @@ from driftcheck.commands.common import (
     positive_int,
     progress_printer,
     remote_host,
+    run_progress,
     use_colour,
     validate_host,
 )
@@ -76,7 +77,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                                    keep=not args.no_store, rerun_bench=False if args.no_bench else None,
                                    bench_runs=args.runs, bench_max_runs=args.max_runs,
                                    require_trusted=args.require_trusted)
-        result = api.check(request, host=host, progress=progress_printer(sys.stderr.isatty()))
+        result = api.check(request, host=host, progress=progress_printer(sys.stderr.isatty()),
+                           step_progress=run_progress())
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:

@@ -149,7 +149,8 @@ def run_progress() -> Callable[[str], None] | None:
         return None
 
     def report(line: str) -> None:
-        sys.stderr.write(f"bench: {line}\n")
+        # Over a "probing [k/n] ..." line that a probe's progress left without its newline.
+        sys.stderr.write(f"\r\033[Kbench: {line}\n")
         sys.stderr.flush()
 
     return report

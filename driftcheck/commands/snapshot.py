@@ -27,6 +27,7 @@ from driftcheck.commands.common import (
     keep,
     progress_printer,
     remote_host,
+    run_progress,
     validate_host,
     validate_keep,
 )
@@ -89,7 +90,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
                                       deep=args.deep, bench=bench, server=args.server, sign=not args.no_sign,
                                       keep=False)
         snapshot = api.take_snapshot(request, host=host, progress=progress_printer(show_progress),
-                                     hash_progress=hash_progress_printer() if show_progress else None)
+                                     hash_progress=hash_progress_printer() if show_progress else None,
+                                     step_progress=run_progress() if show_progress else None)
     where = keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
     note = hash_cache_note(snapshot.probe_data("kernels"))

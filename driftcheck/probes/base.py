@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
@@ -118,6 +119,9 @@ class Probe(ABC):
     on_request: ClassVar[bool] = False
     # Runs after the other probes have finished, alone: a benchmark would otherwise measure their work.
     runs_alone: ClassVar[bool] = False
+    # Where a long probe reports the steps of its work (a benchmark's runs), one line each; None: nowhere.
+    # An isolated probe's steps come back from its child as they happen (driftcheck.baselines.child).
+    steps: Callable[[str], None] | None = None
 
     @abstractmethod
     def gather(self, host: Host, options: ProbeOptions) -> Any:

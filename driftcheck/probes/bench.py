@@ -40,7 +40,7 @@ class BenchProbe(Probe):
         asked = options.bench or BenchRequest()
         try:
             return record_until_decided(suite_run(asked.suite, "auto", asked.budget_s), asked.runs,
-                                        asked.max_runs or asked.runs, asked.reference)
+                                        asked.max_runs or asked.runs, asked.reference, self.steps)
         except BenchDependencyError as exc:
             raise ProbeUnavailable(str(exc)) from None
 

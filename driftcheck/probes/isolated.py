@@ -11,7 +11,7 @@ import importlib
 import sys
 from typing import Any
 
-from driftcheck.baselines.child import serve
+from driftcheck.baselines.child import report_step, serve
 from driftcheck.hosts import LocalHost
 from driftcheck.probes.base import ProbeOptions
 
@@ -23,6 +23,7 @@ def gather(request: dict[str, Any]) -> Any:
     for part in qualname.split("."):
         target = getattr(target, part)
     probe = target()
+    probe.steps = report_step  # back to the parent, which shows them where the user asked for progress
     return probe.gather(LocalHost(request["python"]), ProbeOptions.from_json(request["options"]))
 
 

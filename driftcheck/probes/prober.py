@@ -5,7 +5,7 @@ build one, so a snapshot is taken, redacted, signed and kept the same way whoeve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,14 +34,16 @@ class Prober:
     options: ProbeOptions = field(default_factory=ProbeOptions)
     progress: ProgressCallback | None = None
     hash_progress: HashProgress | None = None
+    step_progress: Callable[[str], None] | None = None  # steps inside a long probe (a benchmark's runs)
 
     @classmethod
     def for_user(cls, host: Host, options: ProbeOptions | None = None, *, sign: bool = True,
                  store: Store | None = None, progress: ProgressCallback | None = None,
-                 hash_progress: HashProgress | None = None) -> Prober:
+                 hash_progress: HashProgress | None = None,
+                 step_progress: Callable[[str], None] | None = None) -> Prober:
         """A prober with the user's redaction secret and, when `sign`, signing key (both made on first use)."""
         return cls(host, Redactor(load_redaction_secret()), load_signing_key() if sign else None, store,
-                   options or ProbeOptions(), progress, hash_progress)
+                   options or ProbeOptions(), progress, hash_progress, step_progress)
 
     def probes(self, only: Sequence[str] | None = None, skip: Sequence[str] | None = None,
                cheap_only: bool = False) -> list[Probe]:
@@ -50,6 +52,8 @@ class Prober:
         chosen = select_probes(builtin_probes(self.redactor), list(only) if only else None,
                                list(skip) if skip else None, cheap_only=cheap_only, options=self.options)
         attach_hash_progress(chosen, self.hash_progress)
+        for probe in chosen:
+            probe.steps = self.step_progress
         return chosen
 
     def snapshot(self, probes: Sequence[Probe] | None = None, label: str | None = None,

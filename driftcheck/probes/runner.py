@@ -61,7 +61,7 @@ def _gather_isolated(probe: Probe, host: Host, options: ProbeOptions, timeout_s:
     """Run `probe.gather` in a child interpreter; a hang is killed, a crash is an error, not ours."""
     request = {"probe": _probe_reference(probe), "python": host.target_python, "options": options.to_json()}
     try:
-        return call("driftcheck.probes.isolated", request, timeout_s)
+        return call("driftcheck.probes.isolated", request, timeout_s, probe.steps)
     except ChildDied as exc:
         raise RuntimeError(f"isolated probe process {exc}") from None
 

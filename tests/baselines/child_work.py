@@ -7,13 +7,17 @@ import sys
 import time
 from typing import Any
 
-from driftcheck.baselines.child import serve
+from driftcheck.baselines.child import report_step, serve
 from driftcheck.errors import UsageError
 
 
 def work(request: dict[str, Any]) -> Any:
-    """Echo, raise, exit or hang, as `request["do"]` says."""
+    """Echo, raise, exit or hang, as `request["do"]` says; report `request["steps"]` first."""
     do = request["do"]
+    for step in request.get("steps") or []:
+        report_step(step)
+    if request.get("complain"):
+        sys.stderr.write(request["complain"] + "\n")
     if do == "usage":
         raise UsageError("no such suite")
     if do == "crash":

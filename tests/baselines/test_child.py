@@ -33,6 +33,30 @@ def test_a_child_that_dies_or_hangs_is_told_apart() -> None:
         call(CHILD, {"do": "hang"}, 2)
 
 
+def test_steps_the_child_reports_reach_the_parent_as_they_come() -> None:
+    steps: list[str] = []
+    assert call(CHILD, {"do": "echo", "value": 1, "steps": ["run 1/2", "run 2/2"]}, 30, steps.append) == {"echo": 1}
+    assert steps == ["run 1/2", "run 2/2"]
+    # Without a reporter the steps are dropped with the rest of stderr; the reply is the same.
+    assert call(CHILD, {"do": "echo", "value": 1, "steps": ["run 1/2"]}, 30) == {"echo": 1}
+
+
+def test_a_child_that_dies_after_its_steps_is_named_by_its_complaint_not_a_step() -> None:
+    steps: list[str] = []
+    with pytest.raises(ChildDied, match="exit code 3: out of memory$"):
+        call(CHILD, {"do": "exit", "steps": ["run 1/3"], "complain": "out of memory"}, 30, steps.append)
+    assert steps == ["run 1/3"]
+    with pytest.raises(ChildTimeout, match="killed"):
+        call(CHILD, {"do": "hang", "steps": ["run 1/3"]}, 2, steps.append)
+
+
+def test_a_reporter_that_fails_does_not_lose_the_reply() -> None:
+    def broken(line: str) -> None:
+        raise OSError("terminal closed")
+
+    assert call(CHILD, {"do": "echo", "value": 2, "steps": ["a", "b"]}, 30, broken) == {"echo": 2}
+
+
 def test_a_benchmark_run_raises_here_what_it_raised_there() -> None:
     assert isinstance(_raised_in_child(ChildFailed("BenchDependencyError", "no torch", "", 2)), BenchDependencyError)
     usage = _raised_in_child(ChildFailed("UsageError", "unknown suite", "", 2))

@@ -26,6 +26,23 @@ class IsolatedFastProbe(FastProbe):
     isolated = True
 
 
+class SteppingProbe(Probe):
+    """Reports two steps of its work, as the benchmark probe reports its runs."""
+
+    name = "isolated_steps"
+    isolated = True
+    timeout_s = 10.0
+
+    def gather(self, host: Host, options: ProbeOptions) -> Any:
+        for step in ("run 1/2: done", "run 2/2: done"):
+            if self.steps:
+                self.steps(step)
+        return {"pid": os.getpid()}
+
+    def parse(self, raw: Any) -> dict[str, Any]:
+        return {"gathered_in_pid": raw["pid"]}
+
+
 class HangingProbe(Probe):
     name = "hangs"
     timeout_s = 0.5

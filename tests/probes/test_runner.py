@@ -45,6 +45,15 @@ def test_isolated_probe_runs_in_another_process() -> None:
     assert outcomes["isolated_fast"].data["gathered_in_pid"] != os.getpid()
 
 
+def test_an_isolated_probes_steps_come_back_to_its_reporter() -> None:
+    probe, steps = sp.SteppingProbe(), []
+    probe.steps = steps.append
+    outcomes = run_probes(LocalHost(), [probe])
+    assert outcomes["isolated_steps"].status == "ok"
+    assert outcomes["isolated_steps"].data["gathered_in_pid"] != os.getpid()  # type: ignore[index]
+    assert steps == ["run 1/2: done", "run 2/2: done"]
+
+
 def test_isolated_hang_is_killed_and_a_crash_is_contained() -> None:
     outcomes = run_probes(LocalHost(), [sp.IsolatedHangingProbe(), sp.CrashingProbe(), sp.FastProbe()])
     assert outcomes["isolated_hangs"].status == "timeout"
