@@ -3,22 +3,50 @@
 The entry point lives here, not in `driftcheck.cli`, so that a Ctrl-C while the command line is still
 being imported (the first tenths of a second) gives the same one line and exit 130 as one during the
 work, never a traceback: only `driftcheck/__init__.py` (errors and the version) is imported before the
-handler below is in place.
+handler below is in place. The command line and its command's module are imported with Ctrl-C held
+until they are in (`_interrupts_held`), so an interrupt never lands inside the interpreter's import locking.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def _interrupts_held(load: Callable[[], T]) -> T:
+    """`load()` with Ctrl-C held until it returns, then raised as KeyboardInterrupt if one came.
+
+    `load` imports: a KeyboardInterrupt raised inside importlib's own locking is swallowed there ("Exception
+    ignored in: <function _get_module_lock.<locals>.cb>", CPython 3.11) and can leave the import lock held,
+    so the probe threads that import next wait for ever (seen once in CI, Ctrl-C 0.15 s after start)."""
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        loaded = load()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
+    return loaded
+
+
+def _parsed() -> tuple[Callable[..., int], Any]:
+    from driftcheck.cli import main, parse
+
+    return main, parse()
 
 
 def run() -> None:
     """Run the command line and exit with its code; an interrupt at any moment is one line and 130."""
     try:
-        from driftcheck.cli import main
-
-        code = main()
+        main, args = _interrupts_held(_parsed)
+        code = main(parsed=args)
     except KeyboardInterrupt:
         code = 130
         sys.stderr.write("driftcheck: interrupted\n")

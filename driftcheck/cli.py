@@ -94,12 +94,18 @@ def _command_word(argv: Sequence[str]) -> str | None:
     return next((word for word in argv if not word.startswith("-")), None)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (the console script exits with it)."""
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The parsed command line, its command's module imported (most of a command's imports happen here)."""
     words = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(_command_word(words) or "").parse_args(words)
     if getattr(args, "handler", None) is None:  # the command word was not where `_command_word` looked
         args = build_parser(args.command).parse_args(words)
+    return args
+
+
+def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = None) -> int:
+    """Run the command line (or the `parsed` one); returns the exit code (the console script exits with it)."""
+    args = parsed if parsed is not None else parse(argv)
     try:
         validate = getattr(args, "validate", None)
         if validate is not None:
