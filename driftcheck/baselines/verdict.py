@@ -137,7 +137,7 @@ class Looks:
         return ALPHA_CHECK / max(self.planned, 1)
 
 
-def planned_looks(entry: Mapping[str, Any], taken: int) -> Looks:
+def looks_of(entry: Mapping[str, Any], taken: int) -> Looks:
     """The looks a record planned at this benchmark (`looks`: run counts, driftcheck.baselines.extension),
     reached within its `taken` usable runs; one look at all of them for a record that planned none."""
     stored = entry.get("looks")
@@ -254,7 +254,7 @@ def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, An
         entry["reason"] = "no usable median on one side"
         return entry
     higher = higher_is_better(after)
-    looks = planned_looks(after, len(figures_after))
+    looks = looks_of(after, len(figures_after))
     raw = _judge(figures_before, figures_after, higher, device, looks)
     entry.update(raw, raw_change_pct=raw["change_pct"])
     sides = _controlled_sides(before, after, device)

@@ -19,8 +19,7 @@ from driftcheck.baselines.extension import (
     undecided,
 )
 from driftcheck.baselines.repeated import combine
-from driftcheck.baselines.verdict import Looks, verdict
-from driftcheck.baselines.verdict import planned_looks as looks_of
+from driftcheck.baselines.verdict import Looks, looks_of, verdict
 from driftcheck.errors import UsageError
 
 GEMM = "gemm_fp32_1024_gflops"
