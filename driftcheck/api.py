@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from driftcheck.analysis.diff import SnapshotDiff, diff_snapshots
 from driftcheck.analysis.explain import Explained
@@ -38,7 +37,7 @@ from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target
 from driftcheck.baselines.child import StepReporter
-from driftcheck.baselines.extension import default_max_runs
+from driftcheck.baselines.extension import default_max_runs, first_look_runs
 from driftcheck.errors import OptionError, UsageError
 from driftcheck.hosts import Host
 from driftcheck.hosts.targets import LOCAL, host_for
@@ -201,20 +200,10 @@ def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None
                              "save one with `driftcheck baseline save NAME --bench quick`")
         return None
     budget = recorded.get("budget_s")
-    runs = runs or _first_look_runs(recorded)
-    most = max_runs if max_runs is not None else default_max_runs(runs)
-    if most < runs:
-        raise OptionError("max_runs", str(most), f"must be at least the runs ({runs})")
+    runs = runs or first_look_runs(recorded)
+    # BenchRequest refuses a max_runs under the runs.
     return BenchRequest(str(recorded["suite"]), runs, float(budget) if isinstance(budget, (int, float)) else None,
-                        most, dict(recorded))
-
-
-def _first_look_runs(recorded: dict[str, Any]) -> int:
-    """The runs a record was taken with before any taken to decide (a check's record used as a reference)."""
-    looks = recorded.get("looks")
-    if isinstance(looks, list) and looks and isinstance(looks[0], int) and looks[0] > 0:
-        return int(looks[0])
-    return int(recorded.get("runs") or 1)
+                        max_runs if max_runs is not None else default_max_runs(runs), dict(recorded))
 
 
 def check(request: CheckRequest | None = None, *, host: Host | None = None, store: Store | None = None,

@@ -24,8 +24,8 @@ from typing import Any
 
 from driftcheck.baselines.compare import compare_records
 from driftcheck.baselines.repeated import RunFn, RunProgress, combine, repeated_runs
-from driftcheck.baselines.trial_stats import ALPHA_CHECK, t_critical
-from driftcheck.baselines.verdict import RESOLVED_MDS
+from driftcheck.baselines.trial_stats import pooled_mds_log
+from driftcheck.baselines.verdict import RESOLVED_MDS, Looks
 from driftcheck.errors import UsageError
 
 # A check takes up to this many times the reference's runs when its first ones cannot decide.
@@ -38,6 +38,15 @@ def default_max_runs(runs: int) -> int:
     return runs * DEFAULT_GROWTH if runs > 1 else runs
 
 
+def first_look_runs(record: Mapping[str, Any]) -> int:
+    """The runs a record took before any it took to decide (its first look): what a check that uses the
+    record as its reference reruns."""
+    looks = record.get("looks")
+    if isinstance(looks, list) and looks and isinstance(looks[0], int) and looks[0] > 0:
+        return int(looks[0])
+    return int(record.get("runs") or 1)
+
+
 def planned_looks(runs: int, max_runs: int) -> tuple[int, ...]:
     """The run counts at which a check looks: after its `runs`, and after `max_runs` when that is more."""
     if max_runs < runs:
@@ -47,8 +56,7 @@ def planned_looks(runs: int, max_runs: int) -> tuple[int, ...]:
 
 def undecided(reference: Mapping[str, Any], record: Mapping[str, Any], max_runs: int) -> list[str]:
     """The benchmarks of `record` that `max_runs` runs could decide against `reference` and its runs do not."""
-    looks = record.get("looks") or [max_runs]
-    alpha = ALPHA_CHECK / len(looks)
+    alpha = Looks((max_runs,), len(record.get("looks") or [max_runs])).alpha_each
     names = []
     for row in compare_records(reference, record):
         runs = row.get("runs") or [0, 0]
@@ -58,8 +66,7 @@ def undecided(reference: Mapping[str, Any], record: Mapping[str, Any], max_runs:
                 not row.get("spread_measured") or runs[0] < 1 or runs[1] >= max_runs:
             continue
         spread = math.log1p(float(row.get("spread_pct") or 0.0) / 100.0)
-        df = runs[0] + max_runs - 2
-        projected = t_critical(df, alpha) * spread * math.sqrt(1.0 / runs[0] + 1.0 / max_runs)
+        projected = pooled_mds_log(spread, runs[0], max_runs, alpha)
         # The shift is itself noisy: more runs may confirm one half the projected MDS, or show none at all.
         shift = abs(math.log(float(row["ratio"]))) if isinstance(row.get("ratio"), (int, float)) and row["ratio"] > 0 \
             else 0.0

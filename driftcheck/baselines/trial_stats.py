@@ -512,13 +512,20 @@ def median_resolution(before: Sequence[float], after: Sequence[float], within: f
         spread, measured = max(math.sqrt(squares / df), within, MIN_SPREAD), True
     else:
         spread, measured, df = max(assumed_spread, within), False, KNOWN_DF
-    standard_error = spread * math.sqrt(1.0 / len(before) + 1.0 / len(after))
-    return Resolution(spread, df, measured, t_critical(df, alpha) * standard_error)
+    return Resolution(spread, df, measured, pooled_mds_log(spread, len(before), len(after), alpha, df))
+
+
+def pooled_mds_log(spread: float, runs_before: int, runs_after: int, alpha: float = ALPHA_CHECK,
+                   df: int | None = None) -> float:
+    """The MDS (in logs) of the pooled t-test on two sets of that many run medians at this spread: the
+    critical value at `alpha` (with `df`, by default the pooled runs' own) times the shift's standard error."""
+    df = runs_before + runs_after - 2 if df is None else df
+    return t_critical(df, alpha) * spread * math.sqrt(1.0 / runs_before + 1.0 / runs_after)
 
 
 def mds_with_runs(spread: float, runs: int) -> float:
     """The MDS (fraction) two records of `runs` (at least 2) runs each would have at this spread."""
-    return max(math.exp(t_critical(2 * runs - 2) * spread * math.sqrt(2.0 / runs)) - 1.0, MIN_EFFECT)
+    return max(math.exp(pooled_mds_log(spread, runs, runs)) - 1.0, MIN_EFFECT)
 
 
 def normalised_log(figure: float, control: float, higher_is_better: bool) -> float:

@@ -210,10 +210,10 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
         out["looks"] = {"runs": list(looks.reached), "planned": looks.planned, "alpha_each": alpha,
                         "decided_at": deciding}
     better = (ratio > 1.0) == higher
+    # The side whose disturbance pushes the way the shift went (B's for a loss, A's for a gain), and what of it.
+    explained = _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)),
+                                      figures_before if better else figures_after)
     if called:
-        # The side whose disturbance pushes the way the shift went: B's for a loss, A's for a gain.
-        pushed_by = figures_before if better else figures_after
-        explained = _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)), pushed_by)
         if explained:
             out.update(verdict="inconclusive", direction="inconclusive", disturbance=explained, held_by="load",
                        reason=f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it")
@@ -224,7 +224,7 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
         out.update(verdict="unchanged", direction="unchanged")
     else:
         out.update(verdict="inconclusive", direction="inconclusive", reason=_inconclusive_reason(res, device))
-        if _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)), figures_before if better else figures_after):
+        if explained:
             # Even a shift more runs carried past the MDS would be held by that load: nothing more to learn.
             out["held_by"] = "load"
     summary = _disturbance_summary(figures_before, figures_after)
