@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from driftcheck.baselines.trial_stats import plan_looks  # noqa: E402
 from driftcheck.runs.trial import TrialPlan, TrialResult, Variant, run_trial  # noqa: E402
+from driftcheck.stats.comparison import plan_looks  # noqa: E402
 from tests import wheels  # noqa: E402  (the wheels and venvs the tests build too)
 
 MODULE = '''

@@ -4,8 +4,8 @@ The same command (a burst of output lines to be scanned, then a busy loop printi
 its own time) is run in rounds of three arms in random order: directly (`subprocess.run`, output to a
 pipe), directly again (an A/A arm: the noise floor of this machine), and through the run path of `try`
 (own process group, output kept and scanned for figures). Per round, the log ratio of each arm to the
-direct one; printed with the Hodges-Lehmann estimate and its 95 % interval (`driftcheck.baselines.
-trial_stats`, the statistics `try` itself uses):
+direct one; printed with the Hodges-Lehmann estimate and its 95 % interval (`driftcheck.stats.
+comparison`, the statistics `try` itself uses):
 
 - wall time of a run, from its start until its figure is read: what the command costs the user's time
   through try;
@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from driftcheck.baselines.trial_stats import hodges_lehmann, percent  # noqa: E402
 from driftcheck.runs.metrics import user_pattern  # noqa: E402
 from driftcheck.runs.trial import _run_command  # noqa: E402
+from driftcheck.stats.comparison import hodges_lehmann, percent  # noqa: E402
 
 WORK = user_pattern("work=work: ([0-9.]+) Miter")  # what `try --metric` would read
 

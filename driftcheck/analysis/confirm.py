@@ -2,7 +2,7 @@
 
 For each of the top-ranked causes, the counterfactual is built on this machine and run against B as it is in
 an interleaved trial (`driftcheck.runs.trial`: randomized rounds, each run a fresh process, the paired
-signed-rank test of `baselines/trial_stats`):
+signed-rank test of `stats/comparison`):
 
 - an environment variable: B with A's value of it (or unset, where A had none);
 - a package version: B's interpreter with A's version of that one distribution first on its path, its files

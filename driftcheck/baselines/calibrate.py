@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from driftcheck.baselines.stats import Summary, summarize
+from driftcheck.stats.summary import Summary, summarize
 
 TARGET_RELATIVE_CI = 0.01  # stop once the 95% CI of the median is within ±1%
 SETTLE_TOLERANCE = 0.02    # warm-up ends when two consecutive windows of timings agree this closely

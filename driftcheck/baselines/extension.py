@@ -24,9 +24,9 @@ from typing import Any
 
 from driftcheck.baselines.compare import compare_records
 from driftcheck.baselines.repeated import RunFn, RunProgress, combine, repeated_runs
-from driftcheck.baselines.trial_stats import pooled_mds_log
 from driftcheck.baselines.verdict import RESOLVED_MDS, Looks
 from driftcheck.errors import UsageError
+from driftcheck.stats.comparison import pooled_mds_log
 
 # A check takes up to this many times the reference's runs when its first ones cannot decide.
 DEFAULT_GROWTH = 2

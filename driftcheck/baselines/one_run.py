@@ -1,6 +1,6 @@
 """One run of a suite in this interpreter, for `driftcheck.baselines.repeated`: replies with its data.
 
-Started through the child protocol (`driftcheck.baselines.child`) with the request
+Started through the child protocol (`driftcheck.hosts.child`) with the request
 `{"suite": "quick", "device": "cpu", "budget_s": null, "only": []}`; an error comes back by its type
 name, message and exit code, for the parent to raise as it would have here.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from driftcheck.baselines.child import serve
+from driftcheck.hosts.child import serve
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """N independent runs of a suite, combined into one record that knows its between-run spread.
 
 Each run is its own child interpreter (`driftcheck.baselines.one_run`, through the child protocol of
-`driftcheck.baselines.child`): its own torch import, thread pool, allocations, warm-up and
+`driftcheck.hosts.child`): its own torch import, thread pool, allocations, warm-up and
 calibration, as a later run of the user's would have.
 Runs inside one process share all of that and agree with each other more than two days do.
 The record keeps every run's median of every benchmark (`runs`), the spread between them
@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from driftcheck.baselines.child import ChildDied, ChildFailed, ChildTimeout, call
 from driftcheck.baselines.deps import BenchDependencyError, require_torch
 from driftcheck.errors import DriftcheckError, UsageError
+from driftcheck.hosts.child import ChildDied, ChildFailed, ChildTimeout, call
 
 RunFn = Callable[[], dict[str, Any]]
 RunProgress = Callable[[str], None]

@@ -17,9 +17,9 @@ from driftcheck.baselines.disturbance import DisturbanceMeter, throttle_reasons
 from driftcheck.baselines.load import OtherLoad, load_report, load_warning
 from driftcheck.baselines.plans import DEVICES, SUITE_BUDGET_S, SUITES, cpu_plan, gpu_plan
 from driftcheck.baselines.references import efficiency, reference_for
-from driftcheck.baselines.stats import summarize
 from driftcheck.baselines.workloads import Case
 from driftcheck.errors import UsageError
+from driftcheck.stats.summary import summarize
 
 # Every benchmark gets at least this long to measure; the suite skips what is left only once it has run
 # past its budget by OVERRUN_FRACTION of it (builds on a busy machine can take longer than the measuring).

@@ -30,10 +30,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from driftcheck.baselines.deps import import_sglang
-from driftcheck.baselines.stats import percentile, summarize
 from driftcheck.errors import UsageError
 from driftcheck.serving.engine import Scrub, describe_server, no_scrub
 from driftcheck.serving.http import ServerError, connection, error_line, parse_url
+from driftcheck.stats.summary import percentile, summarize
 
 __all__ = ["PROMPT_WORDS", "Dialect", "RequestTiming", "ServerError", "ServingPlan", "level_results",
            "measure_server", "measure_sglang_engine", "negotiate", "payload", "run_level", "server_info",

@@ -8,7 +8,7 @@ median of every independent run (`driftcheck bench --runs N`), and the compariso
 
 - the shift is the ratio of the geometric means of the run medians (a difference of mean logs);
 - its noise is the between-run spread, pooled over both sides' runs (a t-test on log medians,
-  two-sided, 1%: `driftcheck.baselines.trial_stats`, where the paired tests of `try` live too), never less
+  two-sided, 1%: `driftcheck.stats.comparison`, where the paired tests of `try` live too), never less
   than what one run's own CI says;
 - with a single run on both sides the spread is unknown: a conservative default spread is assumed
   (`DEFAULT_SPREAD`, measured; see README) and the verdict says so;
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftcheck.baselines.control import MIN_CONTROL_SHIFT, ControlFigure, control_figures
-from driftcheck.baselines.trial_stats import (
+from driftcheck.stats.comparison import (
     ALPHA_CHECK,
     MIN_EFFECT,
     Resolution,

@@ -14,7 +14,6 @@ from driftcheck.analysis.explain.render import explain_markdown, explain_text
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.run_causes import compare_references, rank_with_telemetry
 from driftcheck.analysis.signers import require_trusted, signers_of
-from driftcheck.baselines.trial_stats import DEFAULT_MAX_PAIRS
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
@@ -29,6 +28,7 @@ from driftcheck.commands.common import (
 )
 from driftcheck.errors import UsageError
 from driftcheck.runs.render import comparison_head_text
+from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
 from driftcheck.store.snapshots import Store
 
 if TYPE_CHECKING:

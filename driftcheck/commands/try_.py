@@ -8,9 +8,9 @@ import shlex
 import sys
 from typing import TYPE_CHECKING
 
-from driftcheck.baselines.trial_stats import DEFAULT_MAX_PAIRS
 from driftcheck.commands.common import add_format, add_label, add_quiet, flag_terms, positive_float, positive_int
 from driftcheck.errors import UsageError
+from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
 
 if TYPE_CHECKING:
     from driftcheck.runs.trial import TrialPlan

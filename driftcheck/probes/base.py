@@ -120,7 +120,7 @@ class Probe(ABC):
     # Runs after the other probes have finished, alone: a benchmark would otherwise measure their work.
     runs_alone: ClassVar[bool] = False
     # Where a long probe reports the steps of its work (a benchmark's runs), one line each; None: nowhere.
-    # An isolated probe's steps come back from its child as they happen (driftcheck.baselines.child).
+    # An isolated probe's steps come back from its child as they happen (driftcheck.hosts.child).
     steps: Callable[[str], None] | None = None
 
     @abstractmethod

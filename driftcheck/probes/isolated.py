@@ -1,6 +1,6 @@
 """Child-process side of an isolated probe: gather on this machine and reply with the raw result.
 
-Started by the runner through the child protocol (`driftcheck.baselines.child`: a JSON request on
+Started by the runner through the child protocol (`driftcheck.hosts.child`: a JSON request on
 stdin, one JSON reply on stdout), so that a probe whose library hangs or crashes the interpreter (CUDA,
 NVML initialisation) takes only this process down.
 """
@@ -11,8 +11,8 @@ import importlib
 import sys
 from typing import Any
 
-from driftcheck.baselines.child import report_step, serve
 from driftcheck.hosts import LocalHost
+from driftcheck.hosts.child import report_step, serve
 from driftcheck.probes.base import ProbeOptions
 
 

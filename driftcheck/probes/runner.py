@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from driftcheck.baselines.child import ChildDied, ChildFailed, ChildTimeout, call
 from driftcheck.errors import probe_status, probe_status_by_name
 from driftcheck.hosts import Host
+from driftcheck.hosts.child import ChildDied, ChildFailed, ChildTimeout, call
 from driftcheck.probes.base import Probe, ProbeOptions
 
 

@@ -4,7 +4,7 @@ Each round runs every variant once, as a fresh process, in an order drawn at ran
 so a drift of the machine over time (another tenant, heat, a cache filling) falls on both sides alike
 (randomized interleaved trials, Abedi & Brecht, ICPE 2017). The figure of a run is one the output printed
 (the patterns of `driftcheck run`) or its wall time. After each round that is a planned look, every
-variant is compared with the first (`driftcheck.baselines.trial_stats`); the trial stops when every
+variant is compared with the first (`driftcheck.stats.comparison`); the trial stops when every
 comparison is decided, at the last planned look, or when the time budget would be overrun.
 
 A `--server-cmd` is started before each run with the variant's environment, waited for until its URL
@@ -38,12 +38,12 @@ from typing import IO, Any
 
 import psutil
 
-from driftcheck.baselines.trial_stats import DEFAULT_MAX_PAIRS, Comparison, LookPlan, compare, log_ratios, plan_looks
 from driftcheck.errors import DriftcheckError, OptionError
 from driftcheck.runs.metrics import Metric, MetricScanner, Pattern
 from driftcheck.runs.render import headline
 from driftcheck.runs.signals import handlers_installed
 from driftcheck.runs.store import RunRecord, RunStore
+from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS, Comparison, LookPlan, compare, log_ratios, plan_looks
 
 WALL = "wall_time"
 # The leading word of CMD an interpreter variant replaces: python, python3, python3.12 (by any path).

@@ -19,10 +19,10 @@ import pytest
 from driftcheck.analysis.confirm import ConfirmSetup, Undo, confirm_plan, undo_of, verdict_of, with_flag
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
-from driftcheck.baselines.trial_stats import compare, log_ratios, plan_looks
 from driftcheck.runs.system_knob import guard, read, set_for_a_while, wrapper, write
 from driftcheck.runs.trial import TrialPlan, TrialResult, TrialRun, Variant
 from driftcheck.snapshot.model import Snapshot, read_snapshot_file
+from driftcheck.stats.comparison import compare, log_ratios, plan_looks
 from tests.conftest import REPO_ROOT, CliResult
 from tests.servers import free_port
 from tests.wheels import build_wheel, install, venv_with

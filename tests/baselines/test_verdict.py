@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from driftcheck.baselines.trial_stats import mds_with_runs, t_critical
 from driftcheck.baselines.verdict import DEFAULT_SPREAD, RESOLVED_MDS, compare_verdicts, verdict, verdict_line
+from driftcheck.stats.comparison import mds_with_runs, t_critical
 
 
 def record(medians: list[float], unit: str = "GFLOP/s", higher: bool = True, disturbed: str | None = None,

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.baselines.trial_stats import plan_looks
 from driftcheck.errors import OptionError
 from driftcheck.runs.bisect import Change, bisection_id, changes_of, ddmin, variant_with
 from driftcheck.runs.metrics import Metric
 from driftcheck.runs.overlay import Distribution, Overlays, package_changes
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.trial import TrialPlan, Variant, recorded_result
+from driftcheck.stats.comparison import plan_looks
 from tests.conftest import CliResult
 
 # Twelve variables; only X7=slow doubles the work. The figure is the work counted, not timed: these tests are

@@ -408,7 +408,7 @@ BENCH_BASE = {"gemm_bf16_8192_tflops": 712.0, "skinny_gemm_bf16_b1_h8192_gbps": 
 
 def bench_data(medians: dict[str, float], which: str) -> Doc:
     """The `bench` probe data of a quick-suite run with these medians (samples seeded by name and side)."""
-    from driftcheck.baselines.stats import summarize
+    from driftcheck.stats.summary import summarize
 
     results = {}
     for name, median in sorted(medians.items()):

@@ -1,4 +1,4 @@
-"""A child for the protocol's tests (run as `python -m tests.baselines.child_work`): does what it is asked."""
+"""A child for the protocol's tests (run as `python -m tests.hosts.child_work`): does what it is asked."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sys
 import time
 from typing import Any
 
-from driftcheck.baselines.child import report_step, serve
 from driftcheck.errors import UsageError
+from driftcheck.hosts.child import report_step, serve
 
 
 def work(request: dict[str, Any]) -> Any:

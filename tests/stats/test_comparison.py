@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from driftcheck.baselines.trial_stats import (
+from driftcheck.stats.comparison import (
     CALIBRATED_MAX_PAIRS,
     CALIBRATION_SEED,
     CALIBRATION_SIMS,

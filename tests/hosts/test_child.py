@@ -1,15 +1,15 @@
-"""The one child-process protocol of isolated probes and benchmark runs (driftcheck.baselines.child)."""
+"""The one child-process protocol of isolated probes and benchmark runs (driftcheck.hosts.child)."""
 
 from __future__ import annotations
 
 import pytest
 
-from driftcheck.baselines.child import ChildDied, ChildFailed, ChildTimeout, call
 from driftcheck.baselines.deps import BenchDependencyError
 from driftcheck.baselines.repeated import _raised_in_child
 from driftcheck.errors import DriftcheckError, UsageError
+from driftcheck.hosts.child import ChildDied, ChildFailed, ChildTimeout, call
 
-CHILD = "tests.baselines.child_work"
+CHILD = "tests.hosts.child_work"
 
 
 def test_a_result_comes_back_as_it_was() -> None:

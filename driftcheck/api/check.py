@@ -1,18 +1,4 @@
-"""The Python face for harnesses: `take_snapshot(...)` and `check(...)`, the calls the CLI itself makes.
-
-A benchmark script gates itself without a subprocess:
-
-    import driftcheck
-    result = driftcheck.check(driftcheck.CheckRequest(against="baseline:default"))
-    if result.drift:
-        raise SystemExit(result.explained.explanations[0].title)
-    driftcheck.take_snapshot(driftcheck.SnapshotRequest(label="after run"))
-
-Options travel as typed, frozen requests (`SnapshotRequest`, `CheckRequest`, `BenchRequest`), checked
-when built: a bad value is an `OptionError` naming the field (`python=/x: no executable interpreter
-there`). What is not an option (a connected host, the store, progress reporters) is a keyword argument.
-Errors are the typed ones of `driftcheck.errors`.
-"""
+"""`check`: the pre-benchmark gate, a fresh snapshot of the target against a baseline under a policy."""
 
 from __future__ import annotations
 
@@ -20,9 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from driftcheck.analysis.diff import SnapshotDiff, diff_snapshots
-from driftcheck.analysis.explain import Explained
-from driftcheck.analysis.explain import explain as explain_diff
 from driftcheck.analysis.gate import (
     DEFAULT_MIN_CONFIDENCE,
     CheckResult,
@@ -33,69 +16,19 @@ from driftcheck.analysis.gate import (
     retaken_target,
 )
 from driftcheck.analysis.policy import Policy, load_policy
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target
-from driftcheck.baselines.child import StepReporter
+from driftcheck.api._shared import frozen_tuple, given_host, options_for
 from driftcheck.baselines.extension import default_max_runs, first_look_runs
 from driftcheck.errors import OptionError, UsageError
 from driftcheck.hosts import Host
+from driftcheck.hosts.child import StepReporter
 from driftcheck.hosts.targets import LOCAL, host_for
 from driftcheck.probes.base import BenchRequest, ProbeOptions
-from driftcheck.probes.kernels import HashProgress
 from driftcheck.probes.prober import Prober
-from driftcheck.probes.record import replay_options
 from driftcheck.probes.runner import ProgressCallback
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
-
-__all__ = ["BenchRequest", "CheckRequest", "CheckResult", "Snapshot", "SnapshotRequest", "bench_rerun", "check",
-           "diff", "explain", "load", "take_snapshot"]
-
-
-def _frozen_tuple(request: object, name: str) -> None:
-    """Store a sequence field of a frozen request as a tuple, so a list given by the caller cannot change it."""
-    value = getattr(request, name)
-    if value is not None:
-        object.__setattr__(request, name, tuple(value))
-
-
-@dataclass(frozen=True)
-class SnapshotRequest:
-    """What `take_snapshot` probes, where, and what it does with the result.
-
-    `target`: `local` (this machine), `replay:DIR` (a recording from `driftcheck record`) or
-    `[user@]host[:port]` (over SSH). `python`: the interpreter whose packages matter there.
-    `probes`/`skip` choose probes by name (default: every probe the options do not hold back;
-    `cheap_only`: the cheap set `check` takes). `pids`/`processes` (regexes) also describe running
-    processes; `server` (an http(s) URL) records what the SGLang / vLLM / OpenAI-compatible server there
-    reports about itself; `bench` embeds a calibrated benchmark. `sign=False` leaves it unsigned;
-    `keep=False` keeps it out of the store. Checked when built (an OptionError names the field).
-    """
-
-    label: str | None = None
-    probes: Sequence[str] = ()
-    skip: Sequence[str] = ()
-    target: str = LOCAL
-    python: str | None = None
-    pids: Sequence[int] = ()
-    processes: Sequence[str] = ()
-    deep: bool = False
-    bench: BenchRequest | None = None
-    server: str | None = None
-    cheap_only: bool = False
-    sign: bool = True
-    keep: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("probes", "skip", "pids", "processes"):
-            _frozen_tuple(self, name)
-        self.probe_options()  # refuses a bad pid, pattern or URL now, not after the first probes ran
-
-    def probe_options(self) -> ProbeOptions:
-        """The options the probes see."""
-        return ProbeOptions(deep=self.deep, pids=tuple(self.pids), process_patterns=tuple(self.processes),
-                            bench=self.bench, server_url=self.server)
 
 
 @dataclass(frozen=True)
@@ -128,7 +61,7 @@ class CheckRequest:
     require_trusted: bool = False
 
     def __post_init__(self) -> None:
-        _frozen_tuple(self, "probes")
+        frozen_tuple(self, "probes")
         check_min_confidence(self.min_confidence)
         if self.bench_runs is not None and self.bench_runs < 1:
             raise OptionError("bench_runs", str(self.bench_runs), "must be at least 1")
@@ -139,50 +72,6 @@ class CheckRequest:
         if self.bench_max_runs is not None and self.rerun_bench is False:
             raise OptionError("bench_max_runs", str(self.bench_max_runs),
                               "sets the reruns that rerun_bench=False skips")
-
-
-def _given_host(host: Host, target: str, python: str | None) -> Host:
-    """`host`, refusing a target or interpreter beside it: a host object carries both."""
-    if target != LOCAL or python:
-        raise OptionError("host", host.name, "a host object carries its target and interpreter; "
-                                             "give no target or python with it")
-    return host
-
-
-def _options_for(host: Host, options: ProbeOptions) -> ProbeOptions:
-    """`options` as they apply to `host`: a recording is replayed with the options it was taken with."""
-    if not host.capabilities.recorded:
-        return options
-    if options.server_url:
-        raise OptionError("server", repr(options.server_url), "a recording holds no server answers")
-    return replay_options(host, options.pids, options.process_patterns)
-
-
-def take_snapshot(request: SnapshotRequest | None = None, *, host: Host | None = None, store: Store | None = None,
-                  progress: ProgressCallback | None = None, hash_progress: HashProgress | None = None,
-                  step_progress: StepReporter | None = None) -> Snapshot:
-    """Probe the machine `request.target` names (or `host`, e.g. a connected SSHHost) and return the
-    snapshot, signed and kept in `store` (default: the user's store) as the request says.
-
-    `progress`/`hash_progress`/`step_progress` receive progress reports (probes done; compiled files
-    hashed; steps inside a long probe, a benchmark's runs).
-    """
-    request = request or SnapshotRequest()
-    reporters = (progress, hash_progress, step_progress)
-    if host is not None:
-        return _take(request, _given_host(host, request.target, request.python), store, reporters)
-    with host_for(request.target, request.python) as opened:
-        return _take(request, opened, store, reporters)
-
-
-def _take(request: SnapshotRequest, host: Host, store: Store | None,
-          reporters: tuple[ProgressCallback | None, HashProgress | None, StepReporter | None]) -> Snapshot:
-    progress, hash_progress, step_progress = reporters
-    prober = Prober.for_user(host, _options_for(host, request.probe_options()), sign=request.sign,
-                             store=(store or Store()) if request.keep else None, progress=progress,
-                             hash_progress=hash_progress, step_progress=step_progress)
-    return prober.snapshot(prober.probes(request.probes, request.skip, request.cheap_only), label=request.label)
-
 
 def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None = None,
                 max_runs: int | None = None) -> BenchRequest | None:
@@ -220,7 +109,7 @@ def check(request: CheckRequest | None = None, *, host: Host | None = None, stor
     request = request or CheckRequest()
     store = store or Store()
     if host is not None:
-        given = _given_host(host, request.target, request.python)
+        given = given_host(host, request.target, request.python)
         reference = _reference(request, store, given.name)
         return _check(request, reference, given, retaken_target(reference, None, given.name, local=False), store,
                       (progress, step_progress))
@@ -249,7 +138,7 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
                                              request.bench_max_runs),
                            server_url=recorded.server)
     progress, step_progress = reporters
-    prober = Prober.for_user(host, _options_for(host, options), progress=progress, step_progress=step_progress)
+    prober = Prober.for_user(host, options_for(host, options), progress=progress, step_progress=step_progress)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
     fresh = prober.snapshot(prober.probes(request.probes or probes_to_check(reference), cheap_only=True),
                             label=request.label)
@@ -258,19 +147,3 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
     if request.keep:
         store.add(fresh)
     return result
-
-
-def load(reference: str, store: Store | None = None) -> Snapshot:
-    """The snapshot `reference` names: a file (a snapshot or a pasted report), an id or its prefix,
-    `@latest`, `@prev`, `@N`, `@boot`, `@before-boot`, `baseline:NAME` or `run:ID`."""
-    return resolve_snapshot(reference, store or Store())
-
-
-def diff(a: Snapshot, b: Snapshot) -> SnapshotDiff:
-    """Every difference between two snapshots, each with its category (volatile ones marked)."""
-    return diff_snapshots(a, b)
-
-
-def explain(a: Snapshot, b: Snapshot) -> Explained:
-    """The differences between `a` and `b` ranked by how likely each moved performance, with fixes."""
-    return explain_diff(diff_snapshots(a, b))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from driftcheck.baselines.stats import median_ci, percentile, summarize
+from driftcheck.stats.summary import median_ci, percentile, summarize
 
 
 def test_percentile_interpolates_between_order_statistics() -> None:

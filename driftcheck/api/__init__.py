@@ -1,0 +1,29 @@
+"""The Python face for harnesses: `take_snapshot(...)` and `check(...)`, the calls the CLI itself makes.
+
+A benchmark script gates itself without a subprocess:
+
+    import driftcheck
+    result = driftcheck.check(driftcheck.CheckRequest(against="baseline:default"))
+    if result.drift:
+        raise SystemExit(result.explained.explanations[0].title)
+    driftcheck.take_snapshot(driftcheck.SnapshotRequest(label="after run"))
+
+Options travel as typed, frozen requests (`SnapshotRequest`, `CheckRequest`, `BenchRequest`), checked
+when built: a bad value is an `OptionError` naming the field (`python=/x: no executable interpreter
+there`). What is not an option (a connected host, the store, progress reporters) is a keyword argument.
+Errors are the typed ones of `driftcheck.errors`.
+"""
+
+from __future__ import annotations
+
+from driftcheck.analysis.diff import SnapshotDiff
+from driftcheck.analysis.explain import Explained
+from driftcheck.analysis.gate import CheckResult
+from driftcheck.api.check import CheckRequest, bench_rerun, check
+from driftcheck.api.compare import diff, explain, load
+from driftcheck.api.snapshot import SnapshotRequest, take_snapshot
+from driftcheck.probes.base import BenchRequest
+from driftcheck.snapshot.model import Snapshot
+
+__all__ = ["BenchRequest", "CheckRequest", "CheckResult", "Explained", "Snapshot", "SnapshotDiff", "SnapshotRequest",
+           "bench_rerun", "check", "diff", "explain", "load", "take_snapshot"]

@@ -1,0 +1,32 @@
+"""What the verbs of the face share: requests frozen as given, a host object taken as it is, the options a host sees."""
+
+from __future__ import annotations
+
+from driftcheck.errors import OptionError
+from driftcheck.hosts import Host
+from driftcheck.hosts.targets import LOCAL
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.record import replay_options
+
+
+def frozen_tuple(request: object, name: str) -> None:
+    """Store a sequence field of a frozen request as a tuple, so a list given by the caller cannot change it."""
+    value = getattr(request, name)
+    if value is not None:
+        object.__setattr__(request, name, tuple(value))
+
+def given_host(host: Host, target: str, python: str | None) -> Host:
+    """`host`, refusing a target or interpreter beside it: a host object carries both."""
+    if target != LOCAL or python:
+        raise OptionError("host", host.name, "a host object carries its target and interpreter; "
+                                             "give no target or python with it")
+    return host
+
+
+def options_for(host: Host, options: ProbeOptions) -> ProbeOptions:
+    """`options` as they apply to `host`: a recording is replayed with the options it was taken with."""
+    if not host.capabilities.recorded:
+        return options
+    if options.server_url:
+        raise OptionError("server", repr(options.server_url), "a recording holds no server answers")
+    return replay_options(host, options.pids, options.process_patterns)

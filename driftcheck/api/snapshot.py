@@ -1,0 +1,80 @@
+"""`take_snapshot`: probe a machine (this one, one over SSH, a recording) into a signed snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from driftcheck.api._shared import frozen_tuple, given_host, options_for
+from driftcheck.hosts import Host
+from driftcheck.hosts.child import StepReporter
+from driftcheck.hosts.targets import LOCAL, host_for
+from driftcheck.probes.base import BenchRequest, ProbeOptions
+from driftcheck.probes.kernels import HashProgress
+from driftcheck.probes.prober import Prober
+from driftcheck.probes.runner import ProgressCallback
+from driftcheck.snapshot.model import Snapshot
+from driftcheck.store.snapshots import Store
+
+
+@dataclass(frozen=True)
+class SnapshotRequest:
+    """What `take_snapshot` probes, where, and what it does with the result.
+
+    `target`: `local` (this machine), `replay:DIR` (a recording from `driftcheck record`) or
+    `[user@]host[:port]` (over SSH). `python`: the interpreter whose packages matter there.
+    `probes`/`skip` choose probes by name (default: every probe the options do not hold back;
+    `cheap_only`: the cheap set `check` takes). `pids`/`processes` (regexes) also describe running
+    processes; `server` (an http(s) URL) records what the SGLang / vLLM / OpenAI-compatible server there
+    reports about itself; `bench` embeds a calibrated benchmark. `sign=False` leaves it unsigned;
+    `keep=False` keeps it out of the store. Checked when built (an OptionError names the field).
+    """
+
+    label: str | None = None
+    probes: Sequence[str] = ()
+    skip: Sequence[str] = ()
+    target: str = LOCAL
+    python: str | None = None
+    pids: Sequence[int] = ()
+    processes: Sequence[str] = ()
+    deep: bool = False
+    bench: BenchRequest | None = None
+    server: str | None = None
+    cheap_only: bool = False
+    sign: bool = True
+    keep: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("probes", "skip", "pids", "processes"):
+            frozen_tuple(self, name)
+        self.probe_options()  # refuses a bad pid, pattern or URL now, not after the first probes ran
+
+    def probe_options(self) -> ProbeOptions:
+        """The options the probes see."""
+        return ProbeOptions(deep=self.deep, pids=tuple(self.pids), process_patterns=tuple(self.processes),
+                            bench=self.bench, server_url=self.server)
+
+def take_snapshot(request: SnapshotRequest | None = None, *, host: Host | None = None, store: Store | None = None,
+                  progress: ProgressCallback | None = None, hash_progress: HashProgress | None = None,
+                  step_progress: StepReporter | None = None) -> Snapshot:
+    """Probe the machine `request.target` names (or `host`, e.g. a connected SSHHost) and return the
+    snapshot, signed and kept in `store` (default: the user's store) as the request says.
+
+    `progress`/`hash_progress`/`step_progress` receive progress reports (probes done; compiled files
+    hashed; steps inside a long probe, a benchmark's runs).
+    """
+    request = request or SnapshotRequest()
+    reporters = (progress, hash_progress, step_progress)
+    if host is not None:
+        return _take(request, given_host(host, request.target, request.python), store, reporters)
+    with host_for(request.target, request.python) as opened:
+        return _take(request, opened, store, reporters)
+
+
+def _take(request: SnapshotRequest, host: Host, store: Store | None,
+          reporters: tuple[ProgressCallback | None, HashProgress | None, StepReporter | None]) -> Snapshot:
+    progress, hash_progress, step_progress = reporters
+    prober = Prober.for_user(host, options_for(host, request.probe_options()), sign=request.sign,
+                             store=(store or Store()) if request.keep else None, progress=progress,
+                             hash_progress=hash_progress, step_progress=step_progress)
+    return prober.snapshot(prober.probes(request.probes, request.skip, request.cheap_only), label=request.label)

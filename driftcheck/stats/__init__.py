@@ -1,0 +1,5 @@
+"""Statistics, pure: summaries of repeated measurements (`summary`) and the tests behind every verdict
+(`comparison`: paired trials, pooled checks against the past, control normalisation).
+
+Nothing here does I/O or knows a snapshot, a store or a process; every layer that judges figures reads these.
+"""
