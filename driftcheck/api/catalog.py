@@ -1,0 +1,14 @@
+"""What the face offers by name: the probes a snapshot can take and the benchmark suites and devices.
+
+The command line builds its choices and help from these, so it never reaches into the probes or the benchmarks.
+"""
+
+from __future__ import annotations
+
+from driftcheck.baselines.plans import DEVICES, SUITES
+from driftcheck.probes import probe_names
+
+BENCH_SUITES: tuple[str, ...] = SUITES
+BENCH_DEVICES: tuple[str, ...] = DEVICES
+
+__all__ = ["BENCH_DEVICES", "BENCH_SUITES", "probe_names"]
