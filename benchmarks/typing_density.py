@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import sys
 from collections import Counter
 from pathlib import Path
@@ -21,15 +22,13 @@ def _any_uses(tree: ast.AST) -> int:
     """Count `Any` names, descending into annotations given as strings."""
     count = 0
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "Any":
-            count += 1
-        elif isinstance(node, ast.Attribute) and node.attr == "Any":
+        named = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if named == "Any":
             count += 1
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "Any" in node.value:
-            try:
+            # a docstring or message that mentions the word is no type: it does not parse as one
+            with contextlib.suppress(SyntaxError):
                 count += _any_uses(ast.parse(node.value, mode="eval"))
-            except SyntaxError:  # a docstring or message that mentions the word, not a type
-                pass
     return count
 
 
