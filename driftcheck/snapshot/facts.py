@@ -190,11 +190,6 @@ def category_of(parts: Sequence[PathPart]) -> str:
     return fact_table().category(parts)
 
 
-def class_of(parts: Sequence[PathPart]) -> str:
-    """The class of a change at `parts` (`identity`, `setting` or `reading`), from the shipped table."""
-    return fact_table().fact_class(parts)
-
-
 def is_reading(parts: Sequence[PathPart]) -> bool:
     """Whether a change at `parts` is a reading (never a cause), from the shipped table."""
     return fact_table().reading(parts)
