@@ -7,6 +7,8 @@ B differs from A by a realistic handful of changes (a package upgrade, a rebuilt
 variable, a lowered power limit on all 8 GPUs, a narrower PCIe link, volatile readings).
 
     python benchmarks/diff_speed.py [--repeat 7]
+
+deepdiff is not a dependency of driftcheck: install the `benchmarks` extra (`pip install -e .[benchmarks]`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from deepdiff import DeepDiff  # noqa: E402
+try:
+    from deepdiff import DeepDiff
+except ImportError:
+    sys.exit("benchmarks/diff_speed.py compares against deepdiff, which driftcheck does not need: "
+             "pip install -e .[benchmarks] (or pip install 'deepdiff>=8.0')")
 
 from driftcheck.analysis.diff import diff_snapshots  # noqa: E402
 from driftcheck.analysis.explain import explain  # noqa: E402

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -232,11 +231,3 @@ def default_catalog() -> Catalog:
     """The catalog shipped with driftcheck (`driftcheck/analysis/rules.yaml`)."""
     text = resources.files("driftcheck.analysis").joinpath("rules.yaml").read_text("utf-8")
     return parse_catalog(yaml.safe_load(text))
-
-
-def load_catalog(path: Path) -> Catalog:
-    """A catalog from a YAML file (for users extending the rules)."""
-    try:
-        return parse_catalog(yaml.safe_load(path.read_text("utf-8")), str(path))
-    except (OSError, yaml.YAMLError) as exc:
-        raise RuleCatalogError(f"{path}: {exc}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from driftcheck.errors import UsageError
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.bench import BenchProbe
+from driftcheck.probes.clocksource import ClocksourceProbe
 from driftcheck.probes.cpu import CpuProbe
 from driftcheck.probes.daemons import DaemonsProbe
 from driftcheck.probes.env import EnvProbe
@@ -32,6 +33,7 @@ PROBE_CLASSES: tuple[type[Probe], ...] = (
     SystemProbe,
     CpuProbe,
     DaemonsProbe,
+    ClocksourceProbe,
     ProcessProbe,
     ServerProbe,
     BenchProbe,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
@@ -135,3 +135,17 @@ class Probe(ABC):
     def requested(cls, options: ProbeOptions) -> bool:
         """For an `on_request` probe: whether `options` ask for it."""
         return False
+
+    # What a recording of the probe needs (driftcheck.probes.record asks every probe it records).
+
+    def record_file(self, path: str, content: bytes) -> bytes | None:
+        """What a recording stores of the file at `path` when the probe keeps less than the file (the boot
+        flags of /proc/cmdline the system probe reads); None: the file is stored as read, redacted."""
+        return None
+
+    def recorded_processes(self, data: Mapping[str, object] | None, files: Mapping[str, bytes],
+                           options: ProbeOptions) -> set[int]:
+        """The processes whose /proc/<pid> files a replay of the probe needs, from its parsed `data` (None
+        when it did not succeed) and the recorded `files`. A recording drops the files of every other
+        process, so other users' command lines stay private."""
+        return set()

@@ -10,6 +10,8 @@ by the kernel), told apart by /proc/*/cmdline where the cut names collide. All r
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from driftcheck.hosts import Host
@@ -30,6 +32,7 @@ MPS_DEFAULT_PIPE_DIRECTORY = "/tmp/nvidia-mps"
 # says whether they failed, were stopped or are not installed).
 SERVICES = ("nvidia-persistenced", "nvidia-fabricmanager")
 MPS_ENV = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")
+_COMM_FILE = re.compile(r"^/proc/(\d+)/comm$")
 
 
 class DaemonsProbe(Probe):
@@ -71,6 +74,12 @@ class DaemonsProbe(Probe):
                 running[name] = running.get(name, 0) + 1
         return {"running": running, "mps": _mps(view, pids, dict(raw.get("environ") or {})),
                 "services": parse_services(raw.get("systemctl"))}
+
+    def recorded_processes(self, data: Mapping[str, object] | None, files: Mapping[str, bytes],
+                           options: ProbeOptions) -> set[int]:
+        """The daemons found (MPS, irqbalance, ...): a replay must find them running."""
+        return {int(found.group(1)) for path, content in files.items()
+                if (found := _COMM_FILE.match(path)) and content.strip().decode(errors="replace") in DAEMON_COMMS}
 
 
 def _systemctl(host: Host, reader: SysReader) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from driftcheck.errors import CommandTimeout, ConnectionLost
@@ -40,6 +41,14 @@ class ProcessProbe(Probe):
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
+
+    def recorded_processes(self, data: Mapping[str, object] | None, files: Mapping[str, bytes],
+                           options: ProbeOptions) -> set[int]:
+        """The processes it described and those asked by pid: a replay asks for them again."""
+        described = data.get("processes") if data else None
+        entries = described.values() if isinstance(described, dict) else ()
+        return {entry["pid"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("pid"), int)} \
+            | set(options.pids)
 
     @classmethod
     def requested(cls, options: ProbeOptions) -> bool:

@@ -17,10 +17,8 @@ from pathlib import Path
 from driftcheck.errors import UsageError
 from driftcheck.hosts import Host, RecordingHost
 from driftcheck.probes.base import Probe, ProbeOptions
-from driftcheck.probes.daemons import DAEMON_COMMS
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.runner import ProbeOutcome, ProgressCallback, run_probes
-from driftcheck.probes.system import parse_cmdline
 
 _PROC_ENVIRON = re.compile(r"^/proc/[^/]+/environ$")
 _PROC_CMDLINE = re.compile(r"^/proc/[^/]+/cmdline$")
@@ -37,18 +35,13 @@ class RecordResult:
     commands: int
 
 
-def kernel_cmdline_as_recorded(content: bytes) -> bytes:
-    """/proc/cmdline reduced to the flags the system probe keeps; the rest describes how the host boots."""
-    flags = parse_cmdline(content.decode("utf-8", errors="replace")) or {}
-    tokens = [name if value is None else " ".join(f"{name}={part}" for part in value.split(" "))
-              for name, value in flags.items()]
-    return (" ".join(tokens) + "\n").encode("utf-8")
-
-
-def redact_file(redactor: Redactor, path: str, content: bytes) -> bytes:
-    """A file's content as it may be stored: environ and cmdline redacted, other text scrubbed."""
-    if path == "/proc/cmdline":
-        return kernel_cmdline_as_recorded(content)
+def redact_file(redactor: Redactor, path: str, content: bytes, probes: Sequence[Probe] = ()) -> bytes:
+    """A file's content as it may be stored: what one of `probes` keeps of it when it keeps less than the
+    file (the boot flags of /proc/cmdline), else environ and cmdline redacted, other text scrubbed."""
+    for probe in probes:
+        kept = probe.record_file(path, content)
+        if kept is not None:
+            return kept
     if _PROC_ENVIRON.match(path):
         items = [item.decode("utf-8", errors="surrogateescape") for item in content.split(b"\0") if item]
         pairs = dict(item.partition("=")[::2] for item in items if "=" in item)
@@ -65,25 +58,25 @@ def redact_file(redactor: Redactor, path: str, content: bytes) -> bytes:
     return content if scrubbed == text else scrubbed.encode("utf-8")
 
 
-def recording_host(inner: Host, redactor: Redactor) -> RecordingHost:
-    """A RecordingHost around `inner` that redacts everything on its way to disk."""
+def recording_host(inner: Host, redactor: Redactor, probes: Sequence[Probe] = ()) -> RecordingHost:
+    """A RecordingHost around `inner` that redacts everything on its way to disk and keeps of each file
+    what `probes` say they keep."""
     return RecordingHost(inner, redact_environ=redactor.environ,
-                         redact_file=lambda path, content: redact_file(redactor, path, content),
+                         redact_file=lambda path, content: redact_file(redactor, path, content, probes),
                          redact_text=redactor.scrub_value)
 
 
-def _forget_other_processes(recorder: RecordingHost, outcomes: dict[str, ProbeOutcome], options: ProbeOptions) -> None:
-    """Drop what `--process` read of processes it did not describe: other users' command lines stay private.
+def _forget_other_processes(recorder: RecordingHost, probes: Sequence[Probe], outcomes: dict[str, ProbeOutcome],
+                            options: ProbeOptions) -> None:
+    """Drop what the probes read of processes none of them needs again (a `--process` pattern reads every
+    command line): other users' command lines stay private.
 
     A replay then finds no command line for them, so the same pattern matches the same processes.
     """
-    described = {int(entry["pid"]) for entry in ((outcomes.get("process") and outcomes["process"].data) or {})
-                 .get("processes", {}).values() if isinstance(entry.get("pid"), int)}
-    described.update(options.pids)
-    # The daemons probe's finds (MPS, irqbalance, ...) are kept: a replay must find them running.
-    described.update(int(m.group(1)) for path, content in recorder.files.items()
-                     if (m := re.match(r"^/proc/(\d+)/comm$", path)) and content.strip().decode(errors="replace")
-                     in DAEMON_COMMS)
+    described: set[int] = set()
+    for probe in probes:
+        outcome = outcomes.get(probe.name)
+        described |= probe.recorded_processes(outcome.data if outcome else None, recorder.files, options)
     for path in list(recorder.files):
         pid = _PROC_PID_FILE.match(path)
         if pid and int(pid.group(1)) not in described:
@@ -103,9 +96,9 @@ def record(directory: Path, host: Host, probes: Sequence[Probe], redactor: Redac
     """Run `probes` against `host` and save their raw inputs, redacted, to the empty `directory`."""
     ensure_empty_directory(directory)
     options = options or ProbeOptions()
-    recorder = recording_host(host, redactor)
+    recorder = recording_host(host, redactor, probes)
     outcomes = run_probes(recorder, probes, options, progress)
-    _forget_other_processes(recorder, outcomes, options)
+    _forget_other_processes(recorder, probes, outcomes, options)
     recorder.save(directory, options=options.to_json())
     return RecordResult(directory, outcomes, len(recorder.files), len(recorder.commands))
 

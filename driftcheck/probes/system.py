@@ -22,10 +22,11 @@ NODE_DIR = "/sys/devices/system/node"
 HUGEPAGES_DIR = "/sys/kernel/mm/hugepages"
 THP_DIR = "/sys/kernel/mm/transparent_hugepage"
 CGROUP_ROOT = "/sys/fs/cgroup"
+KERNEL_CMDLINE = "/proc/cmdline"
 
 PLAIN_FILES = (
     "/etc/os-release", "/usr/lib/os-release", "/proc/sys/kernel/osrelease", "/proc/sys/kernel/version",
-    "/proc/sys/kernel/random/boot_id", "/proc/uptime", "/proc/cpuinfo", "/proc/cmdline", "/proc/meminfo",
+    "/proc/sys/kernel/random/boot_id", "/proc/uptime", "/proc/cpuinfo", KERNEL_CMDLINE, "/proc/meminfo",
     "/proc/sys/vm/swappiness", "/proc/sys/kernel/numa_balancing", f"{THP_DIR}/enabled", f"{THP_DIR}/defrag",
     f"{CPU_DIR}/online", f"{CPU_DIR}/isolated", f"{CPU_DIR}/nohz_full", f"{CPU_DIR}/smt/active",
     f"{CPU_DIR}/smt/control", f"{CPUFREQ_DIR}/boost", f"{CPU_DIR}/intel_pstate/no_turbo",
@@ -61,6 +62,10 @@ class SystemProbe(Probe):
     name = "system"
     description = "OS, kernel, CPU and cpufreq, NUMA, THP and hugepages, memory, cgroup limits, container, modules"
     timeout_s = 15.0
+
+    def record_file(self, path: str, content: bytes) -> bytes | None:
+        """Of the kernel command line, the flags the probe keeps: the rest describes how the host boots."""
+        return kernel_cmdline_as_recorded(content) if path == KERNEL_CMDLINE else None
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         reader = SysReader(host)
@@ -102,7 +107,7 @@ class SystemProbe(Probe):
         if not isinstance(raw, dict) or "files" not in raw:
             raise ValueError("system raw material is not a recorded /proc and /sys read")
         view = RawView(raw)
-        cmdline = parse_cmdline(view.text("/proc/cmdline"))
+        cmdline = parse_cmdline(view.text(KERNEL_CMDLINE))
         meminfo = key_values(view.text("/proc/meminfo"))
         status = key_values(view.text("/proc/self/status"))
         return {
@@ -150,6 +155,14 @@ def parse_os_release(text: str | None) -> dict[str, str | None]:
                 parts = [value]
             values[name.strip()] = parts[0] if parts else ""
     return {"id": values.get("ID"), "version_id": values.get("VERSION_ID"), "pretty_name": values.get("PRETTY_NAME")}
+
+
+def kernel_cmdline_as_recorded(content: bytes) -> bytes:
+    """/proc/cmdline reduced to the flags the system probe keeps; the rest describes how the host boots."""
+    flags = parse_cmdline(content.decode("utf-8", errors="replace")) or {}
+    tokens = [name if value is None else " ".join(f"{name}={part}" for part in value.split(" "))
+              for name, value in flags.items()]
+    return (" ".join(tokens) + "\n").encode("utf-8")
 
 
 def parse_cmdline(text: str | None) -> dict[str, str | None] | None:

@@ -1,5 +1,6 @@
-"""What each fact of a snapshot is: its category and its class (identity, setting or reading), from one
-table (`facts.yaml`). The class is the one mechanism that says what is never a cause: a reading.
+"""What each fact of a snapshot is: its category, its class (identity, setting or reading), its root (the
+underlying change it shares with other facts) and its primacy among them, from one table (`facts.yaml`).
+The class is the one mechanism that says what is never a cause: a reading.
 
 The table uses the path language of the rule catalog over whole change paths, so reading a diff needs
 no probe code: the diff of two snapshots taken elsewhere (another version, another machine) is
@@ -8,6 +9,7 @@ classified from data alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,6 +29,14 @@ FACT_CLASSES = ("identity", "setting", "reading")
 # A path no entry classes counts as a setting: a new key is a candidate cause until the table says otherwise.
 DEFAULT_CLASS = "setting"
 
+# Which fact of a root speaks for it when several causes share the root, first to last: the installable
+# unit (a package's version), then what a person chose (the driver, a variable). A fact with no primacy
+# comes after both.
+PRIMACY = ("installable", "chosen")
+
+# `{name}` in a root: the segment the entry's pattern captured as `<name>`.
+_ROOT_FIELD = re.compile(r"\{([a-z_]+)\}")
+
 # Where the document's own members (host, label, tool, origin) are listed: their paths do not start with
 # `probes.<name>`.
 _DOCUMENT = ""
@@ -34,14 +44,28 @@ _DOCUMENT = ""
 
 @dataclass(frozen=True)
 class Fact:
-    """One entry of the table: the paths it covers, their category and class (each if it says)."""
+    """One entry of the table: the paths it covers, their category, class, root and primacy (each if it says)."""
 
     patterns: tuple[PathPattern, ...]
     category: str | None
     fact_class: str | None
+    root: str | None = None
+    primacy: str | None = None
 
     def matches(self, parts: Sequence[PathPart]) -> bool:
-        return any(pattern.match(parts) is not None for pattern in self.patterns)
+        return self.captures(parts) is not None
+
+    def captures(self, parts: Sequence[PathPart]) -> dict[str, str] | None:
+        """The segments the first matching pattern captured, None when no pattern matches."""
+        return next((found for pattern in self.patterns if (found := pattern.match(parts)) is not None), None)
+
+    def root_at(self, parts: Sequence[PathPart]) -> str | None:
+        """This entry's root written out for `parts` (`var:{var}` -> `var:NCCL_DEBUG`), None when it has no
+        root or does not match."""
+        captured = self.captures(parts) if self.root is not None else None
+        if self.root is None or captured is None:
+            return None
+        return _ROOT_FIELD.sub(lambda field: captured[field.group(1)], self.root)
 
 
 @dataclass(frozen=True)
@@ -72,6 +96,22 @@ class FactTable:
         """Whether a change at `parts` is a reading: a value that moves on its own, never a cause."""
         return self.fact_class(parts) == "reading"
 
+    def root(self, parts: Sequence[PathPart]) -> str | None:
+        """The underlying change a change at `parts` belongs to (first entry with a `root` that matches),
+        written out with its captures; None when it stands alone.
+
+        Roots name a kind before the first colon: `package:<name>` (a distribution), `file:<dist>:<path>`
+        (a file the kernels probe hashed), `library:<name>`, `var:<name>`, ...; explain resolves the first
+        two through its relevance table (a library wheel's root is its library)."""
+        return next((root for fact in self._facts(parts) if (root := fact.root_at(parts)) is not None), None)
+
+    def primacy(self, parts: Sequence[PathPart]) -> int:
+        """Where a change at `parts` stands among the causes of its root (0 first): its entry's place in
+        PRIMACY, after them all when no entry gives one."""
+        declared = next((fact.primacy for fact in self._facts(parts)
+                         if fact.primacy is not None and fact.matches(parts)), None)
+        return PRIMACY.index(declared) if declared is not None else len(PRIMACY)
+
     def _facts(self, parts: Sequence[PathPart]) -> tuple[Fact, ...]:
         if len(parts) >= 2 and parts[0] == "probes":
             return self.by_probe.get(str(parts[1]), ())
@@ -100,14 +140,31 @@ def _fact(entry: Any, index: int) -> tuple[str, Fact]:
     fact_class = entry.get("class")
     if fact_class is not None and fact_class not in FACT_CLASSES:
         raise RuleCatalogError(f"{where}: unknown class {fact_class!r} (one of {', '.join(FACT_CLASSES)})")
-    if category is None and fact_class is None:
-        raise RuleCatalogError(f"{where}: says neither a category nor a class")
+    root, primacy = entry.get("root"), entry.get("primacy")
+    if primacy is not None and primacy not in PRIMACY:
+        raise RuleCatalogError(f"{where}: unknown primacy {primacy!r} (one of {', '.join(PRIMACY)})")
+    if category is None and fact_class is None and root is None and primacy is None:
+        raise RuleCatalogError(f"{where}: says neither a category nor a class, a root or a primacy")
     sources = entry["match"] if isinstance(entry["match"], list) else [entry["match"]]
     patterns = tuple(compile_pattern(name_catalog().expand(str(source))) for source in sources)
     probes = {_probe_of(pattern, where) for pattern in patterns}
     if len(probes) != 1:
         raise RuleCatalogError(f"{where}: one entry speaks of one probe, not {sorted(probes)}")
-    return probes.pop(), Fact(patterns, category, fact_class)
+    if root is not None:
+        _check_root(str(root), patterns, where)
+    return probes.pop(), Fact(patterns, category, fact_class, None if root is None else str(root), primacy)
+
+
+def _check_root(root: str, patterns: tuple[PathPattern, ...], where: str) -> None:
+    """A root names a kind (`kind:...`) and fills its fields only from segments every pattern captures."""
+    if not root.partition(":")[0]:
+        raise RuleCatalogError(f"{where}: a root starts with its kind (`var:{{var}}`, `driver`), not {root!r}")
+    for pattern in patterns:
+        captured = {segment.capture for segment in pattern.segments if segment.capture}
+        missing = sorted(set(_ROOT_FIELD.findall(root)) - captured)
+        if missing:
+            raise RuleCatalogError(f"{where}: root {root!r} uses {', '.join(missing)}, which "
+                                   f"{pattern.source} does not capture")
 
 
 def parse_facts(document: Any) -> FactTable:
@@ -131,11 +188,6 @@ def fact_table() -> FactTable:
 def category_of(parts: Sequence[PathPart]) -> str:
     """The category of a change at `parts`, from the shipped table."""
     return fact_table().category(parts)
-
-
-def class_of(parts: Sequence[PathPart]) -> str:
-    """The class of a change at `parts` (`identity`, `setting` or `reading`), from the shipped table."""
-    return fact_table().fact_class(parts)
 
 
 def is_reading(parts: Sequence[PathPart]) -> bool:

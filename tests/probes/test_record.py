@@ -1,4 +1,5 @@
-"""`driftcheck record DIR` and `driftcheck snapshot --replay DIR`, end to end through the CLI."""
+"""`driftcheck record DIR` and `driftcheck snapshot --replay DIR`, end to end through the CLI; and what a
+recording keeps of files and processes, as each probe declares it."""
 
 from __future__ import annotations
 
@@ -6,11 +7,20 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
-from driftcheck.probes.record import redact_file
+import pytest
+
+from driftcheck.hosts import Host, ReplayHost
+from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.probes.daemons import DaemonsProbe
+from driftcheck.probes.env import EnvProbe
+from driftcheck.probes.process import ProcessProbe
+from driftcheck.probes.record import record, redact_file
 from driftcheck.probes.redact import REDACTED_PATTERN, Redactor
+from driftcheck.probes.system import SystemProbe
 from tests.conftest import DATA, CliResult
 
 SECRET = "hf_Zq8sV3kLmN0pQrStUvWxYz12"
@@ -132,3 +142,61 @@ def test_recording_keeps_only_the_processes_it_describes_and_the_kept_boot_flags
     assert replayed.returncode == 0, replayed.stderr
     data = json.loads((tmp_path / "r.json").read_text())["probes"]
     assert [p["pid"] for p in data["process"]["data"]["processes"].values()] == [server]
+
+
+# ---- what a recording keeps is asked of each probe: record names none -------------------------------------
+
+IRQBALANCE = DATA / "hosts" / "debian12-vm-idle-irq-irqbalance"  # irqbalance runs as pid 733 (see its SOURCE)
+
+
+class _CommReader(Probe):
+    """A probe that reads one process's name and says whether a replay needs that process again."""
+
+    name = "comm_reader"
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+
+    def gather(self, host: Host, options: ProbeOptions) -> Any:
+        return host.read_text("/proc/733/comm")
+
+    def parse(self, raw: Any) -> dict[str, Any]:
+        return {"comm": str(raw).strip()}
+
+    def recorded_processes(self, data: Mapping[str, object] | None, files: Mapping[str, bytes],
+                           options: ProbeOptions) -> set[int]:
+        return {733} if self.keep and data == {"comm": "irqbalance"} else set()
+
+
+def _recorded_pids(directory: Path) -> list[int]:
+    proc = directory / "files" / "proc"
+    return sorted(int(p.name) for p in proc.iterdir() if p.name.isdigit()) if proc.is_dir() else []
+
+
+@pytest.mark.parametrize(("probes", "kept"), [
+    ([_CommReader(keep=False)], []),
+    ([_CommReader(keep=True)], [733]),
+    # The daemons probe keeps the daemons it found: a replay must find them running.
+    ([DaemonsProbe()], [733]),
+    ([_CommReader(keep=False), DaemonsProbe()], [733]),
+])
+def test_a_recording_keeps_the_processes_its_probes_need_again(
+        tmp_path: Path, probes: list[Probe], kept: list[int]) -> None:
+    result = record(tmp_path / "rec", ReplayHost(IRQBALANCE), probes, Redactor(b"k"))
+    assert all(outcome.status == "ok" for outcome in result.outcomes.values()), result.outcomes
+    assert _recorded_pids(tmp_path / "rec") == kept
+
+
+def test_the_process_probe_keeps_what_it_described_and_the_pids_asked() -> None:
+    data = {"processes": {"sglang": {"pid": 41}, "vllm": {"pid": 42}, "odd": {"pid": "x"}}}
+    probe = ProcessProbe(Redactor(b"k"))
+    assert probe.recorded_processes(data, {}, ProbeOptions(pids=(7,))) == {7, 41, 42}
+    assert probe.recorded_processes(None, {}, ProbeOptions()) == set()
+
+
+def test_the_system_probe_keeps_only_the_boot_flags_it_reads() -> None:
+    cmdline = b"BOOT_IMAGE=/vmlinuz root=UUID=1234 ro isolcpus=2-3 quiet -- init_arg=1\n"
+    redactor = Redactor(b"k")
+    assert redact_file(redactor, "/proc/cmdline", cmdline, [EnvProbe(redactor), SystemProbe()]) == b"isolcpus=2-3\n"
+    # Asked of no probe, it is a file like any other: stored as read.
+    assert redact_file(redactor, "/proc/cmdline", cmdline) == cmdline

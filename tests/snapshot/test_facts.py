@@ -105,9 +105,48 @@ def test_an_unclassed_key_counts_as_a_setting_but_is_seen_as_unclassed() -> None
     assert fact_table().fact_class(parts) == "setting"
 
 
+@pytest.mark.parametrize(("path", "root"), [
+    # One variable seen by env, the nccl probe and a server's environ: one root, written from the capture.
+    ("probes.env.data.vars.NCCL_DEBUG", "var:NCCL_DEBUG"),
+    ("probes.nccl.data.env.NCCL_DEBUG", "var:NCCL_DEBUG"),
+    ("probes.process.data.processes.sglang.environ.NCCL_DEBUG", "var:NCCL_DEBUG"),
+    ("probes.nccl.data.infiniband.mlx5_0.ports.1.counters.symbol_error", "ib-port:mlx5_0:1"),
+    ('probes.kernels.data.files["torch:torch/lib/libc10.so"].sha256', "file:torch:torch/lib/libc10.so"),
+    ("probes.packages.data.packages.torch.version", "package:torch"),
+    # The first entry with a root wins: torch's NCCL is NCCL's, the rest of torch is torch.
+    ("probes.torch.data.nccl_version", "library:NCCL"),
+    ("probes.torch.data.cuda_wheels.nvidia-cublas-cu12.version", "package:nvidia-cublas-cu12"),
+    ("probes.torch.data.version", "package:torch"),
+    ("probes.system.data.cmdline.intel_iommu", "iommu"),
+    ("probes.system.data.modules.nvidia_uvm.version", "driver"),
+    ('probes.process.data.processes.sglang.mapped_libraries["/opt/aws/lib/libnccl-net.so"]',
+     "nccl-net-plugin:sglang"),
+    ('probes.process.data.processes.sglang.mapped_libraries["/usr/lib/libnccl.so.2"]', None),
+    ("probes.system.data.cmdline.isolcpus", None),
+    ("probes.torch.status", None),
+    ("host.name", None),
+])
+def test_roots_come_from_the_table(path: str, root: str | None) -> None:
+    assert fact_table().root(parse_path(path)) == root
+
+
+def test_primacy_puts_the_installable_unit_first_then_what_a_person_chose() -> None:
+    table = fact_table()
+    levels = [table.primacy(parse_path(path)) for path in (
+        "probes.packages.data.packages.torch.version", 'probes.packages.data.packages["zope.interface"]',
+        "probes.gpu.data.driver_version", "probes.env.data.vars.NCCL_DEBUG",
+        "probes.packages.data.packages.torch.build_id", "probes.system.data.modules.nvidia.version")]
+    assert levels == [0, 0, 1, 1, 2, 2]
+
+
 @pytest.mark.parametrize(("document", "message"), [
     ({}, "`facts` list"),
     ({"facts": [{"match": "probes.env.**"}]}, "neither a category"),
+    ({"facts": [{"match": "probes.env.data.vars.*", "root": "var:{var}"}]}, "does not capture"),
+    ({"facts": [{"match": ["probes.env.data.vars.<var>", "probes.env.data.x"], "root": "var:{var}"}]},
+     "probes.env.data.x does not capture"),
+    ({"facts": [{"match": "probes.env.data.vars.<var>", "root": ":{var}"}]}, "starts with its kind"),
+    ({"facts": [{"match": "probes.env.**", "primacy": "first"}]}, "unknown primacy"),
     ({"facts": [{"match": "probes.env.**", "class": "weather"}]}, "unknown class"),
     ({"facts": [{"match": "probes.env.**", "volatile": True}]}, "now `class: reading`"),
     ({"facts": [{"match": "probes.env.**", "category": "weather"}]}, "unknown category"),

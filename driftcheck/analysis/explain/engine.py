@@ -21,8 +21,9 @@ from driftcheck.analysis.explain.unchanged import unchanged_suspects
 from driftcheck.analysis.explain.values import field_for, human_field
 from driftcheck.analysis.rules import Catalog, Rule, default_catalog
 from driftcheck.snapshot.bulk import without_gc
-from driftcheck.snapshot.facts import is_reading
+from driftcheck.snapshot.facts import fact_table, is_reading
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.paths import parse_path
 
 Member = tuple[Change, dict[str, str]]
 
@@ -112,15 +113,10 @@ def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool
 
 
 def _primacy(explanation: Explanation) -> tuple[int, float]:
-    """Which cause of one root speaks for it: the installable unit (a package's version) first, then
-    what a person sets (the driver, a variable), then the most confident."""
-    def level(path: str) -> int:
-        if path.startswith("probes.packages.data.packages.") and (path.endswith(".version") or path.count(".") == 4):
-            return 0
-        if path.startswith(("probes.gpu.data.driver_version", "probes.env.data.vars.")):
-            return 1
-        return 2
-    return min(level(path) for path in explanation.evidence), -explanation.confidence
+    """Which cause of one root speaks for it: the one whose evidence stands first in the facts table's
+    primacy (a package's version, then what a person sets), then the most confident."""
+    table = fact_table()
+    return min(table.primacy(parse_path(path)) for path in explanation.evidence), -explanation.confidence
 
 
 def merged_by_root(explanations: list[Explanation]) -> list[Explanation]:

@@ -545,6 +545,23 @@ CASES.update({
 })
 
 
+# ---- kernel clocksource ---------------------------------------------------------------------------------
+# base.json predates the clocksource probe: both sides get its facts, in the shape of
+# tests/data/hosts/kvm-vm-clocksource, on a machine that offers the three x86 clocksources.
+def _clocksource(before: str, after: str) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        for doc, current in ((a, before), (b, after)):
+            doc["probes"]["clocksource"] = {"status": "ok", "error": None, "duration_s": 0.01, "data": {
+                "current": current, "available": ["acpi_pm", "hpet", "tsc"]}}
+    return edit
+
+
+CASES.update({
+    "clocksource-left-tsc": (_clocksource("tsc", "hpet"), ["clocksource-left-tsc"], "kernel_os"),
+    "clocksource-to-tsc": (_clocksource("acpi_pm", "tsc"), ["clocksource-to-tsc"], "kernel_os"),
+    "clocksource-changed": (_clocksource("hpet", "acpi_pm"), ["clocksource-changed"], "kernel_os"),
+})
+
 # ---- "same flags, new default": the launch command line read beside the server's answers ----------------
 LAUNCH_ARGV = ["python3", "-m", "sglang.launch_server", "--model-path", "qwen/qwen2.5-0.5b-instruct",
                "--attention-backend", "fa3", "--port", "30000"]
