@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from driftcheck.nvidia.topo import parse_topo
+from driftcheck.nvidia.topo import parse_topo, topology_devices
 from driftcheck.nvidia.values import NvidiaFormatError, cpu_list
 from driftcheck.probes.env import performance_groups
 from driftcheck.probes.packages import PackagesProbe, normalize_name
 from driftcheck.probes.system import cpu_count
 from driftcheck.probes.torch import TorchProbe, cudnn_version_string, nccl_version_string
+from driftcheck.snapshot.jsontypes import JSONObject, object_or_empty
 
 # Answers the tools print when they could not read a fact.
 UNKNOWN = frozenset({"", "n/a", "na", "none", "could not collect", "no cuda", "not set", "module not found",
@@ -140,7 +141,7 @@ def gpu_data(names: list[str], driver: str | None, source: str, *, count_known: 
                   "gpu_count": len(names) if names and count_known else None, "gpus": gpus or None})
 
 
-def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
+def pcie_data(topology_text: str | None, source: str) -> JSONObject | None:
     """The `pcie` shape holding the topology matrix of a report; None when it holds no readable matrix."""
     if not topology_text:
         return None
@@ -148,18 +149,21 @@ def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
         topology = parse_topo(topology_text)
     except NvidiaFormatError:
         return None
-    if len(topology["devices"]) < header_devices(topology_text):
+    devices = topology_devices(topology)
+    if len(devices) < header_devices(topology_text):
         # The paste stops inside the matrix: the rows left would read as a smaller, different machine.
         return None
-    gpus: dict[str, Any] = {}
-    for label in topology["devices"]:
+    cpu_affinity = object_or_empty(topology.get("cpu_affinity"))
+    numa_affinity = object_or_empty(topology.get("numa_affinity"))
+    gpus: JSONObject = {}
+    for label in devices:
         if label.startswith("GPU") and label[3:].isdigit():
-            entry: dict[str, Any] = {"index": int(label[3:])}
-            affinity = (topology.get("cpu_affinity") or {}).get(label)
-            numa = (topology.get("numa_affinity") or {}).get(label)
+            entry: JSONObject = {"index": int(label[3:])}
+            affinity = cpu_affinity.get(label)
+            numa = numa_affinity.get(label)
             if affinity:
                 entry["cpu_affinity"] = affinity
-            if numa and numa.isdigit():
+            if isinstance(numa, str) and numa.isdigit():
                 entry["numa_node"] = int(numa)
             gpus[label] = entry
     return {"source": source, "gpus": gpus, "topology": topology}
