@@ -19,6 +19,7 @@ from driftcheck.errors import probe_status, probe_status_by_name
 from driftcheck.hosts import Host
 from driftcheck.hosts.child import ChildDied, ChildFailed, ChildTimeout, call
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.snapshot.jsontypes import JSONObject
 
 
 @dataclass
@@ -30,7 +31,7 @@ class ProbeOutcome:
     error: dict[str, str] | None = None
     duration_s: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"status": self.status, "data": self.data, "error": self.error,
                 "duration_s": round(self.duration_s, 4)}
 

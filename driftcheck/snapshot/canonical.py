@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from typing import TypeVar
 
 
 def canonical_bytes(value: object) -> bytes:
@@ -13,7 +14,10 @@ def canonical_bytes(value: object) -> bytes:
                       allow_nan=False).encode("utf-8")
 
 
-def content_of(document: Mapping[str, object]) -> dict[str, object]:
+_Value = TypeVar("_Value")
+
+
+def content_of(document: Mapping[str, _Value]) -> dict[str, _Value]:
     """The signed part of a snapshot document: everything but its signature."""
     return {key: value for key, value in document.items() if key != "signature"}
 

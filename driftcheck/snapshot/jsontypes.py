@@ -33,3 +33,12 @@ def member_object(parent: JSONObject, key: str) -> JSONObject:
     if not isinstance(child, dict):
         raise TypeError(f"{key!r} holds {type(child).__name__}, not an object")
     return child
+
+
+def value_at(value: JSONValue, *keys: str) -> JSONValue:
+    """The value under `keys`, one object inside the next; None where one is absent or not an object."""
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value

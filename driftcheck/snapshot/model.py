@@ -78,8 +78,8 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def new_document(host: Mapping[str, object], probes: Mapping[str, Mapping[str, object]], label: str | None = None,
-                 origin: str = "probed", created_at: str | None = None) -> dict[str, object]:
+def new_document(host: Mapping[str, JSONValue], probes: Mapping[str, Mapping[str, JSONValue]],
+                 label: str | None = None, origin: str = "probed", created_at: str | None = None) -> JSONObject:
     """An unsigned snapshot document. `origin` is `probed`, `replayed` or `imported`."""
     return {
         "schema": SCHEMA_VERSION,

@@ -11,12 +11,13 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from driftcheck.snapshot.canonical import canonical_bytes, content_of
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 from driftcheck.snapshot.keys import KeyPair, fingerprint
 
 ALGORITHM = "ed25519"
 
 
-def sign_document(document: Mapping[str, object], key: KeyPair) -> dict[str, object]:
+def sign_document(document: Mapping[str, JSONValue], key: KeyPair) -> JSONObject:
     """A copy of `document` with a signature over its canonical content."""
     content = content_of(document)
     value = key.private_key.sign(canonical_bytes(content))
