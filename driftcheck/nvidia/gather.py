@@ -78,3 +78,12 @@ def gather_nvidia(host: Host, with_topology: bool) -> JSONObject:
         except ProbeUnavailable as exc:
             raw["topo"], raw["topo_error"] = None, str(exc)
     return raw
+
+
+def smi_text(raw: JSONObject, key: str) -> str:
+    """The output of one nvidia-smi command in what `gather_nvidia` gathered (`xml`, `topo`); ValueError when
+    it holds none."""
+    text = raw.get(key)
+    if not isinstance(text, str):
+        raise ValueError(f"no nvidia-smi output ({key}) was gathered")
+    return text

@@ -50,7 +50,7 @@ def package_entry(dist: JSONObject) -> JSONObject:
         "installer": dist.get("installer"),
         "editable": _editable(dist),
         "direct_url": dist.get("direct_url"),
-        "wheel_tags": list_or_empty(dist.get("wheel_tags")),
+        "wheel_tags": list(list_or_empty(dist.get("wheel_tags"))),
         "build_id": build_id(compiled),
         "compiled_files": len(compiled) if isinstance(compiled, list) else None,
     }

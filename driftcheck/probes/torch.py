@@ -123,7 +123,7 @@ class TorchProbe(Probe):
                 "cuda_available": deep.get("cuda_available"),
                 "device_count": deep.get("device_count"),
                 "devices": dict(object_or_empty(deep.get("devices"))),
-                "arch_list": list_or_empty(deep.get("arch_list")),
+                "arch_list": list(list_or_empty(deep.get("arch_list"))),
                 "backends": dict(object_or_empty(deep.get("backends"))),
                 "config": parse_config_show(_text(deep.get("config_show"))),
             })
