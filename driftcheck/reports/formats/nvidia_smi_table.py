@@ -102,7 +102,9 @@ def parse(text: str) -> Parsed:
         raise ValueError("no NVIDIA-SMI header box")
     for proc in processes:
         owner = next((g for g in gpus if str(g["index"]) == proc.group(1)), None)
-        listed = owner.setdefault("processes", {}) if owner is not None else None
+        if owner is None:
+            continue
+        listed = owner.setdefault("processes", {})
         if isinstance(listed, dict):
             listed[proc.group(4)] = {"pid": int(proc.group(4)), "type": proc.group(5), "name": proc.group(6).strip(),
                                      "used_memory_mib": int(proc.group(7))}
