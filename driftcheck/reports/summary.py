@@ -32,11 +32,7 @@ class Row:
 
 def get(data: JSONValue, path: str) -> JSONValue:
     """The value at a dotted `path` inside nested dicts, or None where any step is missing."""
-    for part in path.split("."):
-        if not isinstance(data, dict):
-            return None
-        data = data.get(part)
-    return data
+    return value_at(data, *path.split("."))
 
 
 def _join(parts: Iterable[object], sep: str = ", ") -> str:
