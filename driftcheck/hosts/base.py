@@ -14,9 +14,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
-from typing import Any
 
 from driftcheck.errors import FactsScriptError, TargetPythonError
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 
 @dataclass(frozen=True)
@@ -50,13 +50,17 @@ class CommandResult:
     stdout: str
     stderr: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"argv": list(self.argv), "returncode": self.returncode, "stdout": self.stdout,
                 "stderr": self.stderr}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CommandResult:
-        return cls(tuple(data["argv"]), int(data["returncode"]), str(data["stdout"]), str(data["stderr"]))
+    def from_json(cls, data: Mapping[str, object]) -> CommandResult:
+        """The result `to_json` wrote; ValueError when `data` is not one."""
+        argv, returncode = data["argv"], data["returncode"]
+        if not isinstance(argv, list) or not isinstance(returncode, int):
+            raise ValueError("not a command result (argv must be a list, returncode an integer)")
+        return cls(tuple(str(part) for part in argv), returncode, str(data["stdout"]), str(data["stderr"]))
 
 
 def facts_script(script_name: str) -> str:
@@ -110,7 +114,7 @@ class Host(ABC):
         """Run a command; FileNotFoundError when the program does not exist, CommandTimeout past the limit."""
 
     @abstractmethod
-    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
+    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> JSONValue:
         """Run a facts script with the target interpreter and return the JSON it printed."""
 
     @abstractmethod
@@ -131,7 +135,7 @@ class Host(ABC):
         self.close()
 
     @property
-    def recorded_options(self) -> dict[str, Any] | None:
+    def recorded_options(self) -> JSONObject | None:
         """The probe options a recorded host was taken with (None: a live host, or none kept)."""
         return None
 
@@ -165,12 +169,12 @@ class Host(ABC):
         except OSError:
             return False
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         """What a snapshot records about the host it was taken on."""
         return {"name": self.name, "kind": self.kind}
 
 
-def parse_script_output(script_name: str, interpreter: str, returncode: int, stdout: str, stderr: str) -> Any:
+def parse_script_output(script_name: str, interpreter: str, returncode: int, stdout: str, stderr: str) -> JSONValue:
     """The JSON a facts script printed; FactsScriptError when it raised, TargetPythonError when it could not run."""
     if returncode != 0:
         last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {returncode}"

@@ -7,10 +7,10 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from driftcheck.errors import CommandTimeout
 from driftcheck.hosts.base import Capabilities, CommandResult, Host, LineStream, facts_script, parse_script_output
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 
 class _ProcessLineStream(LineStream):
@@ -70,7 +70,7 @@ class LocalHost(Host):
                                    stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1)
         return _ProcessLineStream(process)
 
-    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
+    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> JSONValue:
         # cwd "/" keeps the caller's working directory (sys.path[0]) out of the target's package view.
         argv = [self.target_python, "-c", facts_script(script_name), *args]
         try:
@@ -85,7 +85,7 @@ class LocalHost(Host):
     def environ(self) -> dict[str, str]:
         return dict(os.environ)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         return {"name": self.name, "kind": self.kind, "python": self.target_python}
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from driftcheck.errors import CommandTimeout, ConnectionLost, FactsScriptError, HostError, TargetPythonError
 from driftcheck.hosts.base import CommandResult, GatherAll, Host
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 RECORDING_FORMAT = 1
 
@@ -35,11 +35,16 @@ def python_key(script_name: str, args: Sequence[str]) -> str:
     return json.dumps([script_name, *args])
 
 
-def _failure(exc: BaseException) -> dict[str, str]:
+def _failure(exc: BaseException) -> JSONObject:
     return {"error": type(exc).__name__, "message": str(exc)}
 
 
 _CALL_FAILURES = (OSError, CommandTimeout, ConnectionLost)
+
+# What may be written to disk, from what a probe read: the environment, a file's content, a string.
+EnvironRedactor = Callable[[Mapping[str, str]], dict[str, str]]
+FileRedactor = Callable[[str, bytes], bytes]
+TextRedactor = Callable[[str], str]
 
 
 class RecordingHost(Host):
@@ -51,8 +56,8 @@ class RecordingHost(Host):
     see the unredacted answers, exactly as without recording.
     """
 
-    def __init__(self, inner: Host, redact_environ: Any = None, redact_file: Any = None,
-                 redact_text: Any = None) -> None:
+    def __init__(self, inner: Host, redact_environ: EnvironRedactor | None = None,
+                 redact_file: FileRedactor | None = None, redact_text: TextRedactor | None = None) -> None:
         self.inner = inner
         self.kind = inner.kind
         # Recorded call by call so that a replay can answer them: one hash call, no cache, no NVML.
@@ -63,10 +68,11 @@ class RecordingHost(Host):
         self._redact_text = redact_text
         self._lock = threading.Lock()
         self.files: dict[str, bytes] = {}
-        self.missing: dict[str, dict[str, str]] = {}
-        self.dirs: dict[str, Any] = {}
-        self.commands: dict[str, Any] = {}
-        self.scripts: dict[str, Any] = {}
+        # Each call's answer, or the failure it raised ({"error": type name, "message": ...}).
+        self.missing: dict[str, JSONObject] = {}
+        self.dirs: dict[str, list[str] | JSONObject] = {}
+        self.commands: dict[str, JSONObject] = {}
+        self.scripts: dict[str, JSONObject] = {}
 
     @property
     def name(self) -> str:
@@ -110,7 +116,7 @@ class RecordingHost(Host):
             self.commands[command_key(argv)] = stored
         return result
 
-    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
+    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> JSONValue:
         try:
             result = self.inner.python(script_name, args, timeout_s)
         except (*_CALL_FAILURES, TargetPythonError, FactsScriptError) as exc:
@@ -129,7 +135,7 @@ class RecordingHost(Host):
         # The inner host learns ahead; what the probes then really ask goes through this recorder.
         self.inner.prefetch(gather_all)
 
-    def save(self, directory: Path, options: dict[str, Any] | None = None) -> Path:
+    def save(self, directory: Path, options: Mapping[str, object] | None = None) -> Path:
         """Write the recording to `directory` (which must not hold a recording yet).
 
         `options` (the probe options the recording was taken with) are kept so that a replay asks
@@ -146,7 +152,7 @@ class RecordingHost(Host):
         environ = self.inner.environ()
         if self._redact_environ is not None:
             environ = self._redact_environ(environ)
-        document = {
+        document: dict[str, object] = {
             "format": RECORDING_FORMAT,
             "host": self.inner.describe(),
             "environ": environ,
@@ -161,7 +167,7 @@ class RecordingHost(Host):
         return directory
 
 
-def _map_strings(value: Any, convert: Any) -> Any:
+def _map_strings(value: JSONValue, convert: TextRedactor) -> JSONValue:
     """`value` (JSON-like) with `convert` applied to every string in it."""
     if isinstance(value, str):
         return convert(value)

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from driftcheck.errors import HostError, failure_by_name
 from driftcheck.hosts.base import Capabilities, CommandResult, Host
 from driftcheck.hosts.recording import RECORDING_FORMAT, command_key, python_key
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 
-def _raise_recorded(entry: dict[str, str]) -> None:
-    raise failure_by_name(entry["error"], entry.get("message", ""))
+def _raise_recorded(entry: Mapping[str, object]) -> None:
+    raise failure_by_name(str(entry["error"]), str(entry.get("message", "")))
 
 
 class ReplayHost(Host):
@@ -29,23 +29,29 @@ class ReplayHost(Host):
         self.directory = Path(directory)
         manifest = self.directory / "host.json"
         try:
-            self._doc: dict[str, Any] = json.loads(manifest.read_text("utf-8"))
+            document: JSONValue = json.loads(manifest.read_text("utf-8"))
         except (FileNotFoundError, NotADirectoryError) as exc:
             raise HostError(f"{self.directory} is not a recording (a directory with host.json)") from exc
         except OSError as exc:
             raise HostError(f"{manifest}: cannot read: {exc.strerror or exc}") from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise HostError(f"{manifest} is not valid JSON: {exc}") from exc
-        if not isinstance(self._doc, dict) or self._doc.get("format") != RECORDING_FORMAT:
+        if not isinstance(document, dict) or document.get("format") != RECORDING_FORMAT:
             raise HostError(f"{manifest} is not a driftcheck recording of format {RECORDING_FORMAT}")
+        self._doc: JSONObject = document
+
+    def _section(self, name: str) -> JSONObject:
+        """One part of the recording (host, missing, dirs, commands, scripts, environ), by key."""
+        section = self._doc.get(name)
+        return section if isinstance(section, dict) else {}
 
     @property
     def name(self) -> str:
-        return str(self._doc.get("host", {}).get("name", self.directory.name))
+        return str(self._section("host").get("name", self.directory.name))
 
     def read_bytes(self, path: str) -> bytes:
-        recorded = self._doc.get("missing", {}).get(path)
-        if recorded is not None:
+        recorded = self._section("missing").get(path)
+        if isinstance(recorded, dict):
             _raise_recorded(recorded)
         target = self.directory / "files" / path.lstrip("/")
         if not target.is_file():
@@ -53,40 +59,40 @@ class ReplayHost(Host):
         return target.read_bytes()
 
     def list_dir(self, path: str) -> list[str]:
-        entry = self._doc.get("dirs", {}).get(path)
+        entry = self._section("dirs").get(path)
         if entry is None:
             raise FileNotFoundError(f"{path} (not in the recording)")
         if isinstance(entry, dict):
             _raise_recorded(entry)
-        return list(entry)
+        return [str(name) for name in entry] if isinstance(entry, list) else []
 
     def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
-        entry = self._doc.get("commands", {}).get(command_key(argv))
-        if entry is None:
+        entry = self._section("commands").get(command_key(argv))
+        if not isinstance(entry, dict):
             raise FileNotFoundError(f"{argv[0]}: command not in the recording")
         if "error" in entry:
             _raise_recorded(entry)
         return CommandResult.from_json(entry)
 
-    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
-        entry = self._doc.get("scripts", {}).get(python_key(script_name, args))
-        if entry is None:
+    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> JSONValue:
+        entry = self._section("scripts").get(python_key(script_name, args))
+        if not isinstance(entry, dict):
             raise FileNotFoundError(f"{script_name}: script result not in the recording")
         if "error" in entry:
             _raise_recorded(entry)
         return entry["result"]
 
     def environ(self) -> dict[str, str]:
-        return dict(self._doc.get("environ", {}))
+        return {name: str(value) for name, value in self._section("environ").items()}
 
     @property
-    def recorded_options(self) -> dict[str, Any] | None:
+    def recorded_options(self) -> JSONObject | None:
         """The probe options the recording was taken with, when it kept them."""
         options = self._doc.get("options")
         return dict(options) if isinstance(options, dict) else None
 
-    def describe(self) -> dict[str, Any]:
-        recorded = dict(self._doc.get("host", {}))
+    def describe(self) -> JSONObject:
+        recorded = dict(self._section("host"))
         recorded["kind"] = self.kind
-        recorded["recorded_kind"] = self._doc.get("host", {}).get("kind")
+        recorded["recorded_kind"] = self._section("host").get("kind")
         return recorded

@@ -22,10 +22,9 @@ import select
 import shlex
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
 
 import paramiko
 
@@ -33,6 +32,7 @@ from driftcheck.errors import CommandTimeout, ConnectionLost, HostError, TargetP
 from driftcheck.hosts.base import Capabilities, CommandResult, GatherAll, Host, facts_script, parse_script_output
 from driftcheck.hosts.recording import command_key, python_key
 from driftcheck.hosts.sshconnect import SSHTarget, connect, fingerprint, load_ssh_config, resolve
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 DEFAULT_PYTHON = "python3"
 CONNECT_TIMEOUT_S = 15.0
@@ -93,8 +93,8 @@ class SSHHost(Host):
         self._client: paramiko.SSHClient | None = None
         self._jumps: tuple[paramiko.SSHClient, ...] = ()
         self._host_key: paramiko.PKey | None = None
-        self._hello: dict[str, Any] = {}
-        self._answers: dict[tuple[str, str], Any] = {}
+        self._hello: JSONObject = {}
+        self._answers: dict[tuple[str, str], JSONObject] = {}
         self._lock = threading.Lock()
         self._speculating = False
         self._wanted = _Batch()
@@ -119,7 +119,8 @@ class SSHHost(Host):
         except TargetPythonError as exc:
             self.close()
             raise HostError(str(exc)) from None
-        self._hello = answer.get("hello") or {}
+        hello = answer.get("hello")
+        self._hello = hello if isinstance(hello, dict) else {}
         return self
 
     def close(self) -> None:
@@ -150,28 +151,30 @@ class SSHHost(Host):
         return str(self._hello.get("hostname") or self.target.host)
 
     def environ(self) -> dict[str, str]:
-        return dict(self._hello.get("environ") or {})
+        environ = self._hello.get("environ")
+        return {name: str(value) for name, value in environ.items()} if isinstance(environ, dict) else {}
 
     def read_bytes(self, path: str) -> bytes:
         answer = self._answer("read", path, lambda batch: batch.reads.add(path))
-        return base64.b64decode(answer["b64"])
+        return base64.b64decode(str(answer["b64"]))
 
     def list_dir(self, path: str) -> list[str]:
-        return list(self._answer("list", path, lambda batch: batch.lists.add(path))["names"])
+        names = self._answer("list", path, lambda batch: batch.lists.add(path))["names"]
+        return [str(name) for name in names] if isinstance(names, list) else []
 
     def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
         key = command_key(argv)
         answer = self._answer("run", key, lambda batch: batch.runs.__setitem__(key, (list(argv), timeout_s)))
-        return CommandResult(tuple(argv), int(answer["returncode"]), str(answer["stdout"]), str(answer["stderr"]))
+        return CommandResult(tuple(argv), _returncode(answer), str(answer["stdout"]), str(answer["stderr"]))
 
-    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> Any:
+    def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> JSONValue:
         key = python_key(script_name, args)
         answer = self._answer("script", key,
                               lambda batch: batch.scripts.__setitem__(key, (script_name, list(args), timeout_s)))
-        return parse_script_output(script_name, f"{self.target_python} on {self.target}", int(answer["returncode"]),
+        return parse_script_output(script_name, f"{self.target_python} on {self.target}", _returncode(answer),
                                    str(answer["stdout"]), str(answer["stderr"]))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         return {"name": self.name, "kind": self.kind, "address": str(self.target), "python": self.target_python,
                 "python_executable": self._hello.get("python"),
                 "host_key_type": self._host_key.get_name() if self._host_key is not None else None,
@@ -194,7 +197,7 @@ class SSHHost(Host):
                 return
             self._fetch(wanted)
 
-    def _answer(self, kind: str, key: str, want: Any) -> dict[str, Any]:
+    def _answer(self, kind: str, key: str, want: Callable[[_Batch], object]) -> JSONObject:
         """The cached answer to one call; while speculating a miss is noted and reads as absent."""
         with self._lock:
             answer = self._answers.get((kind, key))
@@ -208,13 +211,13 @@ class SSHHost(Host):
             with self._lock:
                 answer = self._answers[(kind, key)]
         if "error" in answer:
-            raise failure_by_name(answer["error"], answer.get("message", ""))
+            raise failure_by_name(str(answer["error"]), str(answer.get("message", "")))
         return dict(answer)
 
     def _fetch(self, batch: _Batch) -> None:
         """One round trip for every call in `batch`; a failed trip answers each call with its failure."""
         runs, scripts = list(batch.runs.items()), list(batch.scripts.items())
-        request = {
+        request: dict[str, object] = {
             "reads": sorted(batch.reads), "lists": sorted(batch.lists),
             "runs": [{"argv": argv, "timeout_s": t} for _, (argv, t) in runs],
             "scripts": [{"source": facts_script(name), "args": args, "timeout_s": t} for _, (name, args, t) in scripts],
@@ -223,20 +226,20 @@ class SSHHost(Host):
         try:
             reply = self._call(request, limit)
         except (CommandTimeout, ConnectionLost, TargetPythonError) as exc:
-            failure = {"error": type(exc).__name__, "message": str(exc)}
+            failure: JSONValue = {"error": type(exc).__name__, "message": str(exc)}
             reply = {"reads": dict.fromkeys(batch.reads, failure), "lists": dict.fromkeys(batch.lists, failure),
                      "runs": [failure] * len(runs), "scripts": [failure] * len(scripts)}
         with self._lock:
             for path in batch.reads:
-                self._answers[("read", path)] = reply["reads"].get(path) or _lost(path)
+                self._answers[("read", path)] = _keyed(reply.get("reads"), path) or _lost(path)
             for path in batch.lists:
-                self._answers[("list", path)] = reply["lists"].get(path) or _lost(path)
+                self._answers[("list", path)] = _keyed(reply.get("lists"), path) or _lost(path)
             for index, (key, _) in enumerate(runs):
                 self._answers[("run", key)] = _nth(reply.get("runs"), index) or _lost(key)
             for index, (key, _) in enumerate(scripts):
                 self._answers[("script", key)] = _nth(reply.get("scripts"), index) or _lost(key)
 
-    def _call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def _call(self, request: Mapping[str, object], timeout_s: float) -> JSONObject:
         """Send `request` to the batch reader in the target interpreter; its JSON answer."""
         with self._call_lock:
             if self._client is None:
@@ -257,7 +260,7 @@ class SSHHost(Host):
                 self._session = None
                 raise
         try:
-            reply = json.loads(body)
+            reply: JSONValue = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise TargetPythonError(f"{self.target}: {self.target_python} printed no JSON answer: {exc}") from None
         if not isinstance(reply, dict):
@@ -360,7 +363,7 @@ class _Session:
             return end
         return self._take(ready, deadline, timeout_s)
 
-    def _take(self, ready: Any, deadline: float, timeout_s: float) -> bytes:
+    def _take(self, ready: Callable[[], int], deadline: float, timeout_s: float) -> bytes:
         """The first `ready()` bytes of stdout once `ready()` is non-zero, reading the channel until then."""
         channel = self.channel
         while True:
@@ -389,11 +392,26 @@ class _Session:
             select.select([channel], [], [], min(remaining, 0.1))
 
 
-def _nth(answers: Any, index: int) -> dict[str, Any] | None:
-    if isinstance(answers, list) and index < len(answers) and isinstance(answers[index], dict):
-        return dict(answers[index])
+def _nth(answers: JSONValue, index: int) -> JSONObject | None:
+    """The answer at `index` of a batch's list of answers, when it is an object."""
+    if isinstance(answers, list) and index < len(answers) and isinstance(answer := answers[index], dict):
+        return dict(answer)
     return None
 
 
-def _lost(path: str) -> dict[str, str]:
+def _keyed(answers: JSONValue, key: str) -> JSONObject | None:
+    """The answer under `key` of a batch's object of answers, when it is a non-empty object."""
+    answer = answers.get(key) if isinstance(answers, dict) else None
+    return answer if isinstance(answer, dict) and answer else None
+
+
+def _returncode(answer: JSONObject) -> int:
+    """The exit status the batch reader reported for a command or script."""
+    code = answer["returncode"]
+    if isinstance(code, bool) or not isinstance(code, (int, float, str)):
+        raise ConnectionLost(f"the batch reader answered a returncode of {code!r}")
+    return int(code)
+
+
+def _lost(path: str) -> JSONObject:
     return {"error": "ConnectionLost", "message": f"{path}: no answer in the batch"}

@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,11 +77,6 @@ class Endpoint:
     proxy_jump: str | None
     known_hosts: tuple[str, ...]
 
-    @property
-    def known_hosts_name(self) -> str:
-        """The name known_hosts files the key under (OpenSSH: `[host]:port` when the port is not 22)."""
-        return self.hostname if self.port == DEFAULT_PORT else f"[{self.hostname}]:{self.port}"
-
 
 def fingerprint(key: paramiko.PKey) -> str:
     """The key's fingerprint as OpenSSH prints it: `SHA256:` and unpadded base64."""
@@ -105,16 +101,25 @@ def load_ssh_config(path: Path | None = None) -> paramiko.SSHConfig:
 
 def resolve(target: SSHTarget, config: paramiko.SSHConfig, identity: str | None = None) -> Endpoint:
     """The endpoint `target` names, with what the command line gave over what ~/.ssh/config says."""
-    entry: dict[str, Any] = config.lookup(target.host)
-    port = target.port or int(entry.get("port", DEFAULT_PORT))
-    user = target.user or entry.get("user") or _local_user()
+    # paramiko gives `identityfile` as a list (its stub says every value is text).
+    entry: Mapping[str, str | list[str]] = config.lookup(target.host)
+    port = target.port or int(_setting(entry, "port") or DEFAULT_PORT)
+    user = target.user or _setting(entry, "user") or _local_user()
+    identity_files = entry.get("identityfile", [])
     identities = [identity] if identity else []
-    identities += [path for path in map(os.path.expanduser, entry.get("identityfile", [])) if os.path.isfile(path)]
-    known = [os.path.expanduser(p) for p in str(entry.get("userknownhostsfile", "")).split() if p] or \
+    identities += [path for path in map(os.path.expanduser, [identity_files] if isinstance(identity_files, str)
+                                        else identity_files) if os.path.isfile(path)]
+    known = [os.path.expanduser(p) for p in (_setting(entry, "userknownhostsfile") or "").split() if p] or \
         [str(_ssh_dir() / "known_hosts")]
-    jump = entry.get("proxyjump")
-    return Endpoint(target.host, str(entry.get("hostname", target.host)), port, user, tuple(identities),
-                    None if not jump or jump == "none" else str(jump), tuple(known))
+    jump = _setting(entry, "proxyjump")
+    return Endpoint(target.host, _setting(entry, "hostname") or target.host, port, user, tuple(identities),
+                    None if not jump or jump == "none" else jump, tuple(known))
+
+
+def _setting(entry: Mapping[str, str | list[str]], key: str) -> str | None:
+    """One single-valued setting of an ~/.ssh/config entry, or None when the entry has none."""
+    value = entry.get(key)
+    return value if isinstance(value, str) else None
 
 
 def _local_user() -> str:
@@ -170,7 +175,7 @@ def connect(endpoint: Endpoint, accept_new: bool, timeout_s: float, config: para
 
     Raises UnknownHostKeyError, ChangedHostKeyError or HostError, each one line.
     """
-    sock: Any = None
+    sock: paramiko.Channel | None = None
     chain = jumps
     if endpoint.proxy_jump:
         # ProxyJump may list several hops; the last one connects to us, so walk them in order.
@@ -225,7 +230,7 @@ def agent(timeout_s: float = AGENT_TIMEOUT_S) -> paramiko.Agent | None:
     return found
 
 
-def _open(endpoint: Endpoint, accept_new: bool, timeout_s: float, sock: Any) -> paramiko.SSHClient:
+def _open(endpoint: Endpoint, accept_new: bool, timeout_s: float, sock: paramiko.Channel | None) -> paramiko.SSHClient:
     client = paramiko.SSHClient()
     # Our agent, with a time limit, in place of the one paramiko would open without.
     client._agent = agent(min(timeout_s, AGENT_TIMEOUT_S))  # type: ignore[attr-defined]

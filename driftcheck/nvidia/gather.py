@@ -8,11 +8,11 @@ same facts come from `nvidia-smi -q -x` and `nvidia-smi topo -m`, run through th
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from driftcheck.errors import ProbeUnavailable
 from driftcheck.hosts import Host
 from driftcheck.nvidia.nvml import read_nvml
+from driftcheck.snapshot.jsontypes import JSONObject
 
 SMI_XML_ARGV = ("nvidia-smi", "-q", "-x")
 SMI_TOPO_ARGV = ("nvidia-smi", "topo", "-m")
@@ -22,7 +22,7 @@ class NvmlUnavailable(Exception):
     """pynvml is not importable, or NVML did not initialise (no driver, no GPU, no library)."""
 
 
-def read_local_nvml() -> dict[str, Any]:
+def read_local_nvml() -> dict[str, JSONObject]:
     """Both shapes read through NVML on this machine; NvmlUnavailable saying why when NVML cannot start."""
     try:
         import pynvml
@@ -63,7 +63,7 @@ def run_smi(host: Host, argv: tuple[str, ...], why_not_nvml: str | None) -> str:
     return result.stdout
 
 
-def gather_nvidia(host: Host, with_topology: bool) -> dict[str, Any]:
+def gather_nvidia(host: Host, with_topology: bool) -> JSONObject:
     """Raw GPU facts: {"nvml": shapes} in-process when NVML works, else {"xml": ..., "topo": ...} from nvidia-smi."""
     why_not_nvml = None
     if host.capabilities.in_process:
@@ -71,10 +71,19 @@ def gather_nvidia(host: Host, with_topology: bool) -> dict[str, Any]:
             return {"nvml": read_local_nvml()}
         except NvmlUnavailable as exc:
             why_not_nvml = str(exc)
-    raw: dict[str, Any] = {"xml": run_smi(host, SMI_XML_ARGV, why_not_nvml)}
+    raw: JSONObject = {"xml": run_smi(host, SMI_XML_ARGV, why_not_nvml)}
     if with_topology:
         try:
             raw["topo"] = run_smi(host, SMI_TOPO_ARGV, None)
         except ProbeUnavailable as exc:
             raw["topo"], raw["topo_error"] = None, str(exc)
     return raw
+
+
+def smi_text(raw: JSONObject, key: str) -> str:
+    """The output of one nvidia-smi command in what `gather_nvidia` gathered (`xml`, `topo`); ValueError when
+    it holds none."""
+    text = raw.get(key)
+    if not isinstance(text, str):
+        raise ValueError(f"no nvidia-smi output ({key}) was gathered")
+    return text

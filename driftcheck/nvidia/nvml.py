@@ -8,7 +8,7 @@ driver does not support leaves its field null instead of failing the whole read.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from driftcheck.nvidia.values import (
@@ -19,10 +19,12 @@ from driftcheck.nvidia.values import (
     cuda_version_text,
     empty_gpu,
     empty_pcie_gpu,
+    empty_remapped_rows,
     keyed_by_identity,
     mig_instances,
     normalize_bus_id,
 )
+from driftcheck.snapshot.jsontypes import JSONObject, object_or_empty
 
 _COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
 _FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}
@@ -44,19 +46,21 @@ def clock_event_reasons(mask: int) -> list[str]:
     return clock_event_names(mask)
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if value is None:
         return None
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 class _Reader:
-    def __init__(self, nv: Any) -> None:
+    def __init__(self, nv: ModuleType) -> None:
         self.nv = nv
 
-    def call(self, name: str, *args: Any) -> Any:
+    # pynvml has no type information: an answer is whatever the binding returns (an int, bytes, a ctypes
+    # structure or array), read by the caller that knows which function it asked.
+    def call(self, name: str, *args: object) -> Any:
         """NVML function `name` applied to `args`; None when it is missing or the GPU does not support it."""
-        function: Callable[..., Any] | None = getattr(self.nv, name, None)
+        function = getattr(self.nv, name, None)
         if function is None:
             return None
         try:
@@ -64,16 +68,16 @@ class _Reader:
         except self.nv.NVMLError:
             return None
 
-    def mib(self, value: Any) -> int | None:
+    def mib(self, value: int | None) -> int | None:
         return None if value is None else int(value) // 2**20
 
-    def watts(self, milliwatts: Any) -> float | None:
+    def watts(self, milliwatts: float | None) -> float | None:
         return None if milliwatts is None else round(float(milliwatts) / 1000.0, 2)
 
-    def clocks(self, handle: Any, name: str, *kinds: tuple[str, int]) -> dict[str, int | None]:
+    def clocks(self, handle: object, name: str, *kinds: tuple[str, int]) -> dict[str, int | None]:
         return {key: self.call(name, handle, kind) for key, kind in kinds}
 
-    def reasons(self, handle: Any) -> list[str] | None:
+    def reasons(self, handle: object) -> list[str] | None:
         mask = self.call("nvmlDeviceGetCurrentClocksEventReasons", handle)
         if mask is None:
             mask = self.call("nvmlDeviceGetCurrentClocksThrottleReasons", handle)
@@ -81,7 +85,7 @@ class _Reader:
             return None
         return clock_event_names(int(mask))
 
-    def violation_time_us(self, handle: Any) -> dict[str, int | None] | None:
+    def violation_time_us(self, handle: object) -> dict[str, int | None] | None:
         """Microseconds the clocks were held below target by each performance policy since the driver
         loaded (nvmlDeviceGetViolationStatus counts nanoseconds); None where no policy is supported."""
         found: dict[str, int | None] = {}
@@ -91,7 +95,7 @@ class _Reader:
             found[name] = None if violation is None else int(violation) // 1000
         return found if any(value is not None for value in found.values()) else None
 
-    def clock_event_time_us(self, handle: Any) -> dict[str, int | None] | None:
+    def clock_event_time_us(self, handle: object) -> dict[str, int | None] | None:
         """The `Clocks Event Reasons Counters` of nvidia-smi, read as NVML field values (ns -> us); None
         where the driver answers none of them (drivers before 570)."""
         values = self.call("nvmlDeviceGetFieldValues", handle, list(_CLOCK_EVENT_FIELDS.values()))
@@ -103,7 +107,7 @@ class _Reader:
             found[name] = int(value.value.ullVal) // 1000 if ok else None
         return found if any(v is not None for v in found.values()) else None
 
-    def ecc(self, handle: Any) -> dict[str, Any]:
+    def ecc(self, handle: object) -> JSONObject:
         modes = self.call("nvmlDeviceGetEccMode", handle)
         current, pending = modes if modes else (None, None)
 
@@ -115,7 +119,7 @@ class _Reader:
                 "volatile": {"corrected": count(0, 0), "uncorrected": count(1, 0)},
                 "aggregate": {"corrected": count(0, 1), "uncorrected": count(1, 1)}}
 
-    def retired_pages(self, handle: Any) -> dict[str, Any]:
+    def retired_pages(self, handle: object) -> dict[str, int | bool | None]:
         single = self.call("nvmlDeviceGetRetiredPages", handle, 0)
         double = self.call("nvmlDeviceGetRetiredPages", handle, 1)
         pending = self.call("nvmlDeviceGetRetiredPagesPendingStatus", handle)
@@ -123,18 +127,18 @@ class _Reader:
                 "double_bit": None if double is None else len(double),
                 "pending": None if pending is None else bool(pending)}
 
-    def remapped_rows(self, handle: Any) -> dict[str, Any]:
+    def remapped_rows(self, handle: object) -> dict[str, int | bool | None]:
         rows = self.call("nvmlDeviceGetRemappedRows", handle)
         if not rows:
-            return empty_gpu()["remapped_rows"]
+            return empty_remapped_rows()
         correctable, uncorrectable, pending, failure = rows[:4]
         return {"correctable": int(correctable), "uncorrectable": int(uncorrectable), "pending": bool(pending),
                 "failure": bool(failure)}
 
-    def mig(self, handle: Any) -> dict[str, Any]:
+    def mig(self, handle: object) -> JSONObject:
         modes = self.call("nvmlDeviceGetMigMode", handle)
         current, pending = modes if modes else (None, None)
-        devices = []
+        devices: list[JSONObject] = []
         slots = (self.call("nvmlDeviceGetMaxMigDeviceCount", handle) or 0) if current else 0
         for index in range(slots):
             device = self.call("nvmlDeviceGetMigDeviceHandleByIndex", handle, index)
@@ -149,8 +153,8 @@ class _Reader:
         return {"mode_current": _enabled(current), "mode_pending": _enabled(pending),
                 "instances": mig_instances(d for d in devices if d["gpu_instance_id"] is not None)}
 
-    def processes(self, handle: Any) -> dict[str, dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = {}
+    def processes(self, handle: object) -> dict[str, JSONObject]:
+        found: dict[str, JSONObject] = {}
         for kind, name in (("C", "nvmlDeviceGetComputeRunningProcesses"),
                            ("G", "nvmlDeviceGetGraphicsRunningProcesses")):
             for process in self.call(name, handle) or []:
@@ -163,8 +167,8 @@ class _Reader:
                                    "type": kind, "used_memory_mib": self.mib(process.usedGpuMemory)}
         return found
 
-    def nvlink(self, handle: Any) -> dict[str, dict[str, Any]]:
-        links: dict[str, dict[str, Any]] = {}
+    def nvlink(self, handle: object) -> dict[str, JSONObject]:
+        links: dict[str, JSONObject] = {}
         for link in range(_NVLINK_MAX_LINKS):
             state = self.call("nvmlDeviceGetNvLinkState", handle, link)
             if state is None:
@@ -175,7 +179,7 @@ class _Reader:
                                 "remote_pci_bus_id": normalize_bus_id(_text(getattr(remote, "busId", None)))}
         return links
 
-    def fabric(self, handle: Any) -> dict[str, str | None] | None:
+    def fabric(self, handle: object) -> dict[str, str | None] | None:
         structure = getattr(self.nv, "c_nvmlGpuFabricInfo_t", None)
         if structure is None:
             return None
@@ -187,7 +191,7 @@ class _Reader:
             return None
         return {"state": state, "status": "Success" if int(info.status) == 0 else f"NVML error {int(info.status)}"}
 
-    def gpu(self, index: int, handle: Any) -> dict[str, Any]:
+    def gpu(self, index: int, handle: object) -> JSONObject:
         record = empty_gpu()
         pci = self.call("nvmlDeviceGetPciInfo", handle)
         constraints = self.call("nvmlDeviceGetPowerManagementLimitConstraints", handle)
@@ -246,14 +250,14 @@ class _Reader:
         })
         return record
 
-    def memory_temperature(self, handle: Any) -> int | None:
+    def memory_temperature(self, handle: object) -> int | None:
         field_id = getattr(self.nv, "NVML_FI_DEV_MEMORY_TEMP", None)
         values = self.call("nvmlDeviceGetFieldValues", handle, [field_id]) if field_id is not None else None
         if not values or getattr(values[0], "nvmlReturn", 1) != 0:
             return None
         return int(values[0].value.uiVal) or None
 
-    def pcie_gpu(self, index: int, handle: Any, bus_id: str | None) -> dict[str, Any]:
+    def pcie_gpu(self, index: int, handle: object, bus_id: str | None) -> JSONObject:
         record = empty_pcie_gpu()
         affinity = self.call("nvmlDeviceGetCpuAffinity", handle, 64)
         record.update({
@@ -268,15 +272,15 @@ class _Reader:
         })
         return record
 
-    def topology(self, handles: list[Any], gpus: list[dict[str, Any]],
-                 pcie: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def topology(self, handles: list[object], gpus: list[JSONObject],
+                 pcie: list[JSONObject]) -> tuple[JSONObject, dict[str, dict[str, bool | None]]]:
         names = [f"GPU{i}" for i in range(len(handles))]
         pairs: dict[str, str] = {}
         p2p: dict[str, dict[str, bool | None]] = {}
         for i in range(len(handles)):
             for j in range(i + 1, len(handles)):
                 key = f"{names[i]}~{names[j]}"
-                links = sum(1 for link in (gpus[i]["nvlink"] or {}).values()
+                links = sum(1 for link in map(object_or_empty, object_or_empty(gpus[i]["nvlink"]).values())
                             if link["state"] == "Active" and link["remote_pci_bus_id"] == gpus[j]["pci_bus_id"])
                 level = self.call("nvmlDeviceGetTopologyCommonAncestor", handles[i], handles[j])
                 pairs[key] = f"NV{links}" if links else _TOPOLOGY_LEVELS.get(level, "N/A") if level is not None \
@@ -285,15 +289,15 @@ class _Reader:
                 for cap, index in _P2P_CAPS:
                     status = self.call("nvmlDeviceGetP2PStatus", handles[i], handles[j], index)
                     p2p[key][cap] = None if status is None else status == 0
-        topology = {"devices": names, "pairs": pairs,
-                    "cpu_affinity": {names[i]: entry["cpu_affinity"] for i, entry in enumerate(pcie)},
-                    "numa_affinity": {names[i]: None if entry["numa_node"] is None else str(entry["numa_node"])
-                                      for i, entry in enumerate(pcie)},
-                    "gpu_numa_id": None, "nics": None}
+        topology: JSONObject = {"devices": names, "pairs": pairs,
+                                "cpu_affinity": {names[i]: entry["cpu_affinity"] for i, entry in enumerate(pcie)},
+                                "numa_affinity": {names[i]: None if entry["numa_node"] is None
+                                                  else str(entry["numa_node"]) for i, entry in enumerate(pcie)},
+                                "gpu_numa_id": None, "nics": None}
         return topology, p2p
 
 
-def time_counters_us(nv: Any, handle: Any) -> dict[str, int] | None:
+def time_counters_us(nv: ModuleType, handle: object) -> dict[str, int] | None:
     """The accumulated slowdown counters of one GPU in microseconds since the driver loaded, for sampling
     during a run: the clock-event counters by reason (field values, else the power and sync-boost policy
     violations that count the same), and the thermal, board-limit and reliability policy violations. None
@@ -308,17 +312,17 @@ def time_counters_us(nv: Any, handle: Any) -> dict[str, int] | None:
     return found or None
 
 
-def _enabled(mode: Any) -> str | None:
+def _enabled(mode: int | None) -> str | None:
     return None if mode is None else "Enabled" if int(mode) else "Disabled"
 
 
-def read_nvml(nv: Any) -> dict[str, dict[str, Any]]:
+def read_nvml(nv: ModuleType) -> dict[str, JSONObject]:
     """`{"gpu": ..., "pcie": ...}` read through the NVML module `nv`, which must be initialised already."""
     reader = _Reader(nv)
     count = int(nv.nvmlDeviceGetCount())
     handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
     gpus = [reader.gpu(i, handle) for i, handle in enumerate(handles)]
-    pcie = [reader.pcie_gpu(i, handle, gpus[i]["pci_bus_id"]) for i, handle in enumerate(handles)]
+    pcie = [reader.pcie_gpu(i, handle, _text(gpus[i]["pci_bus_id"])) for i, handle in enumerate(handles)]
     keys = list(keyed_by_identity(gpus))
     topology, p2p = reader.topology(handles, gpus, pcie)
     return {

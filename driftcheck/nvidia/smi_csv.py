@@ -11,7 +11,6 @@ import csv
 import io
 import re
 from collections.abc import Callable
-from typing import Any
 
 from driftcheck.nvidia.values import (
     NvidiaFormatError,
@@ -25,6 +24,7 @@ from driftcheck.nvidia.values import (
     text_value,
     watts,
 )
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, member_object
 
 _UNIT = re.compile(r"\s*\[[^\]]*\]\s*$")
 _REASONS = {"gpu_idle": "idle", "applications_clocks_setting": "applications_clocks_setting",
@@ -33,7 +33,7 @@ _REASONS = {"gpu_idle": "idle", "applications_clocks_setting": "applications_clo
             "sync_boost": "sync_boost", "display_clock_setting": "display_clock_setting"}
 
 # query field -> (path in the gpu record, reader); "pcie." paths go to the pcie record.
-_FIELDS: dict[str, tuple[str, Callable[[str | None], Any]]] = {
+_FIELDS: dict[str, tuple[str, Callable[[str | None], JSONValue]]] = {
     "name": ("name", text_value), "uuid": ("uuid", text_value), "serial": ("serial", text_value),
     "vbios_version": ("vbios_version", text_value), "persistence_mode": ("persistence_mode", flag),
     "compute_mode": ("compute_mode", text_value), "pstate": ("performance_state", text_value),
@@ -73,14 +73,14 @@ _FIELDS: dict[str, tuple[str, Callable[[str | None], Any]]] = {
 }
 
 
-def _set(record: dict[str, Any], path: str, value: Any) -> None:
+def _set(record: JSONObject, path: str, value: JSONValue) -> None:
     *parents, leaf = path.split(".")
     for parent in parents:
-        record = record[parent]
+        record = member_object(record, parent)
     record[leaf] = value
 
 
-def _fill(gpu: dict[str, Any], pcie: dict[str, Any], row: dict[str, str]) -> None:
+def _fill(gpu: JSONObject, pcie: JSONObject, row: dict[str, str]) -> None:
     reasons: dict[str, bool | None] = {}
     for field, raw in row.items():
         if field.startswith(("clocks_event_reasons.", "clocks_throttle_reasons.")):
@@ -94,13 +94,14 @@ def _fill(gpu: dict[str, Any], pcie: dict[str, Any], row: dict[str, str]) -> Non
             else:
                 _set(gpu, path, read(raw))
     # power.draw is the instant reading on old drivers, an average on new ones that also print .instant
-    if gpu["power"]["draw_w"] is None and "power.draw" in row:
-        gpu["power"]["draw_w"] = watts(row["power.draw"])
+    power = member_object(gpu, "power")
+    if power["draw_w"] is None and "power.draw" in row:
+        power["draw_w"] = watts(row["power.draw"])
     if any(active is not None for active in reasons.values()):
         gpu["clock_event_reasons"] = sorted(name for name, active in reasons.items() if active)
 
 
-def parse_query_csv(text: str) -> dict[str, dict[str, Any]]:
+def parse_query_csv(text: str) -> dict[str, JSONObject]:
     """`{"gpu": ..., "pcie": ...}` from `nvidia-smi --query-gpu ... --format=csv` output."""
     rows = list(csv.reader(io.StringIO(text.strip()), skipinitialspace=True))
     if len(rows) < 2 or not any(_UNIT.sub("", name) in _FIELDS or name == "index" for name in rows[0]):

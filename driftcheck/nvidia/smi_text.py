@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from driftcheck.nvidia.values import (
     CLOCK_EVENT_COUNTERS,
     NvidiaFormatError,
     empty_gpu,
     empty_pcie_gpu,
+    empty_power,
     flag,
     integer,
     keyed_by_identity,
@@ -28,6 +28,7 @@ from driftcheck.nvidia.values import (
     vgpu_licence,
     watts,
 )
+from driftcheck.snapshot.jsontypes import JSONObject
 
 _KEY_VALUE = re.compile(r"^(\S.*?)\s+:(?:\s(.*))?$")
 _GPU_HEADING = re.compile(r"^GPU\s+([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
@@ -108,13 +109,13 @@ def _clock_event_time(gpu: _Node) -> dict[str, int | None] | None:
     return {name: integer(section.get(line)) for name, line in _COUNTER_LINES.items()}
 
 
-def vgpu_section(node: _Node) -> dict[str, Any] | None:
+def vgpu_section(node: _Node) -> JSONObject | None:
     """The `vGPU Software Licensed Product` section under `node` (a GPU, or a fragment's root)."""
     return vgpu_licence(node.get("vGPU Software Licensed Product", "Product Name"),
                         node.get("vGPU Software Licensed Product", "License Status"))
 
 
-def parse_vgpu_fragment(text: str) -> dict[str, Any] | None:
+def parse_vgpu_fragment(text: str) -> JSONObject | None:
     """The licence of a pasted `vGPU Software Licensed Product` section on its own."""
     return vgpu_section(_tree(text))
 
@@ -138,9 +139,9 @@ def _ecc_counts(section: _Node | None) -> dict[str, int | None]:
     return {"corrected": corrected, "uncorrected": uncorrected}
 
 
-def _processes(gpu: _Node) -> dict[str, dict[str, Any]]:
+def _processes(gpu: _Node) -> JSONObject:
     section = gpu.child("Processes")
-    processes: dict[str, dict[str, Any]] = {}
+    processes: JSONObject = {}
     for node in section.all("Process ID") if section else []:
         pid = integer(node.value)
         if pid is None:
@@ -150,7 +151,7 @@ def _processes(gpu: _Node) -> dict[str, dict[str, Any]]:
     return processes
 
 
-def _mig(gpu: _Node) -> dict[str, Any]:
+def _mig(gpu: _Node) -> JSONObject:
     devices = []
     for node in gpu.all("MIG Device"):
         gi, ci = integer(node.get("GPU Instance ID")), integer(node.get("Compute Instance ID"))
@@ -168,7 +169,7 @@ def _mig(gpu: _Node) -> dict[str, Any]:
 def _power(gpu: _Node) -> dict[str, float | None]:
     section = gpu.child("GPU Power Readings", "Power Readings")
     if section is None:
-        return empty_gpu()["power"]
+        return empty_power()
     return {
         "draw_w": watts(section.get("Instantaneous Power Draw") or section.get("Power Draw")
                         or section.get("Average Power Draw")),
@@ -185,7 +186,7 @@ def _fabric(gpu: _Node) -> dict[str, str | None] | None:
     return None if state is None else {"state": state, "status": text_value(gpu.get("Fabric", "Status"))}
 
 
-def _gpu_record(gpu: _Node, bus_id: str, index: int) -> dict[str, Any]:
+def _gpu_record(gpu: _Node, bus_id: str, index: int) -> JSONObject:
     record = empty_gpu()
     temp = "Temperature"
     record.update({
@@ -244,7 +245,7 @@ def _gpu_record(gpu: _Node, bus_id: str, index: int) -> dict[str, Any]:
     return record
 
 
-def _pcie_record(gpu: _Node, bus_id: str, index: int) -> dict[str, Any]:
+def _pcie_record(gpu: _Node, bus_id: str, index: int) -> JSONObject:
     record = empty_pcie_gpu()
     info = ("PCI", "GPU Link Info")
     record.update({
@@ -259,7 +260,7 @@ def _pcie_record(gpu: _Node, bus_id: str, index: int) -> dict[str, Any]:
     return record
 
 
-def parse_smi_text(text: str) -> dict[str, dict[str, Any]]:
+def parse_smi_text(text: str) -> dict[str, JSONObject]:
     """`{"gpu": ..., "pcie": ...}` from the text of `nvidia-smi -q`; NvidiaFormatError if it is not that."""
     root = _tree(text)
     sections = [(node, m.group(1)) for node in root.children if (m := _GPU_HEADING.match(node.key))]

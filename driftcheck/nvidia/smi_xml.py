@@ -10,7 +10,6 @@ single_bit/double_bit totals to sram/dram counters. Each field therefore lists t
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any
 
 from driftcheck.nvidia.values import (
     CLOCK_EVENT_COUNTERS,
@@ -18,6 +17,7 @@ from driftcheck.nvidia.values import (
     NvidiaFormatError,
     empty_gpu,
     empty_pcie_gpu,
+    empty_power,
     flag,
     integer,
     keyed_by_identity,
@@ -29,6 +29,7 @@ from driftcheck.nvidia.values import (
     vgpu_licence,
     watts,
 )
+from driftcheck.snapshot.jsontypes import JSONObject
 
 _REASON_TAGS = {f"{prefix}_{name}": name for prefix in ("clocks_event_reason", "clocks_throttle_reason")
                 for name in CLOCK_REASONS if name != "idle" and name != "display_clock_setting"}
@@ -54,7 +55,7 @@ def _power_section(gpu: ET.Element) -> ET.Element | None:
 def _power(gpu: ET.Element) -> dict[str, float | None]:
     section = _power_section(gpu)
     if section is None:
-        return empty_gpu()["power"]
+        return empty_power()
     # Older schemas: power_limit (what was set) and enforced_power_limit; newer: requested and current.
     return {
         "draw_w": watts(_find(section, "instant_power_draw", "power_draw", "average_power_draw")),
@@ -103,8 +104,8 @@ def _ecc_counts(section: ET.Element | None) -> dict[str, int | None]:
     return {"corrected": corrected, "uncorrected": uncorrected}
 
 
-def _processes(gpu: ET.Element) -> dict[str, dict[str, Any]]:
-    processes: dict[str, dict[str, Any]] = {}
+def _processes(gpu: ET.Element) -> JSONObject:
+    processes: JSONObject = {}
     for info in gpu.findall("processes/process_info"):
         pid = integer(_find(info, "pid"))
         if pid is None:
@@ -115,7 +116,7 @@ def _processes(gpu: ET.Element) -> dict[str, dict[str, Any]]:
     return processes
 
 
-def _mig(gpu: ET.Element) -> dict[str, Any]:
+def _mig(gpu: ET.Element) -> JSONObject:
     devices = []
     for device in gpu.findall("mig_devices/mig_device"):
         gi, ci = integer(_find(device, "gpu_instance_id")), integer(_find(device, "compute_instance_id"))
@@ -137,7 +138,7 @@ def _fabric(gpu: ET.Element) -> dict[str, str | None] | None:
     return {"state": state, "status": text_value(_find(gpu, "fabric/status"))}
 
 
-def _gpu_record(gpu: ET.Element, index: int) -> dict[str, Any]:
+def _gpu_record(gpu: ET.Element, index: int) -> JSONObject:
     record = empty_gpu()
     record.update({
         "index": index,
@@ -198,7 +199,7 @@ def _gpu_record(gpu: ET.Element, index: int) -> dict[str, Any]:
     return record
 
 
-def _pcie_record(gpu: ET.Element, index: int) -> dict[str, Any]:
+def _pcie_record(gpu: ET.Element, index: int) -> JSONObject:
     record = empty_pcie_gpu()
     link = "pci/pci_gpu_link_info"
     record.update({
@@ -213,7 +214,7 @@ def _pcie_record(gpu: ET.Element, index: int) -> dict[str, Any]:
     return record
 
 
-def parse_smi_xml(text: str) -> dict[str, dict[str, Any]]:
+def parse_smi_xml(text: str) -> dict[str, JSONObject]:
     """`{"gpu": ..., "pcie": ...}` from the text of `nvidia-smi -q -x`; NvidiaFormatError if it is not that."""
     try:
         # The inline DTD of old schemas is skipped by ElementTree; no entity is expanded.
@@ -226,14 +227,14 @@ def parse_smi_xml(text: str) -> dict[str, dict[str, Any]]:
     gpus = [_gpu_record(element, index) for index, element in enumerate(elements)]
     keys = list(keyed_by_identity(gpus))
     attached = integer(_find(root, "attached_gpus"))
-    gpu_data = {
+    gpu_data: JSONObject = {
         "source": "nvidia-smi-xml",
         "driver_version": text_value(_find(root, "driver_version")),
         "cuda_driver_version": text_value(_find(root, "cuda_version")),
         "gpu_count": attached if attached is not None else len(gpus),
         "gpus": dict(zip(keys, gpus, strict=True)),
     }
-    pcie_data = {
+    pcie_data: JSONObject = {
         "source": "nvidia-smi",
         "gpus": {key: _pcie_record(element, index) for key, (index, element) in zip(keys, enumerate(elements),
                                                                                      strict=True)},

@@ -5,9 +5,10 @@ the kernel lets us read the extended capabilities (root only).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from driftcheck.hosts import Host
+from driftcheck.snapshot.jsontypes import JSONObject
 
 PCI_DEVICES = "/sys/bus/pci/devices"
 NVIDIA_VENDOR = "0x10de"
@@ -22,19 +23,19 @@ def _read(host: Host, path: str) -> str | None:
         return None
 
 
-def gather_sysfs(host: Host) -> dict[str, dict[str, Any]]:
+def gather_sysfs(host: Host) -> dict[str, dict[str, str | None]]:
     """Raw link files (and config space as hex) of every NVIDIA display device; {} when there is none."""
     try:
         names = host.list_dir(PCI_DEVICES)
     except OSError:
         return {}
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, dict[str, str | None]] = {}
     for bdf in names:
         base = f"{PCI_DEVICES}/{bdf}"
         if _read(host, f"{base}/vendor") != NVIDIA_VENDOR or not (_read(host, f"{base}/class") or "").startswith(
                 "0x03"):
             continue
-        entry: dict[str, Any] = {name: _read(host, f"{base}/{name}") for name in _LINK_FILES}
+        entry = {name: _read(host, f"{base}/{name}") for name in _LINK_FILES}
         try:
             entry["config"] = host.read_bytes(f"{base}/config").hex()
         except OSError:
@@ -64,14 +65,20 @@ def _width(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() else None
 
 
-def parse_sysfs(raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _text(entry: Mapping[str, object], name: str) -> str | None:
+    """The text of one gathered file (None: unreadable)."""
+    value = entry.get(name)
+    return value if isinstance(value, str) else None
+
+
+def parse_sysfs(raw: Mapping[str, Mapping[str, object]]) -> JSONObject:
     """The `sysfs` member of the pcie data: link speed strings, widths as integers, ACS control."""
-    parsed: dict[str, dict[str, Any]] = {}
+    parsed: JSONObject = {}
     for bdf, entry in sorted(raw.items()):
-        config = entry.get("config")
-        parsed[bdf] = {"current_link_speed": entry.get("current_link_speed"),
-                       "current_link_width": _width(entry.get("current_link_width")),
-                       "max_link_speed": entry.get("max_link_speed"),
-                       "max_link_width": _width(entry.get("max_link_width")),
+        config = _text(entry, "config")
+        parsed[bdf] = {"current_link_speed": _text(entry, "current_link_speed"),
+                       "current_link_width": _width(_text(entry, "current_link_width")),
+                       "max_link_speed": _text(entry, "max_link_speed"),
+                       "max_link_width": _width(_text(entry, "max_link_width")),
                        "acs_ctl": acs_control(bytes.fromhex(config)) if config else None}
     return parsed

@@ -10,9 +10,9 @@ device, then the affinity columns the header names, in the header's order.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.nvidia.values import NvidiaFormatError, text_value
+from driftcheck.snapshot.jsontypes import JSONObject, list_or_empty, object_or_empty
 
 _ESCAPE = re.compile(r"(?:\x1b|\ufffd)\[[0-9;]*m")
 _LEVEL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|PSB|SOC|NV\d+|NVB|N/A|CNS|C2C)$")
@@ -52,7 +52,7 @@ def _no_matrix_reason(lines: list[str]) -> str:
     return "no connection matrix (a 'GPU0  X ...' row) found: not nvidia-smi topo -m output"
 
 
-def parse_topo(text: str) -> dict[str, Any]:
+def parse_topo(text: str) -> JSONObject:
     """The topology dict (devices, pairs, cpu_affinity, numa_affinity, gpu_numa_id, nics) of a topo matrix."""
     lines = _clean(text)
     header_at, rows = _matrix_rows(lines)
@@ -92,15 +92,22 @@ def parse_topo(text: str) -> dict[str, Any]:
     }
 
 
-def merge_topology(pcie: dict[str, Any], topology: dict[str, Any]) -> dict[str, Any]:
+def merge_topology(pcie: JSONObject, topology: JSONObject) -> JSONObject:
     """`pcie` with the topo matrix added, and each GPU's CPU affinity and NUMA node taken from its row."""
-    merged = {**pcie, "topology": topology, "gpus": {key: dict(entry) for key, entry in pcie["gpus"].items()}}
-    for entry in merged["gpus"].values():
+    gpus = {key: dict(object_or_empty(entry)) for key, entry in object_or_empty(pcie["gpus"]).items()}
+    cpu_affinity = object_or_empty(topology.get("cpu_affinity"))
+    numa_affinity = object_or_empty(topology.get("numa_affinity"))
+    for entry in gpus.values():
         label = f"GPU{entry['index']}"
-        affinity = (topology.get("cpu_affinity") or {}).get(label)
-        numa = (topology.get("numa_affinity") or {}).get(label)
+        affinity = cpu_affinity.get(label)
+        numa = numa_affinity.get(label)
         if affinity is not None:
             entry["cpu_affinity"] = affinity
-        if numa is not None and numa.isdigit():
+        if isinstance(numa, str) and numa.isdigit():
             entry["numa_node"] = int(numa)
-    return merged
+    return {**pcie, "topology": topology, "gpus": gpus}
+
+
+def topology_devices(topology: JSONObject) -> list[str]:
+    """The device labels (GPU0, NIC0, mlx5_0, ...) of a topology `parse_topo` read, in matrix order."""
+    return [str(device) for device in list_or_empty(topology.get("devices"))]

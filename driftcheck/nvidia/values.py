@@ -8,8 +8,9 @@ stays null.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 # nvidia-smi's ways of saying "no value": not supported, not applicable, deprecated, masked.
 _NO_VALUE = {"", "n/a", "[n/a]", "na", "not available", "not supported", "[not supported]", "unknown",
@@ -32,7 +33,7 @@ VIOLATION_POLICIES = (("power", 0), ("thermal", 1), ("sync_boost", 2), ("board_l
                       ("total_base_clocks", 11))
 
 
-def vgpu_licence(product: str | None, status: str | None) -> dict[str, Any] | None:
+def vgpu_licence(product: str | None, status: str | None) -> JSONObject | None:
     """A vGPU guest's licence: {licensed_product, license_status, licensed}; None where no licence is
     reported (bare metal, passthrough). `license_status` carries the expiry, renewed as the VM runs."""
     product, status = text_value(product), text_value(status)
@@ -146,12 +147,6 @@ def normalize_bus_id(raw: str | None) -> str | None:
     return value.upper()
 
 
-def short_bus_id(bus_id: str) -> str:
-    """A bus id in the kernel's sysfs form: 4-digit domain, lower case ("0000:09:00.0")."""
-    domain, bus, rest = bus_id.split(":")
-    return f"{int(domain, 16):04x}:{bus.lower()}:{rest.lower()}"
-
-
 def cuda_version_text(version: int | None) -> str | None:
     """NVML's CUDA driver version integer (12020) as nvidia-smi prints it ("12.2")."""
     if not version:
@@ -159,7 +154,7 @@ def cuda_version_text(version: int | None) -> str | None:
     return f"{version // 1000}.{(version % 1000) // 10}"
 
 
-def empty_gpu() -> dict[str, Any]:
+def empty_gpu() -> JSONObject:
     """One GPU of the `gpu` probe with every field unread (null)."""
     return {
         "index": None, "uuid": None, "pci_bus_id": None, "name": None, "serial": None, "vbios_version": None,
@@ -172,8 +167,7 @@ def empty_gpu() -> dict[str, Any]:
         "clock_event_reasons": None,
         "clock_event_time_us": None,
         "violation_time_us": None,
-        "power": {"draw_w": None, "limit_w": None, "default_limit_w": None, "enforced_limit_w": None,
-                  "min_limit_w": None, "max_limit_w": None},
+        "power": empty_power(),
         "temperature": {"gpu_c": None, "memory_c": None, "slowdown_c": None, "shutdown_c": None,
                         "max_operating_c": None},
         "memory": {"total_mib": None, "used_mib": None, "free_mib": None},
@@ -182,7 +176,7 @@ def empty_gpu() -> dict[str, Any]:
                 "volatile": {"corrected": None, "uncorrected": None},
                 "aggregate": {"corrected": None, "uncorrected": None}},
         "retired_pages": {"single_bit": None, "double_bit": None, "pending": None},
-        "remapped_rows": {"correctable": None, "uncorrectable": None, "pending": None, "failure": None},
+        "remapped_rows": empty_remapped_rows(),
         "mig": {"mode_current": None, "mode_pending": None, "instances": {}},
         "utilization": {"gpu_pct": None, "memory_pct": None},
         "processes": {},
@@ -192,48 +186,63 @@ def empty_gpu() -> dict[str, Any]:
     }
 
 
-def empty_pcie_gpu() -> dict[str, Any]:
+def empty_power() -> dict[str, float | None]:
+    """The power readings of one GPU, every one unread."""
+    return {"draw_w": None, "limit_w": None, "default_limit_w": None, "enforced_limit_w": None,
+            "min_limit_w": None, "max_limit_w": None}
+
+
+def empty_remapped_rows() -> dict[str, int | bool | None]:
+    """The row-remapping counters of one GPU, every one unread."""
+    return {"correctable": None, "uncorrectable": None, "pending": None, "failure": None}
+
+
+def empty_pcie_gpu() -> JSONObject:
     """One GPU of the `pcie` probe with every field unread (null)."""
     return {"index": None, "pci_bus_id": None,
             "link": {"gen_current": None, "gen_max": None, "width_current": None, "width_max": None},
             "replay_counter": None, "cpu_affinity": None, "numa_node": None}
 
 
-def identity_key(uuid: str | None, bus_id: str | None, index: Any) -> str:
+def identity_key(uuid: str | None, bus_id: str | None, index: object) -> str:
     """The one spelling of a GPU's key, in probe data and in run telemetry alike: its UUID, else its PCI
     bus id, else `index-<N>`."""
     return str(uuid or bus_id or f"index-{index}")
 
 
-def gpu_key(gpu: dict[str, Any], duplicated_uuids: set[str]) -> str:
+def gpu_key(gpu: Mapping[str, object], duplicated_uuids: set[str]) -> str:
     """The identity a GPU is keyed by: its UUID, or its PCI bus id when the UUID is absent or not unique."""
-    uuid = gpu.get("uuid")
-    return identity_key(str(uuid) if uuid and uuid not in duplicated_uuids else None, gpu.get("pci_bus_id"),
-                        gpu.get("index"))
+    uuid, bus_id = gpu.get("uuid"), gpu.get("pci_bus_id")
+    return identity_key(str(uuid) if uuid and uuid not in duplicated_uuids else None,
+                        bus_id if isinstance(bus_id, str) else None, gpu.get("index"))
 
 
-def keyed_by_identity(gpus: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def keyed_by_identity(gpus: list[JSONObject]) -> dict[str, JSONObject]:
     """GPU records keyed by UUID (masked or copied outputs repeat UUIDs: those fall back to bus id)."""
     seen: dict[str, int] = {}
     for gpu in gpus:
-        if gpu.get("uuid"):
-            seen[gpu["uuid"]] = seen.get(gpu["uuid"], 0) + 1
+        uuid = gpu.get("uuid")
+        if isinstance(uuid, str) and uuid:
+            seen[uuid] = seen.get(uuid, 0) + 1
     duplicated = {uuid for uuid, count in seen.items() if count > 1}
     return {gpu_key(gpu, duplicated): gpu for gpu in gpus}
 
 
-def mig_instances(devices: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def mig_instances(devices: Iterable[Mapping[str, JSONValue]]) -> JSONObject:
     """MIG devices (gi, ci, device index, SM count, memory) grouped by GPU instance id."""
-    instances: dict[str, dict[str, Any]] = {}
+    instances: dict[str, JSONObject] = {}
+    compute_instances: dict[str, JSONObject] = {}
     for device in devices:
         gi = str(device["gpu_instance_id"])
-        instance = instances.setdefault(gi, {"profile": device.get("profile"), "memory_total_mib": None,
-                                             "compute_instances": {}})
+        if gi not in instances:
+            compute_instances[gi] = {}
+            instances[gi] = {"profile": device.get("profile"), "memory_total_mib": None,
+                             "compute_instances": compute_instances[gi]}
         if device.get("memory_total_mib") is not None:
-            instance["memory_total_mib"] = device["memory_total_mib"]
-        instance["compute_instances"][str(device["compute_instance_id"])] = {
+            instances[gi]["memory_total_mib"] = device["memory_total_mib"]
+        compute_instances[gi][str(device["compute_instance_id"])] = {
             "device_index": device.get("device_index"), "multiprocessor_count": device.get("multiprocessor_count")}
-    return instances
+    return dict(instances)
 
 
 def cpu_list(masks: Iterable[int], bits_per_mask: int = 64) -> str | None:

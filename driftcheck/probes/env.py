@@ -8,12 +8,11 @@ diff reports each change once, under `vars`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.redact import Redactor
 from driftcheck.snapshot.catalog import name_catalog
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 
 def performance_groups(names: list[str]) -> dict[str, list[str]]:
@@ -38,12 +37,12 @@ class EnvProbe(Probe):
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> dict[str, str]:
         environ = host.environ()
         # Redact at gather time: the raw material itself may be recorded to disk or cross a process.
         return self.redactor.environ(environ)
 
-    def parse(self, raw: Any) -> dict[str, Any]:
+    def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict):
             raise ValueError("environment is not a mapping")
         variables = {str(k): str(v) for k, v in sorted(raw.items())}

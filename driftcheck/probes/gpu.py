@@ -3,12 +3,11 @@ memory, ECC/retired/remapped, MIG, utilization, processes, NVLink and fabric sta
 
 from __future__ import annotations
 
-from typing import Any
-
 from driftcheck.hosts import Host
-from driftcheck.nvidia.gather import gather_nvidia
+from driftcheck.nvidia.gather import gather_nvidia, smi_text
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty, value_at
 
 
 class GpuProbe(Probe):
@@ -19,10 +18,12 @@ class GpuProbe(Probe):
     timeout_s = 45.0
     isolated = True
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
         return gather_nvidia(host, with_topology=False)
 
-    def parse(self, raw: Any) -> dict[str, Any]:
+    def parse(self, raw: JSONValue) -> JSONObject:
+        if not isinstance(raw, dict):
+            raise ValueError("gpu raw material is not an object")
         if "nvml" in raw:
-            return dict(raw["nvml"]["gpu"])
-        return parse_smi_xml(raw["xml"])["gpu"]
+            return dict(object_or_empty(value_at(raw, "nvml", "gpu")))
+        return parse_smi_xml(smi_text(raw, "xml"))["gpu"]

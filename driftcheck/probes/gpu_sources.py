@@ -9,13 +9,14 @@ comparison, and `benchmarks/gpu_check.py` includes it; both call `compare_source
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from driftcheck.hosts import Host, LocalHost
 from driftcheck.nvidia.gather import SMI_TOPO_ARGV, SMI_XML_ARGV, NvmlUnavailable, read_local_nvml
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.topo import merge_topology, parse_topo
 from driftcheck.snapshot.facts import is_reading
+from driftcheck.snapshot.jsontypes import JSONValue
 from driftcheck.snapshot.paths import format_path, leaves
 
 # Facts one source cannot read at all (NVML's policy violation time has no nvidia-smi field): a null there is
@@ -27,10 +28,10 @@ class SourcesUnavailable(Exception):
     """One of the two sources cannot be read here (no driver, no nvidia-smi): nothing to compare."""
 
 
-def disagreements(probe: str, nvml: dict[str, Any], smi: dict[str, Any]) -> list[dict[str, Any]]:
+def disagreements(probe: str, nvml: Mapping[str, JSONValue], smi: Mapping[str, JSONValue]) -> list[dict[str, object]]:
     """Every leaf whose value differs between the two sources, with whether the facts table calls it a reading."""
     left, right = dict(leaves(nvml)), dict(leaves(smi))
-    rows = []
+    rows: list[dict[str, object]] = []
     for parts in sorted(set(left) | set(right)):
         path = format_path(parts)
         a, b = left.get(parts), right.get(parts)
@@ -43,7 +44,7 @@ def disagreements(probe: str, nvml: dict[str, Any], smi: dict[str, Any]) -> list
     return rows
 
 
-def compare_sources(host: Host | None = None) -> dict[str, Any]:
+def compare_sources(host: Host | None = None) -> dict[str, object]:
     """Read both sources here and compare them: {gpus, gpus_smi, driver_version, nvml_s, nvidia_smi_s,
     disagreements, stable_disagreements}. SourcesUnavailable when either source cannot be read."""
     host = host or LocalHost()

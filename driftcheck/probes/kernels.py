@@ -19,15 +19,15 @@ import base64
 import binascii
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from driftcheck.errors import CommandTimeout, ConnectionLost
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.packages import normalize_name
 from driftcheck.snapshot.catalog import name_catalog
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty
 from driftcheck.store.hashcache import CachedFile, FileIdentity, HashCache
 
 # Loader names of the system libraries that decide GPU performance.
@@ -85,7 +85,7 @@ class _Candidate:
     """One file that a snapshot checks: where it is, what RECORD says of it, whether it is always hashed."""
 
     key: str
-    stat: dict[str, Any]
+    stat: JSONObject  # from dist_facts: path, real_path, size, mtime_ns, inode; or error
     always_hash: bool
     record_hash: str | None = None
     record_size: int | None = None
@@ -96,9 +96,11 @@ class _Candidate:
 
     @property
     def identity(self) -> FileIdentity | None:
-        if "error" in self.stat:
+        size, mtime_ns, inode = self.stat.get("size"), self.stat.get("mtime_ns"), self.stat.get("inode")
+        if "error" in self.stat or not (isinstance(size, int) and isinstance(mtime_ns, int)
+                                        and isinstance(inode, int)):
             return None
-        return FileIdentity(int(self.stat["size"]), int(self.stat["mtime_ns"]), int(self.stat["inode"]))
+        return FileIdentity(size, mtime_ns, inode)
 
 
 @dataclass
@@ -110,7 +112,17 @@ class HashPlan:
     stat_checked: int = 0
 
 
-def candidates(files: dict[str, Any]) -> list[_Candidate]:
+def _package_file(dist_key: str, entry: JSONValue, always: bool) -> _Candidate | None:
+    """The candidate one file entry of a distribution's listing stands for (None for a malformed entry)."""
+    if not isinstance(entry, dict) or not isinstance(stat := entry.get("stat"), dict):
+        return None
+    record_hash, record_size = entry.get("record_hash"), entry.get("record_size")
+    return _Candidate(f"{dist_key}:{entry['relative']}", stat, always,
+                      record_hash if isinstance(record_hash, str) else None,
+                      record_size if isinstance(record_size, int) else None)
+
+
+def candidates(files: JSONObject) -> list[_Candidate]:
     """Every compiled file of every distribution, then every system library not already among them.
 
     Of a distribution found twice on the path only the first counts: it is the one that imports (the
@@ -119,19 +131,19 @@ def candidates(files: dict[str, Any]) -> list[_Candidate]:
     found: list[_Candidate] = []
     package_paths: set[str] = set()
     seen_dists: set[str] = set()
-    for dist in files.get("distributions") or []:
+    for dist in map(object_or_empty, list_or_empty(files.get("distributions"))):
         always = is_kernel_package(str(dist.get("name") or ""))
         dist_key = normalize_name(str(dist.get("name") or "?"))
         if dist_key in seen_dists:
             continue
         seen_dists.add(dist_key)
-        for entry in dist.get("files") or []:
-            candidate = _Candidate(f"{dist_key}:{entry['relative']}", entry["stat"], always,
-                                   entry.get("record_hash"), entry.get("record_size"))
-            found.append(candidate)
-            package_paths.add(candidate.real_path)
+        for entry in list_or_empty(dist.get("files")):
+            candidate = _package_file(dist_key, entry, always)
+            if candidate is not None:
+                found.append(candidate)
+                package_paths.add(candidate.real_path)
     seen_system: set[str] = set()
-    for stat in files.get("libraries") or []:
+    for stat in map(object_or_empty, list_or_empty(files.get("libraries"))):
         candidate = _Candidate("", stat, True)
         real = candidate.real_path
         if real in package_paths or real in seen_system or "error" in stat:
@@ -226,20 +238,20 @@ class KernelsProbe(Probe):
             paths.extend(f"{directory.rstrip('/')}/{name}" for name in names if SYSTEM_LIBRARY.match(name))
         return list(dict.fromkeys(paths))
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
         libraries = self._system_libraries(host)
         args = ["files"]
         for path in libraries:
             args.extend(["--lib", path])
         files = host.python("dist_facts", args)
-        found = candidates(files)
+        found = candidates(object_or_empty(files))
         # The host says whether hashes may be cached (not in a recording or a replay: the cache describes
         # the live machine) and whether to hash in one sorted call (a replay answers only recorded calls;
         # over SSH each call is a round trip).
         cache = (self.cache or HashCache()) if host.capabilities.hash_cache else None
         cached = cache.lookup(host.name) if cache else {}
         plan = plan_hashing(found, cached)
-        hashes: dict[str, Any] = dict(plan.known)
+        hashes: JSONObject = dict(plan.known)
         batches = [sorted(plan.to_hash)] if host.capabilities.few_calls and plan.to_hash \
             else hash_batches(plan.to_hash)
         hashed_bytes = self._hash(host, batches, plan.to_hash, hashes)
@@ -249,7 +261,7 @@ class KernelsProbe(Probe):
                 "cache": {"hits": len(plan.known), "hashed": len(plan.to_hash), "hashed_bytes": hashed_bytes,
                           "stat_checked": plan.stat_checked, "files_checked": len(found)}}
 
-    def _hash(self, host: Host, batches: list[list[str]], sizes: dict[str, int], hashes: dict[str, Any]) -> int:
+    def _hash(self, host: Host, batches: list[list[str]], sizes: dict[str, int], hashes: JSONObject) -> int:
         total_files, total_bytes = len(sizes), sum(sizes.values())
         done_files = done_bytes = 0
         started = time.monotonic()
@@ -262,7 +274,7 @@ class KernelsProbe(Probe):
                 # A recording made by another driftcheck may hash another set of files: those stay unknown.
                 results = {}
             for path in batch:
-                outcome = results.get(path) or {}
+                outcome = object_or_empty(object_or_empty(results).get(path))
                 hashes[path] = outcome.get("sha256")
                 done_bytes += sizes[path]
             done_files += len(batch)
@@ -271,27 +283,27 @@ class KernelsProbe(Probe):
         return total_bytes
 
     @staticmethod
-    def _learned(found: Iterable[_Candidate], hashes: dict[str, Any],
+    def _learned(found: Iterable[_Candidate], hashes: JSONObject,
                  cached: dict[str, CachedFile]) -> list[tuple[str, CachedFile]]:
         learned: dict[str, CachedFile] = {}
         for candidate in found:
             identity = candidate.identity
             if identity is None:
                 continue
-            entry = CachedFile(identity, hashes.get(candidate.real_path))
+            entry = CachedFile(identity, _sha256(hashes, candidate.real_path))
             if cached.get(candidate.real_path) != entry:
                 learned[candidate.real_path] = entry
         return list(learned.items())
 
-    def parse(self, raw: Any) -> dict[str, Any]:
-        if not isinstance(raw, dict) or not isinstance(raw.get("files"), dict):
+    def parse(self, raw: JSONValue) -> JSONObject:
+        if not isinstance(raw, dict) or not isinstance(listing := raw.get("files"), dict):
             raise ValueError("kernels: no file listing gathered")
-        hashes: dict[str, Any] = raw.get("hashes") or {}
-        files: dict[str, dict[str, Any]] = {}
+        hashes = object_or_empty(raw.get("hashes"))
+        files: JSONObject = {}
         modified: dict[str, list[str]] = {}
-        for candidate in candidates(raw["files"]):
+        for candidate in candidates(listing):
             identity = candidate.identity
-            sha256 = hashes.get(candidate.real_path) if identity else None
+            sha256 = _sha256(hashes, candidate.real_path) if identity else None
             match = _record_match(candidate, sha256)
             if match is False and not candidate.key.startswith("system:"):
                 dist, _, relative = candidate.key.partition(":")
@@ -300,12 +312,19 @@ class KernelsProbe(Probe):
                 files[candidate.key] = {"path": candidate.real_path if identity else candidate.stat.get("path"),
                                         "size_bytes": identity.size if identity else None,
                                         "sha256": sha256, "record_match": match}
+        in_place: JSONObject = {dist: list[JSONValue](sorted(paths)) for dist, paths in sorted(modified.items())}
         return {
             "files": dict(sorted(files.items())),
-            "modified_in_place": {dist: sorted(paths) for dist, paths in sorted(modified.items())},
-            "jit_caches": dict(sorted((raw["files"].get("jit_caches") or {}).items())),
-            "hash_cache": dict(raw.get("cache") or {}),
+            "modified_in_place": in_place,
+            "jit_caches": dict(sorted(object_or_empty(listing.get("jit_caches")).items())),
+            "hash_cache": dict(object_or_empty(raw.get("cache"))),
         }
+
+
+def _sha256(hashes: JSONObject, path: str) -> str | None:
+    """The hash known for `path` (None: not hashed, or the hash failed)."""
+    value = hashes.get(path)
+    return value if isinstance(value, str) else None
 
 
 def attach_hash_progress(probes: Iterable[Probe], progress: HashProgress | None) -> None:
@@ -315,10 +334,10 @@ def attach_hash_progress(probes: Iterable[Probe], progress: HashProgress | None)
             probe.progress = progress
 
 
-def hash_cache_note(kernels_data: dict[str, Any] | None) -> str | None:
+def hash_cache_note(kernels_data: Mapping[str, object] | None) -> str | None:
     """One line on what the hash cache saved in a snapshot's kernels probe, or None if it did not run."""
     stats = (kernels_data or {}).get("hash_cache")
-    if not stats:
+    if not stats or not isinstance(stats, dict):
         return None
     mib = int(stats.get("hashed_bytes", 0)) / (1024 * 1024)
     return (f"kernels: {stats.get('files_checked', 0)} compiled files; hash cache hits {stats.get('hits', 0)}, "

@@ -9,13 +9,13 @@ network interfaces decide which transport it picks and how fast it goes.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.errors import CommandTimeout, ConnectionLost, FactsScriptError, TargetPythonError
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.sysread import RawView, SysReader, to_int
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty
 
 IB_DIR = "/sys/class/infiniband"
 NET_DIR = "/sys/class/net"
@@ -45,7 +45,7 @@ class NcclProbe(Probe):
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> dict[str, object]:
         environ = host.environ()
         reader = SysReader(host)
         conf_paths = {SYSTEM_CONF: SYSTEM_CONF}
@@ -72,13 +72,14 @@ class NcclProbe(Probe):
         raw["libraries"] = _find_libraries(host, reader, environ)
         return raw
 
-    def parse(self, raw: Any) -> dict[str, Any]:
+    def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict) or "files" not in raw:
             raise ValueError("nccl raw material is not a recorded read")
         view = RawView(raw)
-        env = {str(k): str(v) for k, v in sorted((raw.get("env") or {}).items())}
-        conf_files = {k: v for k, v in sorted((raw.get("conf_files") or {}).items()) if v is not None}
-        libraries = dict(sorted((raw.get("libraries") or {}).items()))
+        env: JSONObject = {str(k): str(v) for k, v in sorted(object_or_empty(raw.get("env")).items())}
+        conf_files: JSONObject = {key: values for key, values in sorted(object_or_empty(raw.get("conf_files")).items())
+                                  if values is not None}
+        libraries = dict(sorted(object_or_empty(raw.get("libraries")).items()))
         infiniband = _infiniband(view)
         net = _net(view)
         if not (env or conf_files or libraries or infiniband or net):
@@ -98,11 +99,11 @@ def parse_conf(text: str) -> dict[str, str]:
     return values
 
 
-def preferred_library(libraries: dict[str, Any]) -> dict[str, Any] | None:
+def preferred_library(libraries: JSONObject) -> JSONObject | None:
     """The libnccl a benchmark most likely loads: the target interpreter's wheel, else the loader's."""
     for source in ("wheel", "ld_library_path", "ldconfig"):
         for path, entry in libraries.items():
-            if entry.get("source") == source:
+            if isinstance(entry, dict) and entry.get("source") == source:
                 return {"path": path, **entry}
     return None
 
@@ -113,9 +114,9 @@ def _version_from_names(names: list[str]) -> str | None:
     return max(versions, key=lambda v: tuple(to_int(p) or 0 for p in v.split(".")), default=None)
 
 
-def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> dict[str, Any]:
+def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> JSONObject:
     """path → {version, source} for every libnccl the loader or the target interpreter would find."""
-    found: dict[str, Any] = {}
+    found: JSONObject = {}
     for directory in filter(None, environ.get("LD_LIBRARY_PATH", "").split(":")):
         names = reader.listing(directory) or []
         for name in names:
@@ -137,10 +138,12 @@ def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> d
             found[match.group(2)] = {"version": _version_from_names(reader.listing(directory) or []),
                                      "source": "ldconfig"}
     try:
-        sys_path = host.python("python_facts", timeout_s=10.0).get("sys_path") or []
-    except (OSError, CommandTimeout, ConnectionLost, TargetPythonError, FactsScriptError, AttributeError):
-        sys_path = []
-    for entry in sys_path:
+        facts = host.python("python_facts", timeout_s=10.0)
+    except (OSError, CommandTimeout, ConnectionLost, TargetPythonError, FactsScriptError):
+        facts = None
+    for entry in list_or_empty(object_or_empty(facts).get("sys_path")):
+        if not isinstance(entry, str):
+            continue
         names = reader.listing(entry) or []
         wheel = next((m for m in map(_NCCL_WHEEL.match, names) if m), None)
         if wheel is None:
@@ -152,14 +155,14 @@ def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> d
     return found
 
 
-def _infiniband(view: RawView) -> dict[str, Any] | None:
+def _infiniband(view: RawView) -> JSONObject | None:
     """Devices with their ports; None when there is no /sys/class/infiniband (no RDMA stack)."""
     devices = view.listing(IB_DIR)
     if devices is None:
         return None
-    result: dict[str, Any] = {}
+    result: JSONObject = {}
     for device in devices:
-        ports = {}
+        ports: JSONObject = {}
         for port in view.listing(f"{IB_DIR}/{device}/ports") or []:
             base = f"{IB_DIR}/{device}/ports/{port}"
             ports[port] = {"state": _after_colon(view.stripped(f"{base}/state")),
@@ -171,7 +174,7 @@ def _infiniband(view: RawView) -> dict[str, Any] | None:
     return result
 
 
-def _port_counters(view: RawView, directory: str) -> dict[str, int | None] | None:
+def _port_counters(view: RawView, directory: str) -> JSONObject | None:
     """The error counters a port has; None when it has no counters directory (or it was not readable)."""
     names = view.listing(directory)
     if names is None:
@@ -184,8 +187,8 @@ def _after_colon(value: str | None) -> str | None:
     return None if value is None else value.split(":", 1)[-1].strip()
 
 
-def _net(view: RawView) -> dict[str, Any]:
-    result: dict[str, Any] = {}
+def _net(view: RawView) -> JSONObject:
+    result: JSONObject = {}
     for iface in view.listing(NET_DIR) or []:
         base = f"{NET_DIR}/{iface}"
         speed = view.integer(f"{base}/speed")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, value_at
 
 
 def normalize_name(name: str) -> str:
@@ -21,24 +21,26 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def build_id(compiled: list[list[Any]] | None) -> str | None:
-    """Digest over (relative path, RECORD hash) of the compiled files; None when there are none to digest."""
-    if not compiled:
+def build_id(compiled: JSONValue) -> str | None:
+    """Digest over (relative path, RECORD hash) of the compiled files (rows of the two); None when there are
+    none to digest."""
+    rows = [row for row in list_or_empty(compiled) if isinstance(row, list)]
+    if not rows:
         return None
-    lines = sorted(f"{row[0]}\t{row[1] or ''}" for row in compiled)
+    lines = sorted(f"{row[0]}\t{row[1] or ''}" for row in rows)
     return "sha256:" + hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
-def _editable(dist: dict[str, Any]) -> bool:
-    direct_url = dist.get("direct_url")
-    if isinstance(direct_url, dict) and isinstance(direct_url.get("dir_info"), dict):
-        return bool(direct_url["dir_info"].get("editable", False))
+def _editable(dist: JSONObject) -> bool:
+    dir_info = value_at(dist, "direct_url", "dir_info")
+    if isinstance(dir_info, dict):
+        return bool(dir_info.get("editable", False))
     # A legacy `setup.py develop` install: its egg-info sits in the project, not in a site directory.
     location = str(dist.get("location") or "")
     return dist.get("format") == "egg-info" and not location.rstrip("/").endswith(("site-packages", "dist-packages"))
 
 
-def package_entry(dist: dict[str, Any]) -> dict[str, Any]:
+def package_entry(dist: JSONObject) -> JSONObject:
     """The data of one distribution as the snapshot keeps it."""
     compiled = dist.get("compiled")
     return {
@@ -48,17 +50,18 @@ def package_entry(dist: dict[str, Any]) -> dict[str, Any]:
         "installer": dist.get("installer"),
         "editable": _editable(dist),
         "direct_url": dist.get("direct_url"),
-        "wheel_tags": list(dist.get("wheel_tags") or []),
+        "wheel_tags": list(list_or_empty(dist.get("wheel_tags"))),
         "build_id": build_id(compiled),
-        "compiled_files": None if compiled is None else len(compiled),
+        "compiled_files": len(compiled) if isinstance(compiled, list) else None,
     }
 
 
-def _conda(raw: Any) -> dict[str, Any] | None:
+def _conda(raw: JSONValue) -> JSONObject | None:
     if not isinstance(raw, dict):
         return None
+    listed = [p for p in list_or_empty(raw.get("packages")) if isinstance(p, dict)]
     return {str(p["name"]): {"version": p.get("version"), "build": p.get("build"), "channel": p.get("channel")}
-            for p in sorted(raw.get("packages") or [], key=lambda p: str(p.get("name")))}
+            for p in sorted(listed, key=lambda p: str(p.get("name")))}
 
 
 class PackagesProbe(Probe):
@@ -66,23 +69,23 @@ class PackagesProbe(Probe):
     description = "distributions of the target interpreter: version, installer, origin, wheel tags, build id"
     timeout_s = 30.0
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> JSONValue:
         return host.python("dist_facts", ["packages"])
 
-    def parse(self, raw: Any) -> dict[str, Any]:
-        if not isinstance(raw, dict) or not isinstance(raw.get("distributions"), list):
+    def parse(self, raw: JSONValue) -> JSONObject:
+        if not isinstance(raw, dict) or not isinstance(distributions := raw.get("distributions"), list):
             raise ValueError("dist_facts printed no distribution list")
-        packages: dict[str, dict[str, Any]] = {}
-        seen: dict[str, list[dict[str, Any]]] = {}
-        for dist in raw["distributions"]:
-            if not dist.get("name"):
+        packages: JSONObject = {}
+        seen: dict[str, list[JSONObject]] = {}
+        for dist in distributions:
+            if not isinstance(dist, dict) or not dist.get("name"):
                 continue
             key = normalize_name(str(dist["name"]))
             seen.setdefault(key, []).append({"version": dist.get("version"), "location": dist.get("location"),
                                              "metadata_dir": dist.get("metadata_dir")})
             # sys.path order is import order: the first distribution of a name is the one that loads.
             packages.setdefault(key, package_entry(dist))
-        duplicates = {name: found for name, found in sorted(seen.items()) if len(found) > 1}
+        duplicates: JSONObject = {name: found for name, found in sorted(seen.items()) if len(found) > 1}
         return {
             "interpreter": raw.get("interpreter"),
             "packages": dict(sorted(packages.items())),

@@ -3,15 +3,14 @@ topology and P2P capability, CPU/NUMA affinity, NICs in the matrix, and Linux sy
 
 from __future__ import annotations
 
-from typing import Any
-
 from driftcheck.hosts import Host
-from driftcheck.nvidia.gather import gather_nvidia
+from driftcheck.nvidia.gather import gather_nvidia, smi_text
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.sysfs import gather_sysfs, parse_sysfs
 from driftcheck.nvidia.topo import merge_topology, parse_topo
 from driftcheck.nvidia.values import NvidiaFormatError
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty, value_at
 
 
 class PcieProbe(Probe):
@@ -22,7 +21,7 @@ class PcieProbe(Probe):
     timeout_s = 45.0
     isolated = True
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
         sysfs = gather_sysfs(host)
         try:
             raw = gather_nvidia(host, with_topology=True)
@@ -33,15 +32,19 @@ class PcieProbe(Probe):
         raw["sysfs"] = sysfs
         return raw
 
-    def parse(self, raw: Any) -> dict[str, Any]:
-        sysfs = parse_sysfs(raw.get("sysfs") or {})
+    def parse(self, raw: JSONValue) -> JSONObject:
+        if not isinstance(raw, dict):
+            raise ValueError("pcie raw material is not an object")
+        sysfs = parse_sysfs({bdf: entry for bdf, entry in object_or_empty(raw.get("sysfs")).items()
+                             if isinstance(entry, dict)})
+        data: JSONObject
         if "nvml" in raw:
-            data = dict(raw["nvml"]["pcie"])
+            data = dict(object_or_empty(value_at(raw, "nvml", "pcie")))
         elif raw.get("xml") is not None:
-            data = parse_smi_xml(raw["xml"])["pcie"]
+            data = parse_smi_xml(smi_text(raw, "xml"))["pcie"]
             if raw.get("topo"):
                 try:
-                    data = merge_topology(data, parse_topo(raw["topo"]))
+                    data = merge_topology(data, parse_topo(smi_text(raw, "topo")))
                 except NvidiaFormatError:
                     data["topology"] = None  # an unreadable matrix leaves the links and sysfs facts standing
         else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
 
 from driftcheck.errors import CommandTimeout, ConnectionLost
 from driftcheck.hosts import Host
@@ -19,6 +19,7 @@ from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.sysread import key_values, to_int
 from driftcheck.snapshot.catalog import name_catalog
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty
 
 _MAPPED_SO = re.compile(r"\.so(\.[\w.]+)?$")
 _GPU_DEVICE = re.compile(r"^/dev/nvidia(\d+)$")
@@ -54,7 +55,7 @@ class ProcessProbe(Probe):
     def requested(cls, options: ProbeOptions) -> bool:
         return bool(options.pids or options.process_patterns)
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
         if not options.pids and not options.process_patterns:
             raise ProbeUnavailable("no process asked for (snapshot --pid PID or --process PATTERN)")
         pids = list(dict.fromkeys(options.pids))
@@ -67,7 +68,7 @@ class ProcessProbe(Probe):
                 if not matched:
                     not_found.append(f"pattern {pattern}")
                 pids.extend(p for p in matched if p not in pids)
-        processes = []
+        processes: list[JSONObject] = []
         for pid in pids:
             facts = self._gather_process(host, pid)
             if facts is None:
@@ -78,18 +79,17 @@ class ProcessProbe(Probe):
             raise ProbeUnavailable(f"no such process: {', '.join(not_found)}")
         # Workers of one server map the same libraries: hash each file once, in one command.
         paths = {path for facts in processes
-                 for path, deleted in performance_libraries(facts["maps"] or "").items() if not deleted}
+                 for path, deleted in performance_libraries(_text(facts["maps"]) or "").items() if not deleted}
         return {"processes": processes, "not_found": not_found, "hashes": _sha256(host, sorted(paths))}
 
-    def _gather_process(self, host: Host, pid: int) -> dict[str, Any] | None:
+    def _gather_process(self, host: Host, pid: int) -> JSONObject | None:
         base = f"/proc/{pid}"
         try:
             cmdline = host.read_bytes(f"{base}/cmdline")
             stat = host.read_text(f"{base}/stat")
         except OSError:
             return None
-        facts: dict[str, Any] = {"pid": pid, "stat": stat,
-                                 "cmdline": self.redactor.argv(_nul_split(cmdline))}
+        facts: JSONObject = {"pid": pid, "stat": stat, "cmdline": self.redactor.argv(_nul_split(cmdline))}
         environ = _read_optional(host, f"{base}/environ")
         facts["environ"] = None if environ is None else self.redactor.environ(_environ(environ))
         for name in ("status", "cgroup", "maps", "numa_maps"):
@@ -97,43 +97,53 @@ class ProcessProbe(Probe):
             facts[name] = None if content is None else content.decode("utf-8", errors="replace")
         return facts
 
-    def parse(self, raw: Any) -> dict[str, Any]:
+    def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict) or "processes" not in raw:
             raise ValueError("process raw material holds no processes")
-        parsed = []
-        hashes = raw.get("hashes") or {}
-        for facts in raw["processes"]:
-            stat = parse_stat(facts.get("stat") or "")
-            status = key_values(facts.get("status"))
-            maps = facts.get("maps")
-            libraries = performance_libraries(maps) if maps is not None else None
-            parsed.append((stat.get("started_ticks") or 0, facts["pid"], {
-                "pid": facts["pid"],
-                "name": stat.get("comm"),
-                "started_ticks": stat.get("started_ticks"),
-                "cmdline": list(facts.get("cmdline") or []),
-                "environ": None if facts.get("environ") is None else dict(sorted(facts["environ"].items())),
-                "affinity": status.get("Cpus_allowed_list"),
-                "mems_allowed": status.get("Mems_allowed_list"),
-                "threads": to_int(status.get("Threads")),
-                "cgroup": None if facts.get("cgroup") is None else _cgroup(facts["cgroup"]),
-                "numa_policies": None if facts.get("numa_maps") is None else _numa_policies(facts["numa_maps"]),
-                "mapped_libraries": None if libraries is None else {
-                    path: {"sha256": None if deleted else hashes.get(path), "deleted": deleted}
-                    for path, deleted in sorted(libraries.items())},
-                "gpus": None if maps is None else mapped_gpus(maps),
-                "nccl": None if maps is None else nccl_mapped(maps),
-            }))
-        processes: dict[str, Any] = {}
+        hashes = object_or_empty(raw.get("hashes"))
+        parsed = [_process_entry(facts, hashes) for facts in map(object_or_empty, list_or_empty(raw["processes"]))]
+        processes: JSONObject = {}
         for _, _, entry in sorted(parsed, key=lambda item: (item[0], item[1])):
-            key = process_key(entry["cmdline"], entry["name"])
+            key = process_key([str(part) for part in list_or_empty(entry["cmdline"])], _text(entry["name"]))
             unique, n = key, 1
             while unique in processes:
                 n += 1
                 unique = f"{key}#{n}"
             processes[unique] = entry
-        return {"processes": processes, "not_found": list(raw.get("not_found") or [])}
+        return {"processes": processes, "not_found": list(list_or_empty(raw.get("not_found")))}
 
+
+def _text(value: JSONValue) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _process_entry(facts: JSONObject, hashes: JSONObject) -> tuple[int, int, JSONObject]:
+    """(start time, pid, the process's data) of what was gathered about one process."""
+    pid = facts["pid"]
+    if not isinstance(pid, int):
+        raise ValueError(f"a gathered process has no pid ({pid!r})")
+    stat = parse_stat(_text(facts.get("stat")) or "")
+    status = key_values(_text(facts.get("status")))
+    maps = _text(facts.get("maps"))
+    libraries = performance_libraries(maps) if maps is not None else None
+    environ, cgroup, numa_maps = facts.get("environ"), _text(facts.get("cgroup")), _text(facts.get("numa_maps"))
+    return stat.get("started_ticks") or 0, pid, {
+        "pid": pid,
+        "name": stat.get("comm"),
+        "started_ticks": stat.get("started_ticks"),
+        "cmdline": list(list_or_empty(facts.get("cmdline"))),
+        "environ": None if environ is None else dict(sorted(object_or_empty(environ).items())),
+        "affinity": status.get("Cpus_allowed_list"),
+        "mems_allowed": status.get("Mems_allowed_list"),
+        "threads": to_int(status.get("Threads")),
+        "cgroup": None if cgroup is None else _cgroup(cgroup),
+        "numa_policies": None if numa_maps is None else _numa_policies(numa_maps),
+        "mapped_libraries": None if libraries is None else {
+            path: {"sha256": None if deleted else hashes.get(path), "deleted": deleted}
+            for path, deleted in sorted(libraries.items())},
+        "gpus": None if maps is None else mapped_gpus(maps),
+        "nccl": None if maps is None else nccl_mapped(maps),
+    }
 
 def _read_optional(host: Host, path: str) -> bytes | None:
     """The file's bytes, or None when it is gone or not ours to read (another user's process)."""
@@ -163,7 +173,15 @@ def _environ(data: bytes) -> dict[str, str]:
     return environ
 
 
-def parse_stat(text: str) -> dict[str, Any]:
+class ProcessStat(TypedDict, total=False):
+    """What /proc/PID/stat says of a process (nothing when the line is unreadable)."""
+
+    comm: str
+    ppid: int | None
+    started_ticks: int | None
+
+
+def parse_stat(text: str) -> ProcessStat:
     """comm, ppid and start time (clock ticks after boot) from /proc/PID/stat."""
     head, sep, tail = text.rpartition(")")
     if not sep:
@@ -266,7 +284,7 @@ def performance_libraries(maps: str) -> dict[str, bool]:
     return found
 
 
-def nccl_mapped(maps: str) -> dict[str, Any]:
+def nccl_mapped(maps: str) -> dict[str, bool | list[str]]:
     """{loaded, net_plugins}: whether the process mapped NCCL, and the paths of the NCCL network plugins it
     mapped. NCCL loads a plugin when it starts its first communicator; one that failed to load leaves NCCL
     on its internal IB or socket transport, which NCCL says only at NCCL_DEBUG=INFO."""

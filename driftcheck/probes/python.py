@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty
 
 
 class PythonProbe(Probe):
@@ -13,15 +12,15 @@ class PythonProbe(Probe):
     description = "target interpreter: path, version, implementation, venv/conda prefix, platform"
     timeout_s = 20.0
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> JSONValue:
         return host.python("python_facts")
 
-    def parse(self, raw: Any) -> dict[str, Any]:
+    def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict) or "version" not in raw:
             raise ValueError("python_facts printed no interpreter facts")
-        data = {key: raw.get(key) for key in ("executable", "version", "implementation", "compiler", "prefix",
-                                              "base_prefix", "virtualenv", "conda_env", "conda_prefix",
-                                              "gil_enabled")}
-        data["platform"] = dict(raw.get("platform") or {})
-        data["sys_path"] = list(raw.get("sys_path") or [])
+        data: JSONObject = {key: raw.get(key) for key in ("executable", "version", "implementation", "compiler",
+                                                          "prefix", "base_prefix", "virtualenv", "conda_env",
+                                                          "conda_prefix", "gil_enabled")}
+        data["platform"] = dict(object_or_empty(raw.get("platform")))
+        data["sys_path"] = list(list_or_empty(raw.get("sys_path")))
         return data

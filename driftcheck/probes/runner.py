@@ -19,6 +19,7 @@ from driftcheck.errors import probe_status, probe_status_by_name
 from driftcheck.hosts import Host
 from driftcheck.hosts.child import ChildDied, ChildFailed, ChildTimeout, call
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 
 @dataclass
@@ -30,7 +31,7 @@ class ProbeOutcome:
     error: dict[str, str] | None = None
     duration_s: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"status": self.status, "data": self.data, "error": self.error,
                 "duration_s": round(self.duration_s, 4)}
 
@@ -57,7 +58,7 @@ def _probe_reference(probe: Probe) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def _gather_isolated(probe: Probe, host: Host, options: ProbeOptions, timeout_s: float) -> Any:
+def _gather_isolated(probe: Probe, host: Host, options: ProbeOptions, timeout_s: float) -> JSONValue:
     """Run `probe.gather` in a child interpreter; a hang is killed, a crash is an error, not ours."""
     request = {"probe": _probe_reference(probe), "python": host.target_python, "options": options.to_json()}
     try:

@@ -12,7 +12,6 @@ as digests. An unreachable server is `unavailable` with the reason.
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
@@ -20,6 +19,7 @@ from driftcheck.probes.redact import Redactor
 from driftcheck.serving.engine import Scrub, describe, gather_replies
 from driftcheck.serving.http import ServerError, parse_url
 from driftcheck.serving.launch import engine_of, launch_flags, listening_port
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 _SECRET_ARG_PARTS = ("api_key", "password", "secret", "token_value", "hf_token", "access_key", "private_key")
 
@@ -66,7 +66,7 @@ class ServerProbe(Probe):
     def requested(cls, options: ProbeOptions) -> bool:
         return bool(options.server_url)
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
         url = options.server_url
         if not url:
             raise ProbeUnavailable("no server asked for (snapshot --server URL)")
@@ -84,7 +84,7 @@ class ServerProbe(Probe):
         raw["launch"] = self._launch(host, url)
         return raw
 
-    def _launch(self, host: Host, url: str) -> dict[str, Any]:
+    def _launch(self, host: Host, url: str) -> JSONObject:
         """The command line of the engine process listening on the URL's port, read through the host:
         {found, why, cmdline, flags}. Read on the machine itself only: over SSH it would cost one round
         trip per process."""
@@ -113,7 +113,7 @@ class ServerProbe(Probe):
         argv = self.redactor.argv(found[0])
         return {"found": True, "why": None, "cmdline": argv, "flags": launch_flags(argv)}
 
-    def parse(self, raw: Any) -> dict[str, Any]:
+    def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict) or not isinstance(raw.get("replies"), dict):
             raise ValueError("server probe output has no replies")
         data = describe(raw, redacting_scrub(self.redactor))
@@ -122,6 +122,6 @@ class ServerProbe(Probe):
         return data
 
 
-def _no_launch(why: str) -> dict[str, Any]:
+def _no_launch(why: str) -> JSONObject:
     """The launch command line unknown, and why: not found here, not ours to read, not read over SSH."""
     return {"found": False, "why": why, "cmdline": None, "flags": None}

@@ -10,7 +10,7 @@ A path that exists but may not be read is also listed under `denied`: "not allow
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from driftcheck.hosts import Host
 
@@ -55,7 +55,7 @@ class SysReader:
         """Whether `path` exists but reading or listing it was refused."""
         return path in self.denied
 
-    def raw(self) -> dict[str, Any]:
+    def raw(self) -> dict[str, object]:
         """Everything read so far, as the JSON-able raw material of a probe."""
         return {"files": dict(self.files), "dirs": dict(self.dirs), "denied": sorted(self.denied)}
 
@@ -63,10 +63,12 @@ class SysReader:
 class RawView:
     """The answers a `SysReader` recorded, for use inside a pure `parse`."""
 
-    def __init__(self, raw: dict[str, Any]) -> None:
-        self.files: dict[str, str | None] = dict(raw.get("files") or {})
-        self.dirs: dict[str, list[str] | None] = dict(raw.get("dirs") or {})
-        self.denied: frozenset[str] = frozenset(raw.get("denied") or ())
+    def __init__(self, raw: Mapping[str, object]) -> None:
+        files, dirs, denied = raw.get("files"), raw.get("dirs"), raw.get("denied")
+        self.files: dict[str, str | None] = _texts(files) if isinstance(files, dict) else {}
+        self.dirs: dict[str, list[str] | None] = _listings(dirs) if isinstance(dirs, dict) else {}
+        self.denied: frozenset[str] = frozenset(map(str, denied)) \
+            if isinstance(denied, (list, tuple, set, frozenset)) else frozenset()
 
     def is_denied(self, path: str) -> bool:
         """Whether reading or listing `path` was refused (it exists), as opposed to absent."""
@@ -121,3 +123,14 @@ def kib(value: str | None) -> int | None:
         return None
     factor = {"": 1, "kB": 1, "KB": 1, "mB": 1024, "MB": 1024, "gB": 1024 * 1024, "GB": 1024 * 1024}
     return amount * factor.get(unit.strip(), 1)
+
+
+def _texts(files: Mapping[object, object]) -> dict[str, str | None]:
+    """The recorded `files` member: path -> text, None for a file that could not be read."""
+    return {str(path): None if text is None else str(text) for path, text in files.items()}
+
+
+def _listings(dirs: Mapping[object, object]) -> dict[str, list[str] | None]:
+    """The recorded `dirs` member: path -> entry names, None for a directory that could not be listed."""
+    return {str(path): [str(name) for name in names] if isinstance(names, list) else None
+            for path, names in dirs.items()}

@@ -10,15 +10,15 @@ what only the running library knows: CUDA availability, devices, arch list, back
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty
 
 _BUILD_SETTING = re.compile(r",\s*(?=[A-Z][A-Z0-9_]*=)")
 
 
-def cudnn_version_string(value: Any) -> str | None:
+def cudnn_version_string(value: object) -> str | None:
     """cuDNN's version as `major.minor.patch` from torch's integer (8902, 90100) or a wheel's `9.1.0.70`."""
     if value is None:
         return None
@@ -29,7 +29,7 @@ def cudnn_version_string(value: Any) -> str | None:
     return ".".join(str(value).split(".")[:3])
 
 
-def nccl_version_string(value: Any) -> str | None:
+def nccl_version_string(value: object) -> str | None:
     """NCCL's version as `major.minor.patch` from torch's tuple (2, 21, 5), its old int 2708, or a wheel's."""
     if value is None:
         return None
@@ -47,11 +47,11 @@ def _wheel_version(wheels: dict[str, str], prefix: str) -> str | None:
     return matches[0] if matches else None
 
 
-def parse_config_show(text: str | None) -> dict[str, Any]:
+def parse_config_show(text: str | None) -> JSONObject:
     """`torch.__config__.show()` as fields: `key: value` lines, free-text features, and build settings."""
     if not text:
         return {}
-    config: dict[str, Any] = {}
+    config: JSONObject = {}
     features: list[str] = []
     for line in text.splitlines():
         stripped = line.strip()
@@ -80,20 +80,20 @@ class TorchProbe(Probe):
     timeout_s = 90.0
     isolated = True
 
-    def gather(self, host: Host, options: ProbeOptions) -> Any:
+    def gather(self, host: Host, options: ProbeOptions) -> JSONValue:
         return host.python("torch_facts", ["--deep"] if options.deep else [], timeout_s=self.timeout_s - 5)
 
-    def parse(self, raw: Any) -> dict[str, Any]:
+    def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict) or "installed" not in raw:
             raise ValueError("torch_facts printed no torch facts")
         if not raw["installed"]:
             raise ProbeUnavailable(f"torch is not installed for {raw.get('interpreter') or 'the target python'}")
         if raw.get("import_error"):
             raise RuntimeError(f"torch is installed but fails to import: {raw['import_error']}")
-        files: dict[str, Any] = raw.get("version_py") or {}
-        wheels: dict[str, str] = dict(raw.get("cuda_wheels") or {})
-        deep: dict[str, Any] | None = raw.get("deep")
-        data: dict[str, Any] = {
+        files = object_or_empty(raw.get("version_py"))
+        wheels = {name: str(version) for name, version in object_or_empty(raw.get("cuda_wheels")).items()}
+        deep = found if isinstance(found := raw.get("deep"), dict) else None
+        data: JSONObject = {
             "location": raw.get("location"),
             "version": files.get("__version__") or raw.get("dist_version"),
             "git_version": files.get("git_version"),
@@ -122,9 +122,13 @@ class TorchProbe(Probe):
                 "nccl_version": nccl_version_string(deep.get("nccl")) or data["nccl_version"],
                 "cuda_available": deep.get("cuda_available"),
                 "device_count": deep.get("device_count"),
-                "devices": dict(deep.get("devices") or {}),
-                "arch_list": list(deep.get("arch_list") or []),
-                "backends": dict(deep.get("backends") or {}),
-                "config": parse_config_show(deep.get("config_show")),
+                "devices": dict(object_or_empty(deep.get("devices"))),
+                "arch_list": list(list_or_empty(deep.get("arch_list"))),
+                "backends": dict(object_or_empty(deep.get("backends"))),
+                "config": parse_config_show(_text(deep.get("config_show"))),
             })
         return data
+
+
+def _text(value: JSONValue) -> str | None:
+    return value if isinstance(value, str) else None

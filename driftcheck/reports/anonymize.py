@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from typing import Any
 
 from driftcheck.probes.redact import Redactor
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty, value_at
 
 _IPV4 = re.compile(r"(?<![\w.])((25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])")
 _IPV6 = re.compile(r"(?<![\w:])(?=[0-9A-Fa-f:]*::|(?:[0-9A-Fa-f]{1,4}:){7})(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}"
@@ -45,36 +45,42 @@ class Anonymizer:
         self.masked[value] = f"{kind}-{digest}"
         return self.masked[value]
 
-    def document(self, document: dict[str, Any]) -> dict[str, Any]:
+    def document(self, document: JSONObject) -> JSONObject:
         """A masked copy of `document` (the signature is dropped: the content changed)."""
         names = self._names(document)
         document = self._scrubbed_environment(document)
-        out: dict[str, Any] = {}
+        out: JSONObject = {}
         for key, value in document.items():
             if key == "signature":
                 continue
             out[key] = value if key in _UNTOUCHED_TOP else self._walk(value, names, addresses=True)
-        if isinstance(out.get("probes"), dict):
-            for probe in out["probes"]:
+        probes = out.get("probes")
+        if isinstance(probes, dict):
+            for probe in probes:
                 if probe in _NO_ADDRESS_PROBES:
-                    out["probes"][probe] = self._walk(document["probes"][probe], names, addresses=False)
+                    probes[probe] = self._walk(value_at(document, "probes", probe), names, addresses=False)
         out["anonymized"] = True
         return out
 
-    def _scrubbed_environment(self, document: dict[str, Any]) -> dict[str, Any]:
+    def _scrubbed_environment(self, document: JSONObject) -> JSONObject:
         """`document` with the env probe's variables redacted by name (HF_TOKEN=...), as the probe does now."""
-        env = ((document.get("probes") or {}).get("env") or {})
-        variables = (env.get("data") or {}).get("vars") if isinstance(env, dict) else None
-        if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
+        probes = object_or_empty(document.get("probes"))
+        env = object_or_empty(probes.get("env"))
+        data = object_or_empty(env.get("data"))
+        variables = data.get("vars")
+        if not isinstance(variables, dict):
             return document
-        data = {**env["data"], "vars": self.redactor.environ(variables)}
-        return {**document, "probes": {**document["probes"], "env": {**env, "data": data}}}
+        texts = {name: value for name, value in variables.items() if isinstance(value, str)}
+        if len(texts) < len(variables):
+            return document
+        redacted = {**data, "vars": self.redactor.environ(texts)}
+        return {**document, "probes": {**probes, "env": {**env, "data": redacted}}}
 
-    def _names(self, document: dict[str, Any]) -> dict[str, str]:
+    def _names(self, document: JSONObject) -> dict[str, str]:
         """Literal host and user names found in the document → their tokens, longest first."""
         found: dict[str, str] = {}
-        host = document.get("host") or {}
-        env = (((document.get("probes") or {}).get("env") or {}).get("data") or {}).get("vars") or {}
+        host = object_or_empty(document.get("host"))
+        env = object_or_empty(value_at(document, "probes", "env", "data", "vars"))
         for name in [host.get("name"), *(env.get(v) for v in _HOST_VARS)]:
             if isinstance(name, str) and name and name not in ("localhost", "imported"):
                 found[name] = self.token("host", name)
@@ -86,7 +92,7 @@ class Anonymizer:
                 found[name] = self.token("user", name)
         return dict(sorted(found.items(), key=lambda kv: -len(kv[0])))
 
-    def _walk(self, value: Any, names: dict[str, str], addresses: bool) -> Any:
+    def _walk(self, value: JSONValue, names: dict[str, str], addresses: bool) -> JSONValue:
         if isinstance(value, str) and value in names:
             return names[value]  # a whole value that is a name, however short
         if isinstance(value, dict):
@@ -94,8 +100,9 @@ class Anonymizer:
             return {self.text(k, names, addresses) if isinstance(k, str) else k:
                     self._walk(v, names, addresses and "version" not in str(k).lower()) for k, v in value.items()}
         if isinstance(value, list):
-            if value and all(isinstance(v, str) for v in value):  # a command line's `--token X` spans two items
-                value = self.redactor.argv(value)
+            texts = [v for v in value if isinstance(v, str)]
+            if value and len(texts) == len(value):  # a command line's `--token X` spans two items
+                return [self._walk(v, names, addresses) for v in self.redactor.argv(texts)]
             return [self._walk(v, names, addresses) for v in value]
         if isinstance(value, str):
             return self.text(self.redactor.text(value), names, addresses)

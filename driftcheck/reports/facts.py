@@ -9,14 +9,15 @@ report held. Absent means "not in the report"; null is never written for it (nul
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
-from driftcheck.nvidia.topo import parse_topo
+from driftcheck.nvidia.topo import parse_topo, topology_devices
 from driftcheck.nvidia.values import NvidiaFormatError, cpu_list
 from driftcheck.probes.env import performance_groups
 from driftcheck.probes.packages import PackagesProbe, normalize_name
 from driftcheck.probes.system import cpu_count
 from driftcheck.probes.torch import TorchProbe, cudnn_version_string, nccl_version_string
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty, value_at
 
 # Answers the tools print when they could not read a fact.
 UNKNOWN = frozenset({"", "n/a", "na", "none", "could not collect", "no cuda", "not set", "module not found",
@@ -38,26 +39,33 @@ def truth(value: str | None) -> bool | None:
     return True if text in ("true", "yes") else False if text in ("false", "no") else None
 
 
-def prune(value: Any) -> Any:
-    """`value` without the None members of its dicts (at every depth), and without emptied dicts."""
-    if isinstance(value, dict):
-        kept = {k: prune(v) for k, v in value.items() if v is not None}
-        return {k: v for k, v in kept.items() if v != {} or not isinstance(value[k], dict)}
-    return value
+def prune(value: Mapping[str, JSONValue]) -> JSONObject:
+    """`value` without the None members of its objects (at every depth), and without emptied objects."""
+    kept: JSONObject = {}
+    for key, member in value.items():
+        if isinstance(member, dict):
+            member = prune(member)
+            if not member:
+                continue
+        if member is not None:
+            kept[key] = member
+    return kept
 
 
-def packages_data(pip: list[tuple[str, str]], conda: list[dict[str, str | None]] | None) -> dict[str, Any]:
+def packages_data(pip: list[tuple[str, str]], conda: list[dict[str, str | None]] | None) -> JSONObject:
     """The `packages` shape of a listed set of (name, version) and conda rows; only name and version per entry."""
-    raw = {"distributions": [{"name": name, "version": version} for name, version in pip],
-           "conda": None if conda is None else {"packages": conda}}
+    raw: JSONObject = {"distributions": [{"name": name, "version": version} for name, version in pip],
+                       "conda": None if conda is None else {"packages": conda}}
     data = PackagesProbe().parse(raw)
-    out: dict[str, Any] = {"packages": {key: {"name": entry["name"], "version": entry["version"]}
-                                        for key, entry in data["packages"].items()}}
-    if data["duplicates"]:
-        out["duplicates"] = {key: [{"version": d["version"]} for d in found]
-                             for key, found in data["duplicates"].items()}
-    if data["conda"] is not None:
-        out["conda"] = prune(data["conda"])
+    out: JSONObject = {"packages": {key: {"name": value_at(entry, "name"), "version": value_at(entry, "version")}
+                                    for key, entry in object_or_empty(data["packages"]).items()}}
+    duplicates = object_or_empty(data["duplicates"])
+    if duplicates:
+        out["duplicates"] = {key: [{"version": value_at(d, "version")} for d in list_or_empty(found)]
+                             for key, found in duplicates.items()}
+    conda_data = data["conda"]
+    if isinstance(conda_data, dict):
+        out["conda"] = prune(conda_data)
     return out
 
 
@@ -66,7 +74,7 @@ _NVCC_RELEASE = re.compile(r"release (?P<release>\d+\.\d+), V(?P<version>\d+(?:\
 _NVCC_VERSION = re.compile(r"^(?P<release>\d+\.\d+)\.\d+$")
 
 
-def cuda_toolkit_data(text: str | None) -> dict[str, Any] | None:
+def cuda_toolkit_data(text: str | None) -> JSONObject | None:
     """The `kernels` shape of the CUDA toolkit nvcc reports: from its release line, or from the `V` number alone
     (collect_env's `CUDA runtime version: 12.9.86` is nvcc's); None when the text holds neither."""
     value = (text or "").strip()
@@ -88,13 +96,14 @@ def torch_version_cuda(version: str | None) -> str | None:
 
 def torch_data(version: str | None, *, debug: bool | None = None, cuda: str | None = None,
                hip: str | None = None, wheels: dict[str, str] | None = None, cudnn: str | None = None,
-               cuda_available: bool | None = None, device_count: int | None = None) -> dict[str, Any] | None:
+               cuda_available: bool | None = None, device_count: int | None = None) -> JSONObject | None:
     """The `torch` shape of a report's torch facts; None when the report names no torch version."""
     if not version:
         return None
     cuda_wheels = {name: v for name, v in sorted((wheels or {}).items()) if name.startswith("nvidia-")}
-    raw = {"installed": True, "version_py": {"__version__": version, "debug": debug, "cuda": cuda, "hip": hip},
-           "cuda_wheels": cuda_wheels}
+    raw: JSONObject = {"installed": True,
+                       "version_py": {"__version__": version, "debug": debug, "cuda": cuda, "hip": hip},
+                       "cuda_wheels": cuda_wheels}
     data = TorchProbe().parse(raw)
     # A wheel's cuDNN is what torch loads; a system library found on disk is the report's only other clue.
     data["cudnn_version"] = data["cudnn_version"] or cudnn_version_string(cudnn)
@@ -127,7 +136,7 @@ def cudnn_from_text(text: str | None) -> str | None:
 
 
 def gpu_data(names: list[str], driver: str | None, source: str, *, count_known: bool = True,
-             cuda_driver: str | None = None) -> dict[str, Any] | None:
+             cuda_driver: str | None = None) -> JSONObject | None:
     """The `gpu` shape of GPU model names in index order (keyed `GPU<index>`: a report names no UUID).
 
     `count_known` is False when the report names one model without enumerating the GPUs (ROCm's line).
@@ -135,12 +144,12 @@ def gpu_data(names: list[str], driver: str | None, source: str, *, count_known: 
     driver = known(driver)
     if not names and not driver:
         return None
-    gpus = {f"GPU{i}": {"index": i, "name": name} for i, name in enumerate(names)}
+    gpus: JSONObject = {f"GPU{i}": {"index": i, "name": name} for i, name in enumerate(names)}
     return prune({"source": source, "driver_version": driver, "cuda_driver_version": known(cuda_driver),
                   "gpu_count": len(names) if names and count_known else None, "gpus": gpus or None})
 
 
-def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
+def pcie_data(topology_text: str | None, source: str) -> JSONObject | None:
     """The `pcie` shape holding the topology matrix of a report; None when it holds no readable matrix."""
     if not topology_text:
         return None
@@ -148,18 +157,21 @@ def pcie_data(topology_text: str | None, source: str) -> dict[str, Any] | None:
         topology = parse_topo(topology_text)
     except NvidiaFormatError:
         return None
-    if len(topology["devices"]) < header_devices(topology_text):
+    devices = topology_devices(topology)
+    if len(devices) < header_devices(topology_text):
         # The paste stops inside the matrix: the rows left would read as a smaller, different machine.
         return None
-    gpus: dict[str, Any] = {}
-    for label in topology["devices"]:
+    cpu_affinity = object_or_empty(topology.get("cpu_affinity"))
+    numa_affinity = object_or_empty(topology.get("numa_affinity"))
+    gpus: JSONObject = {}
+    for label in devices:
         if label.startswith("GPU") and label[3:].isdigit():
-            entry: dict[str, Any] = {"index": int(label[3:])}
-            affinity = (topology.get("cpu_affinity") or {}).get(label)
-            numa = (topology.get("numa_affinity") or {}).get(label)
+            entry: JSONObject = {"index": int(label[3:])}
+            affinity = cpu_affinity.get(label)
+            numa = numa_affinity.get(label)
             if affinity:
                 entry["cpu_affinity"] = affinity
-            if numa and numa.isdigit():
+            if isinstance(numa, str) and numa.isdigit():
                 entry["numa_node"] = int(numa)
             gpus[label] = entry
     return {"source": source, "gpus": gpus, "topology": topology}
@@ -175,7 +187,7 @@ def header_devices(text: str) -> int:
     return 0
 
 
-def env_data(variables: dict[str, str]) -> dict[str, Any] | None:
+def env_data(variables: dict[str, str]) -> JSONObject | None:
     """The `env` shape of the variables a report lists."""
     if not variables:
         return None
@@ -183,18 +195,18 @@ def env_data(variables: dict[str, str]) -> dict[str, Any] | None:
     return {"vars": ordered, "groups": performance_groups(list(ordered))}
 
 
-def nccl_data(variables: dict[str, str]) -> dict[str, Any] | None:
+def nccl_data(variables: dict[str, str]) -> JSONObject | None:
     """The `nccl` shape of the NCCL_* variables among a report's variables."""
     env = {k: v for k, v in sorted(variables.items()) if k.startswith("NCCL_") and k != "NCCL_VERSION"}
     return {"env": env} if env else None
 
 
-def python_data(version_line: str | None, platform_line: str | None) -> dict[str, Any] | None:
+def python_data(version_line: str | None, platform_line: str | None) -> JSONObject | None:
     """The `python` shape of `Python version: 3.12.3 | packaged by ... (64-bit runtime)` and the platform line."""
     version = _VERSION.search(version_line or "")
     if not version:
         return None
-    data: dict[str, Any] = {"version": version.group(0)}
+    data: JSONObject = {"version": version.group(0)}
     compiler = re.search(r"\[([^\]]+)\]", version_line or "")
     if compiler:
         data["compiler"] = compiler.group(1).strip()
@@ -231,9 +243,9 @@ def kernel_cpulist(text: str) -> str:
 
 
 def system_data(os_line: str | None, kernel_release: str | None, lscpu: dict[str, str],
-                numa_cpus: dict[str, str]) -> dict[str, Any] | None:
+                numa_cpus: dict[str, str]) -> JSONObject | None:
     """The `system` shape of a report's OS line, kernel release and lscpu block."""
-    data: dict[str, Any] = {}
+    data: JSONObject = {}
     os_name = known(os_line)
     if os_name:
         # collect_env appends the machine to the OS name: `Ubuntu 22.04.5 LTS (x86_64)`.
@@ -254,7 +266,7 @@ def _number(text: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _cpu_from_lscpu(lscpu: dict[str, str]) -> dict[str, Any] | None:
+def _cpu_from_lscpu(lscpu: dict[str, str]) -> JSONObject | None:
     if not lscpu:
         return None
     sockets = _number(lscpu.get("Socket(s)"))

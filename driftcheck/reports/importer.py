@@ -14,10 +14,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from driftcheck.errors import DriftcheckError, SnapshotError, UsageError
 from driftcheck.nvidia.topo import merge_topology
@@ -28,6 +27,7 @@ from driftcheck.reports.facts import package_key as formats_key
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste, split_sections
 from driftcheck.snapshot.inputs import InputError, read_input
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty, value_at
 from driftcheck.snapshot.keys import KeyPair, load_redaction_secret
 from driftcheck.snapshot.model import Snapshot, new_document, read_snapshot_file
 from driftcheck.snapshot.signing import sign_document
@@ -146,7 +146,7 @@ def _rank(item: ImportedFile, probe: str) -> int:
     return 2 if item.format.name in _SUMMARY else 1
 
 
-def merge_reports(files: Sequence[ImportedFile]) -> tuple[ImportedFile | None, list[dict[str, Any]]]:
+def merge_reports(files: Sequence[ImportedFile]) -> tuple[ImportedFile | None, list[JSONObject]]:
     """The environment reports among `files` as one: per probe, the facts of the more specific source win;
     two sources that disagree on a fact leave a conflict (path, both values, both sources), kept and shown.
 
@@ -162,8 +162,8 @@ def merge_reports(files: Sequence[ImportedFile]) -> tuple[ImportedFile | None, l
         seen[kind] = item
     if len(reports) < 2:
         return (reports[0] if reports else None), []
-    conflicts: list[dict[str, Any]] = []
-    probes: dict[str, dict[str, Any]] = {}
+    conflicts: list[JSONObject] = []
+    probes: dict[str, JSONObject] = {}
     for probe in sorted({p for item in reports for p in item.parsed.probes}):
         holders = sorted((r for r in reports if probe in r.parsed.probes), key=lambda r: _rank(r, probe))
         path = f"probes.{probe}.data"
@@ -185,39 +185,39 @@ def merge_reports(files: Sequence[ImportedFile]) -> tuple[ImportedFile | None, l
     return replace(main, parsed=parsed), conflicts
 
 
-def _merge_into(mine: dict[str, Any], theirs: dict[str, Any], path: str, name: str, origin: dict[str, str],
-                conflicts: list[dict[str, Any]]) -> None:
+def _merge_into(mine: JSONObject, theirs: Mapping[str, JSONValue], path: str, name: str, origin: dict[str, str],
+                conflicts: list[JSONObject]) -> None:
     """Add what `theirs` says and `mine` does not; a value both hold and that differs is a conflict."""
     for key, value in theirs.items():
         at = f"{path}.{key}"
         if key not in mine:
             mine[key] = copy.deepcopy(value)
             origin[at] = name
-        elif isinstance(mine[key], dict) and isinstance(value, dict):
-            _merge_into(mine[key], value, at, name, origin, conflicts)
+        elif isinstance(ours := mine[key], dict) and isinstance(value, dict):
+            _merge_into(ours, value, at, name, origin, conflicts)
         elif mine[key] != value and key != "source" and not _same_name(key, mine[key], value):
             kept_from = origin[max((p for p in origin if at == p or at.startswith(p + ".")), key=len)]
             conflicts.append({"path": at, "kept": mine[key], "kept_from": kept_from, "other": value,
                               "other_from": name})
 
 
-def _same_name(key: str, one: Any, other: Any) -> bool:
+def _same_name(key: str, one: JSONValue, other: JSONValue) -> bool:
     """A package's name as two tools spell it (`PyYAML`, `pyyaml`): one name, no conflict."""
     return key == "name" and isinstance(one, str) and isinstance(other, str) and \
         formats_key(one) == formats_key(other)
 
 
-def _machine_mismatch(gpu: dict[str, Any], topology: dict[str, Any]) -> tuple[int, int] | None:
+def _machine_mismatch(gpu: JSONObject, topology: JSONObject) -> tuple[int, int] | None:
     """The GPU counts of a matrix and a GPU description that show two different machines, or None."""
-    topo_gpus = [d for d in topology.get("devices") or [] if str(d).startswith("GPU")]
+    topo_gpus = [d for d in list_or_empty(topology.get("devices")) if str(d).startswith("GPU")]
     # A description may be trimmed (attached 8, one <gpu> kept): either count may match the matrix.
-    counts = {len(gpu.get("gpus") or {}), gpu.get("gpu_count")}
+    counts = {len(object_or_empty(gpu.get("gpus"))), gpu.get("gpu_count")}
     if topo_gpus and len(topo_gpus) not in counts:
         return len(topo_gpus), max(c for c in counts if isinstance(c, int))
     return None
 
 
-def _outcome(data: dict[str, Any]) -> dict[str, Any]:
+def _outcome(data: JSONObject) -> JSONObject:
     """A probe outcome as the runner writes it: the import read the facts, so the probe is `ok`."""
     return ProbeOutcome("ok", data=data).to_json()
 
@@ -230,7 +230,7 @@ def _one(files: Sequence[ImportedFile], role: str, what: str) -> ImportedFile | 
     return found[0] if found else None
 
 
-def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def combine(files: Sequence[ImportedFile], conflicts: list[JSONObject] | None = None) -> dict[str, JSONObject]:
     """The probes (name → outcome) of the files together: one report, one GPU description, one topology matrix.
 
     A GPU description (nvidia-smi) says more about the GPUs than a report's list of names, so its `gpu` and
@@ -241,23 +241,23 @@ def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | Non
     report = _one(files, "report", "environment report")
     described = _one(files, "gpu", "GPU description (nvidia-smi -q, -q -x, --query-gpu CSV or the nvidia-smi table)")
     matrix = _one(files, "topology", "topology matrix (nvidia-smi topo -m)")
-    probes: dict[str, dict[str, Any]] = dict(report.parsed.probes) if report else {}
-    topology = matrix.parsed.probes["pcie"]["topology"] if matrix else None
-    if report and matrix and (probes.get("pcie") or {}).get("topology"):
+    probes: dict[str, JSONObject] = dict(report.parsed.probes) if report else {}
+    topology = value_at(matrix.parsed.probes["pcie"], "topology") if matrix else None
+    if report and matrix and value_at(probes.get("pcie"), "topology"):
         raise UsageError(f"{matrix.name}: a second topology matrix ({report.name} holds one); import one per snapshot")
     if described is not None:
         if report is not None:
             _check_same_count(report, described, conflicts)
-            topology = topology or (probes.get("pcie") or {}).get("topology")
+            topology = topology or value_at(probes.get("pcie"), "topology")
         probes["gpu"] = described.parsed.probes["gpu"]
-        links = (probes.get("pcie") or {}).get("sysfs")
+        links = value_at(probes.get("pcie"), "sysfs")
         probes["pcie"] = described.parsed.probes["pcie"]
         if links and not probes["pcie"].get("sysfs"):
             # lspci's links (keyed by bus id) say what a GPU description does not: kept beside it.
             probes["pcie"] = {**probes["pcie"], "sysfs": links}
-    if topology is not None and (matrix is not None or described is not None):
-        pcie = probes.get("pcie") or {"source": "nvidia-smi", "gpus": {}, "topology": None, "p2p": None,
-                                      "sysfs": None}
+    if isinstance(topology, dict) and (matrix is not None or described is not None):
+        pcie: JSONObject = probes.get("pcie") or {"source": "nvidia-smi", "gpus": {}, "topology": None, "p2p": None,
+                                                  "sysfs": None}
         mismatch = _machine_mismatch(probes["gpu"], topology) if "gpu" in probes else None
         holder = matrix or report
         if mismatch and (conflicts is None or holder is None):
@@ -274,10 +274,10 @@ def combine(files: Sequence[ImportedFile], conflicts: list[dict[str, Any]] | Non
     return {name: _outcome(data) for name, data in probes.items()}
 
 
-def _check_same_count(report: ImportedFile, described: ImportedFile, conflicts: list[dict[str, Any]] | None) -> None:
+def _check_same_count(report: ImportedFile, described: ImportedFile, conflicts: list[JSONObject] | None) -> None:
     """Refuse a report and a GPU description whose GPU counts show two different machines (or, for sections of
     one body, keep the description's count and record the report's as a conflict)."""
-    counts = ((report.parsed.probes.get("gpu") or {}).get("gpu_count"), described.parsed.probes["gpu"].get("gpu_count"))
+    counts = (value_at(report.parsed.probes.get("gpu"), "gpu_count"), described.parsed.probes["gpu"].get("gpu_count"))
     if None in counts or counts[0] == counts[1]:
         return
     if conflicts is None:
@@ -287,7 +287,7 @@ def _check_same_count(report: ImportedFile, described: ImportedFile, conflicts: 
                       "other": counts[0], "other_from": report.name})
 
 
-def _report_note(files: Sequence[ImportedFile]) -> dict[str, Any] | None:
+def _report_note(files: Sequence[ImportedFile]) -> JSONObject | None:
     """What the text reports said beyond the probes: tool, format, raw fields, unclaimed lines."""
     reports = [f for f in files if f.parsed.role == "report"]
     if not reports:
@@ -298,7 +298,7 @@ def _report_note(files: Sequence[ImportedFile]) -> dict[str, Any] | None:
             "unclaimed_count": len(item.parsed.unclaimed), "noise_count": len(item.parsed.noise)}
 
 
-def _source(item: ImportedFile) -> dict[str, Any]:
+def _source(item: ImportedFile) -> JSONObject:
     """One source as the snapshot names it: file (or section), the format that read it, and what it claims
     whole (`complete`) or ends inside (`cut`)."""
     parsed = item.parsed
@@ -319,14 +319,15 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     report, conflicts = merge_reports(files)
     probes = combine([*([report] if report else []), *(f for f in files if f.parsed.role != "report")],
                      conflicts if one_body else None)
-    host: dict[str, Any] = {"name": files[0].name if files else "imported", "kind": "imported",
-                            "sources": [_source(f) for f in files]}
+    host: JSONObject = {"name": files[0].name if files else "imported", "kind": "imported",
+                        "sources": [_source(f) for f in files]}
     redactor = Redactor(load_redaction_secret())
     note = _report_note([report] if report else [])
     if note is not None:
         # Raw fields and unclaimed lines are the user's text, kept verbatim: but never a secret in it.
-        note["fields"] = {key: _field_value(redactor, key, str(value)) for key, value in note["fields"].items()}
-        note["unclaimed"] = [redactor.text(line) for line in note["unclaimed"]]
+        note["fields"] = {key: _field_value(redactor, key, str(value))
+                          for key, value in object_or_empty(note["fields"]).items()}
+        note["unclaimed"] = [redactor.text(str(line)) for line in list_or_empty(note["unclaimed"])]
         host["report"] = note
     if conflicts:
         host["conflicts"] = conflicts

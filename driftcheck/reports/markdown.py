@@ -12,7 +12,6 @@ import html
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from driftcheck.probes import probe_names
 from driftcheck.reports.summary import header_line, summary_rows
@@ -46,7 +45,7 @@ def _child_path(prefix: str, key: str) -> str:
     return f"{prefix}[{json.dumps(key, ensure_ascii=False)}]"
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: object) -> str:
     if isinstance(value, str):
         return value
     if value is None:
@@ -58,11 +57,11 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def fact_lines(data: Any) -> list[str]:
+def fact_lines(data: object) -> list[str]:
     """`path: value` for every leaf, as `driftcheck show --full` prints them (snapshot.paths.leaves), built faster:
     a report flattens tens of thousands of facts and must stay well under a second."""
     lines: list[str] = []
-    stack: list[tuple[str, Any]] = [("", data)]
+    stack: list[tuple[str, object]] = [("", data)]
     while stack:
         path, value = stack.pop()
         if isinstance(value, dict) and value:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from driftcheck.snapshot.catalog import name_catalog
+from driftcheck.snapshot.jsontypes import JSONValue, list_or_empty, object_or_empty, value_at
 from driftcheck.snapshot.model import Snapshot
 
 _CLOSE_LEVELS = re.compile(r"^(NV\d+|PIX|PXB)$")
@@ -30,20 +30,16 @@ class Row:
     value: str
 
 
-def get(data: Any, path: str) -> Any:
+def get(data: JSONValue, path: str) -> JSONValue:
     """The value at a dotted `path` inside nested dicts, or None where any step is missing."""
-    for part in path.split("."):
-        if not isinstance(data, dict):
-            return None
-        data = data.get(part)
-    return data
+    return value_at(data, *path.split("."))
 
 
-def _join(parts: Iterable[Any], sep: str = ", ") -> str:
+def _join(parts: Iterable[object], sep: str = ", ") -> str:
     return sep.join(str(p) for p in parts if p not in (None, ""))
 
 
-def _count_values(values: list[Any]) -> str:
+def _count_values(values: list[object]) -> str:
     """`700 W` when all agree; `700 W ×6, 500 W ×2` when they do not."""
     counts = Counter(str(v) for v in values if v is not None)
     if not counts:
@@ -53,7 +49,7 @@ def _count_values(values: list[Any]) -> str:
     return ", ".join(f"{value} ×{n}" for value, n in counts.most_common())
 
 
-def short_build(build_id: Any) -> str | None:
+def short_build(build_id: object) -> str | None:
     """The first 8 hex digits of a `sha256:...` build id."""
     if isinstance(build_id, str) and ":" in build_id:
         return build_id.split(":", 1)[1][:8]
@@ -192,7 +188,7 @@ def _gpu_rows(s: Snapshot) -> list[Row]:
     return [r for r in rows if r.value]
 
 
-def _gpu_state_rows(gpus: list[dict[str, Any]]) -> list[Row]:
+def _gpu_state_rows(gpus: Sequence[Mapping[str, JSONValue]]) -> list[Row]:
     if not gpus:
         return []
     rows = []
@@ -201,7 +197,7 @@ def _gpu_state_rows(gpus: list[dict[str, Any]]) -> list[Row]:
                          and (b := get(g, "application_clocks.memory_mhz")) is not None])
     locked = _count_values([f"{v.get('gpu_min_mhz')}-{v.get('gpu_max_mhz')} MHz" for g in gpus
                             if isinstance(v := g.get("locked_clocks"), dict)])
-    reasons = Counter(r for g in gpus for r in (g.get("clock_event_reasons") or []) if r != "idle")
+    reasons = Counter(str(r) for g in gpus for r in list_or_empty(g.get("clock_event_reasons")) if r != "idle")
     clocks = _join([f"SM max {max_sm}" if max_sm else None, f"app {app}" if app else None,
                     f"locked {locked}" if locked else None,
                     "throttled: " + _join(f"{r} ×{n}" for r, n in reasons.most_common()) if reasons else None], "; ")
@@ -219,22 +215,24 @@ def _gpu_state_rows(gpus: list[dict[str, Any]]) -> list[Row]:
                    f"ECC {ecc}" if ecc else None, f"MIG {mig}" if mig else None], "; ")
     if power:
         rows.append(Row("gpus", "power", power))
-    busy = sum(len(g.get("processes") or {}) for g in gpus)
+    busy = sum(len(object_or_empty(g.get("processes"))) for g in gpus)
     if busy:
         rows.append(Row("gpus", "processes", f"{busy} process(es) on the GPUs"))
     return rows
 
 
-def _link_text(link: dict[str, Any]) -> str:
+def _link_text(link: Mapping[str, object]) -> str:
     return (f"Gen{link.get('gen_current')} x{link.get('width_current')} "
             f"(max Gen{link.get('gen_max')} x{link.get('width_max')})")
 
 
-def _pcie_rows(pcie: dict[str, Any]) -> list[Row]:
+def _pcie_rows(pcie: Mapping[str, JSONValue]) -> list[Row]:
     rows = []
     links = {}
-    for key, entry in sorted((pcie.get("gpus") or {}).items(), key=lambda kv: str(kv[1].get("index"))):
-        link = entry.get("link") if isinstance(entry, dict) else None
+    for key, entry in sorted(object_or_empty(pcie.get("gpus")).items(), key=lambda kv: str(value_at(kv[1], "index"))):
+        if not isinstance(entry, dict):
+            continue
+        link = entry.get("link")
         if isinstance(link, dict) and link.get("width_current") is not None:
             links[f"GPU{entry.get('index', key)}"] = link
     if links:
@@ -255,15 +253,15 @@ def _pcie_rows(pcie: dict[str, Any]) -> list[Row]:
     return rows
 
 
-def topology_line(topology: dict[str, Any]) -> str:
+def topology_line(topology: Mapping[str, JSONValue]) -> str:
     """The GPU-to-GPU topology in one line: `NV18 all pairs`, `PIX/SYS: 2 PCIe islands`, ..."""
-    pairs = {k: v for k, v in (topology.get("pairs") or {}).items()
+    pairs = {k: str(v) for k, v in object_or_empty(topology.get("pairs")).items()
              if all(part.startswith("GPU") for part in k.split("~"))}
-    gpus = [d for d in topology.get("devices") or [] if str(d).startswith("GPU")]
+    gpus = [str(d) for d in list_or_empty(topology.get("devices")) if str(d).startswith("GPU")]
     if not pairs:
         return f"{len(gpus)} GPU, no pairs" if gpus else "no GPUs in the matrix"
     levels = Counter(pairs.values())
-    nics = [d for d in topology.get("devices") or [] if not str(d).startswith("GPU")]
+    nics = [d for d in list_or_empty(topology.get("devices")) if not str(d).startswith("GPU")]
     nic_text = f"; {len(nics)} NICs" if nics else ""
     if len(levels) == 1:
         return f"{next(iter(levels))} all pairs{nic_text}"
@@ -295,7 +293,7 @@ def _islands(gpus: list[str], pairs: dict[str, str]) -> list[set[str]]:
     return list(groups.values())
 
 
-def _perf_vars(variables: Any) -> dict[str, Any]:
+def _perf_vars(variables: object) -> dict[str, object]:
     """The variables of a performance family (the catalog's env families), of an environment."""
     if not isinstance(variables, dict):
         return {}
@@ -303,7 +301,7 @@ def _perf_vars(variables: Any) -> dict[str, Any]:
     return {k: v for k, v in variables.items() if catalog.env_family_of(str(k)) is not None}
 
 
-def _var_rows(label: str, variables: dict[str, Any]) -> list[Row]:
+def _var_rows(label: str, variables: Mapping[str, object]) -> list[Row]:
     if not variables:
         return [Row("environment", label, "none set")]
     items = [f"{k}={_short(str(v))}" for k, v in sorted(variables.items())]
@@ -315,7 +313,7 @@ def _var_rows(label: str, variables: dict[str, Any]) -> list[Row]:
 
 def _env_rows(s: Snapshot) -> list[Row]:
     env = get(s.probe_data("env"), "vars") or {}
-    nccl = get(s.probe_data("nccl"), "env") or {}
+    nccl = object_or_empty(get(s.probe_data("nccl"), "env"))
     processes = get(s.probe_data("process"), "processes") or {}
     # A described server runs with the environment it was started with, not driftcheck's: "none set" for
     # the shell says nothing about a server started with NCCL_P2P_DISABLE=1, so each one gets its own line.
@@ -336,7 +334,7 @@ def _nccl_rows(s: Snapshot) -> list[Row]:
     if not nccl:
         return []
     found = nccl.get("library")
-    library: dict[str, Any] = found if isinstance(found, dict) else {}
+    library: dict[str, object] = found if isinstance(found, dict) else {}
     ib = nccl.get("infiniband")
     ports = [p for dev in (ib or {}).values() if isinstance(dev, dict)
              for p in (dev.get("ports") or {}).values() if isinstance(p, dict)]
@@ -372,15 +370,15 @@ def _knob_rows(s: Snapshot) -> list[Row]:
     rows = [Row("system", "knobs", knobs)] if knobs else []
     extra = _join([f"cgroup {cgroup}" if cgroup else None,
                    f"isolcpus {system['isolcpus']}" if system.get("isolcpus") else None,
-                   f"swap {_bytes((get(system, 'swap.total_kib') or 0) * 1024)}"
-                   if get(system, "swap.total_kib") else None,
+                   f"swap {_bytes(swap * 1024)}"
+                   if isinstance(swap := get(system, "swap.total_kib"), (int, float)) and swap else None,
                    f"memlock {system.get('memlock_limit_bytes')}" if system.get("memlock_limit_bytes") else None], "; ")
     if extra:
         rows.append(Row("system", "limits", extra))
     return rows
 
 
-def _bytes(value: Any) -> str:
+def _bytes(value: object) -> str:
     if not isinstance(value, (int, float)):
         return str(value)
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):

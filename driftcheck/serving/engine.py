@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
 
 from driftcheck.serving.http import ServerError, get
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
 SGLANG_INFO_PATHS = ("/get_server_info", "/server_info")
 SGLANG_MODEL_PATHS = ("/get_model_info", "/model_info")
@@ -36,14 +36,14 @@ _MODEL_KEYS = ("owned_by", "root", "parent", "max_model_len")
 Scrub = Callable[[str, str], str]
 
 
-def gather_replies(url: str, timeout_s: float = 10.0) -> dict[str, Any]:
+def gather_replies(url: str, timeout_s: float = 10.0) -> JSONObject:
     """GET the self-describing endpoints of the server at `url`: path → {status, body, content_type, server}.
 
     /get_model_info is asked only of a server that answered /get_server_info, /metrics only of one that
     answered /version (vLLM): elsewhere they say nothing about configuration. An unreachable server raises
     ServerError on the first request; a later endpoint that fails is recorded with its error (status None).
     """
-    replies: dict[str, Any] = {}
+    replies: JSONObject = {}
 
     def ask(path: str) -> bool:
         try:
@@ -66,16 +66,23 @@ def gather_replies(url: str, timeout_s: float = 10.0) -> dict[str, Any]:
     return {"url": url, "replies": replies}
 
 
-def _json_body(replies: dict[str, Any], *paths: str) -> Any:
+def _json_body(replies: JSONObject, *paths: str) -> JSONValue:
     """The decoded JSON of the first of `paths` that answered 200 with JSON, else None."""
     for path in paths:
-        reply = replies.get(path) or {}
+        reply = object_or_empty(replies.get(path))
         if reply.get("status") == 200:
             try:
-                return json.loads(reply.get("body") or "")
+                decoded: JSONValue = json.loads(_body(reply))
             except ValueError:
                 continue
+            return decoded
     return None
+
+
+def _body(reply: JSONObject) -> str:
+    """The text a recorded reply carried ("" for none)."""
+    body = reply.get("body")
+    return body if isinstance(body, str) else ""
 
 
 def prometheus_info_gauges(text: str, keep: Callable[[str], bool]) -> dict[str, list[dict[str, str]]]:
@@ -91,7 +98,7 @@ def prometheus_info_gauges(text: str, keep: Callable[[str], bool]) -> dict[str, 
     return found
 
 
-def label_value(text: str) -> Any:
+def label_value(text: str) -> bool | int | float | str | None:
     """A Prometheus label value as the fact it stands for: "None" → None, "True" → True, "0.9" → 0.9."""
     if text in ("None", "none", "null"):
         return None
@@ -105,11 +112,11 @@ def label_value(text: str) -> Any:
     return text
 
 
-def _vllm_config(metrics_text: str, scrub: Scrub) -> dict[str, Any]:
+def _vllm_config(metrics_text: str, scrub: Scrub) -> JSONObject:
     """vLLM's configuration gauges: gauge (without `vllm:`) → engine index → label → value."""
-    config: dict[str, Any] = {}
+    config: JSONObject = {}
     for name, series in prometheus_info_gauges(metrics_text, lambda name: bool(_VLLM_CONFIG_GAUGE.match(name))).items():
-        per_engine: dict[str, Any] = {}
+        per_engine: JSONObject = {}
         for index, labels in enumerate(series):
             engine = labels.pop("engine", None) or str(index)
             per_engine[engine] = {key: scrub(key, value) if isinstance(value, str) else value
@@ -118,47 +125,49 @@ def _vllm_config(metrics_text: str, scrub: Scrub) -> dict[str, Any]:
     return config
 
 
-def _models(listing: Any) -> dict[str, Any]:
+def _models(listing: JSONValue) -> JSONObject:
     """The served models by id, with what describes them (not creation times or permission ids)."""
-    if not isinstance(listing, dict) or not isinstance(listing.get("data"), list):
+    if not isinstance(listing, dict) or not isinstance(entries := listing.get("data"), list):
         return {}
-    models = {}
-    for entry in listing["data"]:
+    models: JSONObject = {}
+    for entry in entries:
         if isinstance(entry, dict) and entry.get("id") is not None:
             models[str(entry["id"])] = {key: entry[key] for key in _MODEL_KEYS if key in entry}
     return models
 
 
-def _sglang(info: dict[str, Any], model_info: Any, scrub: Scrub) -> dict[str, Any]:
+def _sglang(info: JSONObject, model_info: JSONValue, scrub: Scrub) -> JSONObject:
     """SGLang's server arguments, scheduler limits and per-rank state, secrets scrubbed."""
-    args = {key: _scrubbed(key, value, scrub) for key, value in sorted(info.items()) if key not in _SGLANG_NOT_ARGS}
+    args: JSONObject = {key: _scrubbed(key, value, scrub) for key, value in sorted(info.items())
+                        if key not in _SGLANG_NOT_ARGS}
     # Older releases nest the arguments; newer ones flatten them (`**dataclasses.asdict(server_args)`).
     nested = args.pop("server_args", None)
     if isinstance(nested, dict):
         args.update({key: _scrubbed(key, value, scrub) for key, value in nested.items()})
     ranks = info.get("internal_states")
-    states: dict[str, Any] = {}
+    states: JSONObject = {}
     if isinstance(ranks, list):
         for rank, state in enumerate(ranks):
             if isinstance(state, dict):
                 states[str(rank)] = _rank_state(state, args, scrub)
-    data: dict[str, Any] = {"server_args": args, "internal_states": states,
-                            "scheduler": {key: info[key] for key in _SGLANG_NOT_ARGS[2:] if key in info}}
+    data: JSONObject = {"server_args": args, "internal_states": states,
+                        "scheduler": {key: info[key] for key in _SGLANG_NOT_ARGS[2:] if key in info}}
     if isinstance(model_info, dict):
         data["model_info"] = {key: _scrubbed(key, value, scrub) for key, value in sorted(model_info.items())}
     return data
 
 
-def _rank_state(state: dict[str, Any], args: dict[str, Any], scrub: Scrub) -> dict[str, Any]:
+def _rank_state(state: JSONObject, args: JSONObject, scrub: Scrub) -> JSONObject:
     """One DP rank's report: what it measured (`state`) and the arguments it resolved to another value
     (`resolved`: an attention backend left unset on the command line). It repeats every other argument."""
-    resolved = {key: _scrubbed(key, value, scrub) for key, value in sorted(state.items())
-                if key in args and args[key] != _scrubbed(key, value, scrub)}
-    measured = {key: _scrubbed(key, value, scrub) for key, value in sorted(state.items()) if key not in args}
+    resolved: JSONObject = {key: _scrubbed(key, value, scrub) for key, value in sorted(state.items())
+                            if key in args and args[key] != _scrubbed(key, value, scrub)}
+    measured: JSONObject = {key: _scrubbed(key, value, scrub) for key, value in sorted(state.items())
+                            if key not in args}
     return {"resolved": resolved, "state": measured}
 
 
-def _scrubbed(key: str, value: Any, scrub: Scrub) -> Any:
+def _scrubbed(key: str, value: JSONValue, scrub: Scrub) -> JSONValue:
     if isinstance(value, str):
         return scrub(key, value)
     if isinstance(value, list):
@@ -166,7 +175,7 @@ def _scrubbed(key: str, value: Any, scrub: Scrub) -> Any:
     return value
 
 
-def engine_name(replies: dict[str, Any]) -> str:
+def engine_name(replies: JSONObject) -> str:
     """sglang, vllm, openai-compatible (lists models or has a /version, nothing engine-specific), or unknown."""
     if _json_body(replies, *SGLANG_INFO_PATHS) is not None:
         return "sglang"
@@ -178,18 +187,18 @@ def engine_name(replies: dict[str, Any]) -> str:
     return "unknown"
 
 
-def _version(replies: dict[str, Any]) -> Any:
+def _version(replies: JSONObject) -> JSONValue:
     version = _json_body(replies, "/version")
     return version.get("version") if isinstance(version, dict) else None
 
 
-def _vllm_signs(replies: dict[str, Any], models: dict[str, Any]) -> bool:
+def _vllm_signs(replies: JSONObject, models: JSONObject) -> bool:
     """A /version answer is not enough (other servers have one): vLLM also owns its models or its metrics."""
     if _version(replies) is None:
         return False
-    metrics = replies.get("/metrics") or {}
-    return any(m.get("owned_by") == "vllm" for m in models.values()) or \
-        (metrics.get("status") == 200 and "vllm:" in (metrics.get("body") or ""))
+    metrics = object_or_empty(replies.get("/metrics"))
+    return any(object_or_empty(m).get("owned_by") == "vllm" for m in models.values()) or \
+        (metrics.get("status") == 200 and "vllm:" in _body(metrics))
 
 
 def no_scrub(key: str, value: str) -> str:
@@ -197,20 +206,21 @@ def no_scrub(key: str, value: str) -> str:
     return value
 
 
-def describe(raw: dict[str, Any], scrub: Scrub = no_scrub) -> dict[str, Any]:
+def describe(raw: JSONObject, scrub: Scrub = no_scrub) -> JSONObject:
     """The facts in `gather_replies` output: engine, version, models, settings (pure).
 
     `scrub(key, value)` returns what may be stored of a string value (API keys and passwords among the
     server arguments are replaced by a digest, so a change stays visible and the value does not).
     """
-    replies: dict[str, Any] = raw.get("replies") or {}
+    replies = object_or_empty(raw.get("replies"))
     engine = engine_name(replies)
-    data: dict[str, Any] = {
+    data: JSONObject = {
         "url": raw.get("url"),
         "engine": engine,
         "version": None,
-        "endpoints": {path: reply.get("status") for path, reply in sorted(replies.items())},
-        "http_server": next((r.get("server") for r in replies.values() if r.get("server")), None),
+        "endpoints": {path: object_or_empty(reply).get("status") for path, reply in sorted(replies.items())},
+        "http_server": next((server for reply in replies.values()
+                             if (server := object_or_empty(reply).get("server"))), None),
         "models": _models(_json_body(replies, "/v1/models")),
     }
     if engine == "sglang":
@@ -221,13 +231,13 @@ def describe(raw: dict[str, Any], scrub: Scrub = no_scrub) -> dict[str, Any]:
     else:
         data["version"] = _version(replies)
     if engine == "vllm":
-        metrics = replies.get("/metrics") or {}
+        metrics = object_or_empty(replies.get("/metrics"))
         if metrics.get("status") == 200:
-            data["vllm_config"] = _vllm_config(metrics.get("body") or "", scrub)
+            data["vllm_config"] = _vllm_config(_body(metrics), scrub)
     return data
 
 
-def describe_server(url: str, timeout_s: float = 10.0, scrub: Scrub = no_scrub) -> dict[str, Any]:
+def describe_server(url: str, timeout_s: float = 10.0, scrub: Scrub = no_scrub) -> JSONObject:
     """Ask the server at `url` and describe it (ServerError when it cannot be reached)."""
     return describe(gather_replies(url, timeout_s), scrub)
 

@@ -6,10 +6,8 @@ Only the standard library talks HTTP, so driftcheck needs no HTTP client in the 
 from __future__ import annotations
 
 import http.client
-import json
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any
 
 from driftcheck.errors import DriftcheckError, UsageError
 
@@ -66,13 +64,6 @@ class Reply:
     content_type: str = ""
     server: str = ""
 
-    def json(self) -> Any:
-        """The body decoded as JSON, or None when it is not JSON."""
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
-
     def text(self) -> str:
         return self.body.decode("utf-8", errors="replace")
 
@@ -94,10 +85,7 @@ def get(url: str, path: str, timeout_s: float = 10.0) -> Reply:
         conn.close()
 
 
-def get_json(url: str, path: str, timeout_s: float = 10.0) -> Any:
-    """GET `path`; the decoded JSON, or None when the server has no such endpoint or answers no JSON."""
-    reply = get(url, path, timeout_s)
-    return reply.json() if reply.status == 200 else None
+
 
 
 def error_line(status: int, body: bytes) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 # Command lines that start an engine's HTTP server (`python -m sglang.launch_server`, `sglang serve`,
 # `vllm serve`, `python -m vllm.entrypoints.openai.api_server`), and the port each listens on by default.
@@ -26,10 +25,10 @@ def engine_of(argv: Sequence[str]) -> tuple[str, int] | None:
     return next(((name, port) for name, pattern, port in _ENGINES if pattern.search(line)), None)
 
 
-def launch_flags(argv: Sequence[str]) -> dict[str, Any]:
+def launch_flags(argv: Sequence[str]) -> dict[str, str | bool]:
     """The `--flag value` / `--flag=value` / bare `--flag` options of a command line, by the argument name
     the engine reports (`--chunked-prefill-size` -> `chunked_prefill_size`); a bare flag is True."""
-    flags: dict[str, Any] = {}
+    flags: dict[str, str | bool] = {}
     args = list(argv)
     for i, arg in enumerate(args):
         if not arg.startswith("--") or arg == "--":

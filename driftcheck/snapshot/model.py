@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from driftcheck.errors import SnapshotError
 from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.canonical import snapshot_id
 from driftcheck.snapshot.inputs import InputError, read_input
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 from driftcheck.snapshot.version import VERSION
 from driftcheck.snapshot.vocabulary import STATUSES
 
@@ -65,7 +67,7 @@ class Snapshot:
             counts[outcome["status"]] = counts.get(outcome["status"], 0) + 1
         return dict(sorted(counts.items()))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JSONObject:
         """The identifying facts of a snapshot, as the `a`/`b` members of the diff JSON."""
         return {"id": self.id, "created_at": self.created_at, "host": self.host_name, "label": self.label,
                 "source": self.source, "signed": bool(self.document.get("signature"))}
@@ -76,8 +78,8 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def new_document(host: dict[str, Any], probes: dict[str, dict[str, Any]], label: str | None = None,
-                 origin: str = "probed", created_at: str | None = None) -> dict[str, Any]:
+def new_document(host: Mapping[str, JSONValue], probes: Mapping[str, Mapping[str, JSONValue]],
+                 label: str | None = None, origin: str = "probed", created_at: str | None = None) -> JSONObject:
     """An unsigned snapshot document. `origin` is `probed`, `replayed` or `imported`."""
     return {
         "schema": SCHEMA_VERSION,
@@ -94,7 +96,7 @@ def _fail(source: str, reason: str) -> SnapshotError:
     return SnapshotError(source, reason)
 
 
-def validate_document(document: Any, source: str) -> dict[str, Any]:
+def validate_document(document: object, source: str) -> JSONObject:
     """`document` if it is a snapshot this driftcheck can read; SnapshotError naming the problem if not."""
     if not isinstance(document, dict):
         raise _fail(source, "not a driftcheck snapshot (expected a JSON object)")
@@ -148,10 +150,10 @@ DATA_SHAPES: dict[str, dict[str, str]] = {
 }
 
 
-def _shape_problem(name: str, data: dict[str, Any]) -> str | None:
+def _shape_problem(name: str, data: Mapping[str, object]) -> str | None:
     """What breaks DATA_SHAPES in the data of probe `name`, or None."""
     for path, kind in DATA_SHAPES.get(name, {}).items():
-        value: Any = data
+        value: object = data
         for step in path.split("."):
             value = value.get(step) if isinstance(value, dict) else None
         if value is None:
@@ -166,12 +168,13 @@ def _shape_problem(name: str, data: dict[str, Any]) -> str | None:
     return None
 
 
-def _outcome_problem(outcome: dict[str, Any], name: str = "") -> str | None:
+def _outcome_problem(outcome: Mapping[str, object], name: str = "") -> str | None:
     """What is wrong with the shape of one probe outcome (beyond its status), or None."""
-    if outcome.get("data") is not None and not isinstance(outcome["data"], dict):
+    data = outcome.get("data")
+    if data is not None and not isinstance(data, dict):
         return "data must be an object"
-    if isinstance(outcome.get("data"), dict):
-        problem = _shape_problem(name, outcome["data"])
+    if isinstance(data, dict):
+        problem = _shape_problem(name, data)
         if problem:
             return problem
     if outcome.get("error") is not None and not isinstance(outcome["error"], (str, dict)):
@@ -182,7 +185,7 @@ def _outcome_problem(outcome: dict[str, Any], name: str = "") -> str | None:
     return None
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON value")
 
 
@@ -204,7 +207,7 @@ def _bounded_int(text: str) -> int:
     return value
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _unique_keys(pairs: list[tuple[str, JSONValue]]) -> JSONObject:
     """An object whose keys are all different: with a duplicate, the signed bytes and what a reader sees
     could disagree, so it is refused."""
     document = dict(pairs)
@@ -215,7 +218,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return document
 
 
-def _check_values(value: Any, depth: int = 0) -> None:
+def _check_values(value: object, depth: int = 0) -> None:
     """Refuse what JSON allows but a snapshot cannot hold: lone surrogates (not Unicode), absurd depth,
     integers beyond 64 bits."""
     if depth > MAX_DEPTH:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9_\-]+$")
 
 PathPart = str | int
 
 
-def leaves(data: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+def leaves(data: object, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], object]]:
     """Every (path parts, value) under `data`, keys in sorted order; as in a diff, a list, a scalar or an
     empty mapping is a leaf (a non-empty mapping is descended into)."""
     if isinstance(data, dict) and data:

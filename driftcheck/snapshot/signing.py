@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from driftcheck.snapshot.canonical import canonical_bytes, content_of
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 from driftcheck.snapshot.keys import KeyPair, fingerprint
 
 ALGORITHM = "ed25519"
 
 
-def sign_document(document: dict[str, Any], key: KeyPair) -> dict[str, Any]:
+def sign_document(document: Mapping[str, JSONValue], key: KeyPair) -> JSONObject:
     """A copy of `document` with a signature over its canonical content."""
     content = content_of(document)
     value = key.private_key.sign(canonical_bytes(content))
@@ -44,11 +45,13 @@ def _trusted(trust: list[str], public_key_b64: str, key_fingerprint: str) -> boo
     return bool(wanted & {public_key_b64, key_fingerprint, bare})
 
 
-def verify_document(document: dict[str, Any], trust: list[str] | None = None) -> Verification:
+def verify_document(document: Mapping[str, object], trust: list[str] | None = None) -> Verification:
     """Check a document's signature, and that its key is among `trust` (keys or fingerprints) if given."""
     signature = document.get("signature")
     if not signature:
         return Verification("unsigned", "not signed (taken with --no-sign, or imported)")
+    if not isinstance(signature, dict):
+        return Verification("altered", "signature block is malformed")
     try:
         if signature.get("algorithm") != ALGORITHM:
             return Verification("altered", f"unknown signature algorithm {signature.get('algorithm')!r}")

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from driftcheck.errors import DriftcheckError, KeyFileError, UsageError
 from driftcheck.snapshot.home import config_dir, ensure_private_dir
+from driftcheck.snapshot.jsontypes import JSONObject
 from driftcheck.snapshot.keys import SIGNING_KEY_FILE, fingerprint, load_signing_key
 from driftcheck.snapshot.signing import verify_document
 
@@ -70,7 +71,7 @@ class Signer:
             return "altered after signing: the signature does not match"
         return f"{self.note}: not signed" if self.note else "not signed"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The signer as JSON: state, fingerprint, name, trusted, note and the sentence `text()` says."""
         return {"state": self.state, "fingerprint": self.fingerprint, "name": self.name, "trusted": self.trusted,
                 "note": self.note, "text": self.text()}
@@ -161,7 +162,7 @@ class TrustStore:
         tmp.write_text("".join(f"{k.fingerprint} {k.name}\n" for k in entries), "utf-8")
         os.replace(tmp, self.path)  # whole or not at all, never half a file
 
-    def signer_of(self, document: dict[str, Any]) -> Signer:
+    def signer_of(self, document: Mapping[str, object]) -> Signer:
         """Who signed `document`, in this user's terms."""
         verdict = verify_document(document)
         if verdict.status == "unsigned":

@@ -13,38 +13,43 @@ and a signature that still verifies); the store checks that before it relies on 
 from __future__ import annotations
 
 import zlib
-from typing import Any
 
 from driftcheck.snapshot.canonical import canonical_bytes
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
-Delta = dict[str, Any]
+# A tree shaped like the document: an object descends, `[value]` sets a key, `[]` removes it.
+Delta = JSONObject
 
 
-def _same(before: Any, after: Any) -> bool:
+def _same(before: JSONValue, after: JSONValue) -> bool:
     # `1 == 1.0 == True` in Python, but not in JSON: the type decides the canonical bytes, also inside a list.
     if type(before) is not type(after) or before != after:
         return False
     return not isinstance(before, list) or canonical_bytes(before) == canonical_bytes(after)
 
 
-def delta_tree(base: dict[str, Any], target: dict[str, Any]) -> Delta:
+def delta_tree(base: JSONObject, target: JSONObject) -> Delta:
     """The delta that turns `base` into `target` (empty when they are equal)."""
     delta: Delta = {}
     for key in set(base) | set(target):
         if key not in target:
             delta[key] = []
-        elif key not in base:
-            delta[key] = [target[key]]
-        elif isinstance(base[key], dict) and isinstance(target[key], dict):
-            inner = delta_tree(base[key], target[key])
+            continue
+        after = target[key]
+        if key not in base:
+            delta[key] = [after]
+            continue
+        before = base[key]
+        if isinstance(before, dict) and isinstance(after, dict):
+            inner = delta_tree(before, after)
             if inner:
                 delta[key] = inner
-        elif not _same(base[key], target[key]):
-            delta[key] = [target[key]]
+        elif not _same(before, after):
+            delta[key] = [after]
     return delta
 
 
-def apply_delta(document: dict[str, Any], delta: Delta) -> dict[str, Any]:
+def apply_delta(document: JSONObject, delta: Delta) -> JSONObject:
     """`document` with `delta` applied, changed in place (ValueError when the delta does not fit it).
 
     In place because a chain applies dozens of deltas to one freshly parsed document: copying it at
@@ -58,14 +63,14 @@ def apply_delta(document: dict[str, Any], delta: Delta) -> dict[str, Any]:
                 document[key] = change[0]
             else:
                 document.pop(key, None)
-        elif isinstance(change, dict) and isinstance(document.get(key), dict):
-            apply_delta(document[key], change)
+        elif isinstance(change, dict) and isinstance(inner := document.get(key), dict):
+            apply_delta(inner, change)
         else:
             raise ValueError(f"delta at {key!r} does not fit its base")
     return document
 
 
-def pack(value: Any) -> bytes:
+def pack(value: object) -> bytes:
     """`value` as compressed canonical JSON: what the store writes."""
     return zlib.compress(canonical_bytes(value), 9)
 

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from driftcheck.errors import DriftcheckError, UnknownSnapshotError, UsageError
 from driftcheck.snapshot.home import ensure_private_dir
+from driftcheck.snapshot.jsontypes import JSONObject
 from driftcheck.snapshot.model import Snapshot, utc_now
 from driftcheck.store.snapshots import Store
 
@@ -39,7 +39,7 @@ class NamedSnapshot:
     host: str
     label: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"name": self.name, "id": self.snapshot_id, "saved_at": self.saved_at, "host": self.host,
                 "label": self.label}
 
@@ -73,7 +73,7 @@ class NamedSnapshots:
         taken before the store's write lock, as `save` does)."""
         return self._locked()
 
-    def _read(self) -> dict[str, dict[str, Any]]:
+    def _read(self) -> dict[str, JSONObject]:
         try:
             document = json.loads(self.path.read_text("utf-8"))
         except FileNotFoundError:
@@ -84,7 +84,7 @@ class NamedSnapshots:
             raise DriftcheckError(f"{self.path}: not a driftcheck baselines file")
         return dict(document["baselines"])
 
-    def _write(self, entries: dict[str, dict[str, Any]]) -> None:
+    def _write(self, entries: dict[str, JSONObject]) -> None:
         tmp = self.path.with_name(f".{self.path.name}.tmp{os.getpid()}")
         tmp.write_text(json.dumps({"baselines": dict(sorted(entries.items()))}, indent=2, sort_keys=True) + "\n",
                        "utf-8")
@@ -114,7 +114,7 @@ class NamedSnapshots:
 
     def entries(self) -> list[NamedSnapshot]:
         """Every baseline, by name."""
-        return [NamedSnapshot(name, str(e.get("id")), str(e.get("saved_at")), str(e.get("host")), e.get("label"))
+        return [NamedSnapshot(name, str(e.get("id")), str(e.get("saved_at")), str(e.get("host")), _label(e))
                 for name, e in sorted(self._read().items())]
 
     def get(self, name: str) -> NamedSnapshot:
@@ -139,3 +139,9 @@ class NamedSnapshots:
             del entries[name]
             self._write(entries)
         return baseline
+
+
+def _label(entry: JSONObject) -> str | None:
+    """The label a baselines file keeps for one entry (text, or null for none)."""
+    label = entry.get("label")
+    return None if label is None else str(label)

@@ -13,16 +13,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from driftcheck.errors import SnapshotError, TamperedSnapshotError, UnknownSnapshotError
 from driftcheck.snapshot.canonical import canonical_bytes
 from driftcheck.snapshot.canonical import snapshot_id as snapshot_id_of
 from driftcheck.snapshot.home import data_dir
+from driftcheck.snapshot.jsontypes import JSONObject
 from driftcheck.snapshot.model import Snapshot, parse_snapshot, validate_document
 from driftcheck.store.database import STORE_FILE, open_database
 from driftcheck.store.delta import apply_delta, delta_tree, pack, unpack
@@ -93,14 +94,16 @@ class BootPoints:
     before_id: str | None
 
 
-def probe_set_of(document: dict[str, Any]) -> str:
+def probe_set_of(document: Mapping[str, object]) -> str:
     """The names of the probes a snapshot holds, as one string: snapshots alike in it delta well."""
-    return ",".join(sorted(document.get("probes", {})))
+    probes = document.get("probes")
+    return ",".join(sorted(probes)) if isinstance(probes, dict) else ""
 
 
-def boot_id_of(document: dict[str, Any]) -> str | None:
+def boot_id_of(document: Mapping[str, object]) -> str | None:
     """The kernel boot id a snapshot recorded (system probe), or None when it holds none."""
-    outcome = document.get("probes", {}).get("system")
+    probes = document.get("probes")
+    outcome = probes.get("system") if isinstance(probes, dict) else None
     data = outcome.get("data") if isinstance(outcome, dict) and outcome.get("status") == "ok" else None
     value = data.get("boot_id") if isinstance(data, dict) else None
     return value if isinstance(value, str) and value else None
@@ -195,9 +198,9 @@ class Store:
                 db.execute("UPDATE snapshots SET probe_set = ? WHERE seq = ?",
                            (probe_set_of(self._decode(db, seq)), seq))
 
-    def _decode(self, db: sqlite3.Connection, seq: int) -> dict[str, Any]:
+    def _decode(self, db: sqlite3.Connection, seq: int) -> JSONObject:
         """The document of row `seq`: its whole snapshot with every delta on the way applied."""
-        document: dict[str, Any] | None = None
+        document: JSONObject | None = None
         try:
             for base_seq, payload, text in db.execute(_CHAIN, (seq,)).fetchall():
                 if payload is None:  # a row an older driftcheck wrote and the conversion could not read
@@ -214,7 +217,7 @@ class Store:
             raise SnapshotError(f"{self.path} row {seq}", "missing or damaged in the store")
         return document
 
-    def _encode(self, db: sqlite3.Connection, document: dict[str, Any], host: str, before_seq: int | None,
+    def _encode(self, db: sqlite3.Connection, document: JSONObject, host: str, before_seq: int | None,
                 avoid: set[int] | frozenset[int] = frozenset()) -> tuple[int | None, int, bytes]:
         """(base_seq, run, payload) for `document`: a delta when that is small and exact, else the whole.
 
@@ -225,7 +228,7 @@ class Store:
         set of probes, not one per run. Rows in `avoid` (about to be deleted) are never a base.
         """
         query = "SELECT seq, run_pos FROM snapshots WHERE host = ? AND probe_set = ? AND payload IS NOT NULL"
-        params: tuple[Any, ...] = (host, probe_set_of(document))
+        params: tuple[str | int, ...] = (host, probe_set_of(document))
         if before_seq is not None:
             query += " AND seq < ?"
             params += (before_seq,)
@@ -248,9 +251,8 @@ class Store:
             return None, 0, pack(document)
         return base_seq, run, payload
 
-    def _write_encoding(self, db: sqlite3.Connection, seq: int, document: dict[str, Any]) -> None:
-        host = str(document["host"].get("name", "?"))
-        base_seq, run_pos, payload = self._encode(db, document, host, seq)
+    def _write_encoding(self, db: sqlite3.Connection, seq: int, document: JSONObject) -> None:
+        base_seq, run_pos, payload = self._encode(db, document, _host_name(document), seq)
         db.execute("UPDATE snapshots SET document = '', boot_id = ?, base_seq = ?, run_pos = ?, payload = ?, "
                    "probe_set = ? WHERE seq = ?",
                    (boot_id_of(document), base_seq, run_pos, payload, probe_set_of(document), seq))
@@ -379,8 +381,7 @@ class Store:
             # deleted before the end, so every chain still decodes while this runs.
             for seq in sorted(seq for seq, base in rows if base in doomed and seq not in doomed):
                 document = self._decode(db, seq)
-                base_seq, run_pos, payload = self._encode(db, document, str(document["host"].get("name", "?")),
-                                                          seq, avoid=doomed)
+                base_seq, run_pos, payload = self._encode(db, document, _host_name(document), seq, avoid=doomed)
                 db.execute("UPDATE snapshots SET base_seq = ?, run_pos = ?, payload = ? WHERE seq = ?",
                            (base_seq, run_pos, payload, seq))
             for chunk in _chunks(sorted(doomed)):
@@ -399,7 +400,16 @@ class Store:
             db.execute("VACUUM")
 
 
-def _chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+def _host_name(document: JSONObject) -> str:
+    """The host a stored document names (every stored document was validated: its host is an object)."""
+    host = document["host"]
+    return str(host.get("name", "?")) if isinstance(host, dict) else "?"
+
+
+_Item = TypeVar("_Item")
+
+
+def _chunks(items: list[_Item], size: int = 500) -> Iterator[list[_Item]]:
     """`items` in slices small enough for SQLite's limit on bound parameters."""
     for start in range(0, len(items), size):
         yield items[start:start + size]

@@ -8,6 +8,7 @@ import pytest
 
 from driftcheck.errors import HostError
 from driftcheck.hosts import LocalHost, RecordingHost, ReplayHost
+from driftcheck.hosts.base import CommandResult
 from driftcheck.probes import builtin_probes
 from driftcheck.probes.prober import Prober
 from driftcheck.probes.redact import Redactor
@@ -54,3 +55,12 @@ def test_saving_over_a_recording_is_refused(tmp_path: Path) -> None:
 def test_a_directory_that_is_not_a_recording(tmp_path: Path) -> None:
     with pytest.raises(HostError, match="not a recording"):
         ReplayHost(tmp_path)
+
+
+def test_a_recorded_command_result_reads_back_and_a_malformed_one_is_refused() -> None:
+    result = CommandResult(("nvidia-smi", "-q"), 0, "out", "")
+    assert CommandResult.from_json(result.to_json()) == result
+    with pytest.raises(ValueError, match="not a command result"):
+        CommandResult.from_json({"argv": "nvidia-smi -q", "returncode": 0, "stdout": "", "stderr": ""})
+    with pytest.raises(ValueError, match="not a command result"):
+        CommandResult.from_json({"argv": ["nvidia-smi"], "returncode": None, "stdout": "", "stderr": ""})

@@ -13,11 +13,11 @@ never claimed whole, and no GPU count is given.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.nvidia.values import normalize_bus_id
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject
 
 _GPU = re.compile(r"^GPU: (?P<index>\d+)\s*$")
 _SECTION = re.compile(r"^(?P<indent>\s+)(?P<name>[A-Z][A-Z0-9_]*):\s*$")
@@ -50,9 +50,9 @@ def starts(lines: list[str], i: int) -> bool:
 def parse(text: str) -> Parsed:
     """The `gpu` probe (vendor, GPUs, driver) of a pasted amd-smi list, static or version output."""
     paste = Paste.of(text)
-    gpus: dict[str, dict[str, Any]] = {}
+    gpus: dict[str, JSONObject] = {}
     fields: dict[str, str] = {}
-    gpu: dict[str, Any] = {"source": "amd-smi", "vendor": "AMD"}
+    gpu: JSONObject = {"source": "amd-smi", "vendor": "AMD"}
     key: str | None = None
     section: tuple[int, str] | None = None  # indentation and name of the open section
     variant = "amd-smi list"
@@ -86,7 +86,7 @@ def parse(text: str) -> Parsed:
                   noise=paste.noise_lines())
 
 
-def _read_item(entry: dict[str, Any], gpu: dict[str, Any], key: str, section: str | None, name: str, value: str,
+def _read_item(entry: JSONObject, gpu: JSONObject, key: str, section: str | None, name: str, value: str,
                fields: dict[str, str]) -> None:
     """One `KEY: value` line of a GPU's block: a GPU field, the driver's version, or a raw field."""
     field = _GPU_FIELDS.get((section, name))
@@ -101,7 +101,7 @@ def _read_item(entry: dict[str, Any], gpu: dict[str, Any], key: str, section: st
         fields[f"{key} {section + ' ' if section else ''}{name}"] = value
 
 
-def _read_versions(line: str, gpu: dict[str, Any], fields: dict[str, str]) -> None:
+def _read_versions(line: str, gpu: JSONObject, fields: dict[str, str]) -> None:
     """`AMDSMI Tool: 25.3.0+ede62f2 | ... | amdgpu version: 6.10.5 | ...`: each part a raw field; amdgpu's a fact
     when it is a version."""
     for part in line.strip().split(" | "):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+from driftcheck.snapshot.jsontypes import JSONObject, object_or_empty
 
 
 @dataclass
@@ -19,7 +20,7 @@ class Parsed:
     ends inside (what follows them is missing, not gone).
     """
 
-    probes: dict[str, dict[str, Any]]
+    probes: dict[str, JSONObject]
     role: str = "report"
     variant: str | None = None
     fields: dict[str, str] = field(default_factory=dict)
@@ -55,12 +56,12 @@ class Format:
 GPU_PROCESSES = "probes.gpu.data.gpus.*.processes"
 
 
-def gpu_completeness(probes: dict[str, dict[str, Any]], process_sections: int) -> list[str]:
+def gpu_completeness(probes: Mapping[str, JSONObject], process_sections: int) -> list[str]:
     """Maps a whole nvidia-smi GPU description lists in full, declared from what it holds: its GPUs when it
     holds as many as it says are attached (`gpu_count`; a paste cut mid-list holds fewer), and each GPU's
     processes when the text holds a processes section for every GPU (`process_sections` of them: an empty
     one means none run; `-d CLOCK` prints none, and then nothing is known about processes)."""
-    gpu = probes.get("gpu") or {}
+    gpu = object_or_empty(probes.get("gpu"))
     gpus = gpu.get("gpus")
     if not isinstance(gpus, dict) or not gpus:
         return []

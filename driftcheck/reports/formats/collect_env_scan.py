@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from driftcheck.reports import facts
 from driftcheck.reports.formats import lscpu_locale
 from driftcheck.reports.formats.base import Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject
 
 # Keys that start a new line even when a terminal fused them onto the previous one.
 ANCHORS = ("PyTorch version:", "Is debug build:", "Collecting environment information...")
@@ -237,7 +237,7 @@ def _read_topology(result: Scan, key: str, value: str, i: int) -> int:
     return i
 
 
-def common_probes(s: Scan, source: str) -> dict[str, dict[str, Any]]:
+def common_probes(s: Scan, source: str) -> dict[str, JSONObject]:
     """The probes a collect_env-family report fills, from the fields both generations share."""
     f = s.fields
     names = [m.group(2).strip() for row in s.blocks.get("GPU models and configuration", [])
@@ -253,7 +253,7 @@ def common_probes(s: Scan, source: str) -> dict[str, dict[str, Any]]:
     version = facts.known(f.get("PyTorch version"))
     cudnn = facts.cudnn_from_text(" ".join([f.get("cuDNN version", ""), *s.blocks.get("cuDNN version", [])]))
     platform = facts.platform_fields(f.get("Python platform"))
-    probes: dict[str, dict[str, Any] | None] = {
+    probes: dict[str, JSONObject | None] = {
         "python": facts.python_data(f.get("Python version"), f.get("Python platform")),
         "env": facts.env_data(s.env),
         "packages": facts.packages_data(s.pip, s.conda) if s.pip or s.conda else None,
@@ -274,7 +274,7 @@ def common_probes(s: Scan, source: str) -> dict[str, dict[str, Any]]:
     return {name: data for name, data in probes.items() if data}
 
 
-def parsed(s: Scan, probes: dict[str, dict[str, Any]], variant: str, mapped: tuple[str, ...]) -> Parsed:
+def parsed(s: Scan, probes: dict[str, JSONObject], variant: str, mapped: tuple[str, ...]) -> Parsed:
     """The Parsed result of a scan: probes, the fields no probe took, and the unclaimed lines."""
     raw = {k: v for k, v in s.fields.items() if k not in mapped}
     if s.lscpu:
@@ -301,7 +301,7 @@ COMMON_MAPPED = ("PyTorch version", "Is debug build", "CUDA used to build PyTorc
                  "Nvidia driver version", "cuDNN version", "CUDA runtime version")
 
 
-def _complete(probes: dict[str, dict[str, Any]]) -> list[str]:
+def _complete(probes: dict[str, JSONObject]) -> list[str]:
     """Maps a report lists in full: its GPU list (when enumerated) and its topology matrix."""
     complete = []
     if "gpu_count" in probes.get("gpu", {}):

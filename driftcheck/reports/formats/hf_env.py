@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from driftcheck.reports import facts
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject
 
 _KEY_LINE = re.compile(r"^(?P<indent>\s*)- (?P<key>[^:\n]+?)\s*:(?:[ \t\u3000]*(?P<value>.*))?$")
 # The banner every tool prints first, and a shell prompt a user copied along.
@@ -222,16 +222,16 @@ def _accelerator(read: _Read, entry: _Entry) -> bool:
     return True
 
 
-def _gpu(read: _Read, source: str) -> dict[str, Any] | None:
+def _gpu(read: _Read, source: str) -> JSONObject | None:
     if not read.gpu_names:
         return None
-    gpus: dict[str, Any] = {}
+    gpus: JSONObject = {}
     for index, name in enumerate(read.gpu_names):
-        gpu: dict[str, Any] = {"index": index, "name": name}
+        gpu: JSONObject = {"index": index, "name": name}
         if index < len(read.gpu_memory):
             gpu["memory"] = {"total_mib": read.gpu_memory[index]}
         gpus[f"GPU{index}"] = gpu
-    data: dict[str, Any] = {"source": source, "gpus": gpus}
+    data: JSONObject = {"source": source, "gpus": gpus}
     if read.gpu_count is not None:
         data["gpu_count"] = read.gpu_count
     return data
@@ -260,7 +260,7 @@ def parse(text: str) -> Parsed:
     linux_release = platform.get("release") if platform and platform.get("system") == "Linux" else None
     torch = facts.torch_data(read.torch, cuda=facts.torch_version_cuda(read.torch),
                              cuda_available=read.cuda_available, device_count=read.gpu_count)
-    probes: dict[str, dict[str, Any] | None] = {
+    probes: dict[str, JSONObject | None] = {
         "python": facts.python_data(read.python, read.platform) if read.python else None,
         "packages": facts.packages_data(read.packages, None),
         "torch": torch,

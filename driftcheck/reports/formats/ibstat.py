@@ -11,10 +11,10 @@ out of many (an `...` line marks the rest): the adapter list is never claimed wh
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject, member_object
 
 _CA = re.compile(r"^\s*CA '(?P<ca>[^']+)'\s*$")
 _PORT = re.compile(r"^\s+Port (?P<port>\d+):\s*$")
@@ -39,7 +39,7 @@ def starts(lines: list[str], i: int) -> bool:
 def parse(text: str) -> Parsed:
     """The `nccl` probe's InfiniBand adapters and ports of a pasted ibstat."""
     paste = Paste.of(text)
-    adapters: dict[str, dict[str, Any]] = {}
+    adapters: dict[str, JSONObject] = {}
     fields: dict[str, str] = {}
     ca: str | None = None
     port: str | None = None
@@ -52,7 +52,7 @@ def parse(text: str) -> Parsed:
             adapters[ca] = {"ports": {}}
         elif ca and port_line:
             port = port_line["port"]
-            adapters[ca]["ports"][port] = {}
+            member_object(adapters[ca], "ports")[port] = {}
         elif ca and item:
             _read(adapters[ca], port, item["key"], item["value"], fields, ca)
         elif _COMMAND.match(line):
@@ -63,14 +63,15 @@ def parse(text: str) -> Parsed:
     if not adapters:
         raise ValueError("an ibstat output without a CA")
     last = next(reversed(adapters.values()))
-    last_port = next(reversed(last["ports"].values()), None) if last["ports"] else None
+    ports = member_object(last, "ports")
+    last_port = next(reversed(ports.values()), None) if ports else None
     # ibstat ends every port with its link layer: a last port without it was cut by the paste.
-    cut = ["probes.nccl.data.infiniband"] if last_port is None or "link_layer" not in last_port else []
+    cut = ["probes.nccl.data.infiniband"] if not isinstance(last_port, dict) or "link_layer" not in last_port else []
     return Parsed(probes={"nccl": {"infiniband": adapters}}, variant="ibstat", fields=fields,
                   unclaimed=paste.unclaimed(), noise=paste.noise_lines(), cut=cut)
 
 
-def _read(adapter: dict[str, Any], port: str | None, key: str, value: str, fields: dict[str, str], ca: str) -> None:
+def _read(adapter: JSONObject, port: str | None, key: str, value: str, fields: dict[str, str], ca: str) -> None:
     """One `Key: value` line of an adapter or of its current port."""
     if port is None:
         if key == "Firmware version" and _VERSION.match(value):
@@ -78,7 +79,7 @@ def _read(adapter: dict[str, Any], port: str | None, key: str, value: str, field
         else:
             fields[f"{ca} {key}"] = value
         return
-    entry = adapter["ports"][port]
+    entry = member_object(member_object(adapter, "ports"), port)
     if key == "State" and value in _STATES:
         entry["state"] = _STATES[value]
     elif key == "Physical state" and re.fullmatch(r"[A-Za-z]+", value):

@@ -13,10 +13,10 @@ ports, marks the list cut; the device list is never claimed whole (users paste a
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject, member_object
 
 _HCA = re.compile(r"^\s*hca_id:\s*(?P<hca>\S+)\s*$")
 _PORT = re.compile(r"^\s+port:\s+(?P<port>\d+)\s*$")
@@ -48,7 +48,7 @@ def starts(lines: list[str], i: int) -> bool:
 def parse(text: str) -> Parsed:
     """The `nccl` probe's InfiniBand devices and ports of a pasted ibv_devinfo."""
     paste = Paste.of(text)
-    adapters: dict[str, dict[str, Any]] = {}
+    adapters: dict[str, JSONObject] = {}
     fields: dict[str, str] = {}
     hca: str | None = None
     port: str | None = None
@@ -62,7 +62,7 @@ def parse(text: str) -> Parsed:
             adapters[hca] = {"ports": {}}
         elif hca and port_line:
             port, last_field = port_line["port"], None
-            adapters[hca]["ports"][port] = {}
+            member_object(adapters[hca], "ports")[port] = {}
         elif hca and item:
             last_field = _read(adapters[hca], port, item["key"], item["value"], fields, hca)
         elif hca and last_field and _MORE.match(line):
@@ -75,14 +75,15 @@ def parse(text: str) -> Parsed:
     if not adapters:
         raise ValueError("an ibv_devinfo output without an hca_id")
     last = next(reversed(adapters.values()))
-    last_port = next(reversed(last["ports"].values()), None) if last["ports"] else None
+    ports = member_object(last, "ports")
+    last_port = next(reversed(ports.values()), None) if ports else None
     # ibv_devinfo ends every port with its link layer: a last device without one was cut by the paste.
-    cut = [INFINIBAND] if last_port is None or "link_layer" not in last_port else []
+    cut = [INFINIBAND] if not isinstance(last_port, dict) or "link_layer" not in last_port else []
     return Parsed(probes={"nccl": {"infiniband": adapters}}, variant="ibv_devinfo", fields=fields,
                   unclaimed=paste.unclaimed(), noise=paste.noise_lines(), cut=cut)
 
 
-def _read(adapter: dict[str, Any], port: str | None, key: str, value: str, fields: dict[str, str],
+def _read(adapter: JSONObject, port: str | None, key: str, value: str, fields: dict[str, str],
           hca: str) -> str | None:
     """One `key: value` line of a device or of its current port; the raw field's name when kept raw."""
     if port is None:
@@ -91,7 +92,7 @@ def _read(adapter: dict[str, Any], port: str | None, key: str, value: str, field
             return None
         name = f"{hca} {key}"
     else:
-        entry = adapter["ports"][port]
+        entry = member_object(member_object(adapter, "ports"), port)
         word = value.split(" ")[0]
         if key == "state" and word in _STATES:
             entry["state"] = _STATES[word]

@@ -15,10 +15,10 @@ before its link lines gives nothing either: the paste is refused, saying so.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject, member_object
 
 _BDF = r"(?:(?P<domain>[0-9a-fA-F]{4}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])"
 _HEADER = re.compile(rf"^\s*{_BDF} (?P<cls>[A-Za-z0-9][\w /-]*?)(?: \[[0-9a-fA-F]{{4}}\])?: (?P<name>\S.*)$")
@@ -60,7 +60,7 @@ def _speed(gts: str) -> str:
 def parse(text: str) -> Parsed:
     """The PCIe links of the display devices a pasted lspci names."""
     paste = Paste.of(text)
-    devices: dict[str, dict[str, Any]] = {}  # bdf -> {"display": bool | None, "link": {...}}
+    devices: dict[str, JSONObject] = {}  # bdf -> {"display": bool | None, "link": {...}}
     fields: dict[str, str] = {}
     current: str | None = None
     orphans = 0
@@ -78,7 +78,7 @@ def parse(text: str) -> Parsed:
                 orphans += 1
                 fields[f"unattributed {link['reg']} {orphans}"] = line.strip()
             else:
-                _read_link(devices[current]["link"], link)
+                _read_link(member_object(devices[current], "link"), link)
         elif command and (selected := _SELECT.search(command["args"])):
             current = _kernel_bdf(selected)
             devices.setdefault(current, {"display": None, "link": {}})
@@ -95,14 +95,14 @@ def parse(text: str) -> Parsed:
                   unclaimed=paste.unclaimed(), noise=paste.noise_lines())
 
 
-def _read_link(link: dict[str, Any], match: re.Match[str]) -> None:
+def _read_link(link: JSONObject, match: re.Match[str]) -> None:
     """LnkCap is what the device can do (sysfs `max_*`), LnkSta what it trained to (`current_*`)."""
     side = "max" if match["reg"] == "LnkCap" else "current"
     link[f"{side}_link_speed"] = _speed(match["speed"])
     link[f"{side}_link_width"] = int(match["width"])
 
 
-def _why_nothing(devices: dict[str, dict[str, Any]], orphans: int) -> str:
+def _why_nothing(devices: dict[str, JSONObject], orphans: int) -> str:
     if orphans and not devices:
         return "its link lines name no device (no `lspci -s <bus id>` command or device line above them)"
     if any(entry["display"] for entry in devices.values()):

@@ -12,10 +12,10 @@ release line holds no version, and is refused rather than read as a toolkit with
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject
 
 _BANNER = re.compile(r"^\s*nvcc: NVIDIA \(R\) Cuda compiler driver\s*$")
 _COPYRIGHT = re.compile(r"^\s*Copyright \(c\) \d{4}-\d{4} NVIDIA Corporation\s*$")
@@ -42,7 +42,7 @@ def starts(lines: list[str], i: int) -> bool:
 def parse(text: str) -> Parsed:
     """The CUDA toolkit's version of a pasted `nvcc --version`."""
     paste = Paste.of(text)
-    toolkit: dict[str, Any] = {}
+    toolkit: JSONObject = {}
     fields: dict[str, str] = {}
     for i, line in enumerate(paste.lines):
         if i in paste.claimed or not line.strip() or "version" in toolkit and "build" in toolkit:

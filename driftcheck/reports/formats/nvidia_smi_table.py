@@ -10,11 +10,12 @@ through the same converters (`driftcheck.nvidia.values`) as `nvidia-smi -q`'s.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from driftcheck.nvidia.values import flag, integer, mebibytes, normalize_bus_id, text_value, watts
 from driftcheck.reports.formats.base import GPU_PROCESSES, Format, Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, value_at
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
 # The third column is persistence mode on Linux (`On`/`Off`), the driver model on Windows (`WDDM`/`TCC`).
@@ -45,13 +46,13 @@ def detect(text: str) -> bool:
     return bool(_HEADER.search(text)) and "Bus-Id" in text
 
 
-def _gpu(first: re.Match[str], index: int) -> dict[str, Any]:
+def _gpu(first: re.Match[str], index: int) -> JSONObject:
     bus_id = normalize_bus_id(first.group(4))
     return {"index": index, "pci_bus_id": bus_id, "name": first.group(2).strip(),
             "persistence_mode": flag(first.group(3)), "ecc": {"volatile": {"uncorrected": integer(first.group(6))}}}
 
 
-def _fill(gpu: dict[str, Any], second: re.Match[str]) -> None:
+def _fill(gpu: JSONObject, second: re.Match[str]) -> None:
     fan = text_value(second.group(1).rstrip("%"))
     gpu.update({"fan_speed_pct": integer(fan), "temperature": {"gpu_c": integer(second.group(2))},
                 "performance_state": text_value(second.group(3)),
@@ -64,8 +65,8 @@ def parse(text: str) -> Parsed:
     """The `gpu` probe (and `pcie` GPU list) of the table."""
     paste = Paste.of(text)
     header = None
-    gpus: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
+    gpus: list[JSONObject] = []
+    current: JSONObject | None = None
     processes: list[re.Match[str]] = []
     in_processes = False
     rows_begun = processes_closed = False
@@ -101,21 +102,24 @@ def parse(text: str) -> Parsed:
         raise ValueError("no NVIDIA-SMI header box")
     for proc in processes:
         owner = next((g for g in gpus if str(g["index"]) == proc.group(1)), None)
-        if owner is not None:
-            owner.setdefault("processes", {})[proc.group(4)] = {
-                "pid": int(proc.group(4)), "type": proc.group(5), "name": proc.group(6).strip(),
-                "used_memory_mib": int(proc.group(7))}
+        if owner is None:
+            continue
+        listed = owner.setdefault("processes", {})
+        if isinstance(listed, dict):
+            listed[proc.group(4)] = {"pid": int(proc.group(4)), "type": proc.group(5), "name": proc.group(6).strip(),
+                                     "used_memory_mib": int(proc.group(7))}
     if processes_closed:
         for gpu in gpus:
             gpu.setdefault("processes", {})  # the whole box was pasted: a GPU it does not list runs nothing
-    keyed = {g["pci_bus_id"]: g for g in gpus}
+    keyed: JSONObject = {str(g["pci_bus_id"]): g for g in gpus}  # the row's bus id, always read
     # The GPU list is whole when the processes box follows it and every GPU row was read; a paste that stops
     # among the GPUs (or a row no pattern reads) says nothing of how many there are.
     whole = in_processes and unread_rows == 0
     cuda = header.group(3) if header.group(3) and re.fullmatch(r"\d+(\.\d+)+", header.group(3)) else None
-    data = {"source": FORMAT.name, "driver_version": header.group(2), "cuda_driver_version": cuda,
-            "gpu_count": len(gpus) if whole else None, "gpus": keyed}
-    pcie = {"source": FORMAT.name, "gpus": {key: {"index": g["index"], "pci_bus_id": key} for key, g in keyed.items()}}
+    data: JSONObject = {"source": FORMAT.name, "driver_version": header.group(2), "cuda_driver_version": cuda,
+                        "gpu_count": len(gpus) if whole else None, "gpus": keyed}
+    pcie: JSONObject = {"source": FORMAT.name,
+                        "gpus": {key: {"index": value_at(g, "index"), "pci_bus_id": key} for key, g in keyed.items()}}
     complete = (["probes.gpu.data.gpus", "probes.pcie.data.gpus"] if whole else []) + (
         [GPU_PROCESSES] if gpus and processes_closed else [])
     return Parsed(probes={"gpu": _pruned(data), "pcie": pcie}, role="gpu", variant=f"NVIDIA-SMI {header.group(1)}",
@@ -123,12 +127,17 @@ def parse(text: str) -> Parsed:
                   cut=[] if whole else ["probes.gpu.data.gpus"])
 
 
-def _pruned(value: Any) -> Any:
+def _pruned(value: Mapping[str, JSONValue]) -> JSONObject:
     """`value` without unreadable (None) members and the groups they leave empty; `processes: {}` stays."""
-    if isinstance(value, dict):
-        kept = {k: _pruned(v) for k, v in value.items() if v is not None}
-        return {k: v for k, v in kept.items() if v != {} or k == "processes"}
-    return value
+    kept: JSONObject = {}
+    for key, member in value.items():
+        if isinstance(member, dict):
+            member = _pruned(member)
+            if not member and key != "processes":
+                continue
+        if member is not None:
+            kept[key] = member
+    return kept
 
 
 FORMAT = Format("nvidia-smi-table", "nvidia-smi", "nvidia-smi", detect, parse, starts,

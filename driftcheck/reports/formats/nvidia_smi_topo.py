@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from driftcheck.nvidia.topo import parse_topo
+from driftcheck.nvidia.topo import parse_topo, topology_devices
 from driftcheck.reports import facts
 from driftcheck.reports.formats.base import Format, Parsed
 
@@ -23,9 +23,9 @@ def parse(text: str) -> Parsed:
     A matrix the paste cuts short (a header of 8 GPUs, 3 rows) is refused, kept as text: its rows would read as
     a smaller machine, and the header's columns past the rows as CPU and NUMA affinity."""
     topology = parse_topo(text)
-    named = facts.header_devices(text)
-    if len(topology["devices"]) < named:
-        raise ValueError(f"the matrix is cut: its header names {named} devices, {len(topology['devices'])} rows follow")
+    named, rows = facts.header_devices(text), len(topology_devices(topology))
+    if rows < named:
+        raise ValueError(f"the matrix is cut: its header names {named} devices, {rows} rows follow")
     return Parsed(probes={"pcie": {"topology": topology}}, role="topology")
 
 

@@ -12,10 +12,10 @@ are removed first.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject
 
 _BANNER = re.compile(r"ROCm System Management Interface")
 _END = re.compile(r"End of ROCm SMI Log")
@@ -74,7 +74,7 @@ def parse(text: str) -> Parsed:
         raise ValueError("a rocm-smi output without its Concise Info table")
     # The GPU rows are all there only when the table's closing rule and the log's last line follow them.
     whole = closed and state == "after"
-    gpu: dict[str, Any] = {"source": "rocm-smi", "vendor": "AMD",
+    gpu: JSONObject = {"source": "rocm-smi", "vendor": "AMD",
                            "gpus": {f"GPU{index}": {"index": index} for index in sorted(rows)}}
     if whole:
         gpu["gpu_count"] = len(rows)

@@ -10,11 +10,11 @@ per package it checks (`Module Not Found` when absent), the `nvidia-smi topo -m`
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.reports import facts
 from driftcheck.reports.formats import collect_env_scan as collect_env
 from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.snapshot.jsontypes import JSONObject
 
 _PYTHON = re.compile(r"^\s*Python: \d", re.MULTILINE)
 _MARKS = re.compile(r"^\s*(sglang|sgl_kernel|CUDA available|ROCM available|PyTorch): ", re.MULTILINE)
@@ -88,7 +88,7 @@ def parse(text: str) -> Parsed:
     version = facts.known(f.get("PyTorch"))
     available = next((facts.truth(f[k]) for k in ("CUDA available", "ROCM available", "MUSA available") if k in f),
                      None)
-    probes: dict[str, dict[str, Any] | None] = {
+    probes: dict[str, JSONObject | None] = {
         "python": facts.python_data(f.get("Python"), None),
         "packages": facts.packages_data(pip, None) if pip else None,
         "torch": facts.torch_data(version, cuda=facts.torch_version_cuda(version), cuda_available=available,

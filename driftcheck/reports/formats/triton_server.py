@@ -13,10 +13,10 @@ glog prefixes (`I1104 07:09:32.738248 15 tritonserver.cc:2176]`) are log noise.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste
+from driftcheck.snapshot.jsontypes import JSONObject
 
 _ROW = re.compile(r"^\|\s*(?P<key>[^|]*?)\s*\|\s*(?P<value>[^|]*?)\s*(?P<end>\|)?\s*$")
 _RULE = re.compile(r"^\+-+\+-+\+\s*$")
@@ -66,7 +66,7 @@ def parse(text: str) -> Parsed:
         elif not row:
             continue
         paste.claim(i)
-    server: dict[str, Any] = {"engine": "triton"}
+    server: JSONObject = {"engine": "triton"}
     args: dict[str, str] = {}
     fields: dict[str, str] = {}
     for option, value, closed in rows:
