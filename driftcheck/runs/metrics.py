@@ -444,9 +444,3 @@ class MetricScanner:
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
-
-def scan_text(text: str, user: Iterable[Pattern] = ()) -> list[Metric]:
-    """The figures in a whole output (for tests and for importing a saved log)."""
-    scanner = MetricScanner(tuple(user))
-    scanner.feed_lines(re.split(r"\r\n|\r|\n", text))
-    return scanner.metrics()

@@ -13,8 +13,6 @@ answers, and stopped afterwards, its whole process tree, whatever happens (an er
 
 from __future__ import annotations
 
-import codecs
-import collections
 import contextlib
 import math
 import os
@@ -34,12 +32,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import Any
 
 import psutil
 
 from driftcheck.errors import DriftcheckError, OptionError
-from driftcheck.runs.metrics import Metric, MetricScanner, Pattern
+from driftcheck.runs.metrics import Metric, Pattern
+from driftcheck.runs.output import TAIL_LINES, OutputReader, split_lines
 from driftcheck.runs.render import headline
 from driftcheck.runs.signals import handlers_installed
 from driftcheck.runs.store import RunRecord, RunStore
@@ -49,14 +48,8 @@ WALL = "wall_time"
 # The leading word of CMD an interpreter variant replaces: python, python3, python3.12 (by any path).
 _PYTHON_WORD = re.compile(r"python(?:\d+(?:\.\d+)?)?")
 _STOP_GRACE_S = 5.0
-_TAIL_LINES = 12
 # After the command ends, how long its last output may take to be read.
 _DRAIN_S = 2.0
-# One read takes at most what a pipe holds (64 KiB on Linux).
-_READ_BYTES = 1 << 16
-# A "line" longer than this (a progress bar redrawn without line ends) is not kept whole: nothing is read there.
-_MAX_LINE_CHARS = 1 << 16
-_LINE_ENDS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")  # where str.splitlines ends a line
 
 
 class TrialInterrupted(DriftcheckError):
@@ -272,10 +265,10 @@ def _answers(url: str) -> bool:
 
 def _tail(path: Path) -> str:
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        lines = split_lines(path.read_text(errors="replace"))
     except OSError:
         return ""
-    return "\n".join(lines[-_TAIL_LINES:])
+    return "\n".join(lines[-TAIL_LINES:])
 
 
 @contextlib.contextmanager
@@ -320,11 +313,12 @@ class _Output:
 
 def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pattern, ...],
                  timeout_s: float | None) -> _Output:
-    """Run `argv` once, its output read for figures as it comes (not shown, not kept but for its last lines);
-    its own process group, ended with it. The wall time runs from the start to the exit of the process."""
+    """Run `argv` once, its output read for figures as it comes by the reader every verb uses (not shown, not
+    kept but for its last lines); its own process group, ended with it. The wall time runs from the start to
+    the exit of the process."""
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     begin = time.perf_counter()
-    reader = _OutputReader(MetricScanner(patterns))
+    reader = OutputReader(patterns)
     process: subprocess.Popen[bytes] | None = None
     thread: threading.Thread | None = None
     try:
@@ -349,47 +343,7 @@ def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pa
                 os.killpg(process.pid, signal.SIGTERM)
         if thread is not None:
             thread.join(_DRAIN_S)
-    metrics, tail = reader.result()
-    return _Output(metrics, tail, process.returncode, duration, started_at)
-
-
-class _OutputReader:
-    """Reads a command's output as it comes, in chunks, and scans each chunk's whole lines at once
-    (`MetricScanner.feed_lines`, ~1 us a line, so the pipe seldom waits on it); keeps the last lines to show.
-
-    Scanning line by line as they came once filled the command's pipe (20,000 lines doubled a 0.67 s run);
-    scanning all of it after the command ended added that time to each run. In bulk, as it comes, the scan
-    runs beside the command, on another core.
-    """
-
-    def __init__(self, scanner: MetricScanner) -> None:
-        self._scanner = scanner
-        self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._partial = ""  # the last line so far, not yet ended
-        self._lock = threading.Lock()
-
-    def read(self, stream: IO[bytes]) -> None:
-        """Read `stream` to its end (run in a thread)."""
-        descriptor = stream.fileno()
-        while chunk := os.read(descriptor, _READ_BYTES):
-            self._take(self._decoder.decode(chunk))
-        self._take(self._decoder.decode(b"", final=True), final=True)
-
-    def _take(self, text: str, final: bool = False) -> None:
-        combined = self._partial + text
-        lines = combined.splitlines()
-        self._partial = "" if final or combined[-1:] in _LINE_ENDS or not lines else lines.pop()
-        if len(self._partial) > _MAX_LINE_CHARS:
-            self._partial = self._partial[-_MAX_LINE_CHARS:]
-        with self._lock:
-            self._scanner.feed_lines(lines)
-            self._tail.extend(lines[-_TAIL_LINES:])
-
-    def result(self) -> tuple[list[Metric], list[str]]:
-        """The figures found and the last lines, so far (all of them once `read` has returned)."""
-        with self._lock:
-            return self._scanner.metrics(), list(self._tail)
+    return _Output(reader.metrics(), reader.tail(), process.returncode, duration, started_at)
 
 
 def _figure(output: _Output, metric: str | None) -> Metric | None:
