@@ -30,11 +30,10 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import IO, Any
 
-import psutil
-
 from driftcheck.errors import CommandNotRunnable
+from driftcheck.hosts.process_tree import signal_tree
+from driftcheck.hosts.signals import ENDING, handlers_installed
 from driftcheck.runs.output import OutputReader
-from driftcheck.runs.signals import ENDING, handlers_installed
 
 _TERMINAL_SIGNALS = (signal.SIGINT,)
 # After the command ends, its output pipes may stay open in a daemon it left behind: stop reading then.
@@ -175,14 +174,6 @@ def _in_foreground_of_terminal() -> bool:
     return False
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below `pid` (a launcher's workers hold the GPUs: a signal for the command is for them too)."""
-    try:
-        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return []
-
-
 class _SignalRelay:
     """While installed, notes SIGINT/SIGTERM/SIGHUP and passes them to the command unless it already got them."""
 
@@ -197,10 +188,9 @@ class _SignalRelay:
             return
         if signum in _TERMINAL_SIGNALS and _in_foreground_of_terminal():
             return
-        for pid in [self.pid, *_descendants(self.pid)]:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signum)
-                self.forwarded = True
+        # A launcher's workers hold the GPUs: a signal for the command is for them too.
+        if signal_tree(self.pid, signum):
+            self.forwarded = True
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[_SignalRelay]:

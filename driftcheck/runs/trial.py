@@ -34,20 +34,18 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import psutil
-
 from driftcheck.errors import DriftcheckError, OptionError
+from driftcheck.hosts.process_tree import interrupts_deferred, signal_group, stop_tree
+from driftcheck.hosts.signals import handlers_installed
 from driftcheck.runs.metrics import Metric, Pattern
 from driftcheck.runs.output import TAIL_LINES, OutputReader, split_lines
 from driftcheck.runs.render import headline
-from driftcheck.runs.signals import handlers_installed
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS, Comparison, LookPlan, compare, log_ratios, plan_looks
 
 WALL = "wall_time"
 # The leading word of CMD an interpreter variant replaces: python, python3, python3.12 (by any path).
 _PYTHON_WORD = re.compile(r"python(?:\d+(?:\.\d+)?)?")
-_STOP_GRACE_S = 5.0
 # After the command ends, how long its last output may take to be read.
 _DRAIN_S = 2.0
 
@@ -214,45 +212,6 @@ class TrialResult:
 
 # --- one run -------------------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP wait until the block has run, then take effect as they would have (main thread
-    only). A cleanup an interrupt cuts short leaves a server running: a Ctrl-C that landed while the previous
-    run's server was being stopped left it up (seen in CI)."""
-    caught: list[int] = []
-    with handlers_installed(lambda signum, frame: caught.append(signum)):
-        yield
-    if caught:  # the previous handlers are back: handled now as it would have been (KeyboardInterrupt, …)
-        signal.raise_signal(caught[0])
-
-
-def stop_tree(process: subprocess.Popen[Any], grace_s: float = _STOP_GRACE_S) -> None:
-    """End `process` and every process it started: SIGTERM to all, SIGKILL to what is left after `grace_s`.
-    An interrupt meanwhile waits until it is done (`interrupts_deferred`)."""
-    with interrupts_deferred():
-        _stop_tree(process, grace_s)
-
-
-def _stop_tree(process: subprocess.Popen[Any], grace_s: float) -> None:
-    try:
-        family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        family = []
-    for member in family:
-        with contextlib.suppress(psutil.Error):
-            member.terminate()
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)  # also what left the tree (a daemonised worker) but kept the group
-    _, alive = psutil.wait_procs(family, timeout=grace_s)
-    for member in alive:
-        with contextlib.suppress(psutil.Error):
-            member.kill()
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=grace_s)
-
-
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2.0):
@@ -339,8 +298,7 @@ def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pa
         if process is not None and process.poll() is None:
             stop_tree(process)
         elif process is not None:  # what the command left in its group would disturb the next runs (and hold the pipe)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGTERM)
+            signal_group(process.pid, signal.SIGTERM)
         if thread is not None:
             thread.join(_DRAIN_S)
     return _Output(reader.metrics(), reader.tail(), process.returncode, duration, started_at)
