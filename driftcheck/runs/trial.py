@@ -14,7 +14,6 @@ answers, and stopped afterwards, its whole process tree, whatever happens (an er
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import random
 import re
@@ -39,6 +38,7 @@ from driftcheck.hosts.process_tree import interrupts_deferred, signal_group, sto
 from driftcheck.hosts.signals import handlers_installed
 from driftcheck.runs.metrics import Metric, Pattern
 from driftcheck.runs.output import TAIL_LINES, OutputReader, split_lines
+from driftcheck.runs.render import describe_comparison as describe_comparison  # where `explain --confirm` takes it
 from driftcheck.runs.render import headline
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS, Comparison, LookPlan, compare, log_ratios, plan_looks
@@ -491,28 +491,3 @@ def recorded_result(plan: TrialPlan, records: Sequence[RunRecord]) -> TrialResul
         if spare and comparison.decided:
             return result_at(last, comparison, "decided")
     return None
-
-
-def describe_comparison(result: TrialResult, name: str) -> str:
-    """`B vs A: -36.1 % (95 % CI -38.0..-34.2 %, 6 pairs, p=0.016): B is slower`, or the resolution reached."""
-    c = result.comparisons[name]
-    reference = result.plan.variants[0].name
-    level = f"{(1 - result.looks.alpha) * 100:g} %"
-    head = (f"{name} vs {reference}: {c.effect_pct:+.1f} % ({level} CI {c.ci_low_pct:+.1f}..{c.ci_high_pct:+.1f} %, "
-            f"{c.n} pairs, p={c.p_value:.2g})")
-    if c.decided:
-        return f"{head}: {name} is {result.verdict(name)}"
-    seen = ("nothing could have been seen with so few pairs" if math.isinf(c.detectable_pct)
-            else f"±{c.detectable_pct:.0f} % would have been seen" if c.detectable_pct >= 1
-            else f"±{c.detectable_pct:.1f} % would have been seen")
-    return f"{head}: no difference resolved: {seen}"
-
-
-def pair_lines(result: TrialResult) -> list[str]:
-    """One line per round: each variant's figure, in the order they ran."""
-    lines = []
-    unit = f" {result.unit}" if result.unit else ""
-    for round_no in sorted({r.round for r in result.runs}):
-        runs = [r for r in result.runs if r.round == round_no]
-        lines.append(f"  {round_no:>3}  " + "  ".join(f"{r.variant} {r.value:.6g}{unit}" for r in runs))
-    return lines
