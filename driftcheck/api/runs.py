@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from driftcheck.analysis.run_causes import change_points
 from driftcheck.runs.html import ChangePoint
 from driftcheck.runs.reference import PREFIX, REFERENCE_HELP, resolve_run
+from driftcheck.runs.shapes import RunRecordJson
 from driftcheck.runs.store import RunRecord, RunStore
 
 # How a run is named, as help texts say it.
@@ -21,7 +21,7 @@ class RunHistory:
     runs: list[RunRecord]
     change_points: list[ChangePoint] = field(default_factory=list)
 
-    def to_json(self) -> list[dict[str, Any]]:
+    def to_json(self) -> list[RunRecordJson]:
         """The runs as `driftcheck runs --format json` prints them."""
         return [run.to_json() for run in self.runs]
 

@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from driftcheck.errors import OptionError
 from driftcheck.runs.overlay import Overlays, PackageChange, distributions, package_changes
+from driftcheck.runs.shapes import BisectionJson, StepJson, TrialTags
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.trial import Progress, TrialPlan, TrialResult, Variant, recorded_result, run_trial
 
@@ -89,7 +89,7 @@ class Step:
     reused: bool = False  # decided again from the run records of an earlier, interrupted bisection
     run_ids: tuple[int, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StepJson:
         """The step as `bisect --format json` prints it."""
         return {"changes": [c.describe() for c in self.changes], "effect_pct": round(self.effect_pct, 3),
                 "pairs": self.pairs, "p_value": self.p_value, "reproduces": self.reproduces,
@@ -123,7 +123,7 @@ class Bisection:
             return None
         return math.log1p(step.effect_pct / 100) / math.log1p(self.full.effect_pct / 100) * 100
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BisectionJson:
         """The bisection as `bisect --format json` prints it."""
         return {"id": self.bisection_id, "finished": self.finished, "reused": self.reused,
                 "changes": [c.describe() for c in self.changes],
@@ -209,7 +209,7 @@ class _Tester:
             if budget <= 0:
                 raise _BudgetSpent()
         # `attempt` tells apart two tries of the same changes (one cut off, one rerun), whatever their seeds.
-        tags = {"bisect": self.ident, "changes": list(described), "attempt": uuid.uuid4().hex[:12]}
+        tags: TrialTags = {"bisect": self.ident, "changes": list(described), "attempt": uuid.uuid4().hex[:12]}
         plan = replace(self.plan, variants=(self.plan.variants[0], self.build(changes)), budget_s=budget,
                        label=_label(self.plan, self.ident), tags={**self.plan.tags, **tags})
         result = run_trial(plan, note=None, store=self.store)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from driftcheck.runs.compare import RunComparison
 from driftcheck.runs.metrics import Metric
+from driftcheck.runs.shapes import Spread
 from driftcheck.runs.store import RunRecord
 from driftcheck.runs.summary import condition_text
 from driftcheck.snapshot.printable import printable
@@ -58,7 +59,7 @@ def runs_text(runs: list[RunRecord]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _spread(name: str, values: dict[str, Any] | None, unit: str) -> str | None:
+def _spread(name: str, values: Spread | None, unit: str) -> str | None:
     if not values:
         return None
     return f"{name} {values['min']:g} / {values['median']:g} / {values['max']:g} {unit}"
@@ -91,9 +92,9 @@ def run_detail_text(run: RunRecord) -> str:
         lines.extend(f"      {p} (min/median/max)" for p in parts if p)
         for reason, seconds in (gpu.get("reason_s") or {}).items():
             lines.append(f"      {reason}: {seconds:g} s")
-    cpu = telemetry.get("cpu") or {}
+    cpu = telemetry.get("cpu")
     cpu_parts = [_spread("freq", cpu.get("freq_mhz"), "MHz"), _spread("steal", cpu.get("steal_pct"), "%"),
-                 _spread("load", cpu.get("load1"), "")]
+                 _spread("load", cpu.get("load1"), "")] if cpu else []
     lines.append("  CPU:       " + ("; ".join(p.strip() for p in cpu_parts if p) or "not sampled"))
     lines.extend("  ! " + condition_text(c, f"run {run.id}") for c in run.conditions)
     return "\n".join(lines) + "\n"

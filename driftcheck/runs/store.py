@@ -18,6 +18,7 @@ from typing import Any
 
 from driftcheck.errors import UnknownSnapshotError
 from driftcheck.runs.metrics import Metric
+from driftcheck.runs.shapes import Condition, RunRecordJson, Telemetry
 from driftcheck.snapshot.home import data_dir
 from driftcheck.store.database import STORE_FILE, open_database
 from driftcheck.store.pins import Pin, release_pins
@@ -41,7 +42,7 @@ class RunRecord:
     label: str | None = None
     signal: str | None = None
     metrics: list[Metric] = field(default_factory=list)
-    telemetry: dict[str, Any] = field(default_factory=dict)
+    telemetry: Telemetry = field(default_factory=lambda: Telemetry())
     id: int | None = None
 
     def metric(self, name: str) -> Metric | None:
@@ -49,11 +50,11 @@ class RunRecord:
         return next((m for m in self.metrics if m.name == name), None)
 
     @property
-    def conditions(self) -> list[dict[str, Any]]:
+    def conditions(self) -> list[Condition]:
         """The GPU conditions (HW slowdown, power cap, shared...) the telemetry saw."""
         return list(self.telemetry.get("conditions") or [])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RunRecordJson:
         """The record as `runs --format json` prints it (the raw series left out)."""
         return {"id": self.id, "label": self.label, "command": self.command, "cwd": self.cwd, "host": self.host,
                 "started_at": self.started_at, "duration_s": self.duration_s, "exit_code": self.exit_code,

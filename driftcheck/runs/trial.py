@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from driftcheck.errors import DriftcheckError, OptionError
 from driftcheck.hosts.process_tree import interrupts_deferred, signal_group, stop_tree
@@ -40,6 +39,7 @@ from driftcheck.runs.metrics import Metric, Pattern
 from driftcheck.runs.output import TAIL_LINES, OutputReader, split_lines
 from driftcheck.runs.render import describe_comparison as describe_comparison  # where `explain --confirm` takes it
 from driftcheck.runs.render import headline
+from driftcheck.runs.shapes import TrialJson, TrialTags, VariantJson
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS, Comparison, LookPlan, compare, log_ratios, plan_looks
 
@@ -103,7 +103,7 @@ class Variant:
             argv[0] = self.python
         return argv
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VariantJson:
         """The variant as reports keep it."""
         return {"name": self.name, "set_env": dict(self.set_env), "unset_env": list(self.unset_env),
                 "python": self.python, "command": None if self.command is None else list(self.command),
@@ -151,7 +151,7 @@ class TrialPlan:
     run_timeout_s: float | None = None
     label: str | None = None
     record: bool = True
-    tags: Mapping[str, Any] = field(default_factory=dict)  # kept in each run record's telemetry["trial"]
+    tags: TrialTags = field(default_factory=lambda: TrialTags())  # kept in each run record's telemetry["trial"]
 
 
 @dataclass
@@ -199,7 +199,7 @@ class TrialResult:
         """Whether any comparison was decided."""
         return any(c.decided for c in self.comparisons.values())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TrialJson:
         """The trial as `try --format json` prints it."""
         return {"command": list(self.plan.command), "variants": [v.to_json() for v in self.plan.variants],
                 "seed": self.seed, "metric": self.metric, "unit": self.unit, "higher_is_better": self.higher_is_better,
