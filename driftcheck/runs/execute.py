@@ -28,13 +28,15 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
-from typing import IO, Any
+from typing import IO
 
 from driftcheck.errors import CommandNotRunnable
 from driftcheck.hosts.process_tree import signal_tree
 from driftcheck.hosts.signals import ENDING, handlers_installed
 from driftcheck.runs.output import OutputReader
 
+# Where the command's output goes: our stdout/stderr (text, written through their buffer) or a byte stream.
+Stream = IO[str] | IO[bytes]
 _TERMINAL_SIGNALS = (signal.SIGINT,)
 # After the command ends, its output pipes may stay open in a daemon it left behind: stop reading then.
 _DRAIN_S = 2.0
@@ -136,14 +138,14 @@ def _pump(source: int, sink: IO[bytes], scanner: _Scanner, stream: int) -> None:
     scanner.put(stream, None)
 
 
-def _terminal_size_of(stream: IO[Any]) -> bytes | None:
+def _terminal_size_of(stream: Stream) -> bytes | None:
     try:
         return fcntl.ioctl(stream.fileno(), termios.TIOCGWINSZ, b"\0" * 8)
     except (OSError, ValueError):
         return None
 
 
-def _output_channel(ours: IO[Any]) -> tuple[int, int]:
+def _output_channel(ours: Stream) -> tuple[int, int]:
     """(the fd the command writes to, the fd we read): a pseudo-terminal where `ours` is a terminal, else a pipe."""
     if ours.isatty():
         reader, writer = os.openpty()
@@ -212,7 +214,7 @@ def _start(argv: Sequence[str], out_fd: int, err_fd: int, cwd: str | None) -> su
 
 
 def run_command(argv: Sequence[str], reader: OutputReader, on_start: Callable[[int], None] | None = None,
-                stdout: IO[Any] | None = None, stderr: IO[Any] | None = None, cwd: str | None = None) -> Finished:
+                stdout: Stream | None = None, stderr: Stream | None = None, cwd: str | None = None) -> Finished:
     """Run `argv` with its output passed to `stdout`/`stderr` (default: ours) and read by `reader` (stdout as
     its stream 0, stderr as 1), which finds the figures in it.
 

@@ -121,7 +121,7 @@ class Pattern:
     # be named. The scanner skips the built-in patterns on a line that holds none of theirs.
     needs: tuple[str, ...] = ()
     # A quick test that a line may hold this pattern's figure (a user's compiled regex); None: `read` is the test.
-    finds: Callable[[str], Any] | None = None
+    finds: Callable[[str], object] | None = None
 
 
 def _unit(raw: str | None) -> str | None:
