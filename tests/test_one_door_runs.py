@@ -137,6 +137,25 @@ def test_bisect_json_is_the_bisection(cli: Cli, monkeypatch: pytest.MonkeyPatch)
     assert printed["changes"] == ["X=1", "Y=2"] and printed["culprits"] == []
 
 
+def test_the_face_refuses_what_the_command_line_refuses_before_anything_runs() -> None:
+    from driftcheck.errors import OptionError
+
+    with pytest.raises(OptionError, match="give the command to run"):
+        driftcheck.run([])
+    with pytest.raises(OptionError, match="interval_s=0.01: give between 0.1 and 60 seconds"):
+        driftcheck.run(["true"], interval_s=0.01)
+    variants = [driftcheck.variant("A"), driftcheck.variant("B", ["X=1"])]
+    with pytest.raises(OptionError, match="alpha=0.7"):
+        driftcheck.trial(STEADY, variants=variants, alpha=0.7)
+    with pytest.raises(OptionError, match="max_pairs=1: a trial needs at least 2 rounds"):
+        driftcheck.bisect(STEADY, variants=variants, max_pairs=1)
+    with pytest.raises(OptionError, match="wall"):
+        driftcheck.trial(STEADY, variants=variants, wall=True, figure="milliseconds")
+    with pytest.raises(OptionError, match="b=X: give NAME=VALUE"):
+        driftcheck.variant("B", ["X"])
+    assert Store().entries() == [] and RunStore().entries() == []  # nothing was taken, nothing ran
+
+
 def test_the_face_is_keyword_arguments_with_defaults() -> None:
     import inspect
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from driftcheck.errors import OptionError
 from driftcheck.runs.metrics import pattern_name, user_pattern
 from driftcheck.runs.store import RunStore
 from driftcheck.runs.trial import (
@@ -41,7 +42,14 @@ def trial_plan(command: Sequence[str] = (), *, variants: Sequence[Variant], metr
     The figure compared is `figure` (a name among those the command prints), else the first of `metrics`
     (`NAME[UNIT]=REGEX`, read as `driftcheck run --metric` reads them), else the first rate printed, else the
     first figure; `wall` compares each run's wall time instead. `server_command` is started before each run with
-    the variant's environment and is up once `ready_url` answers (within `ready_timeout_s`)."""
+    the variant's environment and is up once `ready_url` answers (within `ready_timeout_s`). OptionError for an
+    `alpha` outside (0, 0.5), fewer than 2 `max_pairs`, or `wall` with a figure named."""
+    if not 0 < alpha < 0.5:
+        raise OptionError("alpha", f"{alpha:g}", "give a false-positive rate between 0 and 0.5")
+    if max_pairs < 2:
+        raise OptionError("max_pairs", str(max_pairs), "a trial needs at least 2 rounds")
+    if wall and (metrics or figure):
+        raise OptionError("wall", None, "wall time is the figure; give no metrics or figure with it")
     patterns = tuple(user_pattern(spec) for spec in metrics)
     metric = WALL if wall else figure or (pattern_name(metrics[0]) if metrics else None)
     server = ServerSpec(tuple(server_command or ()), ready_url, ready_timeout_s) if ready_url else None
