@@ -25,6 +25,7 @@ from driftcheck.probes.prober import Prober
 from driftcheck.runs.execute import Finished, run_command
 from driftcheck.runs.metrics import Pattern
 from driftcheck.runs.output import OutputReader
+from driftcheck.runs.shapes import SeriesJson
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.summary import summarize
 from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
@@ -87,7 +88,7 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _watch(plan: RunPlan, reader: OutputReader) -> tuple[Finished, dict[str, Any]]:
+def _watch(plan: RunPlan, reader: OutputReader) -> tuple[Finished, SeriesJson]:
     """Run the command with its output scanned and the GPUs and CPUs sampled; (how it ended, the series)."""
     child: dict[str, int] = {}
     # The server a serving benchmark talks to uses the GPUs on the run's behalf: not a sharer.

@@ -204,3 +204,47 @@ class BisectionJson(TypedDict):
     verdict: str
     steps: list[StepJson]
     rest: StepJson | None
+
+
+class GpuSeriesJson(TypedDict):
+    """One GPU's raw series beside a run record: a column per sampled figure, one entry per sample (None where
+    a sample could not read it)."""
+
+    index: int | None
+    name: str | None
+    t: list[float]
+    sm_mhz: list[float | None]
+    mem_mhz: list[float | None]
+    power_w: list[float | None]
+    power_limit_w: list[float | None]
+    temp_c: list[float | None]
+    util_pct: list[float | None]
+    mem_util_pct: list[float | None]
+    memory_used_mib: list[float | None]
+    reasons: list[list[str] | None]
+    counters_us: list[dict[str, int] | None]
+    foreign_pids: list[list[int] | None]
+    unresolved_pids: list[list[int] | None]
+    foreign_names: dict[str, str | None]
+
+
+class CpuSeriesJson(TypedDict):
+    """The CPU side's raw series: frequency, steal, load and the cgroup quota's counters, one entry per sample."""
+
+    t: list[float]
+    freq_mhz: list[float | None]
+    steal_pct: list[float | None]
+    load1: list[float | None]
+    nr_periods: list[int | None]
+    nr_throttled: list[int | None]
+    throttled_usec: list[int | None]
+
+
+class SeriesJson(TypedDict):
+    """Everything sampled during one run, as kept beside its record (`telemetry_series`)."""
+
+    interval_s: float
+    gpu_source: str | None
+    gpu_note: str | None
+    gpus: dict[str, GpuSeriesJson]
+    cpu: CpuSeriesJson

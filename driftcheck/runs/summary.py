@@ -8,10 +8,20 @@ and `explain` print them ("GPU 3 spent 41% of the run in HW slowdown").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from statistics import median
-from typing import Any
 
-from driftcheck.runs.shapes import Condition, CounterGrowth, GpuSummary, QuotaThrottle, Spread, Telemetry
+from driftcheck.runs.shapes import (
+    Condition,
+    CounterGrowth,
+    CpuSeriesJson,
+    GpuSeriesJson,
+    GpuSummary,
+    QuotaThrottle,
+    SeriesJson,
+    Spread,
+    Telemetry,
+)
 
 # Condition -> the clock event reasons that make it. HW slowdown covers the thermal and power-brake
 # variants: all three mean the hardware itself pulled the clocks down.
@@ -41,7 +51,7 @@ CONDITION_CATEGORIES = {"hw_slowdown": "thermal", "power_cap": "gpu_clock_power"
 CPU_KEY = "cpu"
 
 
-def spread(values: list[Any]) -> Spread | None:
+def spread(values: Sequence[object]) -> Spread | None:
     """{"min", "median", "max"} of the numbers in `values` (None entries skipped); None when there are none."""
     numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if not numbers:
@@ -54,7 +64,7 @@ def gpu_label(key: str, series: GpuSummary) -> str:
     return f"GPU {series['index']}" if series.get("index") is not None else key
 
 
-def counter_growth(series: dict[str, Any]) -> CounterGrowth | None:
+def counter_growth(series: GpuSeriesJson) -> CounterGrowth | None:
     """How much each slowdown counter grew between the first and the last reading that carried it:
     {span_s, seconds{counter: s}}; None without two such readings (a driver that counts nothing)."""
     times = series.get("t") or []
@@ -67,7 +77,7 @@ def counter_growth(series: dict[str, Any]) -> CounterGrowth | None:
     return {"span_s": round(t1 - t0, 3), "seconds": seconds} if seconds else None
 
 
-def _gpu_summary(series: dict[str, Any], interval_s: float) -> GpuSummary:
+def _gpu_summary(series: GpuSeriesJson, interval_s: float) -> GpuSummary:
     samples = len(series.get("t") or [])
     reason_s: dict[str, float] = {}
     for reasons in series.get("reasons") or []:
@@ -132,13 +142,14 @@ def conditions(summary_gpus: dict[str, GpuSummary]) -> list[Condition]:
     return out
 
 
-def quota_throttle(cpu: dict[str, Any]) -> QuotaThrottle | None:
+def quota_throttle(cpu: CpuSeriesJson) -> QuotaThrottle | None:
     """How much of the run the cgroup's CPU quota stopped it: the growth of its counters from the first
     reading to the last, {periods, throttled, fraction, throttled_s}; None without two readings of them."""
-    def growth(name: str) -> int | None:
-        values = [v for v in cpu.get(name) or [] if isinstance(v, int)]
+    def growth(readings: Sequence[int | None] | None) -> int | None:
+        values = [v for v in readings or [] if isinstance(v, int)]
         return values[-1] - values[0] if len(values) >= 2 else None
-    periods, throttled, usec = growth("nr_periods"), growth("nr_throttled"), growth("throttled_usec")
+    periods, throttled = growth(cpu.get("nr_periods")), growth(cpu.get("nr_throttled"))
+    usec = growth(cpu.get("throttled_usec"))
     if periods is None or throttled is None:
         return None
     return {"periods": periods, "throttled": throttled,
@@ -154,7 +165,7 @@ def _cpu_conditions(throttle: QuotaThrottle | None) -> list[Condition]:
              "seconds": throttle["throttled_s"], "fraction": throttle["fraction"]}]
 
 
-def summarize(series: dict[str, Any]) -> Telemetry:
+def summarize(series: SeriesJson) -> Telemetry:
     """The record's telemetry summary from the raw series (`Series.to_json()`)."""
     interval_s = float(series.get("interval_s") or 1.0)
     gpus = {key: _gpu_summary(gpu, interval_s) for key, gpu in (series.get("gpus") or {}).items()}
