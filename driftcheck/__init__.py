@@ -37,6 +37,13 @@ if TYPE_CHECKING:
     from driftcheck.analysis.gate import CheckResult
     from driftcheck.analysis.policy import Policy
     from driftcheck.api import BenchRequest, CheckRequest, SnapshotRequest, check, diff, explain, load, take_snapshot
+    from driftcheck.api.bisect import bisect
+    from driftcheck.api.fleet import FleetResult, fleet
+    from driftcheck.api.gc import GcResult, gc
+    from driftcheck.api.run import run
+    from driftcheck.api.runs import RunHistory, run_history, run_record
+    from driftcheck.api.schedule import ScheduleStatus, schedule_install, schedule_remove, schedule_status
+    from driftcheck.api.trial import trial, trial_plan, variant
     from driftcheck.snapshot.model import Snapshot
 
 # name -> module that defines it; resolved on first attribute access.
@@ -46,6 +53,13 @@ _LAZY = {
     "SnapshotRequest": "driftcheck.api", "CheckResult": "driftcheck.analysis.gate",
     "Explained": "driftcheck.analysis.explain", "Policy": "driftcheck.analysis.policy",
     "Snapshot": "driftcheck.snapshot.model", "SnapshotDiff": "driftcheck.analysis.diff",
+    # runs, trials and fleets: each from its own module of the face, so a verb pays only for what it uses
+    "run": "driftcheck.api.run", "run_history": "driftcheck.api.runs", "run_record": "driftcheck.api.runs",
+    "RunHistory": "driftcheck.api.runs", "trial": "driftcheck.api.trial", "trial_plan": "driftcheck.api.trial",
+    "variant": "driftcheck.api.trial", "bisect": "driftcheck.api.bisect", "fleet": "driftcheck.api.fleet",
+    "FleetResult": "driftcheck.api.fleet", "gc": "driftcheck.api.gc", "GcResult": "driftcheck.api.gc",
+    "schedule_install": "driftcheck.api.schedule", "schedule_remove": "driftcheck.api.schedule",
+    "schedule_status": "driftcheck.api.schedule", "ScheduleStatus": "driftcheck.api.schedule",
 }
 
 if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an error for them
@@ -60,3 +74,5 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an 
 __all__ = ["BenchRequest", "CheckRequest", "CheckResult", "DriftcheckError", "Explained", "HostError", "OptionError",
            "Policy", "Snapshot", "SnapshotDiff", "SnapshotError", "SnapshotRequest", "TamperedSnapshotError",
            "UnknownSnapshotError", "UsageError", "__version__", "check", "diff", "explain", "load", "take_snapshot"]
+__all__ += ["FleetResult", "GcResult", "RunHistory", "ScheduleStatus", "bisect", "fleet", "gc", "run", "run_history",
+            "run_record", "schedule_install", "schedule_remove", "schedule_status", "trial", "trial_plan", "variant"]

@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 
+from driftcheck.api.bisect import bisect
 from driftcheck.commands import try_
 from driftcheck.commands.common import flag_terms
 from driftcheck.errors import UsageError
+from driftcheck.runs.render import bisection_lines
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _validate(args: argparse.Namespace) -> None:
-    try_._validate(args)
+    try_.validate(args)
     if args.resume and args.no_record:
         raise UsageError("--resume reads the run records of the earlier bisection; leave out --no-record")
     if not args.b and not (args.a_python and args.b_python):
@@ -45,17 +47,13 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def _cmd_bisect(args: argparse.Namespace) -> int:
-    from driftcheck.runs.bisect import bisect, describe
-    from driftcheck.runs.store import RunStore
-
     with flag_terms():
-        plan = try_._plan(args)
-        found = bisect(plan, note=None if args.quiet else try_._note, store=None if args.no_record else RunStore(),
-                       resume=args.resume)
+        found = bisect(try_.command(args), **try_.trial_options(args), resume=args.resume,
+                       note=None if args.quiet else try_.note)
     if args.format == "json":
         sys.stdout.write(json.dumps(found.to_json(), indent=2) + "\n")
     else:
-        sys.stdout.write("\n".join(describe(found)) + "\n")
+        sys.stdout.write("\n".join(bisection_lines(found)) + "\n")
     if not found.finished:
         return 3
     return 1 if found.culprits else 0

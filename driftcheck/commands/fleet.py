@@ -6,12 +6,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from driftcheck.analysis.peers import PeerReport, peer_report
 from driftcheck.analysis.peers_render import render_markdown, render_text
-from driftcheck.analysis.references import resolve_snapshot
-from driftcheck.analysis.signers import Signers, require_trusted, signers_for
+from driftcheck.api.fleet import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_HOST_TIMEOUT_S,
+    FleetProgress,
+    FleetResult,
+    HostResult,
+    fleet,
+    slurm_driftcheck_command,
+)
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
@@ -30,17 +35,6 @@ from driftcheck.commands.common import (
     positive_int,
 )
 from driftcheck.errors import UsageError
-from driftcheck.remote import slurm
-from driftcheck.remote.fleet import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_HOST_TIMEOUT_S,
-    FleetRequest,
-    HostResult,
-    snapshot_targets,
-)
-from driftcheck.remote.targets import fleet_hosts
-from driftcheck.snapshot.model import Snapshot
-from driftcheck.store.snapshots import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -61,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="snapshot every node of the allocation through `srun --ntasks-per-node=1` instead of SSH")
     p.add_argument("--driftcheck", metavar="CMD",
                    help="with --slurm: how the nodes start driftcheck "
-                        f"(default: {' '.join(slurm.driftcheck_command())})")
+                        f"(default: {' '.join(slurm_driftcheck_command())})")
     add_python(p, "the interpreter whose packages matter on each host (default python3; with --slurm: "
                   "driftcheck's own on the node)")
     add_ssh_login(p, plural=True)
@@ -82,7 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=_cmd_fleet, validate=_validate)
 
 
-def _progress(enabled: bool) -> Any:
+def _progress(enabled: bool) -> FleetProgress | None:
     if not enabled:
         return None
 
@@ -109,62 +103,27 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--identity {args.identity}: no such file")
 
 
-def _ssh_fleet(args: argparse.Namespace) -> tuple[dict[str, Snapshot], dict[str, str]]:
-    with flag_terms():
-        request = FleetRequest(tuple(fleet_hosts(args.hosts, args.hosts_file)), python=args.python,
-                               identity=args.identity, accept_new_host_key=args.accept_new_host_key,
-                               probes=tuple(args.probe or ()), skip=tuple(args.skip or ()), label=args.label,
-                               concurrency=args.concurrency, host_timeout_s=args.host_timeout)
-        results = snapshot_targets(request, _progress(not args.quiet and sys.stderr.isatty()))
-    snapshots = {h: r.snapshot for h, r in results.items() if r.snapshot is not None}
-    failures = {h: r.error or "no snapshot" for h, r in results.items() if r.snapshot is None}
-    return snapshots, failures
-
-
-def _slurm_fleet(args: argparse.Namespace) -> tuple[dict[str, Snapshot], dict[str, str]]:
-    snapshot_args: list[str] = []
-    for name in args.probe or []:
-        snapshot_args += ["--probe", name]
-    for name in args.skip or []:
-        snapshot_args += ["--skip", name]
-    if args.python:
-        snapshot_args += ["--python", args.python]
-    if args.label:
-        snapshot_args += ["--label", args.label]
-    command = args.driftcheck.split() if args.driftcheck else slurm.driftcheck_command()
-    gathered = slurm.gather(args.hosts, command, snapshot_args, args.host_timeout,
-                            require_trusted=args.require_trusted)
-    return gathered.snapshots, gathered.failures
-
-
-def _print(report: PeerReport, snapshots: dict[str, Snapshot], signers: Signers, fmt: str, fold: bool) -> None:
+def _print(result: FleetResult, fmt: str, fold: bool) -> None:
+    signers = result.signers
     if fmt == "json":
-        document = report.to_json()
-        document["snapshots"] = {host: snapshots[host].id for host in sorted(snapshots)}
-        document["signers"] = signers.to_json()
-        print(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False))
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     elif fmt == "markdown":
         sys.stdout.write("".join(f"> **{line.removeprefix('! ')}**\n" for line in signers.lines())
-                         + ("\n" if signers.lines() else "") + render_markdown(report))
+                         + ("\n" if signers.lines() else "") + render_markdown(result.report))
     else:
-        sys.stdout.write("".join(line + "\n" for line in signers.lines()) + render_text(report, fold=fold))
+        sys.stdout.write("".join(line + "\n" for line in signers.lines()) + render_text(result.report, fold=fold))
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
-    store = Store()
-    reference = resolve_snapshot(args.against, store) if args.against else None
-    against = signers_for({"--against": reference}, roles={"--against": "--against"}) \
-        if reference else Signers({})
-    if args.require_trusted:
-        require_trusted(against)
-    snapshots, failures = _slurm_fleet(args) if args.slurm else _ssh_fleet(args)
-    # Every host by name, the --against snapshot under its flag: who signed what the report compares.
-    signers = Signers({**against.sides, **signers_for(snapshots, roles={h: h for h in snapshots}).sides})
-    if not args.no_store:
-        for snapshot in snapshots.values():
-            store.add(snapshot)
-    report = peer_report(snapshots, reference, args.against or "majority", failures)
-    _print(report, snapshots, signers, args.format, fold=not args.all)
-    if failures or not snapshots:
+    with flag_terms():
+        result = fleet(args.hosts, hosts_file=args.hosts_file, slurm=args.slurm,
+                       driftcheck_command=args.driftcheck.split() if args.driftcheck else None, python=args.python,
+                       identity=args.identity, accept_new_host_key=args.accept_new_host_key,
+                       probes=args.probe or (), skip=args.skip or (), against=args.against, label=args.label,
+                       concurrency=args.concurrency, host_timeout_s=args.host_timeout, keep=not args.no_store,
+                       require_trusted=args.require_trusted,
+                       progress=_progress(not args.quiet and sys.stderr.isatty()))
+    _print(result, args.format, fold=not args.all)
+    if result.failures or not result.snapshots:
         return EXIT_TROUBLE
-    return EXIT_OK if report.uniform else EXIT_DIFFERENT
+    return EXIT_OK if result.report.uniform else EXIT_DIFFERENT

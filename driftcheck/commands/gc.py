@@ -7,10 +7,8 @@ import json
 import sys
 
 from driftcheck.analysis.render import human_size
+from driftcheck.api.gc import gc
 from driftcheck.commands.common import EXIT_OK, add_format, count
-from driftcheck.hosts.targets import local_host
-from driftcheck.store.gc import collect
-from driftcheck.store.snapshots import Store
 
 
 def _days(text: str) -> float:
@@ -42,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_gc(args: argparse.Namespace) -> int:
-    result = collect(Store(), args.keep_last, args.keep_days, dry_run=args.dry_run, local_host=local_host().name)
+    result = gc(keep_last=args.keep_last, keep_days=args.keep_days, dry_run=args.dry_run)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
         return EXIT_OK

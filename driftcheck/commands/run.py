@@ -7,6 +7,7 @@ import io
 import os
 import sys
 
+from driftcheck.api.run import run
 from driftcheck.commands.common import (
     add_label,
     add_probe_selection,
@@ -15,13 +16,9 @@ from driftcheck.commands.common import (
     add_quiet,
     add_server_argument,
     flag_terms,
-    probe_options,
 )
 from driftcheck.errors import UsageError
-from driftcheck.runs.metrics import user_pattern
-from driftcheck.runs.render import headline
-from driftcheck.runs.session import RunOutcome, RunPlan, record_run
-from driftcheck.runs.summary import condition_text
+from driftcheck.runs.render import run_summary_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -68,20 +65,6 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--interval {args.interval:g}: give between 0.1 and 60 seconds")
 
 
-def _summary(outcome: RunOutcome) -> str:
-    record = outcome.record
-    ended = f"exit {record.exit_code}" + (f" ({record.signal})" if record.signal else "")
-    figures = headline(record.metrics)
-    shown = ", ".join(f"{m.label} {m.value:g}{' ' + m.unit if m.unit else ''}" for m in figures[:3])
-    more = f" (+{len(figures) - 3} more)" if len(figures) > 3 else ""
-    what = f"{len(figures)} figure(s): {shown}{more}" if figures else "no figure found in the output"
-    after = outcome.after.short_id if outcome.after else "none"
-    lines = [f"driftcheck: run {record.id} stored ({ended}, {record.duration_s:.1f} s); {what}; "
-             f"snapshots {outcome.before.short_id if outcome.before else 'none'} before, {after} after"]
-    lines.extend(f"driftcheck: ! {condition_text(c, f'run {record.id}')}" for c in record.conditions)
-    return "\n".join(lines) + "\n"
-
-
 def _note(text: str) -> None:
     sys.stderr.write(f"driftcheck: {text}\n")
 
@@ -105,14 +88,12 @@ def _require_open_stdout() -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    argv = _command(args)
     _require_open_stdout()
-    plan = RunPlan(argv=argv, label=args.label, user_patterns=tuple(user_pattern(s) for s in args.metric),
-                   probes=args.probe, python=args.python, options=probe_options(args), interval_s=args.interval,
-                   sign=not args.no_sign)
     show = not args.quiet and sys.stderr.isatty()
-    with flag_terms():  # `record_run` refuses, before anything runs, a --python that is no interpreter
-        outcome = record_run(plan, note=_note if show else None)
+    with flag_terms():  # refused before anything runs: a --python that is no interpreter, a bad --pid or --server
+        outcome = run(_command(args), label=args.label, metrics=args.metric, probes=args.probe, python=args.python,
+                      pids=args.pid, processes=args.process, server=args.server, interval_s=args.interval,
+                      sign=not args.no_sign, note=_note if show else None)
     if not args.quiet:
-        sys.stderr.write(_summary(outcome))
+        sys.stderr.write(run_summary_text(outcome))
     return outcome.record.exit_code

@@ -7,12 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from driftcheck.analysis.run_causes import change_points
+from driftcheck.api.runs import RUN_REFERENCE_HELP, run_history, run_record
 from driftcheck.commands.common import EXIT_OK, add_format, add_label, add_limit, check_output_path, write_new_file
 from driftcheck.runs.html import runs_html
-from driftcheck.runs.reference import REFERENCE_HELP, resolve_run
 from driftcheck.runs.render import run_detail_text, runs_text
-from driftcheck.runs.store import RunStore
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      "that throttled or was shared while they ran; or show one run in full; or write an offline "
                      "HTML page charting every figure over the runs, with a marker where the snapshot changed and "
                      "its top cause on hover.")
-    p.add_argument("run", nargs="?", help=f"show this run in full: an id or {REFERENCE_HELP}")
+    p.add_argument("run", nargs="?", help=f"show this run in full: an id or {RUN_REFERENCE_HELP}")
     add_limit(p, "only the last N runs")
     add_label(p, "only the runs with this label")
     add_format(p)
@@ -31,10 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
-    store = RunStore()
     if args.run is not None:
-        reference = args.run if args.run.startswith("run:") else f"run:{args.run}"
-        run, _ = resolve_run(reference, store)
+        run = run_record(args.run)
         if args.format == "json":
             print(json.dumps(run.to_json(), indent=2, sort_keys=True))
         else:
@@ -42,13 +38,13 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.html is not None:
         check_output_path(args.html, args.force)
-    runs = store.entries(args.limit, args.label)
+    history = run_history(limit=args.limit, label=args.label, causes=args.html is not None)
     if args.html is not None:
-        write_new_file(args.html, runs_html(runs, change_points(runs)), args.force)
-        sys.stderr.write(f"wrote {args.html}: {len(runs)} run(s)\n")
+        write_new_file(args.html, runs_html(history.runs, history.change_points), args.force)
+        sys.stderr.write(f"wrote {args.html}: {len(history.runs)} run(s)\n")
         return EXIT_OK
     if args.format == "json":
-        print(json.dumps([run.to_json() for run in runs], indent=2, sort_keys=True))
+        print(json.dumps(history.to_json(), indent=2, sort_keys=True))
     else:
-        sys.stdout.write(runs_text(runs))
+        sys.stdout.write(runs_text(history.runs))
     return EXIT_OK

@@ -6,23 +6,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from driftcheck.commands.common import EXIT_OK, Parser, add_bench_suite, add_format, add_python
-from driftcheck.errors import UsageError
-from driftcheck.schedule.installer import (
-    Installed,
-    Outcome,
-    Settings,
-    Target,
-    choose_target,
-    find_installed,
-    install,
-    parse_duration,
-    remove,
-)
-from driftcheck.store.snapshots import Store
-
-LABELS = ("boot", "scheduled")
+from driftcheck.api.schedule import Outcome, ScheduleStatus, schedule_install, schedule_remove, schedule_status
+from driftcheck.commands.common import EXIT_OK, Parser, add_bench_suite, add_format, add_python, flag_terms
 
 
 def _where(p: argparse.ArgumentParser) -> None:
@@ -59,19 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rm.set_defaults(handler=_cmd_remove)
 
 
-def _last_runs() -> dict[str, str | None]:
-    """When the store last got a snapshot of each schedule label."""
-    last: dict[str, str | None] = dict.fromkeys(LABELS)
-    store = Store()
-    if not store.path.exists():
-        return last
-    for entry in store.entries():
-        if entry.label in last and last[entry.label] is None:
-            last[entry.label] = entry.created_at
-    return last
-
-
-def _status_text(found: Installed, last: dict[str, str | None]) -> str:
+def _status_text(status: ScheduleStatus) -> str:
+    found, last = status.installed, status.last
     target = found.target
     where = f"under {target.root}" if target.root else ("user" if target.user else "system-wide")
     if not found.files:
@@ -99,30 +75,28 @@ def _report(outcome: Outcome, verb: str) -> None:
         sys.stdout.write(f"nothing to {verb}: no driftcheck schedule installed\n")
 
 
-def _target(args: argparse.Namespace) -> Target:
-    return choose_target(args.user, args.root, args.cron_dir)
+def _where_of(args: argparse.Namespace) -> dict[str, Any]:
+    """Where the schedule goes, as the face's keyword arguments."""
+    return {"user": args.user, "root": args.root, "cron_dir": args.cron_dir}
 
 
 def _cmd_install(args: argparse.Namespace) -> int:
-    target = _target(args)
-    every = parse_duration(args.every)
-    if args.python and not Path(args.python).is_file():
-        raise UsageError(f"--python {args.python}: no such interpreter")
-    _report(install(Settings(every, args.at_boot, args.python, args.bench), target), "install")
+    with flag_terms():
+        outcome = schedule_install(every=args.every, at_boot=args.at_boot, python=args.python, bench=args.bench,
+                                   **_where_of(args))
+    _report(outcome, "install")
     return EXIT_OK
 
 
 def _cmd_remove(args: argparse.Namespace) -> int:
-    _report(remove(_target(args)), "remove")
+    _report(schedule_remove(**_where_of(args)), "remove")
     return EXIT_OK
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    found = find_installed(_target(args))
-    last = _last_runs()
+    status = schedule_status(**_where_of(args))
     if args.format == "json":
-        print(json.dumps({**found.to_json(), "installed": bool(found.files), "last": last}, indent=2,
-                         sort_keys=True))
+        print(json.dumps(status.to_json(), indent=2, sort_keys=True))
     else:
-        sys.stdout.write(_status_text(found, last))
+        sys.stdout.write(_status_text(status))
     return EXIT_OK

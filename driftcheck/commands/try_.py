@@ -6,14 +6,13 @@ import argparse
 import json
 import shlex
 import sys
-from typing import TYPE_CHECKING
+from typing import Any
 
+from driftcheck.api.trial import Variant, trial, variant
 from driftcheck.commands.common import add_format, add_label, add_quiet, flag_terms, positive_float, positive_int
 from driftcheck.errors import UsageError
+from driftcheck.runs.render import trial_text
 from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
-
-if TYPE_CHECKING:
-    from driftcheck.runs.trial import TrialPlan
 
 _NAMES = ("a", "b", "c", "d")
 
@@ -69,17 +68,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_format(p)
     add_quiet(p)
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the command to run")
-    p.set_defaults(handler=_cmd_try, validate=_validate)
+    p.set_defaults(handler=_cmd_try, validate=validate)
 
 
-def _command(args: argparse.Namespace) -> list[str]:
+def command(args: argparse.Namespace) -> list[str]:
+    """CMD and its arguments, without the `--` that separates them from ours."""
     argv = list(args.command)
     return argv[1:] if argv and argv[0] == "--" else argv
 
 
-def _validate(args: argparse.Namespace) -> None:
+def validate(args: argparse.Namespace) -> None:
+    """Refuse, before any run, options that cannot go together."""
     own_commands = all(getattr(args, f"{n}_cmd") for n in "ab")
-    if not _command(args) and not own_commands:
+    if not command(args) and not own_commands:
         raise UsageError("give the command to run after --, e.g. driftcheck try --b OMP_NUM_THREADS=1 -- python "
                          "bench.py (or --a-cmd and --b-cmd)")
     if not 0 < args.alpha < 0.5:
@@ -104,44 +105,34 @@ def _words(cmdline: str | None) -> tuple[str, ...] | None:
     return tuple(shlex.split(cmdline)) if cmdline else None
 
 
-def _plan(args: argparse.Namespace) -> TrialPlan:
-    from driftcheck.runs.metrics import pattern_name, user_pattern
-    from driftcheck.runs.trial import WALL, ServerSpec, TrialPlan, Variant, parse_env_changes
-
-    variants = []
-    for name in filter(lambda n: _variant_given(args, n), _NAMES):
-        set_env, unset = parse_env_changes(name, getattr(args, name))
-        variants.append(Variant(name.upper(), set_env, unset, getattr(args, f"{name}_python"),
-                                _words(getattr(args, f"{name}_cmd")), _words(getattr(args, f"{name}_server_cmd"))))
-    patterns = tuple(user_pattern(spec) for spec in args.metric)
-    metric = WALL if args.wall else args.figure or (patterns and pattern_name(args.metric[0])) or None
-    server = ServerSpec(_words(args.server_cmd) or (), args.ready, args.ready_timeout) if args.ready else None
-    return TrialPlan(command=tuple(_command(args)), variants=tuple(variants), patterns=patterns, metric=metric,
-                     max_pairs=args.max_pairs, budget_s=args.budget_s, alpha=args.alpha, seed=args.seed,
-                     server=server, run_timeout_s=args.run_timeout, label=args.label, record=not args.no_record)
+def _variants(args: argparse.Namespace) -> list[Variant]:
+    """A and B, and C and D where given, as the face builds them."""
+    return [variant(name.upper(), getattr(args, name), python=getattr(args, f"{name}_python"),
+                    command=_words(getattr(args, f"{name}_cmd")),
+                    server_command=_words(getattr(args, f"{name}_server_cmd")))
+            for name in _NAMES if _variant_given(args, name)]
 
 
-def _note(text: str) -> None:
+def trial_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of the face's `trial` (and `bisect`) that the options of `try` give."""
+    return {"variants": _variants(args), "metrics": tuple(args.metric), "figure": args.figure, "wall": args.wall,
+            "max_pairs": args.max_pairs, "budget_s": args.budget_s, "alpha": args.alpha, "seed": args.seed,
+            "server_command": _words(args.server_cmd), "ready_url": args.ready,
+            "ready_timeout_s": args.ready_timeout, "run_timeout_s": args.run_timeout, "label": args.label,
+            "record": not args.no_record}
+
+
+def note(text: str) -> None:
+    """Progress of a trial, on stderr as it comes."""
     sys.stderr.write(f"driftcheck: {text}\n")
     sys.stderr.flush()
 
 
 def _cmd_try(args: argparse.Namespace) -> int:
-    from driftcheck.runs.store import RunStore
-    from driftcheck.runs.trial import describe_comparison, pair_lines, run_trial
-
     with flag_terms(a_python="--a-python", b_python="--b-python", c_python="--c-python", d_python="--d-python"):
-        plan = _plan(args)
-        result = run_trial(plan, note=None if args.quiet else _note, store=None if args.no_record else RunStore())
+        result = trial(command(args), **trial_options(args), note=None if args.quiet else note)
     if args.format == "json":
         sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
     else:
-        unit = f" {result.unit}" if result.unit else ""
-        lines = [describe_comparison(result, name) for name in result.comparisons]
-        lines.append(f"figure: {result.metric}{unit}; {len(result.runs)} runs in {result.elapsed_s:.1f} s, stopped: "
-                     f"{result.stopped}; seed {result.seed} (--seed {result.seed} repeats the order)")
-        lines.extend(f"  {v.name}: {v.describe()}" for v in plan.variants)
-        lines.append("rounds:")
-        lines.extend(pair_lines(result))
-        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.write(trial_text(result))
     return 1 if result.differs else 0

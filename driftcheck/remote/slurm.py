@@ -10,7 +10,6 @@ not trust is a failure of that node.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
@@ -20,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from driftcheck.errors import DriftcheckError, HostError, SnapshotError
+from driftcheck.hosts.process_tree import stop_tree
 from driftcheck.snapshot.model import Snapshot, parse_snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.trust import Signer, TrustStore
@@ -27,6 +27,8 @@ from driftcheck.snapshot.trust import Signer, TrustStore
 _LABELLED = re.compile(r"^\s*(\d+): ?(.*)$")
 # Beyond the snapshot itself: what srun needs to allocate and start the step.
 SRUN_GRACE_S = 60.0
+# How long srun may take to cancel its step once told to.
+_SRUN_CANCEL_S = 30.0
 
 
 @dataclass
@@ -83,14 +85,10 @@ def gather(srun_args: Sequence[str], node_command: Sequence[str], snapshot_args:
     try:
         stdout, stderr = process.communicate(timeout=timeout_s + SRUN_GRACE_S)
     except subprocess.TimeoutExpired:
-        # srun cancels its step on SIGINT (twice within a second: at once); then it is safe to reap.
-        for _ in range(2):
-            os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
+        # srun cancels its step on SIGINT (twice within a second: at once); then it is safe to reap. Its pipes
+        # are read meanwhile, so a full one does not keep it from ending.
+        stop_tree(process, grace_s=_SRUN_CANCEL_S, signals=(signal.SIGINT, signal.SIGINT),
+                  wait=lambda timeout: process.communicate(timeout=timeout))
         raise HostError(f"srun ran past {timeout_s + SRUN_GRACE_S:g} s and was stopped") from None
     result = SlurmGather(srun_returncode=process.returncode)
     errors = split_labelled(stderr)

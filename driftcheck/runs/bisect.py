@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from driftcheck.errors import OptionError
 from driftcheck.runs.overlay import Overlays, PackageChange, distributions, package_changes
+from driftcheck.runs.shapes import BisectionJson, StepJson, TrialTags
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.trial import Progress, TrialPlan, TrialResult, Variant, recorded_result, run_trial
 
@@ -89,7 +89,7 @@ class Step:
     reused: bool = False  # decided again from the run records of an earlier, interrupted bisection
     run_ids: tuple[int, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StepJson:
         """The step as `bisect --format json` prints it."""
         return {"changes": [c.describe() for c in self.changes], "effect_pct": round(self.effect_pct, 3),
                 "pairs": self.pairs, "p_value": self.p_value, "reproduces": self.reproduces,
@@ -123,7 +123,7 @@ class Bisection:
             return None
         return math.log1p(step.effect_pct / 100) / math.log1p(self.full.effect_pct / 100) * 100
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BisectionJson:
         """The bisection as `bisect --format json` prints it."""
         return {"id": self.bisection_id, "finished": self.finished, "reused": self.reused,
                 "changes": [c.describe() for c in self.changes],
@@ -209,7 +209,7 @@ class _Tester:
             if budget <= 0:
                 raise _BudgetSpent()
         # `attempt` tells apart two tries of the same changes (one cut off, one rerun), whatever their seeds.
-        tags = {"bisect": self.ident, "changes": list(described), "attempt": uuid.uuid4().hex[:12]}
+        tags: TrialTags = {"bisect": self.ident, "changes": list(described), "attempt": uuid.uuid4().hex[:12]}
         plan = replace(self.plan, variants=(self.plan.variants[0], self.build(changes)), budget_s=budget,
                        label=_label(self.plan, self.ident), tags={**self.plan.tags, **tags})
         result = run_trial(plan, note=None, store=self.store)
@@ -334,50 +334,3 @@ def _bisect(plan: TrialPlan, changes: list[AnyChange], tester: _Tester) -> Bisec
                          reused=tester.reused)
     return Bisection(changes, full, culprits, tester.steps, result.verdict("B"), rest, bisection_id=tester.ident,
                      reused=tester.reused)
-
-
-def describe(bisection: Bisection) -> list[str]:
-    """The outcome in words: what alone reproduces how much of the shift, and what the rest did."""
-    full = bisection.full
-    if not bisection.finished:
-        return _unfinished(bisection)
-    assert full is not None  # a finished bisection ran its first trial
-    if not bisection.culprits:
-        return [f"all {len(bisection.changes)} changes together: {full.effect_pct:+.1f} % in {full.pairs} pairs, "
-                f"p={full.p_value:.2g}: no difference resolved, nothing to bisect"]
-    named = ", ".join(c.describe() for c in bisection.culprits)
-    share = bisection.share_pct()
-    how_much = f"{share:.0f} % of the shift" if share is not None else "the shift"
-    alone = "alone reproduces" if len(bisection.culprits) == 1 else "together reproduce"
-    rest = bisection.rest
-    others = ""
-    if rest is not None:
-        what = "a difference" if rest.decided else "no difference resolved"
-        others = (f"; the other {len(rest.changes)} change(s) together: {what} ({rest.effect_pct:+.1f} %, "
-                  f"{rest.pairs} pairs, p={rest.p_value:.2g}){' (reused)' if rest.reused else ''}")
-    lines = [f"B vs A with all {len(bisection.changes)} changes: {full.effect_pct:+.1f} % ({full.pairs} pairs, "
-             f"p={full.p_value:.2g}): B is {bisection.verdict_word}{' (reused)' if full.reused else ''}",
-             f"{named} {alone} {how_much}{others}"]
-    reused = f" ({bisection.reused} reused from the records of an earlier run)" if bisection.reused else ""
-    lines.append(f"{len(bisection.steps) + 1 + (rest is not None)} trials{reused}; the ddmin steps:")
-    lines.extend(_step_line(s) for s in bisection.steps)
-    return lines
-
-
-def _step_line(step: Step) -> str:
-    return (f"  {', '.join(c.describe() for c in step.changes)}: {step.effect_pct:+.1f} % ({step.pairs} pairs, "
-            f"p={step.p_value:.2g}) {'reproduces' if step.reproduces else 'does not'}"
-            + (" (reused)" if step.reused else ""))
-
-
-def _unfinished(bisection: Bisection) -> list[str]:
-    full = bisection.full
-    done = len(bisection.steps) + (full is not None)
-    lines = [f"bisection {bisection.bisection_id} stopped by its budget after {done} finished trial(s)"
-             + (f", {bisection.reused} of them reused" if bisection.reused else "")
-             + "; run the same command with --resume to go on from them (the trial cut off is run again)"]
-    if full is not None:
-        lines.append(f"B vs A with all {len(bisection.changes)} changes: {full.effect_pct:+.1f} % ({full.pairs} "
-                     f"pairs, p={full.p_value:.2g})" + (" (reused)" if full.reused else ""))
-    lines.extend(_step_line(s) for s in bisection.steps)
-    return lines

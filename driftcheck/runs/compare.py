@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from driftcheck.runs.shapes import Condition, Spread
 from driftcheck.runs.speculative import Decomposition, PlainRun, decompose
 from driftcheck.runs.store import RunRecord
 from driftcheck.runs.summary import CONDITION_CATEGORIES, gpu_label, share_text
@@ -98,11 +99,11 @@ def metric_changes(a: RunRecord, b: RunRecord) -> list[MetricChange]:
     return sorted(changes, key=lambda c: (c.unit is None or not c.unit.endswith("/s"), -abs(c.change or 0.0)))
 
 
-def _conditions(run: RunRecord) -> dict[tuple[str, str], dict[str, Any]]:
+def _conditions(run: RunRecord) -> dict[tuple[str, str], Condition]:
     return {(c["gpu"], c["kind"]): c for c in run.conditions}
 
 
-def _fix(kind: str, label: str, condition: dict[str, Any]) -> str:
+def _fix(kind: str, label: str, condition: Condition) -> str:
     index = label.removeprefix("GPU ").strip()
     if kind == "shared":
         pids = " ".join(condition.get("processes") or {})
@@ -120,8 +121,8 @@ def condition_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]
     before, after = _conditions(a), _conditions(b)
     findings = []
     for key in sorted(set(before) | set(after)):
-        fa = (before.get(key) or {}).get("fraction", 0.0)
-        fb = (after.get(key) or {}).get("fraction", 0.0)
+        fa = _fraction(before.get(key))
+        fb = _fraction(after.get(key))
         if abs(fb - fa) < _CONDITION_DELTA:
             continue
         condition = after.get(key) or before[key]
@@ -137,13 +138,23 @@ def condition_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]
     return findings
 
 
+def _fraction(condition: Condition | None) -> float:
+    """The share of the run a condition covered; none at all where the run had no such condition."""
+    return condition["fraction"] if condition is not None else 0.0
+
+
+def _median(values: Spread | None) -> float | None:
+    return values.get("median") if values else None
+
+
 def clock_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]:
     """GPUs whose median SM clock under load differed by more than 5% between the runs."""
     findings = []
-    gpus_a = (a.telemetry.get("gpus") or {})
+    gpus_a = a.telemetry.get("gpus") or {}
     for key, gpu_b in (b.telemetry.get("gpus") or {}).items():
-        clock_a = ((gpus_a.get(key) or {}).get("sm_mhz") or {}).get("median")
-        clock_b = (gpu_b.get("sm_mhz") or {}).get("median")
+        gpu_a = gpus_a.get(key)
+        clock_a = _median(gpu_a.get("sm_mhz")) if gpu_a else None
+        clock_b = _median(gpu_b.get("sm_mhz"))
         if not clock_a or not clock_b or abs(clock_b - clock_a) / clock_a < _CLOCK_DROP:
             continue
         label = gpu_label(key, gpu_b)
@@ -160,8 +171,9 @@ def clock_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]:
 
 def cpu_findings(a: RunRecord, b: RunRecord, worse: bool) -> list[Finding]:
     """CPU time stolen by the hypervisor, when one run lost clearly more of it."""
-    steal_a = ((a.telemetry.get("cpu") or {}).get("steal_pct") or {}).get("median")
-    steal_b = ((b.telemetry.get("cpu") or {}).get("steal_pct") or {}).get("median")
+    cpu_a, cpu_b = a.telemetry.get("cpu"), b.telemetry.get("cpu")
+    steal_a = _median(cpu_a.get("steal_pct")) if cpu_a else None
+    steal_b = _median(cpu_b.get("steal_pct")) if cpu_b else None
     if steal_a is None or steal_b is None or abs(steal_b - steal_a) < _STEAL_POINTS:
         return []
     consistent = (steal_b > steal_a) == worse

@@ -1,6 +1,7 @@
 """Running the user's command: its output passed through unchanged while it is scanned, its exit code kept.
 
-stdout and stderr are read in threads and written, byte for byte, to ours as they arrive. Where our
+stdout and stderr are read in threads and written, byte for byte, to ours as they arrive, and read for figures
+by the output reader every verb uses (`driftcheck.runs.output`). Where our
 side is a terminal the command gets a pseudo-terminal instead of a pipe, so it prints, colours and
 redraws progress exactly as it would when run directly (a pipe would make Python block-buffer and
 print everything at the end); its environment is left untouched.
@@ -14,12 +15,10 @@ shell.
 
 from __future__ import annotations
 
-import codecs
 import collections
 import contextlib
 import fcntl
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -29,15 +28,16 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
-from typing import IO, Any
-
-import psutil
+from typing import IO
 
 from driftcheck.errors import CommandNotRunnable
-from driftcheck.runs.signals import ENDING, handlers_installed
+from driftcheck.hosts.process_tree import signal_tree
+from driftcheck.hosts.signals import ENDING, handlers_installed
+from driftcheck.runs.output import OutputReader
 
+# Where the command's output goes: our stdout/stderr (text, written through their buffer) or a byte stream.
+Stream = IO[str] | IO[bytes]
 _TERMINAL_SIGNALS = (signal.SIGINT,)
-_LINE_END = re.compile(r"\r\n|\r|\n")
 # After the command ends, its output pipes may stay open in a daemon it left behind: stop reading then.
 _DRAIN_S = 2.0
 _PIPE_BYTES = 1 << 20
@@ -61,32 +61,6 @@ class Finished:
     pid: int
 
 
-class LineSplitter:
-    """Bytes in, complete text lines out (split at \\n, \\r\\n and the \\r of redrawn progress bars)."""
-
-    def __init__(self, on_line: Callable[[str], None]) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
-        self._on_line = on_line
-
-    def feed(self, data: bytes) -> None:
-        """Take more output."""
-        text = self._pending + self._decoder.decode(data)
-        parts = _LINE_END.split(text)
-        self._pending = parts.pop()
-        if text.endswith("\r"):  # a \r\n may be split between two reads: wait for the next byte
-            self._pending = parts.pop() + "\r" if parts else "\r"
-        for line in parts:
-            self._on_line(line)
-
-    def close(self) -> None:
-        """The output ended: pass on what is left."""
-        rest = (self._pending + self._decoder.decode(b"", final=True)).rstrip("\r")
-        if rest:
-            self._on_line(rest)
-        self._pending = ""
-
-
 class _Scanner:
     """Lines of the command's output, scanned once the command has ended, off the copying path.
 
@@ -97,8 +71,9 @@ class _Scanner:
     skipped, whole, and counted: the figures a benchmark prints come at its end, and memory stays bounded.
     """
 
-    def __init__(self, splitters: Sequence[LineSplitter], max_backlog: int = 8 * 1024 * 1024) -> None:
-        self._splitters = splitters
+    def __init__(self, reader: OutputReader, streams: int, max_backlog: int = 8 * 1024 * 1024) -> None:
+        self._reader = reader
+        self._streams = streams
         self._chunks: collections.deque[tuple[int, bytes | None]] = collections.deque()
         self._backlog = 0
         self._max_backlog = max_backlog
@@ -125,17 +100,17 @@ class _Scanner:
     def _run(self) -> None:
         self._go.wait()
         ended = 0
-        while ended < len(self._splitters):
+        while ended < self._streams:
             with self._ready:
                 while not self._chunks:
                     self._ready.wait()
                 stream, data = self._chunks.popleft()
                 self._backlog -= len(data or b"")
             if data is None:
-                self._splitters[stream].close()
+                self._reader.close(stream)
                 ended += 1
             else:
-                self._splitters[stream].feed(data)
+                self._reader.feed(data, stream)
 
     def join(self, timeout: float) -> None:
         """Scan what was kept, waiting up to `timeout` for it to reach the end of every stream."""
@@ -163,14 +138,14 @@ def _pump(source: int, sink: IO[bytes], scanner: _Scanner, stream: int) -> None:
     scanner.put(stream, None)
 
 
-def _terminal_size_of(stream: IO[Any]) -> bytes | None:
+def _terminal_size_of(stream: Stream) -> bytes | None:
     try:
         return fcntl.ioctl(stream.fileno(), termios.TIOCGWINSZ, b"\0" * 8)
     except (OSError, ValueError):
         return None
 
 
-def _output_channel(ours: IO[Any]) -> tuple[int, int]:
+def _output_channel(ours: Stream) -> tuple[int, int]:
     """(the fd the command writes to, the fd we read): a pseudo-terminal where `ours` is a terminal, else a pipe."""
     if ours.isatty():
         reader, writer = os.openpty()
@@ -201,14 +176,6 @@ def _in_foreground_of_terminal() -> bool:
     return False
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below `pid` (a launcher's workers hold the GPUs: a signal for the command is for them too)."""
-    try:
-        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return []
-
-
 class _SignalRelay:
     """While installed, notes SIGINT/SIGTERM/SIGHUP and passes them to the command unless it already got them."""
 
@@ -223,10 +190,9 @@ class _SignalRelay:
             return
         if signum in _TERMINAL_SIGNALS and _in_foreground_of_terminal():
             return
-        for pid in [self.pid, *_descendants(self.pid)]:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signum)
-                self.forwarded = True
+        # A launcher's workers hold the GPUs: a signal for the command is for them too.
+        if signal_tree(self.pid, signum):
+            self.forwarded = True
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[_SignalRelay]:
@@ -247,9 +213,10 @@ def _start(argv: Sequence[str], out_fd: int, err_fd: int, cwd: str | None) -> su
         raise CommandNotRunnable(argv[0], exc.strerror or str(exc), 126) from None
 
 
-def run_command(argv: Sequence[str], on_line: Callable[[str], None], on_start: Callable[[int], None] | None = None,
-                stdout: IO[Any] | None = None, stderr: IO[Any] | None = None, cwd: str | None = None) -> Finished:
-    """Run `argv` with its output passed to `stdout`/`stderr` (default: ours) and every line to `on_line`.
+def run_command(argv: Sequence[str], reader: OutputReader, on_start: Callable[[int], None] | None = None,
+                stdout: Stream | None = None, stderr: Stream | None = None, cwd: str | None = None) -> Finished:
+    """Run `argv` with its output passed to `stdout`/`stderr` (default: ours) and read by `reader` (stdout as
+    its stream 0, stderr as 1), which finds the figures in it.
 
     `on_start` gets the command's pid as soon as it runs (to watch its process tree). Returns how it
     ended; CommandNotRunnable when it could not start.
@@ -272,8 +239,7 @@ def run_command(argv: Sequence[str], on_line: Callable[[str], None], on_start: C
             os.close(out_w)
             os.close(err_w)
         relay.pid = process.pid
-        # One scanner for both streams: `on_line` is called from one thread only, so it needs no lock.
-        scanner = _Scanner([LineSplitter(on_line), LineSplitter(on_line)])
+        scanner = _Scanner(reader, streams=2)
         for stream, (source, sink) in enumerate(((out_r, stdout), (err_r, stderr))):
             buffer = getattr(sink, "buffer", sink)
             thread = threading.Thread(target=_pump, args=(source, buffer, scanner, stream),

@@ -44,11 +44,12 @@ import bisect
 import itertools
 import operator
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from driftcheck.errors import UsageError
+from driftcheck.runs.shapes import MetricJson
 
 _NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 # Units whose figure is better when higher; every other known unit is a time, better when lower.
@@ -76,13 +77,13 @@ class Metric:
         """True for a rate, False for a time, None when the unit does not say."""
         return direction(self.unit)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MetricJson:
         """The figure as stored in a run record."""
         return {"name": self.name, "value": self.value, "unit": self.unit, "label": self.label,
                 "source": self.source, "count": self.count}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Metric:
+    def from_json(cls, data: Mapping[str, Any]) -> Metric:
         """A figure read back from a run record."""
         return cls(str(data["name"]), float(data["value"]), data.get("unit"), str(data.get("label") or data["name"]),
                    str(data.get("source") or ""), int(data.get("count") or 1))
@@ -120,7 +121,7 @@ class Pattern:
     # be named. The scanner skips the built-in patterns on a line that holds none of theirs.
     needs: tuple[str, ...] = ()
     # A quick test that a line may hold this pattern's figure (a user's compiled regex); None: `read` is the test.
-    finds: Callable[[str], Any] | None = None
+    finds: Callable[[str], object] | None = None
 
 
 def _unit(raw: str | None) -> str | None:
@@ -444,9 +445,3 @@ class MetricScanner:
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
-
-def scan_text(text: str, user: Iterable[Pattern] = ()) -> list[Metric]:
-    """The figures in a whole output (for tests and for importing a saved log)."""
-    scanner = MetricScanner(tuple(user))
-    scanner.feed_lines(re.split(r"\r\n|\r|\n", text))
-    return scanner.metrics()

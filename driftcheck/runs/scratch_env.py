@@ -28,8 +28,8 @@ from pathlib import Path
 from types import TracebackType
 
 from driftcheck.errors import DriftcheckError
+from driftcheck.hosts.process_tree import stop_tree
 from driftcheck.runs.overlay import Distribution, Overlays, PackageChange
-from driftcheck.runs.trial import stop_tree
 from driftcheck.snapshot.home import data_dir, ensure_private_dir
 
 _PIP_TIMEOUT_S = 600.0

@@ -23,7 +23,9 @@ from driftcheck.hosts.targets import local_host
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.prober import Prober
 from driftcheck.runs.execute import Finished, run_command
-from driftcheck.runs.metrics import MetricScanner, Pattern
+from driftcheck.runs.metrics import Pattern
+from driftcheck.runs.output import OutputReader
+from driftcheck.runs.shapes import SeriesJson
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.runs.summary import summarize
 from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
@@ -86,7 +88,7 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _watch(plan: RunPlan, scanner: MetricScanner) -> tuple[Finished, dict[str, Any]]:
+def _watch(plan: RunPlan, reader: OutputReader) -> tuple[Finished, SeriesJson]:
     """Run the command with its output scanned and the GPUs and CPUs sampled; (how it ended, the series)."""
     child: dict[str, int] = {}
     # The server a serving benchmark talks to uses the GPUs on the run's behalf: not a sharer.
@@ -97,7 +99,7 @@ def _watch(plan: RunPlan, scanner: MetricScanner) -> tuple[Finished, dict[str, A
                                                              patterns=plan.options.process_patterns))
     sampler.start()
     try:
-        finished = run_command(plan.argv, scanner.feed, on_start=lambda pid: child.update(pid=pid))
+        finished = run_command(plan.argv, reader, on_start=lambda pid: child.update(pid=pid))
     finally:
         series = sampler.stop().to_json()
     return finished, series
@@ -124,8 +126,8 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     try:
         if note:
             note(f"snapshot {before.short_id} taken; running {printable(name)}")
-        scanner = MetricScanner(plan.user_patterns)
-        finished, series = _watch(plan, scanner)
+        reader = OutputReader(plan.user_patterns)
+        finished, series = _watch(plan, reader)
         after: Snapshot | None = None
         if note:
             note("taking the reading after the run")
@@ -138,7 +140,7 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
                            started_at=_iso(finished.started_at), duration_s=round(finished.duration_s, 3),
                            exit_code=finished.exit_code, snapshot_id=before.id,
                            after_snapshot_id=after.id if after else None, label=label, signal=finished.signal,
-                           metrics=scanner.metrics(), telemetry=summarize(series))
+                           metrics=reader.metrics(), telemetry=summarize(series))
         RunStore(store.path).add(record, series, pin=pin)
     except BaseException:
         with contextlib.suppress(DriftcheckError):

@@ -18,6 +18,7 @@ from typing import Any
 
 from driftcheck.errors import UnknownSnapshotError
 from driftcheck.runs.metrics import Metric
+from driftcheck.runs.shapes import Condition, RunRecordJson, SeriesJson, Telemetry
 from driftcheck.snapshot.home import data_dir
 from driftcheck.store.database import STORE_FILE, open_database
 from driftcheck.store.pins import Pin, release_pins
@@ -41,7 +42,7 @@ class RunRecord:
     label: str | None = None
     signal: str | None = None
     metrics: list[Metric] = field(default_factory=list)
-    telemetry: dict[str, Any] = field(default_factory=dict)
+    telemetry: Telemetry = field(default_factory=lambda: Telemetry())
     id: int | None = None
 
     def metric(self, name: str) -> Metric | None:
@@ -49,11 +50,11 @@ class RunRecord:
         return next((m for m in self.metrics if m.name == name), None)
 
     @property
-    def conditions(self) -> list[dict[str, Any]]:
+    def conditions(self) -> list[Condition]:
         """The GPU conditions (HW slowdown, power cap, shared...) the telemetry saw."""
         return list(self.telemetry.get("conditions") or [])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RunRecordJson:
         """The record as `runs --format json` prints it (the raw series left out)."""
         return {"id": self.id, "label": self.label, "command": self.command, "cwd": self.cwd, "host": self.host,
                 "started_at": self.started_at, "duration_s": self.duration_s, "exit_code": self.exit_code,
@@ -78,7 +79,7 @@ class RunStore:
     def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
         return open_database(self.path, "snapshot store")
 
-    def add(self, record: RunRecord, series: dict[str, Any] | None = None, pin: Pin | None = None) -> int:
+    def add(self, record: RunRecord, series: SeriesJson | None = None, pin: Pin | None = None) -> int:
         """Keep `record` (and its raw telemetry series); returns the run's id and sets it on the record.
         `pin`: the process's own hold on the record's snapshots, released once the record holds them."""
         with self._connect() as db:
@@ -130,11 +131,14 @@ class RunStore:
             raise UnknownSnapshotError(f"run:@{n}", f"the store holds {count} run(s){hint}")
         return _record(row)
 
-    def series(self, run_id: int) -> dict[str, Any] | None:
+    def series(self, run_id: int) -> SeriesJson | None:
         """The raw telemetry series of a run, if it kept one."""
         with self._connect() as db:
             row = db.execute("SELECT telemetry_series FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return None if row is None or row[0] is None else dict(json.loads(row[0]))
+        if row is None or row[0] is None:
+            return None
+        stored: SeriesJson = json.loads(row[0])  # as `add` wrote it: Series.to_json()
+        return stored
 
     def pinned_snapshot_ids(self) -> set[str]:
         """Every snapshot id a run points at: what garbage collection must keep."""

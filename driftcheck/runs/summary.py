@@ -8,10 +8,20 @@ and `explain` print them ("GPU 3 spent 41% of the run in HW slowdown").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from statistics import median
-from typing import Any
 
-from driftcheck.runs.gpu_samples import FIELDS
+from driftcheck.runs.shapes import (
+    Condition,
+    CounterGrowth,
+    CpuSeriesJson,
+    GpuSeriesJson,
+    GpuSummary,
+    QuotaThrottle,
+    SeriesJson,
+    Spread,
+    Telemetry,
+)
 
 # Condition -> the clock event reasons that make it. HW slowdown covers the thermal and power-brake
 # variants: all three mean the hardware itself pulled the clocks down.
@@ -41,7 +51,7 @@ CONDITION_CATEGORIES = {"hw_slowdown": "thermal", "power_cap": "gpu_clock_power"
 CPU_KEY = "cpu"
 
 
-def spread(values: list[Any]) -> dict[str, float] | None:
+def spread(values: Sequence[object]) -> Spread | None:
     """{"min", "median", "max"} of the numbers in `values` (None entries skipped); None when there are none."""
     numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if not numbers:
@@ -49,12 +59,12 @@ def spread(values: list[Any]) -> dict[str, float] | None:
     return {"min": round(min(numbers), 2), "median": round(median(numbers), 2), "max": round(max(numbers), 2)}
 
 
-def gpu_label(key: str, series: dict[str, Any]) -> str:
+def gpu_label(key: str, series: GpuSummary) -> str:
     """How a GPU is named to a person: "GPU 3" by index, else its key."""
     return f"GPU {series['index']}" if series.get("index") is not None else key
 
 
-def counter_growth(series: dict[str, Any]) -> dict[str, Any] | None:
+def counter_growth(series: GpuSeriesJson) -> CounterGrowth | None:
     """How much each slowdown counter grew between the first and the last reading that carried it:
     {span_s, seconds{counter: s}}; None without two such readings (a driver that counts nothing)."""
     times = series.get("t") or []
@@ -67,7 +77,7 @@ def counter_growth(series: dict[str, Any]) -> dict[str, Any] | None:
     return {"span_s": round(t1 - t0, 3), "seconds": seconds} if seconds else None
 
 
-def _gpu_summary(series: dict[str, Any], interval_s: float) -> dict[str, Any]:
+def _gpu_summary(series: GpuSeriesJson, interval_s: float) -> GpuSummary:
     samples = len(series.get("t") or [])
     reason_s: dict[str, float] = {}
     for reasons in series.get("reasons") or []:
@@ -76,24 +86,24 @@ def _gpu_summary(series: dict[str, Any], interval_s: float) -> dict[str, Any]:
     foreign = sorted({pid for pids in series.get("foreign_pids") or [] for pid in pids or []})
     shared_samples = sum(1 for pids in series.get("foreign_pids") or [] if pids)
     unresolved = sorted({pid for pids in series.get("unresolved_pids") or [] for pid in pids or []})
-    summary: dict[str, Any] = {"index": series.get("index"), "name": series.get("name"), "samples": samples,
-                               "seconds": round(samples * interval_s, 1)}
-    for name in FIELDS:
-        summary[name] = spread(series.get(name) or [])
-    summary["reason_s"] = {reason: round(seconds, 1) for reason, seconds in sorted(reason_s.items())}
-    summary["counter_s"] = counter_growth(series)
-    summary["foreign_pids"] = foreign
     names = series.get("foreign_names") or {}
-    summary["foreign_processes"] = {str(pid): names.get(str(pid)) for pid in foreign}
-    summary["shared_s"] = round(shared_samples * interval_s, 1)
-    summary["unresolved_pids"] = unresolved
-    return summary
+    return {"index": series.get("index"), "name": series.get("name"), "samples": samples,
+            "seconds": round(samples * interval_s, 1),
+            "sm_mhz": spread(series.get("sm_mhz") or []), "mem_mhz": spread(series.get("mem_mhz") or []),
+            "power_w": spread(series.get("power_w") or []),
+            "power_limit_w": spread(series.get("power_limit_w") or []), "temp_c": spread(series.get("temp_c") or []),
+            "util_pct": spread(series.get("util_pct") or []), "mem_util_pct": spread(series.get("mem_util_pct") or []),
+            "memory_used_mib": spread(series.get("memory_used_mib") or []),
+            "reason_s": {reason: round(seconds, 1) for reason, seconds in sorted(reason_s.items())},
+            "counter_s": counter_growth(series), "foreign_pids": foreign,
+            "foreign_processes": {str(pid): names.get(str(pid)) for pid in foreign},
+            "shared_s": round(shared_samples * interval_s, 1), "unresolved_pids": unresolved}
 
 
-def _measured(gpu: dict[str, Any]) -> dict[str, tuple[float, float]]:
+def _measured(gpu: GpuSummary) -> dict[str, tuple[float, float]]:
     """kind -> (seconds, fraction of the run) from the slowdown counters, for the kinds the driver counts."""
     growth = gpu.get("counter_s")
-    if not isinstance(growth, dict) or not growth.get("span_s"):
+    if not growth or not growth.get("span_s"):
         return {}
     out = {}
     for kind, names in CONDITION_COUNTERS.items():
@@ -104,11 +114,11 @@ def _measured(gpu: dict[str, Any]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def conditions(summary_gpus: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def conditions(summary_gpus: dict[str, GpuSummary]) -> list[Condition]:
     """The conditions of every GPU: kind, seconds, share of the run, in GPU then kind order. A kind the
     driver counts is measured by its counters (`measured: counters`); the others are estimated from the
     reasons sampled once per interval."""
-    out = []
+    out: list[Condition] = []
     for key, gpu in summary_gpus.items():
         seconds_total = gpu.get("seconds") or 0.0
         if not seconds_total:
@@ -122,20 +132,24 @@ def conditions(summary_gpus: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             found["shared"] = (gpu["shared_s"], min(1.0, gpu["shared_s"] / seconds_total))
         for kind, (seconds, fraction) in found.items():
             if seconds > 0:
-                out.append({"gpu": key, "label": gpu_label(key, gpu), "kind": kind, "seconds": round(seconds, 1),
-                            "fraction": round(fraction, 3),
-                            **({"measured": "counters"} if kind in measured else {}),
-                            **({"processes": gpu["foreign_processes"]} if kind == "shared" else {})})
+                condition: Condition = {"gpu": key, "label": gpu_label(key, gpu), "kind": kind,
+                                        "seconds": round(seconds, 1), "fraction": round(fraction, 3)}
+                if kind in measured:
+                    condition["measured"] = "counters"
+                if kind == "shared":
+                    condition["processes"] = gpu["foreign_processes"]
+                out.append(condition)
     return out
 
 
-def quota_throttle(cpu: dict[str, Any]) -> dict[str, Any] | None:
+def quota_throttle(cpu: CpuSeriesJson) -> QuotaThrottle | None:
     """How much of the run the cgroup's CPU quota stopped it: the growth of its counters from the first
     reading to the last, {periods, throttled, fraction, throttled_s}; None without two readings of them."""
-    def growth(name: str) -> int | None:
-        values = [v for v in cpu.get(name) or [] if isinstance(v, int)]
+    def growth(readings: Sequence[int | None] | None) -> int | None:
+        values = [v for v in readings or [] if isinstance(v, int)]
         return values[-1] - values[0] if len(values) >= 2 else None
-    periods, throttled, usec = growth("nr_periods"), growth("nr_throttled"), growth("throttled_usec")
+    periods, throttled = growth(cpu.get("nr_periods")), growth(cpu.get("nr_throttled"))
+    usec = growth(cpu.get("throttled_usec"))
     if periods is None or throttled is None:
         return None
     return {"periods": periods, "throttled": throttled,
@@ -143,7 +157,7 @@ def quota_throttle(cpu: dict[str, Any]) -> dict[str, Any] | None:
             "throttled_s": round((usec or 0) / 1e6, 1)}
 
 
-def _cpu_conditions(throttle: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _cpu_conditions(throttle: QuotaThrottle | None) -> list[Condition]:
     """The quota's throttling as a condition of the run (a quota that never throttled is none)."""
     if not throttle or not throttle["throttled"]:
         return []
@@ -151,7 +165,7 @@ def _cpu_conditions(throttle: dict[str, Any] | None) -> list[dict[str, Any]]:
              "seconds": throttle["throttled_s"], "fraction": throttle["fraction"]}]
 
 
-def summarize(series: dict[str, Any]) -> dict[str, Any]:
+def summarize(series: SeriesJson) -> Telemetry:
     """The record's telemetry summary from the raw series (`Series.to_json()`)."""
     interval_s = float(series.get("interval_s") or 1.0)
     gpus = {key: _gpu_summary(gpu, interval_s) for key, gpu in (series.get("gpus") or {}).items()}
@@ -180,7 +194,7 @@ def share_text(kind: str, label: str, fraction: float, run_name: str) -> str:
     return f"{label} spent {share} in {CONDITION_TITLES.get(kind, kind)}"
 
 
-def condition_text(condition: dict[str, Any], run_name: str = "the run") -> str:
+def condition_text(condition: Condition, run_name: str = "the run") -> str:
     """One condition as a sentence: "GPU 3 spent 41% of run 15 in HW slowdown (12 s)"."""
     text = share_text(condition["kind"], condition["label"], condition["fraction"], run_name)
     if condition["kind"] == "shared":

@@ -41,6 +41,7 @@ from driftcheck.runs.gpu_samples import (
     smi_row,
     smi_stream_argv,
 )
+from driftcheck.runs.shapes import GpuSeriesJson, SeriesJson
 
 OwnPids = Callable[[], set[int]]
 # The CPU side's columns; the cgroup counters grow through the run (runs.summary: the throttled share).
@@ -123,9 +124,13 @@ class _GpuSeries:
             if str(pid) not in self.names:  # named when first seen: it may be gone by the end of the run
                 self.names[str(pid)] = _process_name(pid)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> GpuSeriesJson:
         """The GPU's columns, one entry per sample."""
-        return {"index": self.index, "name": self.name, "t": self.t, **self.values, "reasons": self.reasons,
+        values = self.values
+        return {"index": self.index, "name": self.name, "t": self.t, "sm_mhz": values["sm_mhz"],
+                "mem_mhz": values["mem_mhz"], "power_w": values["power_w"], "power_limit_w": values["power_limit_w"],
+                "temp_c": values["temp_c"], "util_pct": values["util_pct"], "mem_util_pct": values["mem_util_pct"],
+                "memory_used_mib": values["memory_used_mib"], "reasons": self.reasons,
                 "counters_us": self.counters_us, "foreign_pids": self.foreign_pids,
                 "unresolved_pids": self.unresolved_pids, "foreign_names": self.names}
 
@@ -151,10 +156,14 @@ class Series:
         for name in CPU_FIELDS:
             self.cpu.setdefault(name, []).append(reading.get(name))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SeriesJson:
         """The raw series as stored beside a run record (`telemetry_series`)."""
+        cpu = self.cpu
         return {"interval_s": self.interval_s, "gpu_source": self.gpu_source, "gpu_note": self.gpu_note,
-                "gpus": {key: series.to_json() for key, series in self.gpus.items()}, "cpu": self.cpu}
+                "gpus": {key: series.to_json() for key, series in self.gpus.items()},
+                "cpu": {"t": cpu["t"], "freq_mhz": cpu["freq_mhz"], "steal_pct": cpu["steal_pct"],
+                        "load1": cpu["load1"], "nr_periods": cpu["nr_periods"], "nr_throttled": cpu["nr_throttled"],
+                        "throttled_usec": cpu["throttled_usec"]}}
 
 
 class TelemetrySampler:

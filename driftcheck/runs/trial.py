@@ -13,10 +13,7 @@ answers, and stopped afterwards, its whole process tree, whatever happens (an er
 
 from __future__ import annotations
 
-import codecs
-import collections
 import contextlib
-import math
 import os
 import random
 import re
@@ -34,29 +31,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
-
-import psutil
 
 from driftcheck.errors import DriftcheckError, OptionError
-from driftcheck.runs.metrics import Metric, MetricScanner, Pattern
+from driftcheck.hosts.process_tree import interrupts_deferred, signal_group, stop_tree
+from driftcheck.hosts.signals import handlers_installed
+from driftcheck.runs.metrics import Metric, Pattern
+from driftcheck.runs.output import TAIL_LINES, OutputReader, split_lines
+from driftcheck.runs.render import describe_comparison as describe_comparison  # where `explain --confirm` takes it
 from driftcheck.runs.render import headline
-from driftcheck.runs.signals import handlers_installed
+from driftcheck.runs.shapes import TrialJson, TrialTags, VariantJson
 from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS, Comparison, LookPlan, compare, log_ratios, plan_looks
 
 WALL = "wall_time"
 # The leading word of CMD an interpreter variant replaces: python, python3, python3.12 (by any path).
 _PYTHON_WORD = re.compile(r"python(?:\d+(?:\.\d+)?)?")
-_STOP_GRACE_S = 5.0
-_TAIL_LINES = 12
 # After the command ends, how long its last output may take to be read.
 _DRAIN_S = 2.0
-# One read takes at most what a pipe holds (64 KiB on Linux).
-_READ_BYTES = 1 << 16
-# A "line" longer than this (a progress bar redrawn without line ends) is not kept whole: nothing is read there.
-_MAX_LINE_CHARS = 1 << 16
-_LINE_ENDS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")  # where str.splitlines ends a line
 
 
 class TrialInterrupted(DriftcheckError):
@@ -112,7 +103,7 @@ class Variant:
             argv[0] = self.python
         return argv
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VariantJson:
         """The variant as reports keep it."""
         return {"name": self.name, "set_env": dict(self.set_env), "unset_env": list(self.unset_env),
                 "python": self.python, "command": None if self.command is None else list(self.command),
@@ -160,7 +151,7 @@ class TrialPlan:
     run_timeout_s: float | None = None
     label: str | None = None
     record: bool = True
-    tags: Mapping[str, Any] = field(default_factory=dict)  # kept in each run record's telemetry["trial"]
+    tags: TrialTags = field(default_factory=lambda: TrialTags())  # kept in each run record's telemetry["trial"]
 
 
 @dataclass
@@ -208,7 +199,7 @@ class TrialResult:
         """Whether any comparison was decided."""
         return any(c.decided for c in self.comparisons.values())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TrialJson:
         """The trial as `try --format json` prints it."""
         return {"command": list(self.plan.command), "variants": [v.to_json() for v in self.plan.variants],
                 "seed": self.seed, "metric": self.metric, "unit": self.unit, "higher_is_better": self.higher_is_better,
@@ -220,45 +211,6 @@ class TrialResult:
 
 
 # --- one run -------------------------------------------------------------------------------------------
-
-@contextlib.contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP wait until the block has run, then take effect as they would have (main thread
-    only). A cleanup an interrupt cuts short leaves a server running: a Ctrl-C that landed while the previous
-    run's server was being stopped left it up (seen in CI)."""
-    caught: list[int] = []
-    with handlers_installed(lambda signum, frame: caught.append(signum)):
-        yield
-    if caught:  # the previous handlers are back: handled now as it would have been (KeyboardInterrupt, …)
-        signal.raise_signal(caught[0])
-
-
-def stop_tree(process: subprocess.Popen[Any], grace_s: float = _STOP_GRACE_S) -> None:
-    """End `process` and every process it started: SIGTERM to all, SIGKILL to what is left after `grace_s`.
-    An interrupt meanwhile waits until it is done (`interrupts_deferred`)."""
-    with interrupts_deferred():
-        _stop_tree(process, grace_s)
-
-
-def _stop_tree(process: subprocess.Popen[Any], grace_s: float) -> None:
-    try:
-        family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        family = []
-    for member in family:
-        with contextlib.suppress(psutil.Error):
-            member.terminate()
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)  # also what left the tree (a daemonised worker) but kept the group
-    _, alive = psutil.wait_procs(family, timeout=grace_s)
-    for member in alive:
-        with contextlib.suppress(psutil.Error):
-            member.kill()
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=grace_s)
-
 
 def _answers(url: str) -> bool:
     try:
@@ -272,10 +224,10 @@ def _answers(url: str) -> bool:
 
 def _tail(path: Path) -> str:
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        lines = split_lines(path.read_text(errors="replace"))
     except OSError:
         return ""
-    return "\n".join(lines[-_TAIL_LINES:])
+    return "\n".join(lines[-TAIL_LINES:])
 
 
 @contextlib.contextmanager
@@ -320,11 +272,12 @@ class _Output:
 
 def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pattern, ...],
                  timeout_s: float | None) -> _Output:
-    """Run `argv` once, its output read for figures as it comes (not shown, not kept but for its last lines);
-    its own process group, ended with it. The wall time runs from the start to the exit of the process."""
+    """Run `argv` once, its output read for figures as it comes by the reader every verb uses (not shown, not
+    kept but for its last lines); its own process group, ended with it. The wall time runs from the start to
+    the exit of the process."""
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     begin = time.perf_counter()
-    reader = _OutputReader(MetricScanner(patterns))
+    reader = OutputReader(patterns)
     process: subprocess.Popen[bytes] | None = None
     thread: threading.Thread | None = None
     try:
@@ -345,51 +298,10 @@ def _run_command(argv: Sequence[str], env: Mapping[str, str], patterns: tuple[Pa
         if process is not None and process.poll() is None:
             stop_tree(process)
         elif process is not None:  # what the command left in its group would disturb the next runs (and hold the pipe)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGTERM)
+            signal_group(process.pid, signal.SIGTERM)
         if thread is not None:
             thread.join(_DRAIN_S)
-    metrics, tail = reader.result()
-    return _Output(metrics, tail, process.returncode, duration, started_at)
-
-
-class _OutputReader:
-    """Reads a command's output as it comes, in chunks, and scans each chunk's whole lines at once
-    (`MetricScanner.feed_lines`, ~1 us a line, so the pipe seldom waits on it); keeps the last lines to show.
-
-    Scanning line by line as they came once filled the command's pipe (20,000 lines doubled a 0.67 s run);
-    scanning all of it after the command ended added that time to each run. In bulk, as it comes, the scan
-    runs beside the command, on another core.
-    """
-
-    def __init__(self, scanner: MetricScanner) -> None:
-        self._scanner = scanner
-        self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._partial = ""  # the last line so far, not yet ended
-        self._lock = threading.Lock()
-
-    def read(self, stream: IO[bytes]) -> None:
-        """Read `stream` to its end (run in a thread)."""
-        descriptor = stream.fileno()
-        while chunk := os.read(descriptor, _READ_BYTES):
-            self._take(self._decoder.decode(chunk))
-        self._take(self._decoder.decode(b"", final=True), final=True)
-
-    def _take(self, text: str, final: bool = False) -> None:
-        combined = self._partial + text
-        lines = combined.splitlines()
-        self._partial = "" if final or combined[-1:] in _LINE_ENDS or not lines else lines.pop()
-        if len(self._partial) > _MAX_LINE_CHARS:
-            self._partial = self._partial[-_MAX_LINE_CHARS:]
-        with self._lock:
-            self._scanner.feed_lines(lines)
-            self._tail.extend(lines[-_TAIL_LINES:])
-
-    def result(self) -> tuple[list[Metric], list[str]]:
-        """The figures found and the last lines, so far (all of them once `read` has returned)."""
-        with self._lock:
-            return self._scanner.metrics(), list(self._tail)
+    return _Output(reader.metrics(), reader.tail(), process.returncode, duration, started_at)
 
 
 def _figure(output: _Output, metric: str | None) -> Metric | None:
@@ -579,28 +491,3 @@ def recorded_result(plan: TrialPlan, records: Sequence[RunRecord]) -> TrialResul
         if spare and comparison.decided:
             return result_at(last, comparison, "decided")
     return None
-
-
-def describe_comparison(result: TrialResult, name: str) -> str:
-    """`B vs A: -36.1 % (95 % CI -38.0..-34.2 %, 6 pairs, p=0.016): B is slower`, or the resolution reached."""
-    c = result.comparisons[name]
-    reference = result.plan.variants[0].name
-    level = f"{(1 - result.looks.alpha) * 100:g} %"
-    head = (f"{name} vs {reference}: {c.effect_pct:+.1f} % ({level} CI {c.ci_low_pct:+.1f}..{c.ci_high_pct:+.1f} %, "
-            f"{c.n} pairs, p={c.p_value:.2g})")
-    if c.decided:
-        return f"{head}: {name} is {result.verdict(name)}"
-    seen = ("nothing could have been seen with so few pairs" if math.isinf(c.detectable_pct)
-            else f"±{c.detectable_pct:.0f} % would have been seen" if c.detectable_pct >= 1
-            else f"±{c.detectable_pct:.1f} % would have been seen")
-    return f"{head}: no difference resolved: {seen}"
-
-
-def pair_lines(result: TrialResult) -> list[str]:
-    """One line per round: each variant's figure, in the order they ran."""
-    lines = []
-    unit = f" {result.unit}" if result.unit else ""
-    for round_no in sorted({r.round for r in result.runs}):
-        runs = [r for r in result.runs if r.round == round_no]
-        lines.append(f"  {round_no:>3}  " + "  ".join(f"{r.variant} {r.value:.6g}{unit}" for r in runs))
-    return lines

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from driftcheck.errors import CommandNotRunnable
-from driftcheck.runs.execute import LineSplitter, run_command
+from driftcheck.runs.execute import run_command
+from driftcheck.runs.output import OutputLines, OutputReader
 
 
 def _run(code: str) -> tuple[int, str | None, bytes, bytes, list[str]]:
-    out, err, lines = io.BytesIO(), io.BytesIO(), []
-    finished = run_command([sys.executable, "-c", code], lines.append, stdout=out, stderr=err)
-    return finished.exit_code, finished.signal, out.getvalue(), err.getvalue(), lines
+    out, err, reader = io.BytesIO(), io.BytesIO(), OutputReader()
+    finished = run_command([sys.executable, "-c", code], reader, stdout=out, stderr=err)
+    return finished.exit_code, finished.signal, out.getvalue(), err.getvalue(), reader.tail()
 
 
 def test_output_passes_through_unchanged_and_is_split_into_lines() -> None:
@@ -40,16 +41,16 @@ def test_a_command_killed_by_a_signal_exits_128_plus_its_number() -> None:
 
 def test_a_missing_command_is_exit_127() -> None:
     with pytest.raises(CommandNotRunnable) as caught:
-        run_command(["/nonexistent/bench"], lambda line: None, stdout=io.BytesIO(), stderr=io.BytesIO())
+        run_command(["/nonexistent/bench"], OutputReader(), stdout=io.BytesIO(), stderr=io.BytesIO())
     assert caught.value.exit_code == 127 and "command not found" in str(caught.value)
 
 
 def test_line_splitter_waits_for_a_split_crlf() -> None:
     lines: list[str] = []
-    splitter = LineSplitter(lines.append)
+    splitter = OutputLines()
     for chunk in (b"a\r", b"\nb", b"\xc3", b"\xa9\r", b"c"):
-        splitter.feed(chunk)
-    splitter.close()
+        lines.extend(splitter.feed(chunk))
+    lines.extend(splitter.close())
     assert lines == ["a", "b\u00e9", "c"]
 
 
@@ -80,7 +81,7 @@ def test_a_terminate_sent_to_driftcheck_reaches_the_commands_grandchildren(tmp_p
 
     threading.Thread(target=terminate_us_once_the_worker_runs, daemon=True).start()
     with open(os.devnull, "w") as sink:
-        finished = run_command([sys.executable, "-c", launcher], lambda line: None, stdout=sink, stderr=sink)
+        finished = run_command([sys.executable, "-c", launcher], OutputReader(), stdout=sink, stderr=sink)
     assert finished.signal == "SIGTERM" and finished.forwarded
     worker = int(pid_file.read_text())
     deadline = time.monotonic() + 10

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from driftcheck.errors import UsageError
-from driftcheck.runs.metrics import MetricScanner, scan_text, user_pattern
+from driftcheck.runs.metrics import MetricScanner, user_pattern
+from driftcheck.runs.output import scan_text
 
 OUTPUTS = Path(__file__).resolve().parent.parent / "data" / "bench_outputs"
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.runs.metrics import Metric, scan_text
+from driftcheck.runs.metrics import Metric
+from driftcheck.runs.output import scan_text
 from driftcheck.runs.speculative import PlainRun, accept_length, break_even, decompose, shares
 from driftcheck.runs.store import RunRecord
 

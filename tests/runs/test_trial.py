@@ -231,14 +231,13 @@ def test_output_read_in_chunks_is_scanned_as_whole_lines() -> None:
     # prints, and its last lines are kept.
     import threading
 
-    from driftcheck.runs.metrics import MetricScanner, user_pattern
-    from driftcheck.runs.trial import _TAIL_LINES, _OutputReader
+    from driftcheck.runs.metrics import user_pattern
+    from driftcheck.runs.output import TAIL_LINES, OutputReader
 
     pieces = [b"dec", b"ode: 12.5 m", b"s\r", b"\n\xc3", b"\xa9t\xc3\xa9: 3 tok/s\n",
               *[f"step {i}\n".encode() for i in range(30)], *[b"x" * 50_000] * 4, b"\nfinal: 7.25 Miter"]
     read_end, write_end = os.pipe()
-    reader = _OutputReader(MetricScanner((user_pattern("final=final: ([0-9.]+) Miter"),
-                                          user_pattern("summer=été: ([0-9.]+) tok/s"))))
+    reader = OutputReader((user_pattern("final=final: ([0-9.]+) Miter"), user_pattern("summer=été: ([0-9.]+) tok/s")))
     with os.fdopen(read_end, "rb", buffering=0) as stream:
         thread = threading.Thread(target=reader.read, args=(stream,))
         thread.start()
@@ -247,20 +246,8 @@ def test_output_read_in_chunks_is_scanned_as_whole_lines() -> None:
             time.sleep(0.01)  # each piece its own read
         os.close(write_end)
         thread.join(10)
-    metrics, tail = reader.result()
+    metrics, tail = reader.metrics(), reader.tail()
     found = {m.name: m.value for m in metrics}
     assert found == {"decode": 12.5, "summer": 3.0, "final": 7.25}, found
-    assert len(tail) == _TAIL_LINES and tail[-1] == "final: 7.25 Miter" and tail[-3] == "step 29", tail
+    assert len(tail) == TAIL_LINES and tail[-1] == "final: 7.25 Miter" and tail[-3] == "step 29", tail
     assert tail[-2] == "x" * (1 << 16)  # the long line's last 64 Ki characters, not 200,000
-
-
-def test_an_interrupt_during_a_cleanup_takes_effect_once_the_cleanup_is_done() -> None:
-    # The CI case: Ctrl-C landed while the previous run's server was being stopped, and cut that short.
-    from driftcheck.runs.trial import interrupts_deferred
-
-    done = []
-    with pytest.raises(KeyboardInterrupt), interrupts_deferred():
-        signal.raise_signal(signal.SIGINT)
-        done.append("the server was stopped")
-    assert done == ["the server was stopped"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is back

@@ -2,7 +2,8 @@
 
 Three blocks need it: `driftcheck run` relays SIGINT/SIGTERM/SIGHUP to its command
 (`driftcheck.runs.execute`), a trial turns SIGTERM/SIGHUP into an exception so that every `finally` stops its
-processes, and stopping a process tree defers interrupts to its end (`driftcheck.runs.trial`).
+processes (`driftcheck.runs.trial`), and stopping a process tree defers interrupts to its end
+(`driftcheck.hosts.process_tree`, below both the runs and the Slurm fleet that stop trees).
 """
 
 from __future__ import annotations

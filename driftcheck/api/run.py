@@ -1,0 +1,38 @@
+"""`run`: the user's command run watched (GPUs, CPUs), read for its figures, between two cheap snapshots."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from driftcheck.errors import OptionError
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.runs.metrics import user_pattern
+from driftcheck.runs.session import RunOutcome, RunPlan, record_run
+
+# The telemetry interval a run takes (seconds): finer sampling costs the run itself, coarser misses a throttle.
+_INTERVAL_S = (0.1, 60.0)
+
+
+def run(command: Sequence[str], *, label: str | None = None, metrics: Sequence[str] = (),
+        probes: Sequence[str] | None = None, python: str | None = None, pids: Sequence[int] = (),
+        processes: Sequence[str] = (), server: str | None = None, interval_s: float = 1.0, sign: bool = True,
+        note: Callable[[str], None] | None = None) -> RunOutcome:
+    """Snapshot this machine (the cheap probes, or `probes`), run `command` with its output passed through,
+    sample the GPUs and CPUs every `interval_s` while it runs, snapshot again, and store the run record.
+
+    `metrics`: `NAME[UNIT]=REGEX` patterns read beside the built-in ones. `python`: the interpreter whose
+    packages matter (default: the command's own when it is a Python). `pids`/`processes` (regexes) and
+    `server` (the engine's URL) name the processes that belong to the run, not sharers of its GPUs; the
+    server's own report of its settings goes into both snapshots. `note` receives one-line progress.
+    OptionError, before anything is taken, for no command or an interval outside 0.1-60 s.
+    """
+    if not command:
+        raise OptionError("command", None, "give the command to run")
+    if not _INTERVAL_S[0] <= interval_s <= _INTERVAL_S[1]:
+        raise OptionError("interval_s", f"{interval_s:g}", f"give between {_INTERVAL_S[0]:g} and {_INTERVAL_S[1]:g} "
+                                                          "seconds")
+    options = ProbeOptions(pids=tuple(pids), process_patterns=tuple(processes), server_url=server)
+    plan = RunPlan(argv=list(command), label=label, user_patterns=tuple(user_pattern(spec) for spec in metrics),
+                   probes=list(probes) if probes is not None else None, python=python, options=options,
+                   interval_s=interval_s, sign=sign)
+    return record_run(plan, note=note)
