@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from driftcheck.analysis.gate import (
     DEFAULT_MIN_CONFIDENCE,
@@ -15,19 +17,22 @@ from driftcheck.analysis.gate import (
     probes_to_check,
     retaken_target,
 )
+from driftcheck.analysis.more_runs import first_look_runs
 from driftcheck.analysis.policy import Policy, load_policy
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target
 from driftcheck.api._shared import frozen_tuple, given_host, options_for
-from driftcheck.baselines.extension import default_max_runs, first_look_runs
+from driftcheck.api.bench import decided_record
 from driftcheck.errors import OptionError, UsageError
 from driftcheck.hosts import Host
 from driftcheck.hosts.child import StepReporter
 from driftcheck.hosts.targets import LOCAL, host_for
 from driftcheck.probes.base import BenchRequest, ProbeOptions
 from driftcheck.probes.prober import Prober
-from driftcheck.probes.runner import ProgressCallback
+from driftcheck.probes.runner import ProgressCallback, run_probes
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.signing import sign_document
+from driftcheck.stats.looks import default_max_runs
 from driftcheck.store.snapshots import Store
 
 
@@ -78,7 +83,8 @@ def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None
     """The benchmark that reruns `reference`'s as it ran (None: nothing to rerun, or `rerun` is False).
 
     `runs` overrides the recorded number of runs; benchmarks those runs leave undecided against the
-    reference get more, up to `max_runs` in all (default: twice the runs; equal to them: never more).
+    reference get more, up to `max_runs` in all (default: twice the runs; equal to them: never more), which
+    the check asks for itself (`decided_bench`).
     `rerun=True` makes a reference without results an error."""
     if rerun is False:
         return None
@@ -92,7 +98,7 @@ def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None
     runs = runs or first_look_runs(recorded)
     # BenchRequest refuses a max_runs under the runs.
     return BenchRequest(str(recorded["suite"]), runs, float(budget) if isinstance(budget, (int, float)) else None,
-                        max_runs if max_runs is not None else default_max_runs(runs), dict(recorded))
+                        max_runs if max_runs is not None else default_max_runs(runs))
 
 
 def check(request: CheckRequest | None = None, *, host: Host | None = None, store: Store | None = None,
@@ -142,8 +148,52 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
     fresh = prober.snapshot(prober.probes(request.probes or probes_to_check(reference), cheap_only=True),
                             label=request.label)
+    fresh = decided_bench(fresh, reference, prober)
     result = check_against(reference, fresh, rules, request.min_confidence)
     result.explained.signers = signers_of(reference, fresh)
     if request.keep:
         store.add(fresh)
     return result
+
+
+class _RunsFailed(Exception):
+    """The bench probe's outcome when the runs a check asked for to decide did not succeed."""
+
+    def __init__(self, outcome: dict[str, Any]) -> None:
+        super().__init__(str(outcome.get("error")))
+        self.outcome = outcome
+
+
+def decided_bench(fresh: Snapshot, reference: Snapshot, prober: Prober) -> Snapshot:
+    """`fresh`, with more benchmark runs where its first look leaves a benchmark undecided against `reference`
+    (up to the `max_runs` its request allows), taken by the bench probe and joined to the first look; re-signed.
+    `fresh` itself when nothing is undecided, or it holds no benchmark results. When those runs fail, the
+    benchmark outcome is their failure, as it is when a probe fails."""
+    asked, first = prober.options.bench, fresh.probe_data("bench")
+    if asked is None or not first or not first.get("results"):
+        return fresh
+    took: list[float] = []
+
+    def take_more(count: int, taken: int) -> dict[str, Any]:
+        more = replace(asked, runs=count, max_runs=None, taken_before=taken)
+        again = replace(prober, options=replace(prober.options, bench=more))
+        outcome = run_probes(prober.host, again.probes(["bench"]), again.options)["bench"].to_json()
+        if outcome["status"] != "ok":
+            raise _RunsFailed(outcome)
+        took.append(float(outcome["duration_s"]))
+        return dict(outcome["data"])
+
+    document = copy.deepcopy(fresh.document)
+    bench = document["probes"]["bench"]
+    try:
+        data = decided_record(first, take_more, asked.runs, asked.max_runs or asked.runs,
+                              reference.probe_data("bench"), prober.step_progress)
+    except _RunsFailed as failed:
+        document["probes"]["bench"] = failed.outcome
+    else:
+        if not took:
+            return fresh
+        bench.update(data=data, duration_s=round(float(bench.get("duration_s") or 0.0) + took[0], 4))
+    if prober.key is not None:
+        document = sign_document(document, prober.key)
+    return Snapshot(document, fresh.source)

@@ -189,3 +189,54 @@ def suite_run(suite: str, device: str, budget_s: float | None = None, only: Sequ
         raise UsageError(f"unknown device {device!r}; choose from {', '.join(DEVICES)}")
     longest = budget_s if budget_s is not None else max(b[suite] for b in SUITE_BUDGET_S.values())
     return child_run(suite, device, budget_s, only, longest + _CHILD_SLACK_S)
+
+
+def joined(first: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """The record of `first`'s runs and then `more`'s (each a `combine` record), as `combine` of all their runs
+    would give it, keeping the looks `first` planned. A check joins its first look to the runs it took where
+    that look left a benchmark undecided.
+
+    Per benchmark, the run figures, median, spread and looks are those of all runs; the within-run figures
+    (n, CI, samples) are those of whichever record's middle run lies nearest the middle run of all (its own
+    run when it is one of the two: a record keeps only its middle run whole)."""
+    first_runs = int(first.get("runs") or 1)
+    names = sorted(set(first["results"]) | set(more["results"]))
+    results = {name: _joined_entry(first["results"].get(name), more["results"].get(name), first.get("looks"))
+               for name in names}
+    combined = dict(first)
+    combined["results"] = results
+    combined["runs"] = first_runs + int(more.get("runs") or 1)
+    combined["elapsed_s"] = round(float(first.get("elapsed_s") or 0.0) + float(more.get("elapsed_s") or 0.0), 3)
+    combined["skipped"] = sorted(set(first.get("skipped") or []) | set(more.get("skipped") or []) - set(names))
+    combined["warnings"] = sorted(set(first.get("warnings") or []) | set(more.get("warnings") or []))
+    combined["run_reports"] = [*(first.get("run_reports") or []), *(more.get("run_reports") or [])]
+    combined["disturbed_runs"] = [*(first.get("disturbed_runs") or []),
+                                  *(first_runs + index for index in more.get("disturbed_runs") or [])]
+    if isinstance(first.get("control"), dict):
+        combined["control"] = {**first["control"], "seconds": round(
+            float(first["control"].get("seconds") or 0.0) + float((more.get("control") or {}).get("seconds") or 0.0),
+            3)}
+    return combined
+
+
+def _middle_median(entry: dict[str, Any]) -> float:
+    """The median of the run whose figures `entry` carries: the middle one of its runs."""
+    medians = sorted(float(run["median"]) for run in entry["runs"])
+    return medians[(len(medians) - 1) // 2]
+
+
+def _joined_entry(first: dict[str, Any] | None, more: dict[str, Any] | None,
+                  looks: list[int] | None) -> dict[str, Any]:
+    """One benchmark's entry over both records' runs (see `joined`)."""
+    present = [entry for entry in (first, more) if entry is not None]
+    figures = [run for entry in present for run in entry["runs"]]
+    medians = [float(run["median"]) for run in figures]
+    middle_of_all = sorted(medians)[(len(medians) - 1) // 2]
+    nearest = min(present, key=lambda entry: abs(_middle_median(entry) - middle_of_all))
+    entry = dict(nearest)
+    entry["median"] = statistics.median(medians)
+    entry["runs"] = figures
+    entry["between_runs"] = between_runs(medians)
+    if looks and len(looks) > 1:
+        entry["looks"] = [len(first["runs"]) if first is not None else 0, len(figures)]
+    return entry

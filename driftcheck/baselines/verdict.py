@@ -43,13 +43,13 @@ from driftcheck.stats.comparison import (
     median_resolution,
     normalised_log,
 )
+from driftcheck.stats.looks import Looks
 
 # Spread (standard deviation of log run medians) assumed when neither side measured one. CPU: ten
 # unchanged pairs on the idle 2-core reference VM moved by ratios of 0.53-1.57 (issue 6's
 # sensitivity run), a log-ratio deviation of ~0.29, so ~0.2 per run; a single-run pair there can
 # only call a halving. GPU: not yet measured on one; a few percent of clock wander, doubled.
 DEFAULT_SPREAD = {"cpu": 0.20, "cuda": 0.05}
-VERDICTS = ("slower", "faster", "unchanged", "inconclusive")
 # A shift either way: what a verdict calls, and what fails the gate (`driftcheck.analysis.gate`).
 SHIFTS = ("slower", "faster")
 # Records whose MDS is wider than this cannot call a benchmark unchanged: a 25% change could hide.
@@ -121,20 +121,6 @@ def resolution(before: Sequence[RunFigure], after: Sequence[RunFigure], device: 
     within = statistics.median([f.ci_rel for f in (*before, *after)] or [0.0]) / 1.96
     return median_resolution(_logs(before), _logs(after), within,
                              DEFAULT_SPREAD.get(device, DEFAULT_SPREAD["cpu"]), alpha)
-
-
-@dataclass(frozen=True)
-class Looks:
-    """Where a record's B side was looked at: the run counts reached and how many looks were planned."""
-
-    reached: tuple[int, ...]
-    planned: int
-
-    @property
-    def alpha_each(self) -> float:
-        """The level of each look (Bonferroni): the number planned sets it, not the number reached, so a
-        record that stopped at its first look still spent only its share there."""
-        return ALPHA_CHECK / max(self.planned, 1)
 
 
 def looks_of(entry: Mapping[str, Any], taken: int) -> Looks:

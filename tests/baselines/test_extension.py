@@ -1,4 +1,4 @@
-"""More runs while a check cannot decide (driftcheck.baselines.extension): taken only where they could decide,
+"""More runs while a check cannot decide (driftcheck.analysis.more_runs judges, driftcheck.api.bench takes them): taken only where they could decide,
 each of the two looks judged at half the level, so looking twice keeps the 1 % false-alarm rate; and the
 records and verdicts that carry the looks. Runs here are recorded-shape dictionaries with seeded noise; the
 real suite, in child processes, runs in tests/baselines/test_bench_check.py."""
@@ -11,15 +11,11 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from driftcheck.baselines.extension import (
-    default_max_runs,
-    planned_looks,
-    record_until_decided,
-    runs_until_decided,
-    undecided,
-)
-from driftcheck.baselines.repeated import combine
-from driftcheck.baselines.verdict import Looks, looks_of, verdict
+from driftcheck.analysis.more_runs import undecided
+from driftcheck.api.bench import record_until_decided
+from driftcheck.baselines.repeated import combine, joined
+from driftcheck.baselines.verdict import looks_of, verdict
+from driftcheck.stats.looks import Looks, default_max_runs, planned_looks
 from driftcheck.errors import UsageError
 
 GEMM = "gemm_fp32_1024_gflops"
@@ -55,9 +51,9 @@ def test_default_max_runs_doubles_and_never_extends_a_single_run() -> None:
 
 def test_a_decided_benchmark_takes_no_more_runs() -> None:
     lines: list[str] = []
-    runs, looks = runs_until_decided(scripted([50.0, 50.5, 49.5, 1.0, 1.0, 1.0]), 3, 6,
-                                     reference(100.0, 101.0, 99.0), lines.append)
-    assert len(runs) == 3 and looks == (3, 6)
+    record = record_until_decided(scripted([50.0, 50.5, 49.5, 1.0, 1.0, 1.0]), 3, 6,
+                                  reference(100.0, 101.0, 99.0), lines.append)
+    assert record["runs"] == 3 and record["looks"] == [3, 6]
     assert lines[-1] == "every benchmark decided after 3 runs"
 
 
@@ -80,10 +76,10 @@ def test_an_undecided_shift_takes_more_runs_and_is_called_at_the_second_look() -
 
 
 def test_without_a_reference_or_room_the_runs_are_taken_as_asked() -> None:
-    runs, looks = runs_until_decided(scripted([60.0, 72.0, 52.0, 61.0]), 3, 6, None)
-    assert len(runs) == 3 and looks == (3,)
-    runs, looks = runs_until_decided(scripted([60.0, 72.0, 52.0, 61.0]), 3, 3, reference(100.0, 118.0, 86.0))
-    assert len(runs) == 3 and looks == (3,) and "looks" not in combine(runs, looks)
+    record = record_until_decided(scripted([60.0, 72.0, 52.0, 61.0]), 3, 6, None)
+    assert record["runs"] == 3 and "looks" not in record
+    record = record_until_decided(scripted([60.0, 72.0, 52.0, 61.0]), 3, 3, reference(100.0, 118.0, 86.0))
+    assert record["runs"] == 3 and "looks" not in record and "looks" not in record["results"][GEMM]
 
 
 def test_more_runs_are_taken_only_where_they_could_decide() -> None:
@@ -172,3 +168,23 @@ def test_the_second_look_catches_losses_the_first_misses() -> None:
         extended += verdict(GEMM, base["results"][GEMM], record["results"][GEMM])["verdict"] == "slower"
     # Seen: 47 % at 3+3 runs, 75 % with the second look (normal noise, spread 15 %, a 40 % loss).
     assert extended >= first + 0.15 * trials, (first, extended)
+
+
+def test_a_first_look_joined_to_more_runs_is_the_record_of_all_of_them() -> None:
+    # The check asks the bench probe for its more runs apart from its first look, and joins the two records.
+    runs = [one_run(100.0, 10.0), one_run(101.0), one_run(99.0, 10.2), one_run(100.5, 9.9), one_run(102.0, 10.1),
+            one_run(97.0, 9.8)]
+    runs[4]["disturbance"] = {"disturbed": "other processes kept 0.90 of 2 CPUs busy", "taken": 0.45}
+    whole = combine(runs, (3, 6))
+    both = joined(combine(runs[:3], (3, 6)), combine(runs[3:]))
+    for key in ("runs", "looks", "skipped", "warnings", "run_reports", "disturbed_runs", "suite", "device"):
+        assert both[key] == whole[key], key
+    assert both["elapsed_s"] == pytest.approx(whole["elapsed_s"])
+    for name, entry in whole["results"].items():
+        for key in ("median", "runs", "between_runs", "looks", "unit"):
+            assert both["results"][name][key] == entry[key], (name, key)
+    # The within-run figures are those of the middle run of all (100.0) where a record holds it whole.
+    assert both["results"][GEMM]["ci_low"] == whole["results"][GEMM]["ci_low"]
+    base = reference(100.0, 101.0, 99.0)
+    assert verdict(GEMM, base["results"][GEMM], both["results"][GEMM]) == \
+        verdict(GEMM, base["results"][GEMM], whole["results"][GEMM])

@@ -1,0 +1,55 @@
+"""More runs where a check's first look cannot decide: the first look judged, more runs taken, joined.
+
+The check's benchmark runs come from the bench probe, which only measures (`BenchRequest`); the check judges
+its first look against the reference (`driftcheck.analysis.more_runs`) and, where a benchmark is undecided
+and more runs could decide it, asks for as many more as `max_runs` allows and joins the two records
+(`driftcheck.baselines.repeated.joined`). `record_until_decided` does the same with runs taken in this
+process, for the studies of benchmarks/ and the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from driftcheck.analysis.more_runs import decided_line, undecided, undecided_line
+from driftcheck.baselines.repeated import RunFn, RunProgress, combine, joined, repeated_runs
+from driftcheck.stats.looks import planned_looks
+
+# Takes `count` more runs, numbered after the `taken` runs already taken, into one record.
+TakeMore = Callable[[int, int], dict[str, Any]]
+
+
+def more_runs_wanted(first: Mapping[str, Any], reference: Mapping[str, Any] | None, runs: int, max_runs: int,
+                     progress: RunProgress | None = None) -> bool:
+    """Whether the first look `first` (of `runs` runs) leaves a benchmark undecided against `reference` that
+    `max_runs` runs could decide; says which, or that all are decided, to `progress`."""
+    if reference is None or len(planned_looks(runs, max_runs)) == 1:
+        return False
+    pending = undecided(reference, first, max_runs)
+    if progress:
+        progress(undecided_line(pending, runs, max_runs) if pending else decided_line(runs))
+    return bool(pending)
+
+
+def decided_record(first: dict[str, Any], take_more: TakeMore, runs: int, max_runs: int,
+                   reference: Mapping[str, Any] | None, progress: RunProgress | None = None) -> dict[str, Any]:
+    """`first` (a record of `runs` runs that planned its looks), joined to up to `max_runs - runs` more runs
+    from `take_more` where it leaves a benchmark undecided against `reference` and more runs could decide it."""
+    if not more_runs_wanted(first, reference, runs, max_runs, progress):
+        return first
+    return joined(first, take_more(max_runs - runs, runs))
+
+
+def record_until_decided(run: RunFn, runs: int, max_runs: int, reference: Mapping[str, Any] | None,
+                         progress: RunProgress | None = None) -> dict[str, Any]:
+    """`runs` runs of `run` in this process, then more where the reference's benchmarks are undecided and more
+    runs could decide them, up to `max_runs` in all; one record with the looks planned. Without a reference
+    (nothing to decide against) the runs are taken once, as asked."""
+    looks = planned_looks(runs, max_runs) if reference is not None else (runs,)
+    first = combine(repeated_runs(run, runs, progress), looks)
+
+    def take_more(count: int, taken: int) -> dict[str, Any]:
+        return combine(repeated_runs(run, count, progress, numbered=(taken + 1, taken + count)))
+
+    return decided_record(first, take_more, runs, max_runs, reference, progress)
