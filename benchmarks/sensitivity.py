@@ -4,7 +4,7 @@ busy core, and detection of OMP_NUM_THREADS=1, each counted on raw and on contro
 Every record is what `baseline save --bench quick` / `check --against` store: N independent runs, each a
 child interpreter running the suite (`driftcheck.baselines.runner.run_suite`, which measures the control
 around every benchmark), a disturbed run repeated once (`driftcheck.baselines.repeated.repeated_runs`),
-combined, and compared by `driftcheck.baselines.compare.compare_records`, the code check/explain use.
+combined, and compared by `driftcheck.analysis.bench_verdicts.compare_records`, the code check/explain use.
 A check's record is taken as `check` takes it (`driftcheck.api.bench.decided_record`): where
 its first N runs leave a benchmark undecided against the baseline and more could decide it, up to
 `--max-runs` (check's default, 2N) in all, each of its two looks judged at 0.5 %; `--max-runs N` gives the
@@ -56,10 +56,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from driftcheck.analysis.bench_verdicts import compare_records, higher_is_better  # noqa: E402
 from driftcheck.api.bench import decided_record  # noqa: E402
-from driftcheck.baselines.compare import compare_records  # noqa: E402
 from driftcheck.baselines.repeated import combine, repeated_runs  # noqa: E402
-from driftcheck.baselines.verdict import higher_is_better  # noqa: E402
 from driftcheck.stats.looks import default_max_runs, planned_looks  # noqa: E402
 
 CHILD = """

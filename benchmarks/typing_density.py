@@ -21,9 +21,7 @@ def _any_uses(tree: ast.AST) -> int:
     """Count `Any` names, descending into annotations given as strings."""
     count = 0
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "Any":
-            count += 1
-        elif isinstance(node, ast.Attribute) and node.attr == "Any":
+        if isinstance(node, ast.Name) and node.id == "Any" or isinstance(node, ast.Attribute) and node.attr == "Any":
             count += 1
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "Any" in node.value:
             try:

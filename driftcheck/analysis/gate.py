@@ -10,13 +10,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from driftcheck.analysis.bench_verdicts import SHIFTS
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained, explain
 from driftcheck.analysis.explain.model import NOISE_FLOOR
 from driftcheck.analysis.policy import Policy, violations
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.targets import Target, reference_target
-from driftcheck.baselines.verdict import SHIFTS
 from driftcheck.errors import OptionError, UnknownSnapshotError, UsageError
 from driftcheck.probes import probe_class
 from driftcheck.snapshot.model import Snapshot

@@ -20,10 +20,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from driftcheck.baselines.compare import compare_records
-from driftcheck.baselines.verdict import RESOLVED_MDS
+from driftcheck.analysis.bench_verdicts import compare_records
 from driftcheck.stats.comparison import pooled_mds_log
 from driftcheck.stats.looks import Looks
+from driftcheck.stats.run_medians import RESOLVED_MDS
 
 
 def first_look_runs(record: Mapping[str, Any]) -> int:

@@ -45,7 +45,7 @@ of the CPU the short control does not). Then:
 
 - the control did not move beyond its own noise: it says nothing about the machine, and dividing by it
   would only add its noise, so the raw figure decides (the normalised one is shown beside it), with the
-  disturbance rule of `driftcheck.baselines.verdict` (a disturbance that could explain the shift voids the
+  disturbance rule of `driftcheck.analysis.bench_verdicts` (a disturbance that could explain the shift voids the
   call);
 - it moved and no other work was seen on the slower side (other processes or steal,
   `driftcheck.baselines.disturbance`): a clock or hidden steal change, which the normalisation is exact

@@ -130,7 +130,7 @@ def between_runs(medians: Sequence[float]) -> dict[str, Any]:
 
 def combine(runs: list[dict[str, Any]], looks: Sequence[int] | None = None) -> dict[str, Any]:
     """One record from several runs' data (see the module docstring); one run gives it back, annotated.
-    `looks`: the run counts at which a check planned to look (driftcheck.baselines.extension), kept in the
+    `looks`: the run counts at which a check planned to look (driftcheck.api.bench), kept in the
     record and, counted in the runs that measured it, in each benchmark's entry."""
     if not runs:
         raise ValueError("no runs to combine")

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from driftcheck import api
+from driftcheck.analysis.bench_verdicts import verdict_line
 from driftcheck.analysis.explain.render import explain_markdown, explain_text
 from driftcheck.analysis.gate import DEFAULT_MIN_CONFIDENCE
-from driftcheck.baselines.verdict import verdict_line
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,

@@ -1,7 +1,7 @@
-"""More runs while a check cannot decide (driftcheck.analysis.more_runs judges, driftcheck.api.bench takes them): taken only where they could decide,
-each of the two looks judged at half the level, so looking twice keeps the 1 % false-alarm rate; and the
-records and verdicts that carry the looks. Runs here are recorded-shape dictionaries with seeded noise; the
-real suite, in child processes, runs in tests/baselines/test_bench_check.py."""
+"""More runs while a check cannot decide (driftcheck.analysis.more_runs judges, driftcheck.api.bench takes
+them): taken only where they could decide, each of the two looks judged at half the level, so looking twice
+keeps the 1 % false-alarm rate; and the records and verdicts that carry the looks. Runs here are recorded-shape
+dictionaries with seeded noise; the real suite, in child processes, runs in tests/baselines/test_bench_check.py."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from driftcheck.analysis.bench_verdicts import looks_of, verdict
 from driftcheck.analysis.more_runs import undecided
 from driftcheck.api.bench import record_until_decided
 from driftcheck.baselines.repeated import combine, joined
-from driftcheck.baselines.verdict import looks_of, verdict
-from driftcheck.stats.looks import Looks, default_max_runs, planned_looks
 from driftcheck.errors import UsageError
+from driftcheck.stats.looks import Looks, default_max_runs, planned_looks
 
 GEMM = "gemm_fp32_1024_gflops"
 

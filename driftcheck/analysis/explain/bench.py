@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from driftcheck.baselines.compare import compare_records
+from driftcheck.analysis.bench_verdicts import compare_records
 from driftcheck.snapshot.model import Snapshot
 
 
@@ -32,7 +32,7 @@ def bench_evidence(a: Snapshot, b: Snapshot) -> tuple[list[dict[str, Any]], str 
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         # Results written by another driftcheck version may lack what this comparison reads.
         return [], f"benchmark results could not be compared: {exc}"
-    # Each row keeps its verdict, MDS, spread and disturbance (driftcheck.baselines.verdict).
+    # Each row keeps its verdict, MDS, spread and disturbance (driftcheck.analysis.bench_verdicts).
     rows = [dict(entry) for entry in entries if isinstance(entry, dict)]
     return sorted(rows, key=lambda row: str(row["name"])), None
 

@@ -34,38 +34,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftcheck.baselines.control import MIN_CONTROL_SHIFT, ControlFigure, control_figures
-from driftcheck.stats.comparison import (
-    ALPHA_CHECK,
-    MIN_EFFECT,
-    Resolution,
-    control_moved,
-    mds_with_runs,
-    median_resolution,
-    normalised_log,
-)
+from driftcheck.stats.comparison import MIN_EFFECT, Resolution, control_moved, mds_with_runs, normalised_log
 from driftcheck.stats.looks import Looks
+from driftcheck.stats.run_medians import RESOLVED_MDS, UNRESOLVABLE_MDS, RunFigure, logs, resolution
 
-# Spread (standard deviation of log run medians) assumed when neither side measured one. CPU: ten
-# unchanged pairs on the idle 2-core reference VM moved by ratios of 0.53-1.57 (issue 6's
-# sensitivity run), a log-ratio deviation of ~0.29, so ~0.2 per run; a single-run pair there can
-# only call a halving. GPU: not yet measured on one; a few percent of clock wander, doubled.
-DEFAULT_SPREAD = {"cpu": 0.20, "cuda": 0.05}
-# A shift either way: what a verdict calls, and what fails the gate (`driftcheck.analysis.gate`).
+# A shift either way: what a verdict calls, and what fails the gate (the gate of `driftcheck check`).
 SHIFTS = ("slower", "faster")
-# Records whose MDS is wider than this cannot call a benchmark unchanged: a 25% change could hide.
-RESOLVED_MDS = 0.25
-# Beyond this MDS (±100%) the records say nothing: no verdict wording beyond "cannot resolve".
-UNRESOLVABLE_MDS = 1.0
-
-
-@dataclass(frozen=True)
-class RunFigure:
-    """One run's median of one benchmark, with its own relative CI and disturbance, if any."""
-
-    median: float
-    ci_rel: float = 0.0
-    disturbed: str | None = None
-    taken: float | None = None  # share of the machine the disturbance took (None: cannot be quantified)
 
 
 def run_figures(entry: Mapping[str, Any]) -> list[RunFigure]:
@@ -108,23 +82,8 @@ def higher_is_better(entry: Mapping[str, Any]) -> bool:
     return "/s" in unit or unit.endswith("_per_s")
 
 
-def _logs(figures: Sequence[RunFigure]) -> list[float]:
-    return [math.log(f.median) for f in figures]
-
-
-def resolution(before: Sequence[RunFigure], after: Sequence[RunFigure], device: str = "cpu",
-               alpha: float = ALPHA_CHECK) -> Resolution:
-    """How finely these two sets of run medians can tell a shift at level `alpha` (see the module docstring)."""
-    # A typical run's own CI (a 95% half-width) is a floor on how well a run median is known. The median
-    # run, not the worst: with the worst, every added run could only raise the floor, so more runs could
-    # widen the MDS instead of narrowing it.
-    within = statistics.median([f.ci_rel for f in (*before, *after)] or [0.0]) / 1.96
-    return median_resolution(_logs(before), _logs(after), within,
-                             DEFAULT_SPREAD.get(device, DEFAULT_SPREAD["cpu"]), alpha)
-
-
 def looks_of(entry: Mapping[str, Any], taken: int) -> Looks:
-    """The looks a record planned at this benchmark (`looks`: run counts, driftcheck.baselines.extension),
+    """The looks a record planned at this benchmark (`looks`: run counts, driftcheck.stats.looks),
     reached within its `taken` usable runs; one look at all of them for a record that planned none."""
     stored = entry.get("looks")
     if not isinstance(stored, list) or not stored or \
@@ -138,11 +97,11 @@ def _deciding_look(figures_before: Sequence[RunFigure], figures_after: Sequence[
     """The number of B's runs whose shift lies beyond its MDS at the looks' level: all of them when they do,
     else the first earlier look that did (that benchmark was decided there; later runs were taken for others);
     None when no look did."""
-    mean_before = statistics.fmean(_logs(figures_before))
+    mean_before = statistics.fmean(logs(figures_before))
 
     def crosses(n: int) -> bool:
         shown = figures_after[:n]
-        shift = statistics.fmean(_logs(shown)) - mean_before
+        shift = statistics.fmean(logs(shown)) - mean_before
         mds_log = resolution(figures_before, shown, device, looks.alpha_each).mds_log
         return abs(shift) >= mds_log and abs(math.expm1(shift)) >= MIN_EFFECT
 
@@ -181,7 +140,7 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
     called = deciding is not None
     # A benchmark decided at an earlier look is reported as it was decided: on that look's runs.
     figures_after = figures_after[:deciding] if deciding else figures_after
-    mean_before, mean_after = statistics.fmean(_logs(figures_before)), statistics.fmean(_logs(figures_after))
+    mean_before, mean_after = statistics.fmean(logs(figures_before)), statistics.fmean(logs(figures_after))
     shift_log = mean_after - mean_before
     ratio = math.exp(shift_log)
     res = resolution(figures_before, figures_after, device, alpha)
@@ -301,7 +260,7 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
     single = sides.single
     control_before = [RunFigure(c.for_kind(single)) for c in sides.before]
     control_after = [RunFigure(c.for_kind(single)) for c in sides.after]
-    control_shift = statistics.fmean(_logs(control_after)) - statistics.fmean(_logs(control_before))
+    control_shift = statistics.fmean(logs(control_after)) - statistics.fmean(logs(control_before))
     control_res = resolution(control_before, control_after, device)
     moved = control_moved(control_shift, control_res, MIN_CONTROL_SHIFT)
     slow_side = figures_after if control_shift < 0 else figures_before
@@ -431,3 +390,19 @@ def verdict_text(entry: Mapping[str, Any]) -> str:
 def verdict_line(entry: Mapping[str, Any]) -> str:
     """`name: ` and the verdict text."""
     return f"{entry.get('name')}: {verdict_text(entry)}"
+
+
+def compare_results(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[dict[str, Any]]:
+    """Compare two `probes.bench.data.results` maps, one entry per benchmark name (sorted).
+
+    Each entry: name, unit, before/after (medians), ratio (after/before, of the geometric means of
+    the run medians), change_pct, verdict, direction (= verdict; `missing` when a side lacks the
+    benchmark), significant, mds_pct, spread_pct, spread_measured, runs [A, B], disturbance, reason.
+    """
+    return compare_verdicts(before, after, device)
+
+
+def compare_records(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Compare two whole `bench` probe data records (their `results`, on the device B ran on)."""
+    device = str(after.get("device") or before.get("device") or "cpu")
+    return compare_results(before.get("results") or {}, after.get("results") or {}, device)
