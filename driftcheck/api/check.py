@@ -1,39 +1,96 @@
-"""`check`: the pre-benchmark gate, a fresh snapshot of the target against a baseline under a policy."""
+"""`check`: the pre-benchmark gate, a fresh snapshot of the target against a baseline under a policy.
+
+The orchestration lives here: which reference (the store, named baselines), which probes to retake, the
+taking, and more benchmark runs where the first look cannot decide; the verdict itself is a function of the
+two snapshots (`driftcheck.analysis.gate`)."""
 
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from driftcheck.analysis.gate import (
-    DEFAULT_MIN_CONFIDENCE,
-    CheckResult,
-    check_against,
-    check_min_confidence,
-    check_reference,
-    probes_to_check,
-    retaken_target,
-)
+from driftcheck.analysis.gate import DEFAULT_MIN_CONFIDENCE, CheckResult, check_against, check_min_confidence
 from driftcheck.analysis.more_runs import first_look_runs
 from driftcheck.analysis.policy import Policy, load_policy
+from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
-from driftcheck.analysis.targets import Target
+from driftcheck.analysis.targets import Target, reference_target
 from driftcheck.api._shared import frozen_tuple, given_host, options_for
 from driftcheck.api.bench import decided_record
-from driftcheck.errors import OptionError, UsageError
+from driftcheck.errors import OptionError, UnknownSnapshotError, UsageError
 from driftcheck.hosts import Host
 from driftcheck.hosts.child import StepReporter
 from driftcheck.hosts.targets import LOCAL, host_for
+from driftcheck.probes import probe_class
 from driftcheck.probes.base import BenchRequest, ProbeOptions
 from driftcheck.probes.prober import Prober
 from driftcheck.probes.runner import ProgressCallback, run_probes
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.signing import sign_document
 from driftcheck.stats.looks import default_max_runs
+from driftcheck.store.named import NamedSnapshots
 from driftcheck.store.snapshots import Store
+
+
+def check_reference(against: str | None, store: Store, host_name: str) -> Snapshot:
+    """What `driftcheck check` compares with: `against` (a baseline name or any snapshot reference), else
+    baseline `default`, else the newest snapshot probed on this host (never an import or a replay)."""
+    named = NamedSnapshots(store)
+    names = [b.name for b in named.entries()]
+    if against:
+        if against in names:
+            return named.snapshot(against)
+        try:
+            return resolve_snapshot(against, store)
+        except UnknownSnapshotError as exc:
+            known = f"baselines: {', '.join(names)}" if names else "no baselines saved yet"
+            raise UnknownSnapshotError(against, f"no such baseline, and {exc.reason} ({known})") from None
+    if "default" in names:
+        return named.snapshot("default")
+    for entry in store.entries():
+        if entry.host != host_name:
+            continue
+        snapshot = resolve_snapshot(entry.id, store)
+        if snapshot.document.get("origin") == "probed":
+            return snapshot
+    raise UsageError(f"nothing to check against: no baseline `default` and no snapshot probed on {host_name}; "
+                     "run `driftcheck baseline save default` first")
+
+
+def probes_to_check(reference: Snapshot, options: ProbeOptions | None = None) -> list[str]:
+    """The cheap built-in probes that `reference` holds: what a fresh check must take to compare with it.
+    A cheap probe taken only on request is retaken when the check's `options` ask for it (default: what the
+    reference recorded asking, e.g. the server it measured; `retaken_target` gives its URL)."""
+    if options is None:
+        options = ProbeOptions(server_url=reference_target(reference).server)
+    names = []
+    for name in reference.document["probes"]:
+        cls = probe_class(name)
+        if cls is not None and cls.cheap and (not cls.on_request or cls.requested(options)):
+            names.append(name)
+    return names
+
+
+def _runnable_here(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def retaken_target(reference: Snapshot, python: str | None, host_name: str, local: bool = True) -> Target:
+    """What a check of `reference` probes: the interpreter the user named, else the one the reference
+    recorded when it was taken on this host (`host_name`) and still runs here, else None (our own; the
+    difference then leads the report); the server URL the reference asked. `local`: this machine is probed
+    (on another host the reference's path cannot be checked from here, and is used as recorded)."""
+    recorded = reference_target(reference)
+    if python is None and recorded.python and recorded.host == host_name \
+            and (not local or _runnable_here(recorded.python)):
+        python = recorded.python
+    return Target(python=python, host=host_name, server=recorded.server, bench_suite=recorded.bench_suite,
+                  bench_runs=recorded.bench_runs)
+
 
 
 @dataclass(frozen=True)
@@ -146,7 +203,7 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
     progress, step_progress = reporters
     prober = Prober.for_user(host, options_for(host, options), progress=progress, step_progress=step_progress)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
-    fresh = prober.snapshot(prober.probes(request.probes or probes_to_check(reference), cheap_only=True),
+    fresh = prober.snapshot(prober.probes(request.probes or probes_to_check(reference, options), cheap_only=True),
                             label=request.label)
     fresh = decided_bench(fresh, reference, prober)
     result = check_against(reference, fresh, rules, request.min_confidence)

@@ -19,8 +19,8 @@ from driftcheck import api
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.analysis.explain.render import explain_text
-from driftcheck.analysis.gate import probes_to_check, retaken_target
 from driftcheck.analysis.targets import INTERPRETER_PROBES, reference_target, target_difference
+from driftcheck.api.check import probes_to_check, retaken_target
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
