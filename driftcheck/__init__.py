@@ -36,7 +36,25 @@ if TYPE_CHECKING:
     from driftcheck.analysis.explain import Explained
     from driftcheck.analysis.gate import CheckResult
     from driftcheck.analysis.policy import Policy
-    from driftcheck.api import BenchRequest, CheckRequest, SnapshotRequest, check, diff, explain, load, take_snapshot
+    from driftcheck.api import (
+        BaselineList,
+        BenchRequest,
+        BenchResult,
+        CheckRequest,
+        SavedBaseline,
+        ShownBaseline,
+        SnapshotRequest,
+        bench,
+        check,
+        diff,
+        explain,
+        list_baselines,
+        load,
+        remove_baseline,
+        save_baseline,
+        show_baseline,
+        take_snapshot,
+    )
     from driftcheck.snapshot.model import Snapshot
 
 # name -> module that defines it; resolved on first attribute access.
@@ -46,6 +64,10 @@ _LAZY = {
     "SnapshotRequest": "driftcheck.api", "CheckResult": "driftcheck.analysis.gate",
     "Explained": "driftcheck.analysis.explain", "Policy": "driftcheck.analysis.policy",
     "Snapshot": "driftcheck.snapshot.model", "SnapshotDiff": "driftcheck.analysis.diff",
+    # the gate's baselines and the benchmarks
+    "bench": "driftcheck.api", "BenchResult": "driftcheck.api", "save_baseline": "driftcheck.api",
+    "list_baselines": "driftcheck.api", "show_baseline": "driftcheck.api", "remove_baseline": "driftcheck.api",
+    "SavedBaseline": "driftcheck.api", "ShownBaseline": "driftcheck.api", "BaselineList": "driftcheck.api",
 }
 
 if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an error for them
@@ -60,3 +82,6 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an 
 __all__ = ["BenchRequest", "CheckRequest", "CheckResult", "DriftcheckError", "Explained", "HostError", "OptionError",
            "Policy", "Snapshot", "SnapshotDiff", "SnapshotError", "SnapshotRequest", "TamperedSnapshotError",
            "UnknownSnapshotError", "UsageError", "__version__", "check", "diff", "explain", "load", "take_snapshot"]
+# the gate's baselines and the benchmarks
+__all__ += ["BaselineList", "BenchResult", "SavedBaseline", "ShownBaseline", "bench", "list_baselines",
+            "remove_baseline", "save_baseline", "show_baseline"]

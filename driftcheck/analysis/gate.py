@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from driftcheck.analysis.bench_verdicts import SHIFTS
+from driftcheck.analysis.bench_verdicts import SHIFTS, verdict_line
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained, explain
 from driftcheck.analysis.explain.model import NOISE_FLOOR
@@ -54,6 +54,11 @@ class CheckResult:
     def bench_shifts(self) -> list[dict[str, Any]]:
         """Benchmarks that moved beyond their minimum detectable shift (`slower` or `faster`)."""
         return [row for row in self.explained.bench if row.get("verdict") in SHIFTS]
+
+    @property
+    def shift_lines(self) -> list[str]:
+        """Each benchmark beyond its minimum detectable shift, as `name: verdict text`."""
+        return [verdict_line(row) for row in self.bench_shifts]
 
     @property
     def drift(self) -> bool:

@@ -1,4 +1,8 @@
-"""More runs where a check's first look cannot decide: the first look judged, more runs taken, joined.
+"""`bench`: a calibrated benchmark suite or a serving measurement, run here; and more runs where a check's
+first look cannot decide (the first look judged, more runs taken, joined).
+
+`driftcheck.bench(suite="quick", runs=3)` runs the suite (each run in its own process) and returns its record;
+`driftcheck.bench(server="http://127.0.0.1:30000")` measures a running OpenAI-compatible server instead.
 
 The check's benchmark runs come from the bench probe, which only measures (`BenchRequest`); the check judges
 its first look against the reference (`driftcheck.analysis.more_runs`) and, where a benchmark is undecided
@@ -9,12 +13,20 @@ process, for the studies of benchmarks/ and the tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from driftcheck.analysis.more_runs import decided_line, undecided, undecided_line
-from driftcheck.baselines.repeated import RunFn, RunProgress, combine, joined, repeated_runs
+from driftcheck.baselines.repeated import RunFn, RunProgress, combine, joined, repeated_runs, run_repeated
+from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
+from driftcheck.errors import OptionError, UsageError
+from driftcheck.probes.redact import Redactor
+from driftcheck.probes.server import redacting_scrub
+from driftcheck.snapshot.keys import load_redaction_secret
 from driftcheck.stats.looks import planned_looks
+
+__all__ = ["BenchResult", "ServingPlan", "bench", "decided_record", "record_until_decided"]
 
 # Takes `count` more runs, numbered after the `taken` runs already taken, into one record.
 TakeMore = Callable[[int, int], dict[str, Any]]
@@ -53,3 +65,38 @@ def record_until_decided(run: RunFn, runs: int, max_runs: int, reference: Mappin
         return combine(repeated_runs(run, count, progress, numbered=(taken + 1, taken + count)))
 
     return decided_record(first, take_more, runs, max_runs, reference, progress)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """What `bench` measured: the record of a suite's runs or of a serving measurement."""
+
+    data: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """What `driftcheck bench --format json` prints: the record as measured."""
+        return self.data
+
+
+def bench(*, suite: str = "quick", device: str = "auto", runs: int = 1, budget_s: float | None = None,
+          only: Sequence[str] = (), server: str | None = None, sglang_model: str | None = None,
+          plan: ServingPlan | None = None, progress: RunProgress | None = None) -> BenchResult:
+    """Run the calibrated benchmark `suite` on `device`: `runs` independent runs (each in its own process),
+    each within `budget_s` (default: the suite's), only the benchmarks whose name contains one of `only`.
+    With `server` (an OpenAI-compatible URL) or `sglang_model` (a model path for sglang's offline engine),
+    measure serving with `plan` instead (TTFT, inter-token latency, tokens/s). `progress` receives a line
+    per run, or as a serving measurement advances."""
+    if server and sglang_model:
+        raise OptionError("sglang_model", sglang_model, "measures sglang's own engine; give it or server, not both")
+    if (server or sglang_model) and runs > 1:
+        raise OptionError("runs", str(runs), "repeats the benchmark suites; a serving measurement takes the "
+                                             "requests of its plan instead")
+    if server:
+        scrub = redacting_scrub(Redactor(load_redaction_secret()))
+        return BenchResult(measure_server(server, plan or ServingPlan(), scrub, progress))
+    if sglang_model:
+        return BenchResult(measure_sglang_engine(sglang_model, plan or ServingPlan()))
+    data = run_repeated(suite, device, runs, budget_s, list(only) or None, progress)
+    if only and not data.get("results"):
+        raise UsageError(f"--only {' '.join(only)}: no benchmark of the {suite} suite matches")
+    return BenchResult(data)

@@ -158,18 +158,29 @@ def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None
                         max_runs if max_runs is not None else default_max_runs(runs))
 
 
-def check(request: CheckRequest | None = None, *, host: Host | None = None, store: Store | None = None,
+def check(request: CheckRequest | None = None, /, *, against: str | Snapshot | None = None,
+          policy: Policy | str | Path | None = None, probes: Sequence[str] = (), target: str = LOCAL,
+          python: str | None = None, min_confidence: float = DEFAULT_MIN_CONFIDENCE, label: str = "driftcheck check",
+          rerun_bench: bool | None = None, bench_runs: int | None = None, bench_max_runs: int | None = None,
+          keep: bool = True, require_trusted: bool = False, host: Host | None = None, store: Store | None = None,
           progress: ProgressCallback | None = None, step_progress: StepReporter | None = None) -> CheckResult:
-    """The pre-benchmark gate: a fresh snapshot (cheap probes) of the target compared with
-    `request.against`, under `request.policy`. `result.drift` is the verdict; a benchmark rerun that is
-    `slower` or `faster` beyond its minimum detectable shift is drift too.
+    """The pre-benchmark gate: a fresh snapshot (cheap probes) of the target compared with `against`, under
+    `policy`: `driftcheck.check(against="baseline:default", policy="gate.yaml")`. `result.drift` is the
+    verdict; a benchmark rerun that is `slower` or `faster` beyond its minimum detectable shift is drift too.
+    The options are those of `CheckRequest` (its docstring says each), checked the same way; a request built
+    beforehand may be given instead of them, not beside them.
 
     The fresh snapshot describes what the reference recorded about its target (its interpreter, when it was
     taken on this machine and the request names none; its server) unless the request says otherwise.
-    `host` checks a machine given as an object (e.g. a connected SSHHost) instead of `request.target`.
+    `host` checks a machine given as an object (e.g. a connected SSHHost) instead of `target`.
     `progress` receives the probes done, `step_progress` the benchmark's runs as they end.
     """
-    request = request or CheckRequest()
+    asked = CheckRequest(against=against, policy=policy, probes=probes, target=target, python=python,
+                         min_confidence=min_confidence, label=label, rerun_bench=rerun_bench, bench_runs=bench_runs,
+                         bench_max_runs=bench_max_runs, keep=keep, require_trusted=require_trusted)
+    if request is not None and asked != CheckRequest():
+        raise OptionError("request", None, "give a CheckRequest or its options as keywords, not both")
+    request = request or asked
     store = store or Store()
     if host is not None:
         given = given_host(host, request.target, request.python)
