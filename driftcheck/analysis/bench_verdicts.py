@@ -31,7 +31,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from driftcheck.baselines.control import MIN_CONTROL_SHIFT, ControlFigure, control_figures
 from driftcheck.stats.comparison import MIN_EFFECT, Resolution, control_moved, mds_with_runs, normalised_log
@@ -40,6 +40,56 @@ from driftcheck.stats.run_medians import RESOLVED_MDS, UNRESOLVABLE_MDS, RunFigu
 
 # A shift either way: what a verdict calls, and what fails the gate (the gate of `driftcheck check`).
 SHIFTS = ("slower", "faster")
+
+
+class ControlVerdict(TypedDict, total=False):
+    """What both sides' controls said of one verdict: whether recorded, its kind and change, whether the machine
+    moved beyond the control's own noise, and which figure decided (`raw` or `normalised`)."""
+
+    recorded: bool
+    kind: str
+    change_pct: float
+    mds_pct: float
+    moved: bool
+    machine: str | None
+    decided_by: str
+    note: str | None
+
+
+class LooksTaken(TypedDict):
+    """The looks of a check that took more runs where its first ones could not decide."""
+
+    runs: list[int]
+    planned: int
+    alpha_each: float
+    decided_at: int | None
+
+
+class VerdictRow(TypedDict, total=False):
+    """One benchmark's verdict between two records (see `compare_results` for the keys)."""
+
+    name: str
+    unit: str
+    before: float | None
+    after: float | None
+    ratio: float | None
+    change_pct: float | None
+    verdict: str
+    direction: str
+    significant: bool
+    mds_pct: float | None
+    spread_pct: float | None
+    spread_measured: bool
+    runs: list[int]
+    disturbance: str | None
+    reason: str | None
+    held_by: str | None
+    raw_change_pct: float | None
+    normalised_change_pct: float | None
+    control_change_pct: float | None
+    control: ControlVerdict | None
+    looks: LooksTaken
+    verdict_text: str
 
 
 def run_figures(entry: Mapping[str, Any]) -> list[RunFigure]:
@@ -123,7 +173,7 @@ def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | N
 
 
 def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
-            device: str = "cpu") -> dict[str, Any]:
+            device: str = "cpu") -> VerdictRow:
     """The verdict entry of one benchmark between two stored results (see `compare_results`)."""
     entry = _verdict(name, before, after, device)
     entry["verdict_text"] = verdict_text(entry)
@@ -131,7 +181,7 @@ def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any
 
 
 def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], higher: bool,
-           device: str, looks: Looks | None = None) -> dict[str, Any]:
+           device: str, looks: Looks | None = None) -> VerdictRow:
     """The verdict fields of one comparison of run figures (raw or control-normalised). `looks`: where a
     record that took more runs when undecided looked at B's runs (default: once, at all of them)."""
     looks = looks or Looks((len(figures_after),), 1)
@@ -146,7 +196,7 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
     res = resolution(figures_before, figures_after, device, alpha)
     # One estimator for every printed figure: before and after are the geometric means of the run
     # medians, so `after / before` is the ratio and the percentage, never a figure of another estimator.
-    out: dict[str, Any] = {"before": math.exp(mean_before), "after": math.exp(mean_after), "ratio": ratio,
+    out: VerdictRow = {"before": math.exp(mean_before), "after": math.exp(mean_after), "ratio": ratio,
                            "change_pct": round((ratio - 1.0) * 100.0, 2), "mds_pct": round(res.mds * 100.0, 2),
                            "spread_pct": round((math.exp(res.spread) - 1.0) * 100.0, 2),
                            "spread_measured": res.measured, "significant": False, "disturbance": None, "reason": None,
@@ -160,15 +210,17 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
                                       figures_before if better else figures_after)
     if called:
         if explained:
-            out.update(verdict="inconclusive", direction="inconclusive", disturbance=explained, held_by="load",
-                       reason=f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it")
+            out.update({"verdict": "inconclusive", "direction": "inconclusive", "disturbance": explained,
+                        "held_by": "load",
+                        "reason": f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it"})
             return out
         direction = "faster" if better else "slower"
-        out.update(verdict=direction, direction=direction, significant=True)
+        out.update({"verdict": direction, "direction": direction, "significant": True})
     elif abs(shift_log) <= max(res.spread, math.log1p(MIN_EFFECT)) and res.mds <= RESOLVED_MDS:
-        out.update(verdict="unchanged", direction="unchanged")
+        out.update({"verdict": "unchanged", "direction": "unchanged"})
     else:
-        out.update(verdict="inconclusive", direction="inconclusive", reason=_inconclusive_reason(res, device))
+        out.update({"verdict": "inconclusive", "direction": "inconclusive",
+                    "reason": _inconclusive_reason(res, device)})
         if explained:
             # Even a shift more runs carried past the MDS would be held by that load: nothing more to learn.
             out["held_by"] = "load"
@@ -182,9 +234,9 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
 
 
 def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
-             device: str = "cpu") -> dict[str, Any]:
+             device: str = "cpu") -> VerdictRow:
     unit = str((after or before or {}).get("unit", ""))
-    entry: dict[str, Any] = {"name": name, "unit": unit, "before": (before or {}).get("median"),
+    entry: VerdictRow = {"name": name, "unit": unit, "before": (before or {}).get("median"),
                              "after": (after or {}).get("median"), "ratio": None, "change_pct": None,
                              "verdict": "inconclusive", "direction": "missing", "significant": False,
                              "mds_pct": None, "spread_pct": None, "spread_measured": False, "runs": [0, 0],
@@ -201,7 +253,7 @@ def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, An
     higher = higher_is_better(after)
     looks = looks_of(after, len(figures_after))
     raw = _judge(figures_before, figures_after, higher, device, looks)
-    entry.update(raw, raw_change_pct=raw["change_pct"])
+    entry.update({**raw, "raw_change_pct": raw["change_pct"]})
     sides = _controlled_sides(before, after, device)
     if isinstance(sides, str):
         entry["control"] = {"recorded": False, "note": sides}
@@ -252,9 +304,9 @@ def _normalised(figures: Sequence[RunFigure], controls: Sequence[ControlFigure],
             for f, c in zip(figures, controls, strict=True)]
 
 
-def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[RunFigure],
+def _controlled(raw: VerdictRow, sides: _Sides, figures_before: Sequence[RunFigure],
                 figures_after: Sequence[RunFigure], higher: bool, device: str,
-                looks: Looks | None = None) -> dict[str, Any]:
+                looks: Looks | None = None) -> VerdictRow:
     """The verdict fields with both sides' controls: made on the control-normalised figures where the control
     moved beyond its own noise, else on the raw ones (see driftcheck.baselines.control)."""
     single = sides.single
@@ -280,33 +332,34 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
     # only add that noise (the all-cores figure is one ~25 ms batch; on the 2-core VM it wandered +-20% between
     # runs while a 2-thread GEMM that lost 45% to OMP_NUM_THREADS=1 was called slower on 8 of 10 raw figures
     # and 3 of 10 normalised ones). So the user's own figure decides, and the normalised one is shown beside it.
-    out = dict(normalised if moved else raw)
+    out = (normalised if moved else raw).copy()
+    control: ControlVerdict = {"recorded": True, "kind": kind, "change_pct": control_pct,
+                               "mds_pct": round(control_res.mds * 100.0, 2), "moved": moved, "machine": machine,
+                               "decided_by": "normalised" if moved else "raw", "note": None}
     # The printed before/after stay the user's own figures; ratio and change are those of the deciding figure.
-    out.update(before=raw["before"], after=raw["after"], normalised_change_pct=normalised["change_pct"],
-               control_change_pct=control_pct,
-               control={"recorded": True, "kind": kind, "change_pct": control_pct,
-                        "mds_pct": round(control_res.mds * 100.0, 2), "moved": moved, "machine": machine,
-                        "decided_by": "normalised" if moved else "raw", "note": None})
+    out.update({"before": raw["before"], "after": raw["after"], "normalised_change_pct": normalised["change_pct"],
+                "control_change_pct": control_pct, "control": control})
     if moved and loaded:
         # Under other load no benchmark loses what the control loses: a thread team waits for its busy core,
         # a copy loses less, a short op's median dodges preemptions the control's batches meet. No figure can
         # decide, unless both moved against the machine (faster on a slower machine), which no load explains.
         against = "faster" if control_shift < 0 else "slower"
         if not (raw["verdict"] == against and normalised["verdict"] == against):
-            out.update(verdict="inconclusive", direction="inconclusive", significant=False, held_by="load",
-                       reason=(f"{machine}; under other load a benchmark loses more or less than the control, "
-                               "so neither its raw nor its normalised figure can decide"))
+            out.update({"verdict": "inconclusive", "direction": "inconclusive", "significant": False,
+                        "held_by": "load",
+                        "reason": (f"{machine}; under other load a benchmark loses more or less than the control, "
+                                   "so neither its raw nor its normalised figure can decide")})
     elif moved:
-        out["control"]["note"] = ("no other work was seen on the slower side: a clock or steal change, which "
+        control["note"] = ("no other work was seen on the slower side: a clock or steal change, which "
                                   "every thread feels alike, so the normalised figure decides")
     if out["verdict"] in SHIFTS and raw["verdict"] != out["verdict"]:
         # The control can excuse a shift, never make or turn one: dividing by it adds the control's own noise,
         # and on a quiet 2-core machine that alone once called an unchanged benchmark 21 % faster (raw -12 %,
         # inside its MDS; control -10 %). A shift is called only where the user's own figure shows it too.
-        out.update(verdict="inconclusive", direction="inconclusive", significant=False,
-                   reason=(f"only the control-normalised figure shifts ({normalised['change_pct']:+.1f}%; raw "
-                           f"{raw['change_pct']:+.1f}%, {raw['verdict']}; control {control_pct:+.0f}%): the control "
-                           "can explain a shift away, never make one"))
+        out.update({"verdict": "inconclusive", "direction": "inconclusive", "significant": False,
+                    "reason": (f"only the control-normalised figure shifts ({normalised['change_pct']:+.1f}%; raw "
+                               f"{raw['change_pct']:+.1f}%, {raw['verdict']}; control {control_pct:+.0f}%): the "
+                               "control can explain a shift away, never make one")})
     return out
 
 
@@ -339,7 +392,7 @@ def _disturbance_summary(before: Sequence[RunFigure], after: Sequence[RunFigure]
     return f"{sides} runs disturbed (worst: {worst.disturbed})"
 
 
-def compare_verdicts(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[dict[str, Any]]:
+def compare_verdicts(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[VerdictRow]:
     """One verdict entry per benchmark name of two `results` maps, sorted by name."""
     return [verdict(name, before.get(name), after.get(name), device) for name in sorted(set(before) | set(after))]
 
@@ -392,7 +445,7 @@ def verdict_line(entry: Mapping[str, Any]) -> str:
     return f"{entry.get('name')}: {verdict_text(entry)}"
 
 
-def compare_results(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[dict[str, Any]]:
+def compare_results(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[VerdictRow]:
     """Compare two `probes.bench.data.results` maps, one entry per benchmark name (sorted).
 
     Each entry: name, unit, before/after (medians), ratio (after/before, of the geometric means of
@@ -402,7 +455,7 @@ def compare_results(before: Mapping[str, Any], after: Mapping[str, Any], device:
     return compare_verdicts(before, after, device)
 
 
-def compare_records(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+def compare_records(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[VerdictRow]:
     """Compare two whole `bench` probe data records (their `results`, on the device B ran on)."""
     device = str(after.get("device") or before.get("device") or "cpu")
     return compare_results(before.get("results") or {}, after.get("results") or {}, device)

@@ -17,16 +17,15 @@ and at the planned runs its MDS would fall under twice its present shift, or und
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
 
 from driftcheck.analysis.bench_verdicts import compare_records
+from driftcheck.baselines.record import BenchRecord
 from driftcheck.stats.comparison import pooled_mds_log
 from driftcheck.stats.looks import Looks
 from driftcheck.stats.run_medians import RESOLVED_MDS
 
 
-def first_look_runs(record: Mapping[str, Any]) -> int:
+def first_look_runs(record: BenchRecord) -> int:
     """The runs a record took before any it took to decide (its first look): what a check that uses the
     record as its reference reruns."""
     looks = record.get("looks")
@@ -35,7 +34,7 @@ def first_look_runs(record: Mapping[str, Any]) -> int:
     return int(record.get("runs") or 1)
 
 
-def undecided(reference: Mapping[str, Any], record: Mapping[str, Any], max_runs: int) -> list[str]:
+def undecided(reference: BenchRecord, record: BenchRecord, max_runs: int) -> list[str]:
     """The benchmarks of `record` that `max_runs` runs could decide against `reference` and its runs do not."""
     alpha = Looks((max_runs,), len(record.get("looks") or [max_runs])).alpha_each
     names = []
@@ -49,8 +48,8 @@ def undecided(reference: Mapping[str, Any], record: Mapping[str, Any], max_runs:
         spread = math.log1p(float(row.get("spread_pct") or 0.0) / 100.0)
         projected = pooled_mds_log(spread, runs[0], max_runs, alpha)
         # The shift is itself noisy: more runs may confirm one half the projected MDS, or show none at all.
-        shift = abs(math.log(float(row["ratio"]))) if isinstance(row.get("ratio"), (int, float)) and row["ratio"] > 0 \
-            else 0.0
+        ratio = row.get("ratio")
+        shift = abs(math.log(ratio)) if isinstance(ratio, (int, float)) and ratio > 0 else 0.0
         if shift >= projected / 2.0 or math.expm1(projected) <= RESOLVED_MDS:
             names.append(str(row["name"]))
     return names

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from driftcheck.analysis.more_runs import decided_line, undecided, undecided_line
+from driftcheck.baselines.record import BenchRecord
 from driftcheck.baselines.repeated import RunFn, RunProgress, combine, joined, repeated_runs, run_repeated
 from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
 from driftcheck.errors import OptionError, UsageError
@@ -29,10 +29,10 @@ from driftcheck.stats.looks import planned_looks
 __all__ = ["BenchResult", "ServingPlan", "bench", "decided_record", "record_until_decided"]
 
 # Takes `count` more runs, numbered after the `taken` runs already taken, into one record.
-TakeMore = Callable[[int, int], dict[str, Any]]
+TakeMore = Callable[[int, int], BenchRecord]
 
 
-def more_runs_wanted(first: Mapping[str, Any], reference: Mapping[str, Any] | None, runs: int, max_runs: int,
+def more_runs_wanted(first: BenchRecord, reference: BenchRecord | None, runs: int, max_runs: int,
                      progress: RunProgress | None = None) -> bool:
     """Whether the first look `first` (of `runs` runs) leaves a benchmark undecided against `reference` that
     `max_runs` runs could decide; says which, or that all are decided, to `progress`."""
@@ -44,8 +44,8 @@ def more_runs_wanted(first: Mapping[str, Any], reference: Mapping[str, Any] | No
     return bool(pending)
 
 
-def decided_record(first: dict[str, Any], take_more: TakeMore, runs: int, max_runs: int,
-                   reference: Mapping[str, Any] | None, progress: RunProgress | None = None) -> dict[str, Any]:
+def decided_record(first: BenchRecord, take_more: TakeMore, runs: int, max_runs: int,
+                   reference: BenchRecord | None, progress: RunProgress | None = None) -> BenchRecord:
     """`first` (a record of `runs` runs that planned its looks), joined to up to `max_runs - runs` more runs
     from `take_more` where it leaves a benchmark undecided against `reference` and more runs could decide it."""
     if not more_runs_wanted(first, reference, runs, max_runs, progress):
@@ -53,15 +53,15 @@ def decided_record(first: dict[str, Any], take_more: TakeMore, runs: int, max_ru
     return joined(first, take_more(max_runs - runs, runs))
 
 
-def record_until_decided(run: RunFn, runs: int, max_runs: int, reference: Mapping[str, Any] | None,
-                         progress: RunProgress | None = None) -> dict[str, Any]:
+def record_until_decided(run: RunFn, runs: int, max_runs: int, reference: BenchRecord | None,
+                         progress: RunProgress | None = None) -> BenchRecord:
     """`runs` runs of `run` in this process, then more where the reference's benchmarks are undecided and more
     runs could decide them, up to `max_runs` in all; one record with the looks planned. Without a reference
     (nothing to decide against) the runs are taken once, as asked."""
     looks = planned_looks(runs, max_runs) if reference is not None else (runs,)
     first = combine(repeated_runs(run, runs, progress), looks)
 
-    def take_more(count: int, taken: int) -> dict[str, Any]:
+    def take_more(count: int, taken: int) -> BenchRecord:
         return combine(repeated_runs(run, count, progress, numbered=(taken + 1, taken + count)))
 
     return decided_record(first, take_more, runs, max_runs, reference, progress)
@@ -71,9 +71,9 @@ def record_until_decided(run: RunFn, runs: int, max_runs: int, reference: Mappin
 class BenchResult:
     """What `bench` measured: the record of a suite's runs or of a serving measurement."""
 
-    data: dict[str, Any]
+    data: Mapping[str, object]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Mapping[str, object]:
         """What `driftcheck bench --format json` prints: the record as measured."""
         return self.data
 

@@ -21,6 +21,7 @@ from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target, reference_target
 from driftcheck.api._shared import frozen_tuple, given_host, options_for
 from driftcheck.api.bench import decided_record
+from driftcheck.baselines.record import BenchRecord, as_bench_record
 from driftcheck.errors import OptionError, UnknownSnapshotError, UsageError
 from driftcheck.hosts import Host
 from driftcheck.hosts.child import StepReporter
@@ -145,8 +146,8 @@ def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None
     `rerun=True` makes a reference without results an error."""
     if rerun is False:
         return None
-    recorded = reference.probe_data("bench")
-    if not recorded or not recorded.get("results") or not recorded.get("suite"):
+    recorded = as_bench_record(reference.probe_data("bench"))
+    if recorded is None or not recorded.get("results") or not recorded.get("suite"):
         if rerun:
             raise UsageError(f"the reference {reference.short_id} holds no benchmark results to rerun; "
                              "save one with `driftcheck baseline save NAME --bench quick`")
@@ -154,7 +155,7 @@ def bench_rerun(reference: Snapshot, rerun: bool | None = None, runs: int | None
     budget = recorded.get("budget_s")
     runs = runs or first_look_runs(recorded)
     # BenchRequest refuses a max_runs under the runs.
-    return BenchRequest(str(recorded["suite"]), runs, float(budget) if isinstance(budget, (int, float)) else None,
+    return BenchRequest(str(recorded.get("suite")), runs, float(budget) if isinstance(budget, (int, float)) else None,
                         max_runs if max_runs is not None else default_max_runs(runs))
 
 
@@ -237,25 +238,27 @@ def decided_bench(fresh: Snapshot, reference: Snapshot, prober: Prober) -> Snaps
     (up to the `max_runs` its request allows), taken by the bench probe and joined to the first look; re-signed.
     `fresh` itself when nothing is undecided, or it holds no benchmark results. When those runs fail, the
     benchmark outcome is their failure, as it is when a probe fails."""
-    asked, first = prober.options.bench, fresh.probe_data("bench")
-    if asked is None or not first or not first.get("results"):
+    asked, first = prober.options.bench, as_bench_record(fresh.probe_data("bench"))
+    if asked is None or first is None or not first.get("results"):
         return fresh
     took: list[float] = []
 
-    def take_more(count: int, taken: int) -> dict[str, Any]:
+    def take_more(count: int, taken: int) -> BenchRecord:
         more = replace(asked, runs=count, max_runs=None, taken_before=taken)
         again = replace(prober, options=replace(prober.options, bench=more))
         outcome = run_probes(prober.host, again.probes(["bench"]), again.options)["bench"].to_json()
-        if outcome["status"] != "ok":
+        # An ok outcome holds results (the probe's parse refuses output without them).
+        more_record = as_bench_record(outcome["data"]) if outcome["status"] == "ok" else None
+        if more_record is None:
             raise _RunsFailed(outcome)
         took.append(float(outcome["duration_s"]))
-        return dict(outcome["data"])
+        return more_record
 
     document = copy.deepcopy(fresh.document)
     bench = document["probes"]["bench"]
     try:
         data = decided_record(first, take_more, asked.runs, asked.max_runs or asked.runs,
-                              reference.probe_data("bench"), prober.step_progress)
+                              as_bench_record(reference.probe_data("bench")), prober.step_progress)
     except _RunsFailed as failed:
         document["probes"]["bench"] = failed.outcome
     else:
