@@ -80,6 +80,15 @@ class BenchEntry(TypedDict, total=False):
     looks: list[int]
 
 
+class MachineLoad(TypedDict, total=False):
+    """Other work on the machine during a run (driftcheck.baselines.load): its CPUs, the cores others kept busy,
+    the 1-minute load average."""
+
+    cpus: int | None
+    other_cpu_cores: float
+    load_1m: float
+
+
 class Disturbance(TypedDict, total=False):
     """Other work seen during a run (driftcheck.baselines.disturbance); `disturbed` says it in one line."""
 
@@ -113,7 +122,7 @@ class RunReport(TypedDict):
 
     elapsed_s: float | None
     wall_s: float | None
-    machine_load: dict[str, object] | None
+    machine_load: MachineLoad | None
     disturbance: Disturbance | None
     repeat: Repeat | None
 
@@ -131,7 +140,7 @@ class BenchRecord(TypedDict, total=False):
     elapsed_s: float
     reference: dict[str, object] | None
     skipped: list[str]
-    machine_load: dict[str, object] | None
+    machine_load: MachineLoad | None
     warnings: list[str]
     disturbance: Disturbance | None
     control: SuiteControl
