@@ -31,7 +31,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict, TypeGuard
 
 from driftcheck.baselines.control import MIN_CONTROL_SHIFT, ControlFigure, control_figures
 from driftcheck.stats.comparison import MIN_EFFECT, Resolution, control_moved, mds_with_runs, normalised_log
@@ -92,31 +92,35 @@ class VerdictRow(TypedDict, total=False):
     verdict_text: str
 
 
-def run_figures(entry: Mapping[str, Any]) -> list[RunFigure]:
+def run_figures(entry: Mapping[str, object]) -> list[RunFigure]:
     """The per-run medians of a stored result (`runs`), or its one median for a single-run record."""
     runs = entry.get("runs")
     if isinstance(runs, list) and runs:
         out = []
         for run in runs:
-            if isinstance(run, Mapping) and _positive(run.get("median")):
-                out.append(RunFigure(float(run["median"]), float(run.get("ci_rel") or 0.0),
-                                     run.get("disturbed") or None, _fraction(run.get("taken"))))
+            median = run.get("median") if isinstance(run, Mapping) else None
+            if _positive(median):
+                disturbed = run.get("disturbed")
+                out.append(RunFigure(float(median), _fraction(run.get("ci_rel")) or 0.0,
+                                     disturbed if isinstance(disturbed, str) and disturbed else None,
+                                     _fraction(run.get("taken"))))
         return out
-    median: Any = entry.get("median")
+    median = entry.get("median")
     if not _positive(median):
         return []
     return [RunFigure(float(median), _relative_ci(entry))]
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: object) -> TypeGuard[float]:
+    """Whether `value` is a usable figure: a finite positive number (not a bool)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and math.isfinite(value)
 
 
-def _fraction(value: Any) -> float | None:
+def _fraction(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _relative_ci(entry: Mapping[str, Any]) -> float:
+def _relative_ci(entry: Mapping[str, object]) -> float:
     values = [entry.get(key) for key in ("median", "ci_low", "ci_high")]
     if not all(isinstance(v, (int, float)) for v in values) or not values[0]:
         return 0.0
@@ -124,7 +128,7 @@ def _relative_ci(entry: Mapping[str, Any]) -> float:
     return max(median - low, high - median) / abs(median)
 
 
-def higher_is_better(entry: Mapping[str, Any]) -> bool:
+def higher_is_better(entry: Mapping[str, object]) -> bool:
     """Whether a larger figure is faster: the stored flag, else guessed from the unit (x/s is a rate)."""
     if "higher_is_better" in entry:
         return bool(entry["higher_is_better"])
@@ -132,7 +136,7 @@ def higher_is_better(entry: Mapping[str, Any]) -> bool:
     return "/s" in unit or unit.endswith("_per_s")
 
 
-def looks_of(entry: Mapping[str, Any], taken: int) -> Looks:
+def looks_of(entry: Mapping[str, object], taken: int) -> Looks:
     """The looks a record planned at this benchmark (`looks`: run counts, driftcheck.stats.looks),
     reached within its `taken` usable runs; one look at all of them for a record that planned none."""
     stored = entry.get("looks")
@@ -172,7 +176,7 @@ def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | N
     return f"{len(disturbed)} of {len(figures)} runs; worst: {worst.disturbed}"
 
 
-def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
+def verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str, object] | None,
             device: str = "cpu") -> VerdictRow:
     """The verdict entry of one benchmark between two stored results (see `compare_results`)."""
     entry = _verdict(name, before, after, device)
@@ -233,11 +237,11 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
     return out
 
 
-def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
+def _verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str, object] | None,
              device: str = "cpu") -> VerdictRow:
     unit = str((after or before or {}).get("unit", ""))
-    entry: VerdictRow = {"name": name, "unit": unit, "before": (before or {}).get("median"),
-                             "after": (after or {}).get("median"), "ratio": None, "change_pct": None,
+    entry: VerdictRow = {"name": name, "unit": unit, "before": _fraction((before or {}).get("median")),
+                             "after": _fraction((after or {}).get("median")), "ratio": None, "change_pct": None,
                              "verdict": "inconclusive", "direction": "missing", "significant": False,
                              "mds_pct": None, "spread_pct": None, "spread_measured": False, "runs": [0, 0],
                              "disturbance": None, "reason": None, "held_by": None, "raw_change_pct": None,
@@ -271,7 +275,7 @@ class _Sides:
     single: bool  # one thread in short batches on both sides: the single-thread control applies
 
 
-def _controlled_sides(before: Mapping[str, Any], after: Mapping[str, Any], device: str) -> _Sides | str:
+def _controlled_sides(before: Mapping[str, object], after: Mapping[str, object], device: str) -> _Sides | str:
     """Both sides' controls, or why the verdict stays on raw figures."""
     runs = [_run_entries(before), _run_entries(after)]
     read = [control_figures(side) for side in runs]
@@ -289,7 +293,7 @@ def _controlled_sides(before: Mapping[str, Any], after: Mapping[str, Any], devic
     return _Sides(controls[0], controls[1], one_thread and short)
 
 
-def _run_entries(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _run_entries(entry: Mapping[str, object]) -> list[Mapping[str, object]]:
     """The per-run entries of a stored result that carry a usable median (a single-run result is its own)."""
     runs = entry.get("runs")
     if isinstance(runs, list) and runs:
@@ -392,19 +396,21 @@ def _disturbance_summary(before: Sequence[RunFigure], after: Sequence[RunFigure]
     return f"{sides} runs disturbed (worst: {worst.disturbed})"
 
 
-def compare_verdicts(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[VerdictRow]:
+def compare_verdicts(before: Mapping[str, Mapping[str, object]], after: Mapping[str, Mapping[str, object]],
+                     device: str = "cpu") -> list[VerdictRow]:
     """One verdict entry per benchmark name of two `results` maps, sorted by name."""
     return [verdict(name, before.get(name), after.get(name), device) for name in sorted(set(before) | set(after))]
 
 
-def verdict_text(entry: Mapping[str, Any]) -> str:
+def verdict_text(entry: Mapping[str, object]) -> str:
     """The verdict for people: `-4.1% (MDS ±9.0%, spread ±3.2% over 3+3 runs): inconclusive - why`; with a
     control, `-2.0% normalised (raw -40.0%, control -38.0% single-thread) (MDS ...): unchanged - ...`."""
     change = entry.get("change_pct")
     mds = entry.get("mds_pct")
-    runs = entry.get("runs") or [0, 0]
+    stored_runs = entry.get("runs")
+    runs = stored_runs if isinstance(stored_runs, list) and len(stored_runs) == 2 else [0, 0]
     stored = entry.get("control")
-    control: Mapping[str, Any] = stored if isinstance(stored, Mapping) else {}
+    control: Mapping[str, object] = stored if isinstance(stored, Mapping) else {}
     text = f"{change:+.1f}%" if isinstance(change, (int, float)) else "n/a"
     if control.get("recorded") and control.get("decided_by") == "raw" and isinstance(
             entry.get("normalised_change_pct"), (int, float)):
@@ -415,21 +421,21 @@ def verdict_text(entry: Mapping[str, Any]) -> str:
                  f"{control.get('kind')})")
     machine = control.get("machine")
     # The machine's move is said once: an inconclusive verdict may already give it as its reason.
-    notes = [str(n) for n in (machine if machine and machine not in str(entry.get("reason") or "") else None,
+    notes = [str(n) for n in (machine if machine and str(machine) not in str(entry.get("reason") or "") else None,
                               control.get("note")) if n]
     tail = "".join(f"; {n}" for n in notes)
     if (isinstance(mds, (int, float)) and mds > UNRESOLVABLE_MDS * 100.0 and entry.get("spread_measured")
             and entry.get("verdict") == "inconclusive"):
         return f"{text}: inconclusive - {entry.get('reason')}{tail}"
     if isinstance(mds, (int, float)):
-        spread = float(entry.get("spread_pct") or 0.0)
+        spread = _fraction(entry.get("spread_pct")) or 0.0
         source = f"over {runs[0]}+{runs[1]} runs" if entry.get("spread_measured") else "assumed: one run per side"
         looks = entry.get("looks")
         if isinstance(looks, Mapping) and looks.get("planned"):
             # A check that took more runs when its first ones could not decide looked more than once.
-            source += f", {looks['planned']} looks at {100.0 * float(looks['alpha_each']):.2g}% each"
-            reached, decided = looks.get("runs") or [], looks.get("decided_at")
-            if decided and reached and decided != reached[-1]:
+            source += f", {looks['planned']} looks at {100.0 * (_fraction(looks.get('alpha_each')) or 0.0):.2g}% each"
+            reached, decided = looks.get("runs"), looks.get("decided_at")
+            if decided and isinstance(reached, list) and reached and decided != reached[-1]:
                 source += f", decided at {decided} of {reached[-1]} runs"
         text += f" (MDS ±{_percent(mds / 100.0)}, spread ±{_percent(spread / 100.0)} {source})"
     text += f": {entry.get('verdict')}"
@@ -440,12 +446,13 @@ def verdict_text(entry: Mapping[str, Any]) -> str:
     return text + tail
 
 
-def verdict_line(entry: Mapping[str, Any]) -> str:
+def verdict_line(entry: Mapping[str, object]) -> str:
     """`name: ` and the verdict text."""
     return f"{entry.get('name')}: {verdict_text(entry)}"
 
 
-def compare_results(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[VerdictRow]:
+def compare_results(before: Mapping[str, Mapping[str, object]], after: Mapping[str, Mapping[str, object]],
+                    device: str = "cpu") -> list[VerdictRow]:
     """Compare two `probes.bench.data.results` maps, one entry per benchmark name (sorted).
 
     Each entry: name, unit, before/after (medians), ratio (after/before, of the geometric means of
@@ -455,7 +462,13 @@ def compare_results(before: Mapping[str, Any], after: Mapping[str, Any], device:
     return compare_verdicts(before, after, device)
 
 
-def compare_records(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[VerdictRow]:
+def compare_records(before: Mapping[str, object], after: Mapping[str, object]) -> list[VerdictRow]:
     """Compare two whole `bench` probe data records (their `results`, on the device B ran on)."""
     device = str(after.get("device") or before.get("device") or "cpu")
-    return compare_results(before.get("results") or {}, after.get("results") or {}, device)
+    return compare_results(_results(before), _results(after), device)
+
+
+def _results(record: Mapping[str, object]) -> Mapping[str, Mapping[str, object]]:
+    """A record's results by benchmark name (none when it holds no map of them)."""
+    results = record.get("results")
+    return results if isinstance(results, Mapping) else {}

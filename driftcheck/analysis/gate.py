@@ -13,7 +13,7 @@ from typing import Any
 from driftcheck.analysis.bench_verdicts import SHIFTS, verdict_line
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained, explain
-from driftcheck.analysis.explain.model import NOISE_FLOOR
+from driftcheck.analysis.explain.model import NOISE_FLOOR, Explanation
 from driftcheck.analysis.policy import Policy, violations
 from driftcheck.errors import OptionError
 from driftcheck.snapshot.model import Snapshot
@@ -43,7 +43,7 @@ class CheckResult:
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
 
     @property
-    def relevant(self) -> list[Any]:
+    def relevant(self) -> list[Explanation]:
         """The explanations confident enough to count as drift. One that rests on readings alone (a clock
         read under load) is shown but never fails the gate: a reading moves on its own (facts.yaml)."""
         readings = {change.path for change in self.explained.diff.readings}
