@@ -13,9 +13,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from driftcheck.analysis.gate import DEFAULT_MIN_CONFIDENCE, CheckResult, check_against, check_min_confidence
 from driftcheck.analysis.more_runs import first_look_runs
-from driftcheck.analysis.policy import Policy, load_policy
+from driftcheck.analysis.policy import Policy, PolicyError, parse_policy
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target, reference_target
@@ -92,6 +94,19 @@ def retaken_target(reference: Snapshot, python: str | None, host_name: str, loca
     return Target(python=python, host=host_name, server=recorded.server, bench_suite=recorded.bench_suite,
                   bench_runs=recorded.bench_runs)
 
+
+
+def load_policy(path: Path) -> Policy:
+    """Read a policy file; PolicyError (one line) when it is missing or malformed."""
+    try:
+        document = yaml.safe_load(path.read_text("utf-8"))
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise PolicyError(f"{path}: not a YAML text file (not UTF-8)") from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    return parse_policy(document, str(path))
 
 
 @dataclass(frozen=True)

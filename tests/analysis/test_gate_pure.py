@@ -1,5 +1,6 @@
-"""The gate is a function of snapshots: it opens no store, looks up no probe and touches no file or process
-(the check's orchestration, driftcheck.api.check, does), and names no probe in its code."""
+"""The gate and its policy are functions of snapshots: they open no store, look up no probe and touch no file or
+process (the check's orchestration, driftcheck.api.check, does: it reads the policy file too), and the gate
+names no probe in its code."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import ast
 from pathlib import Path
 
 import driftcheck.analysis.gate as gate
+import driftcheck.analysis.policy as policy
 
 FLOORS = ("driftcheck.store", "driftcheck.probes", "driftcheck.hosts", "driftcheck.runs",
           "driftcheck.analysis.references")
@@ -23,10 +25,11 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def test_the_gate_imports_no_store_probe_host_or_process() -> None:
-    imported = _imports(Path(gate.__file__))
-    assert not {name for name in imported if name.startswith(FLOORS)}, imported
-    assert not imported & {"os", "subprocess", "pathlib", "shutil"}, imported
+def test_the_gate_and_its_policy_import_no_store_probe_host_file_or_process() -> None:
+    for module in (gate, policy):
+        imported = _imports(Path(module.__file__ or ""))
+        assert not {name for name in imported if name.startswith(FLOORS)}, (module.__name__, imported)
+        assert not imported & {"os", "subprocess", "pathlib", "shutil", "yaml"}, (module.__name__, imported)
 
 
 def test_the_gate_special_cases_no_probe_by_name() -> None:
