@@ -7,12 +7,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import Signers, signers_for
 from driftcheck.analysis.signers import require_trusted as refuse_untrusted
 from driftcheck.api.snapshot import SnapshotRequest, take_snapshot
+from driftcheck.baselines.record import BenchRecord, as_bench_record
 from driftcheck.errors import DriftcheckError, OptionError
 from driftcheck.hosts.child import StepReporter
 from driftcheck.probes.base import BenchRequest
@@ -34,11 +34,11 @@ class SavedBaseline:
     signers: Signers
 
     @property
-    def bench(self) -> dict[str, Any] | None:
+    def bench(self) -> BenchRecord | None:
         """The benchmark record the snapshot carries, if any (what `check --against NAME` reruns)."""
-        return self.snapshot.probe_data("bench")
+        return as_bench_record(self.snapshot.probe_data("bench"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The name entry, the signers of its snapshot, and its benchmark record (None without one)."""
         return {**self.entry.to_json(), "signers": self.signers.to_json(), "bench": self.bench}
 
@@ -50,7 +50,7 @@ class ShownBaseline:
     entry: NamedSnapshot
     snapshot: Snapshot
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """What `driftcheck baseline show --format json` prints: the entry, with the snapshot's document."""
         return {**self.entry.to_json(), "snapshot": self.snapshot.document}
 
@@ -61,7 +61,7 @@ class BaselineList:
 
     entries: tuple[NamedSnapshot, ...]
 
-    def to_json(self) -> list[dict[str, Any]]:
+    def to_json(self) -> list[dict[str, object]]:
         """What `driftcheck baseline list --format json` prints: one entry per baseline."""
         return [entry.to_json() for entry in self.entries]
 
