@@ -5,6 +5,7 @@ dictionaries with seeded noise; the real suite, in child processes, runs in test
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
 from collections.abc import Callable, Iterator
@@ -188,3 +189,52 @@ def test_a_first_look_joined_to_more_runs_is_the_record_of_all_of_them() -> None
     base = reference(100.0, 101.0, 99.0)
     assert verdict(GEMM, base["results"][GEMM], both["results"][GEMM]) == \
         verdict(GEMM, base["results"][GEMM], whole["results"][GEMM])
+
+
+def test_a_check_asks_the_bench_probe_for_more_runs_and_joins_them_into_its_snapshot(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The check's own orchestration (driftcheck.api.check.decided_bench), with the bench probe's second call
+    # answered by recorded-shape runs: the probe is asked for the 3 more runs only, numbered after the first 3.
+    api_check = importlib.import_module("driftcheck.api.check")  # the module; `driftcheck.api.check` is the verb
+    from driftcheck.hosts import LocalHost
+    from driftcheck.probes.base import BenchRequest, ProbeOptions
+    from driftcheck.probes.prober import Prober
+    from driftcheck.probes.runner import ProbeOutcome
+    from driftcheck.snapshot.model import Snapshot, new_document
+    from driftcheck.snapshot.signing import sign_document, verify_document
+
+    base = reference(100.0, 118.0, 86.0)
+    after = [60.0, 72.0, 52.0, 61.0, 58.0, 63.0]
+    lines: list[str] = []
+    prober = Prober.for_user(LocalHost(), ProbeOptions(bench=BenchRequest("quick", 3, None, 6)),
+                             step_progress=lines.append)
+    asked: list[BenchRequest | None] = []
+
+    def probe_again(host: object, probes: list, options: ProbeOptions, progress: object = None) -> dict:
+        asked.append(options.bench)
+        assert [probe.name for probe in probes] == ["bench"]
+        return {"bench": ProbeOutcome("ok", data=dict(combine([one_run(m) for m in after[3:]])), duration_s=2.0)}
+
+    monkeypatch.setattr(api_check, "run_probes", probe_again)
+
+    def snapshot_with(bench: dict) -> Snapshot:
+        document = new_document({"name": "h"}, {"bench": {"status": "ok", "data": bench, "error": None,
+                                                          "duration_s": 3.0}})
+        return Snapshot(sign_document(document, prober.key) if prober.key else document, "<new>")
+
+    first = combine([one_run(m) for m in after[:3]], (3, 6))
+    checked = api_check.decided_bench(snapshot_with(first), snapshot_with(base), prober)
+    assert asked == [BenchRequest("quick", 3, None, None, taken_before=3)]
+    assert any(line.startswith(f"undecided after 3 runs: {GEMM}; 3 more runs (--max-runs 6)") for line in lines)
+    record = checked.probe_data("bench") or {}
+    assert record["runs"] == 6 and record["looks"] == [3, 6] and record["results"][GEMM]["looks"] == [3, 6]
+    assert checked.probes["bench"]["duration_s"] == 5.0
+    assert verify_document(checked.document).status in ("valid", "untrusted")
+    decided = verdict(GEMM, base["results"][GEMM], record["results"][GEMM])
+    assert decided["verdict"] == "slower" and decided["runs"] == [3, 6], decided["verdict_text"]
+    # Decided at the first look: no second call, the snapshot as taken.
+    asked.clear()
+    decided_first = snapshot_with(combine([one_run(m) for m in (50.0, 50.5, 49.5)], (3, 6)))
+    assert api_check.decided_bench(decided_first, snapshot_with(reference(100.0, 101.0, 99.0)), prober) \
+        is decided_first
+    assert asked == [] and lines[-1] == "every benchmark decided after 3 runs"
