@@ -4,8 +4,8 @@ busy core, and detection of OMP_NUM_THREADS=1, each counted on raw and on contro
 Every record is what `baseline save --bench quick` / `check --against` store: N independent runs, each a
 child interpreter running the suite (`driftcheck.baselines.runner.run_suite`, which measures the control
 around every benchmark), a disturbed run repeated once (`driftcheck.baselines.repeated.repeated_runs`),
-combined, and compared by `driftcheck.baselines.compare.compare_records`, the code check/explain use.
-A check's record is taken as `check` takes it (`driftcheck.baselines.extension.runs_until_decided`): where
+combined, and compared by `driftcheck.analysis.bench_verdicts.compare_records`, the code check/explain use.
+A check's record is taken as `check` takes it (`driftcheck.api.bench.decided_record`): where
 its first N runs leave a benchmark undecided against the baseline and more could decide it, up to
 `--max-runs` (check's default, 2N) in all, each of its two looks judged at 0.5 %; `--max-runs N` gives the
 figure without that extension. A record's first N runs are what the next pair uses as its baseline.
@@ -48,7 +48,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -56,10 +56,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from driftcheck.baselines.compare import compare_records  # noqa: E402
-from driftcheck.baselines.extension import default_max_runs, runs_until_decided  # noqa: E402
+from driftcheck.analysis.bench_verdicts import compare_records, higher_is_better  # noqa: E402
+from driftcheck.api.bench import decided_record  # noqa: E402
 from driftcheck.baselines.repeated import combine, repeated_runs  # noqa: E402
-from driftcheck.baselines.verdict import higher_is_better  # noqa: E402
+from driftcheck.stats.looks import default_max_runs, planned_looks  # noqa: E402
 
 CHILD = """
 import functools, json, sys
@@ -140,11 +140,25 @@ def record(args: argparse.Namespace, env: dict[str, str] | None = None, work_fac
         if reference is None:
             runs, looks = repeated_runs(lambda: one_run(args, env, work_factor), args.runs), (args.runs,)
         else:
-            runs, looks = runs_until_decided(lambda: one_run(args, env, work_factor), args.runs, args.max_runs,
-                                             reference)
+            runs, looks = until_decided(lambda: one_run(args, env, work_factor), args, reference)
             EXTENDED.append(len(runs))
     TAKEN.append({"env": env or {}, "work_factor": work_factor, "busy": busy, "looks": list(looks), "runs": runs})
     return Taken(runs, looks)
+
+
+def until_decided(run: Callable[[], dict[str, Any]], args: argparse.Namespace,
+                  reference: dict[str, Any]) -> tuple[list[dict[str, Any]], tuple[int, ...]]:
+    """A check's runs as `check` takes them (driftcheck.api.bench.decided_record), each run kept for --save."""
+    looks = planned_looks(args.runs, args.max_runs)
+    first = repeated_runs(run, args.runs)
+    more: list[dict[str, Any]] = []
+
+    def take_more(count: int, taken: int) -> dict[str, Any]:
+        more.extend(repeated_runs(run, count, numbered=(taken + 1, taken + count)))
+        return combine(more)
+
+    decided_record(combine(first, looks), take_more, args.runs, args.max_runs, reference)
+    return first + more, looks
 
 
 def without_control(data: dict[str, Any]) -> dict[str, Any]:

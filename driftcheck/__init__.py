@@ -36,7 +36,25 @@ if TYPE_CHECKING:
     from driftcheck.analysis.explain import Explained
     from driftcheck.analysis.gate import CheckResult
     from driftcheck.analysis.policy import Policy
-    from driftcheck.api import BenchRequest, CheckRequest, SnapshotRequest, check, diff, explain, load, take_snapshot
+    from driftcheck.api import (
+        BaselineList,
+        BenchRequest,
+        BenchResult,
+        CheckRequest,
+        SavedBaseline,
+        ShownBaseline,
+        SnapshotRequest,
+        bench,
+        check,
+        diff,
+        explain,
+        list_baselines,
+        load,
+        remove_baseline,
+        save_baseline,
+        show_baseline,
+        take_snapshot,
+    )
     from driftcheck.api.bisect import bisect
     from driftcheck.api.fleet import FleetResult, fleet
     from driftcheck.api.gc import GcResult, gc
@@ -53,6 +71,10 @@ _LAZY = {
     "SnapshotRequest": "driftcheck.api", "CheckResult": "driftcheck.analysis.gate",
     "Explained": "driftcheck.analysis.explain", "Policy": "driftcheck.analysis.policy",
     "Snapshot": "driftcheck.snapshot.model", "SnapshotDiff": "driftcheck.analysis.diff",
+    # the gate's baselines and the benchmarks
+    "bench": "driftcheck.api", "BenchResult": "driftcheck.api", "save_baseline": "driftcheck.api",
+    "list_baselines": "driftcheck.api", "show_baseline": "driftcheck.api", "remove_baseline": "driftcheck.api",
+    "SavedBaseline": "driftcheck.api", "ShownBaseline": "driftcheck.api", "BaselineList": "driftcheck.api",
     # runs, trials and fleets: each from its own module of the face, so a verb pays only for what it uses
     "run": "driftcheck.api.run", "run_history": "driftcheck.api.runs", "run_record": "driftcheck.api.runs",
     "RunHistory": "driftcheck.api.runs", "trial": "driftcheck.api.trial", "trial_plan": "driftcheck.api.trial",
@@ -74,5 +96,8 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an 
 __all__ = ["BenchRequest", "CheckRequest", "CheckResult", "DriftcheckError", "Explained", "HostError", "OptionError",
            "Policy", "Snapshot", "SnapshotDiff", "SnapshotError", "SnapshotRequest", "TamperedSnapshotError",
            "UnknownSnapshotError", "UsageError", "__version__", "check", "diff", "explain", "load", "take_snapshot"]
+# the gate's baselines and the benchmarks
+__all__ += ["BaselineList", "BenchResult", "SavedBaseline", "ShownBaseline", "bench", "list_baselines",
+            "remove_baseline", "save_baseline", "show_baseline"]
 __all__ += ["FleetResult", "GcResult", "RunHistory", "ScheduleStatus", "bisect", "fleet", "gc", "run", "run_history",
             "run_record", "schedule_install", "schedule_remove", "schedule_status", "trial", "trial_plan", "variant"]

@@ -130,7 +130,7 @@ def test_check_in_process_matches_the_cli(cli: Callable[..., CliResult], monkeyp
     assert isinstance(clean, CheckResult)
     assert not clean.drift and clean.reference.id == baseline.id
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    drift = driftcheck.check(CheckRequest(against="baseline:default", keep=False))
+    drift = driftcheck.check(against="baseline:default", keep=False)
     assert drift.drift
     assert any("OMP_NUM_THREADS" in e.title for e in drift.explained.explanations)
     printed = cli("check", "--against", "default", "--format", "json", "--no-store")
@@ -145,7 +145,7 @@ def test_check_against_a_snapshot_object_and_a_policy_file(tmp_path: Path,
     reference = driftcheck.take_snapshot(SnapshotRequest(probes=["env"], keep=False))
     policy = tmp_path / "gate.yaml"
     policy.write_text("must:\n  - {match: probes.env.data.vars.OMP_NUM_THREADS, equals: '8'}\n", "utf-8")
-    result = driftcheck.check(CheckRequest(against=reference, policy=policy, keep=False))
+    result = driftcheck.check(against=reference, policy=policy, keep=False)
     assert result.explained.explanations == []
     assert result.violations == ["probes.env.data.vars.OMP_NUM_THREADS is 4, must be 8"]
     assert result.drift
@@ -154,9 +154,16 @@ def test_check_against_a_snapshot_object_and_a_policy_file(tmp_path: Path,
 
 def test_check_with_nothing_to_compare_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="nothing to check against"):
-        driftcheck.check(CheckRequest(keep=False))
+        driftcheck.check(keep=False)
     with pytest.raises(UnknownSnapshotError):
-        driftcheck.check(CheckRequest(against="no-such-baseline", keep=False))
+        driftcheck.check(against="no-such-baseline", keep=False)
+
+
+def test_check_takes_its_options_as_keywords_or_a_request_not_both() -> None:
+    with pytest.raises(OptionError, match="min_confidence=5"):
+        driftcheck.check(min_confidence=5, keep=False)
+    with pytest.raises(OptionError, match="request: give a CheckRequest or its options as keywords, not both"):
+        driftcheck.check(CheckRequest(keep=False), against="baseline:default")
 
 
 def readme_example() -> str:

@@ -21,10 +21,7 @@ that fails is drift even when nothing differs from the reference.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TypeVar
 
 from driftcheck.analysis.diff import Change
 from driftcheck.analysis.explain.values import show_value
@@ -34,6 +31,7 @@ from driftcheck.snapshot.paths import PathPart, format_path
 from driftcheck.snapshot.patterns import PathPattern, compile_pattern
 
 _CHECKS = ("equals", "in", "min", "max", "absent", "exactly")
+_Item = TypeVar("_Item")
 
 
 class PolicyError(DriftcheckError):
@@ -67,7 +65,7 @@ class Must:
 
     pattern: PathPattern
     check: str
-    value: Any
+    value: object  # as the policy file gives it: a list for `in`, a mapping for `exactly`, a number for min/max
     why: str = ""
 
 
@@ -85,14 +83,14 @@ class Policy:
             any(t.allows(change) for t in self.tolerances)
 
 
-def _pattern(value: Any, where: str) -> PathPattern:
+def _pattern(value: object, where: str) -> PathPattern:
     try:
         return compile_pattern(str(value))
     except RuleCatalogError as exc:
         raise PolicyError(f"{where}: {exc}") from None
 
 
-def _list_of(document: dict[str, Any], key: str, source: str, kind: type) -> list[Any]:
+def _list_of(document: dict[str, object], key: str, source: str, kind: type[_Item]) -> list[_Item]:
     """`document[key]` as a list of `kind` items (absent: empty); PolicyError naming the key otherwise."""
     value = document.get(key)
     if value is None:
@@ -103,14 +101,14 @@ def _list_of(document: dict[str, Any], key: str, source: str, kind: type) -> lis
     return value
 
 
-def _number(value: Any, where: str) -> float:
+def _number(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise PolicyError(f"{where} must be a number, not {value!r}")
     return float(value)
 
 
-def parse_policy(document: Any, source: str) -> Policy:
-    """A Policy from the parsed YAML document."""
+def parse_policy(document: object, source: str) -> Policy:
+    """A Policy from the parsed YAML document (reading the file is the caller's: analysis does no I/O)."""
     if document is None:
         return Policy()
     if not isinstance(document, dict) or set(document) - {"ignore", "tolerances", "must"}:
@@ -144,24 +142,11 @@ def parse_policy(document: Any, source: str) -> Policy:
     return Policy(ignore, tuple(tolerances), tuple(must))
 
 
-def load_policy(path: Path) -> Policy:
-    """Read a policy file; PolicyError (one line) when it is missing or malformed."""
-    try:
-        document = yaml.safe_load(path.read_text("utf-8"))
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise PolicyError(f"{path}: not a YAML text file (not UTF-8)") from None
-    except yaml.YAMLError as exc:
-        raise PolicyError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    return parse_policy(document, str(path))
-
-
-def _node_matches(document: dict[str, Any], pattern: PathPattern) -> list[tuple[tuple[PathPart, ...], Any]]:
+def _node_matches(document: dict[str, object], pattern: PathPattern) -> list[tuple[tuple[PathPart, ...], object]]:
     """Nodes (leaves or inner mappings) whose path matches `pattern`."""
-    found = []
+    found: list[tuple[tuple[PathPart, ...], object]] = []
 
-    def walk(node: Any, prefix: tuple[PathPart, ...]) -> None:
+    def walk(node: object, prefix: tuple[PathPart, ...]) -> None:
         if prefix and pattern.match(prefix) is not None:
             found.append((prefix, node))
         if isinstance(node, dict):
@@ -187,7 +172,7 @@ def violations(policy: Policy, snapshot: Snapshot) -> list[str]:
             continue
         if must.check == "exactly":
             actual = {str(p[-1]): v for p, v in nodes}
-            wanted = {str(k): v for k, v in must.value.items()}
+            wanted = {str(k): v for k, v in must.value.items()} if isinstance(must.value, dict) else {}
             if actual != wanted:
                 extra = sorted(set(actual) - set(wanted))
                 missing = sorted(set(wanted) - set(actual))
@@ -207,14 +192,16 @@ def violations(policy: Policy, snapshot: Snapshot) -> list[str]:
     return out
 
 
-def _must_problem(must: Must, value: Any) -> str | None:
+def _must_problem(must: Must, value: object) -> str | None:
     if must.check == "equals":
         return None if value == must.value else f"must be {show_value(must.value)}"
     if must.check == "in":
-        return None if value in must.value else f"must be one of {show_value(must.value)}"
+        allowed = must.value if isinstance(must.value, list) else []  # parse_policy lets `in` take only a list
+        return None if value in allowed else f"must be one of {show_value(must.value)}"
     number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     if number is None:
         return f"must be a number {'>=' if must.check == 'min' else '<='} {must.value}"
+    bound = _number(must.value, must.pattern.source)  # checked a number when the policy was parsed
     if must.check == "min":
-        return None if number >= float(must.value) else f"must be >= {must.value}"
-    return None if number <= float(must.value) else f"must be <= {must.value}"
+        return None if number >= bound else f"must be >= {must.value}"
+    return None if number <= bound else f"must be <= {must.value}"

@@ -3,7 +3,7 @@
 A benchmark script gates itself without a subprocess:
 
     import driftcheck
-    result = driftcheck.check(driftcheck.CheckRequest(against="baseline:default"))
+    result = driftcheck.check(against="baseline:default", policy="gate.yaml")
     if result.drift:
         raise SystemExit(result.explained.explanations[0].title)
     driftcheck.take_snapshot(driftcheck.SnapshotRequest(label="after run"))
@@ -19,11 +19,23 @@ from __future__ import annotations
 from driftcheck.analysis.diff import SnapshotDiff
 from driftcheck.analysis.explain import Explained
 from driftcheck.analysis.gate import CheckResult
-from driftcheck.api.check import CheckRequest, bench_rerun, check
+from driftcheck.api.baseline import (
+    BaselineList,
+    SavedBaseline,
+    ShownBaseline,
+    list_baselines,
+    remove_baseline,
+    save_baseline,
+    show_baseline,
+)
+from driftcheck.api.bench import BenchResult, bench
+from driftcheck.api.check import DEFAULT_MIN_CONFIDENCE, CheckRequest, bench_rerun, check
 from driftcheck.api.compare import diff, explain, load
 from driftcheck.api.snapshot import SnapshotRequest, take_snapshot
 from driftcheck.probes.base import BenchRequest
 from driftcheck.snapshot.model import Snapshot
 
-__all__ = ["BenchRequest", "CheckRequest", "CheckResult", "Explained", "Snapshot", "SnapshotDiff", "SnapshotRequest",
-           "bench_rerun", "check", "diff", "explain", "load", "take_snapshot"]
+__all__ = ["DEFAULT_MIN_CONFIDENCE", "BaselineList", "BenchRequest", "BenchResult", "CheckRequest", "CheckResult",
+           "Explained", "SavedBaseline", "ShownBaseline", "Snapshot", "SnapshotDiff", "SnapshotRequest", "bench",
+           "bench_rerun", "check", "diff", "explain", "list_baselines", "load", "remove_baseline", "save_baseline",
+           "show_baseline", "take_snapshot"]

@@ -45,7 +45,7 @@ of the CPU the short control does not). Then:
 
 - the control did not move beyond its own noise: it says nothing about the machine, and dividing by it
   would only add its noise, so the raw figure decides (the normalised one is shown beside it), with the
-  disturbance rule of `driftcheck.baselines.verdict` (a disturbance that could explain the shift voids the
+  disturbance rule of `driftcheck.analysis.bench_verdicts` (a disturbance that could explain the shift voids the
   call);
 - it moved and no other work was seen on the slower side (other processes or steal,
   `driftcheck.baselines.disturbance`): a clock or hidden steal change, which the normalisation is exact
@@ -75,6 +75,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from driftcheck.baselines.record import ControlEntry
 
 FIGURES = ("int_1t", "copy_1t", "all_cores")
 UNITS = {"int_1t": "Mops/s", "copy_1t": "GB/s", "all_cores": "MB/s per thread"}
@@ -164,13 +166,14 @@ class ControlMeter:
 
 
 def around(before: Mapping[str, float], after: Mapping[str, float], threads: int,
-           batch_s: float | None = None) -> dict[str, Any]:
+           batch_s: float | None = None) -> ControlEntry:
     """A benchmark's control entry from the measurements just before and after it (geometric means);
     `batch_s`: how long one timed batch of the benchmark took (its time scale)."""
-    entry: dict[str, Any] = {name: round(math.sqrt(before[name] * after[name]), 6) for name in FIGURES}
-    entry["all_cores_threads"] = threads
-    entry["batch_s"] = None if batch_s is None else round(batch_s, 6)
-    return entry
+    def mean(name: str) -> float:
+        return round(math.sqrt(before[name] * after[name]), 6)
+
+    return {"int_1t": mean("int_1t"), "copy_1t": mean("copy_1t"), "all_cores": mean("all_cores"),
+            "all_cores_threads": threads, "batch_s": None if batch_s is None else round(batch_s, 6)}
 
 
 # --- reading a stored control ---------------------------------------------------------------------------

@@ -13,11 +13,13 @@ from __future__ import annotations
 import importlib
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
 
+from driftcheck.baselines.record import BenchEntry, Disturbance
 from driftcheck.nvidia.values import SLOWDOWN_REASONS
 
 # Share of the machine (other CPU work plus steal) from which a run counts as disturbed: on a 2-core
@@ -89,7 +91,7 @@ class DisturbanceMeter:
         if self.gpus:
             self.gpu_processes_before = other_gpu_processes(self.gpus, self.nvml)
 
-    def report(self, throttled: list[str] | None = None) -> dict[str, Any]:
+    def report(self, throttled: list[str] | None = None) -> Disturbance:
         """{cpus, other_cpu_cores, steal_pct, other_gpu_processes, throttled, taken, disturbed}.
 
         `throttled` lists the slowdown reasons seen after the run's benchmarks; `taken` is the share
@@ -124,7 +126,7 @@ class DisturbanceMeter:
                 "disturbed": "; ".join(reasons) or None}
 
 
-def throttle_reasons(results: dict[str, Any]) -> list[str]:
+def throttle_reasons(results: Mapping[str, BenchEntry]) -> list[str]:
     """The clock-event reasons any benchmark of a run saw after it ran (from its `clocks_after`)."""
     seen: set[str] = set()
     for entry in results.values():

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import psutil
+
+from driftcheck.baselines.record import MachineLoad
 
 BUSY_THRESHOLD_CORES = 0.25
 
@@ -49,13 +50,13 @@ class OtherLoad:
         return max(0.0, others / wall)
 
 
-def load_report(meter: OtherLoad) -> dict[str, Any]:
+def load_report(meter: OtherLoad) -> MachineLoad:
     """{cpus, other_cpu_cores, load_1m} for a run measured by `meter`."""
     return {"cpus": psutil.cpu_count(), "other_cpu_cores": round(meter.cores(), 3),
             "load_1m": round(os.getloadavg()[0], 2)}
 
 
-def load_warning(report: dict[str, Any]) -> str | None:
+def load_warning(report: MachineLoad) -> str | None:
     """A one-line warning when other work kept more than a quarter of a CPU busy during the run."""
     cores = float(report.get("other_cpu_cores") or 0.0)
     if cores <= BUSY_THRESHOLD_CORES:

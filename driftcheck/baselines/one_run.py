@@ -10,10 +10,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from driftcheck.baselines.record import BenchRecord
 from driftcheck.hosts.child import serve
 
 
-def run(spec: dict[str, Any]) -> dict[str, Any]:
+def run(spec: dict[str, Any]) -> BenchRecord:
     """Run the suite `spec` describes; its data."""
     from driftcheck.baselines.runner import run_suite
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from driftcheck.baselines.record import Efficiency
+
 # Usable bandwidth of one PCIe lane per direction in GB/s, after line encoding (8b/10b, 128b/130b).
 PCIE_LANE_GBPS = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
 
@@ -50,7 +52,7 @@ def peak_for(reference: dict[str, Any] | None, kind: str) -> tuple[str, float] |
 
 
 def efficiency(reference: dict[str, Any] | None, kind: str | None, median: float,
-               unit_scale: float = 1.0) -> dict[str, Any] | None:
+               unit_scale: float = 1.0) -> Efficiency | None:
     """{reference, model, peak, ratio}: the median (times `unit_scale`, into the peak's unit) over the peak."""
     if kind is None:
         return None

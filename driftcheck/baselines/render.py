@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -23,7 +24,7 @@ def _spread(result: dict[str, Any]) -> tuple[str, str]:
     return f"{result['cv']:.3f}", f"±{half:.1f}%"
 
 
-def _serving_lines(data: dict[str, Any]) -> list[str]:
+def _serving_lines(data: Mapping[str, Any]) -> list[str]:
     """The engine, how requests were phrased, and the length each request got, for a --server run."""
     lines = []
     if data.get("engine"):
@@ -45,7 +46,7 @@ def _serving_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def results_text(data: dict[str, Any]) -> str:
+def results_text(data: Mapping[str, Any]) -> str:
     """One line per result: median and unit, n, CV, the 95% CI of the median as ±%, the spread between runs
     (with several runs), efficiency; then which runs were disturbed or repeated."""
     header = [f"{key}: {data[key]}" for key in ("suite", "device", "device_name", "server", "model", "engine",

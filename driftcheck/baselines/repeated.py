@@ -18,13 +18,14 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import cast
 
 from driftcheck.baselines.deps import BenchDependencyError, require_torch
+from driftcheck.baselines.record import BenchEntry, BenchRecord, BetweenRuns, RunMedian
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.hosts.child import ChildDied, ChildFailed, ChildTimeout, call
 
-RunFn = Callable[[], dict[str, Any]]
+RunFn = Callable[[], BenchRecord]
 RunProgress = Callable[[str], None]
 # A child that takes longer than its suite budget by this much has hung (a wedged driver).
 _CHILD_SLACK_S = 300.0
@@ -35,7 +36,7 @@ def child_run(suite: str, device: str, budget_s: float | None, only: Sequence[st
     """A function that performs one run in a fresh child interpreter and returns its data."""
     spec = {"suite": suite, "device": device, "budget_s": budget_s, "only": list(only or [])}
 
-    def run() -> dict[str, Any]:
+    def run() -> BenchRecord:
         try:
             data = call("driftcheck.baselines.one_run", spec, timeout_s)
         except ChildTimeout:
@@ -46,7 +47,8 @@ def child_run(suite: str, device: str, budget_s: float | None, only: Sequence[st
             raise _raised_in_child(exc) from None
         if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
             raise DriftcheckError("a benchmark run printed no result")
-        return data
+        # The child is driftcheck's own runner (driftcheck.baselines.runner), which writes this shape.
+        return cast(BenchRecord, data)
 
     return run
 
@@ -60,25 +62,25 @@ def _raised_in_child(exc: ChildFailed) -> DriftcheckError:
     return (UsageError if exc.exit_code == 2 else DriftcheckError)(f"benchmark run: {exc}")
 
 
-def _disturbed(run: dict[str, Any]) -> str | None:
+def _disturbed(run: BenchRecord) -> str | None:
     report = run.get("disturbance")
     return report.get("disturbed") if isinstance(report, dict) else None
 
 
-def _taken(run: dict[str, Any]) -> float:
+def _taken(run: BenchRecord) -> float:
     report = run.get("disturbance") or {}
     taken = report.get("taken")
     return float(taken) if isinstance(taken, (int, float)) else math.inf
 
 
 def repeated_runs(run: RunFn, runs: int, progress: RunProgress | None = None,
-                  numbered: tuple[int, int] | None = None) -> list[dict[str, Any]]:
+                  numbered: tuple[int, int] | None = None) -> list[BenchRecord]:
     """`runs` runs of `run`, each disturbed one repeated once (at most runs // 2 repeats, at least 1).
     `numbered` (first number, total): how progress counts these runs when they add to earlier ones."""
     if runs < 1:
         raise UsageError("--runs must be at least 1")
     first, total = numbered or (1, runs)
-    done: list[dict[str, Any]] = []
+    done: list[BenchRecord] = []
     for index in range(runs):
         started = time.monotonic()
         data = run()
@@ -98,20 +100,20 @@ def repeated_runs(run: RunFn, runs: int, progress: RunProgress | None = None,
         again = run()
         again["run_wall_s"] = round(time.monotonic() - started, 3)
         keep = again if _disturbed(again) is None or _taken(again) < _taken(data) else data
-        keep = dict(keep)
+        keep = keep.copy()
         keep["repeat"] = {"of_run": first + index, "first_disturbance": reason,
                           "kept": "repeat" if keep is not data else "first"}
         done[index] = keep
     return done
 
 
-def _progress_line(index: int, runs: int, data: dict[str, Any]) -> str:
+def _progress_line(index: int, runs: int, data: BenchRecord) -> str:
     line = f"run {index}/{runs}: {len(data.get('results') or {})} benchmarks in {data.get('run_wall_s', 0):.1f} s"
     reason = _disturbed(data)
     return line + (f" (disturbed: {reason})" if reason else "")
 
 
-def _run_figure(entry: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+def _run_figure(entry: BenchEntry, data: BenchRecord) -> RunMedian:
     median = float(entry["median"])
     ci_rel = max(median - float(entry["ci_low"]), float(entry["ci_high"]) - median) / abs(median) if median else 0.0
     report = data.get("disturbance") or {}
@@ -120,7 +122,7 @@ def _run_figure(entry: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
             "threads": entry.get("threads"), "control": entry.get("control")}
 
 
-def between_runs(medians: Sequence[float]) -> dict[str, Any]:
+def between_runs(medians: Sequence[float]) -> BetweenRuns:
     """The spread of run medians: count, standard deviation of their logs (as ±%), min and max."""
     positive = [m for m in medians if m > 0]
     spread = statistics.stdev(math.log(m) for m in positive) if len(positive) > 1 else None
@@ -128,21 +130,24 @@ def between_runs(medians: Sequence[float]) -> dict[str, Any]:
             "min": min(medians) if medians else None, "max": max(medians) if medians else None}
 
 
-def combine(runs: list[dict[str, Any]], looks: Sequence[int] | None = None) -> dict[str, Any]:
+def combine(runs: list[BenchRecord], looks: Sequence[int] | None = None) -> BenchRecord:
     """One record from several runs' data (see the module docstring); one run gives it back, annotated.
-    `looks`: the run counts at which a check planned to look (driftcheck.baselines.extension), kept in the
+    `looks`: the run counts at which a check planned to look (driftcheck.api.bench), kept in the
     record and, counted in the runs that measured it, in each benchmark's entry."""
     if not runs:
         raise ValueError("no runs to combine")
     first = runs[0]
-    combined = {key: value for key, value in first.items() if key not in ("results", "run_wall_s", "repeat")}
+    combined = first.copy()
+    combined.pop("results", None)
+    combined.pop("run_wall_s", None)
+    combined.pop("repeat", None)
     names = sorted({name for data in runs for name in data["results"]})
-    results: dict[str, Any] = {}
+    results: dict[str, BenchEntry] = {}
     for name in names:
         present = [(data["results"][name], data) for data in runs if name in data["results"]]
         ordered = sorted(present, key=lambda pair: float(pair[0]["median"]))
         # The within-run figures (n, CI, samples) of the run whose median is the median run's.
-        middle = dict(ordered[(len(ordered) - 1) // 2][0])
+        middle = ordered[(len(ordered) - 1) // 2][0].copy()
         medians = [float(entry["median"]) for entry, _ in present]
         middle["median"] = statistics.median(medians)
         middle["runs"] = [_run_figure(entry, data) for entry, data in present]
@@ -169,7 +174,7 @@ def combine(runs: list[dict[str, Any]], looks: Sequence[int] | None = None) -> d
 
 
 def run_repeated(suite: str, device: str, runs: int, budget_s: float | None = None,
-                 only: Sequence[str] | None = None, progress: RunProgress | None = None) -> dict[str, Any]:
+                 only: Sequence[str] | None = None, progress: RunProgress | None = None) -> BenchRecord:
     """`runs` independent runs of `suite` (each in a child interpreter), combined into one record."""
     if runs < 1:
         raise UsageError("--runs must be at least 1")
@@ -189,3 +194,53 @@ def suite_run(suite: str, device: str, budget_s: float | None = None, only: Sequ
         raise UsageError(f"unknown device {device!r}; choose from {', '.join(DEVICES)}")
     longest = budget_s if budget_s is not None else max(b[suite] for b in SUITE_BUDGET_S.values())
     return child_run(suite, device, budget_s, only, longest + _CHILD_SLACK_S)
+
+
+def joined(first: BenchRecord, more: BenchRecord) -> BenchRecord:
+    """The record of `first`'s runs and then `more`'s (each a `combine` record), as `combine` of all their runs
+    would give it, keeping the looks `first` planned. A check joins its first look to the runs it took where
+    that look left a benchmark undecided.
+
+    Per benchmark, the run figures, median, spread and looks are those of all runs; the within-run figures
+    (n, CI, samples) are those of whichever record's middle run lies nearest the middle run of all (its own
+    run when it is one of the two: a record keeps only its middle run whole)."""
+    first_runs = int(first.get("runs") or 1)
+    names = sorted(set(first["results"]) | set(more["results"]))
+    results = {name: _joined_entry(first["results"].get(name), more["results"].get(name), first.get("looks"))
+               for name in names}
+    combined = first.copy()
+    combined["results"] = results
+    combined["runs"] = first_runs + int(more.get("runs") or 1)
+    combined["elapsed_s"] = round(float(first.get("elapsed_s") or 0.0) + float(more.get("elapsed_s") or 0.0), 3)
+    combined["skipped"] = sorted(set(first.get("skipped") or []) | set(more.get("skipped") or []) - set(names))
+    combined["warnings"] = sorted(set(first.get("warnings") or []) | set(more.get("warnings") or []))
+    combined["run_reports"] = [*(first.get("run_reports") or []), *(more.get("run_reports") or [])]
+    combined["disturbed_runs"] = [*(first.get("disturbed_runs") or []),
+                                  *(first_runs + index for index in more.get("disturbed_runs") or [])]
+    if isinstance(first.get("control"), dict):
+        combined["control"] = {**first["control"], "seconds": round(
+            float(first["control"].get("seconds") or 0.0) + float((more.get("control") or {}).get("seconds") or 0.0),
+            3)}
+    return combined
+
+
+def _middle_median(entry: BenchEntry) -> float:
+    """The median of the run whose figures `entry` carries: the middle one of its runs."""
+    medians = sorted(float(run["median"]) for run in entry["runs"])
+    return medians[(len(medians) - 1) // 2]
+
+
+def _joined_entry(first: BenchEntry | None, more: BenchEntry | None, looks: list[int] | None) -> BenchEntry:
+    """One benchmark's entry over both records' runs (see `joined`)."""
+    present = [entry for entry in (first, more) if entry is not None]
+    figures = [run for entry in present for run in entry["runs"]]
+    medians = [float(run["median"]) for run in figures]
+    middle_of_all = sorted(medians)[(len(medians) - 1) // 2]
+    nearest = min(present, key=lambda entry: abs(_middle_median(entry) - middle_of_all))
+    entry = nearest.copy()
+    entry["median"] = statistics.median(medians)
+    entry["runs"] = figures
+    entry["between_runs"] = between_runs(medians)
+    if looks and len(looks) > 1:
+        entry["looks"] = [len(first["runs"]) if first is not None else 0, len(figures)]
+    return entry

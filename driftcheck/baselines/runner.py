@@ -16,10 +16,11 @@ from driftcheck.baselines.deps import import_torch
 from driftcheck.baselines.disturbance import DisturbanceMeter, throttle_reasons
 from driftcheck.baselines.load import OtherLoad, load_report, load_warning
 from driftcheck.baselines.plans import DEVICES, SUITE_BUDGET_S, SUITES, cpu_plan, gpu_plan
+from driftcheck.baselines.record import BenchEntry, BenchRecord, ControlEntry, Efficiency
 from driftcheck.baselines.references import efficiency, reference_for
 from driftcheck.baselines.workloads import Case
 from driftcheck.errors import UsageError
-from driftcheck.stats.summary import summarize
+from driftcheck.stats.summary import Summary, summarize
 
 # Every benchmark gets at least this long to measure; the suite skips what is left only once it has run
 # past its budget by OVERRUN_FRACTION of it (builds on a busy machine can take longer than the measuring).
@@ -40,31 +41,35 @@ def resolve_device(torch: Any, device: str) -> str:
     return device
 
 
-def result_json(case: Case, measurement: Measurement, before: dict[str, Any], after: dict[str, Any],
-                reference: dict[str, Any] | None, control: dict[str, Any] | None = None,
-                threads: int | None = None) -> dict[str, dict[str, Any]]:
+def result_json(case: Case, measurement: Measurement, before: dict[str, object], after: dict[str, object],
+                reference: dict[str, Any] | None, control: ControlEntry | None = None,
+                threads: int | None = None) -> dict[str, BenchEntry]:
     """The entries (the case and its derived views) of `probes.bench.data.results` for one measurement:
     `control` is the control measured around it, `threads` the CPU threads it ran on."""
     values = [case.value_of(s) for s in measurement.samples_s]
     summary = summarize(values)
-    common = {"params": case.params, "calibration": measurement.report, "clocks_before": before,
-              "clocks_after": after, "gpu_index": case.gpu_index, "threads": threads, "control": control}
-    entries = {case.name: {"unit": case.unit, "higher_is_better": case.higher_is_better, **summary.to_json(),
-                           "samples": values, **common,
-                           "efficiency": efficiency(reference, case.peak_kind, summary.median, case.peak_scale)}}
+
+    def entry(unit: str, higher_is_better: bool, samples: list[float], summary: Summary,
+              efficiency: Efficiency | None) -> BenchEntry:
+        return {"unit": unit, "higher_is_better": higher_is_better, "n": summary.n, "median": summary.median,
+                "p10": summary.p10, "p90": summary.p90, "mad": summary.mad, "cv": summary.cv,
+                "ci_low": summary.ci_low, "ci_high": summary.ci_high, "samples": samples, "params": case.params,
+                "calibration": measurement.report, "clocks_before": before, "clocks_after": after,
+                "gpu_index": case.gpu_index, "threads": threads, "control": control, "efficiency": efficiency}
+
+    entries = {case.name: entry(case.unit, case.higher_is_better, values, summary,
+                                efficiency(reference, case.peak_kind, summary.median, case.peak_scale))}
     for view in case.derived:
         derived_values = [view.convert(v) for v in values]
-        entries[view.name] = {"unit": view.unit, "higher_is_better": view.higher_is_better,
-                              **summarize(derived_values).to_json(), "samples": derived_values, **common,
-                              "efficiency": None}
+        entries[view.name] = entry(view.unit, view.higher_is_better, derived_values, summarize(derived_values), None)
     return entries
 
 
-ProgressFn = Callable[[str, dict[str, Any]], None]
+ProgressFn = Callable[[str, BenchEntry], None]
 
 
 def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None = None,
-              only: Sequence[str] | None = None, progress: ProgressFn | None = None) -> dict[str, Any]:
+              only: Sequence[str] | None = None, progress: ProgressFn | None = None) -> BenchRecord:
     """Run a suite; returns the `bench` probe's data (see docs/data-shapes.md).
 
     `budget_s` replaces the suite's total time budget (small values make a fast smoke run); `only`
@@ -84,7 +89,7 @@ def run_suite(suite: str = "quick", device: str = "auto", budget_s: float | None
     total_budget = budget_s if budget_s is not None else SUITE_BUDGET_S[resolved][suite]
     device_name = torch.cuda.get_device_name(0) if resolved == "cuda" else "cpu"
     reference = reference_for(device_name) if resolved == "cuda" else None
-    results: dict[str, Any] = {}
+    results: dict[str, BenchEntry] = {}
     skipped: list[str] = []
     remaining_groups = len(plan)
     threads = int(torch.get_num_threads())

@@ -24,10 +24,10 @@ import http.client
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from driftcheck.baselines.deps import import_sglang
 from driftcheck.errors import UsageError
@@ -95,6 +95,18 @@ class Dialect:
         return f"{self.endpoint}, output length pinned by: {how}"
 
 
+
+class RequestRecord(TypedDict):
+    """What a serving measurement keeps of one request: its length, why it ended, its timings (or its error)."""
+
+    output_tokens: int
+    tokens_from: str
+    chunks: int
+    finish_reason: str | None
+    ttft_ms: float | None
+    total_ms: float | None
+    error: str | None
+
 @dataclass
 class RequestTiming:
     """One streamed request: when its chunks arrived, how many tokens it produced, why it ended."""
@@ -132,7 +144,7 @@ class RequestTiming:
             return None
         return (self.total_s - self.ttft_s) / (self.output_tokens - 1)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> RequestRecord:
         """What is kept of the request in the results: its length, why it ended, its timings."""
         return {"output_tokens": self.output_tokens, "tokens_from": self.tokens_from, "chunks": self.chunks,
                 "finish_reason": self.finish_reason, "ttft_ms": _ms(self.ttft_s), "total_ms": _ms(self.total_s),
@@ -149,9 +161,9 @@ def server_info(url: str, scrub: Scrub = no_scrub) -> dict[str, Any]:
     return describe_server(url, scrub=scrub)
 
 
-def payload(plan: ServingPlan, model: str, prompt: str, dialect: Dialect) -> dict[str, Any]:
+def payload(plan: ServingPlan, model: str, prompt: str, dialect: Dialect) -> dict[str, object]:
     """The body of one streamed, greedy request of the plan's output length, phrased in `dialect`."""
-    body: dict[str, Any] = {"model": model, "max_tokens": plan.output_tokens, "temperature": 0.0, "top_p": 1.0,
+    body: dict[str, object] = {"model": model, "max_tokens": plan.output_tokens, "temperature": 0.0, "top_p": 1.0,
                             "stream": True}
     if dialect.endpoint == CHAT:
         body["messages"] = [{"role": "user", "content": prompt}]
@@ -168,7 +180,7 @@ def payload(plan: ServingPlan, model: str, prompt: str, dialect: Dialect) -> dic
     return body
 
 
-def _sse_events(response: http.client.HTTPResponse) -> Any:
+def _sse_events(response: http.client.HTTPResponse) -> Iterator[bytes]:
     """The `data:` payloads of a server-sent event stream, as they arrive."""
     while True:
         line = response.readline()
@@ -182,7 +194,7 @@ def _sse_events(response: http.client.HTTPResponse) -> Any:
             yield data
 
 
-def _content(choice: dict[str, Any]) -> str:
+def _content(choice: Mapping[str, object]) -> str:
     """The text a streamed choice carries: `text` (completions) or `delta.content` (chat)."""
     delta = choice.get("delta")
     if isinstance(delta, dict):
@@ -209,7 +221,7 @@ def _read_event(timing: RequestTiming, data: bytes, now: float) -> None:
         timing.finish_reason = str(reasons[0])
 
 
-def stream_request(url: str, endpoint: str, body: dict[str, Any], timeout_s: float,
+def stream_request(url: str, endpoint: str, body: Mapping[str, object], timeout_s: float,
                    clock: Callable[[], float] = time.perf_counter) -> RequestTiming:
     """Send one streaming request to `endpoint` and time its chunks; failures are recorded, not raised."""
     timing = RequestTiming()
@@ -312,13 +324,13 @@ def level_results(prefix: str, timings: Sequence[RequestTiming], wall_s: float) 
 Progress = Callable[[str], None]
 
 
-def run_level(url: str, endpoint: str, payloads: Sequence[dict[str, Any]], concurrency: int,
+def run_level(url: str, endpoint: str, payloads: Sequence[Mapping[str, object]], concurrency: int,
               timeout_s: float, progress: Progress | None = None) -> tuple[list[RequestTiming], float]:
     """Send every payload with at most `concurrency` in flight; the timings and the wall time."""
     started = time.perf_counter()
     done: list[RequestTiming] = []
 
-    def one(body: dict[str, Any]) -> RequestTiming:
+    def one(body: Mapping[str, object]) -> RequestTiming:
         timing = stream_request(url, endpoint, body, timeout_s)
         done.append(timing)
         if progress:

@@ -7,9 +7,8 @@ import json
 import sys
 
 from driftcheck import api
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.render import snapshot_text
-from driftcheck.analysis.signers import require_trusted, signers_for
+from driftcheck.api.baseline import DEFAULT_BASELINE_RUNS
 from driftcheck.baselines.render import results_text
 from driftcheck.commands.common import (
     EXIT_OK,
@@ -26,14 +25,8 @@ from driftcheck.commands.common import (
     progress_printer,
     run_progress,
 )
-from driftcheck.errors import DriftcheckError, UsageError
-from driftcheck.snapshot.model import Snapshot
+from driftcheck.errors import UsageError
 from driftcheck.snapshot.trust import TrustStore
-from driftcheck.store.named import NamedSnapshots
-from driftcheck.store.snapshots import Store
-
-# Three runs are the fewest whose spread means something; each more narrows the MDS further.
-DEFAULT_BASELINE_RUNS = 3
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -73,65 +66,45 @@ def _validate_save(args: argparse.Namespace) -> None:
         raise UsageError("--bench measures now, into a fresh snapshot; it cannot be added to SNAP")
 
 
-def _fresh(args: argparse.Namespace) -> Snapshot:
-    """The fresh snapshot `baseline save` names when no SNAP is given (kept by the caller, with its name)."""
-    with flag_terms():
-        bench = api.BenchRequest(args.bench, args.runs or 1, args.budget_s) if args.bench else None
-        request = api.SnapshotRequest(label=args.label or f"baseline {args.name}", python=args.python,
-                                      bench=bench, keep=False)
-        return api.take_snapshot(request, progress=progress_printer(sys.stderr.isatty()) if args.bench else None,
-                                 step_progress=run_progress() if args.bench else None)
-
-
 def _cmd_save(args: argparse.Namespace) -> int:
-    store = Store()
-    named = NamedSnapshots(store)
-    if not args.snapshot and not args.force:
-        named.check_free(args.name)
-    snapshot = resolve_snapshot(args.snapshot, store) if args.snapshot else _fresh(args)
-    signers = signers_for({"snapshot": snapshot}, roles={"snapshot": "SNAP"})
-    if args.require_trusted:
-        require_trusted(signers)
-    sys.stdout.write("".join(line + "\n" for line in signers.lines()))
-    bench_data = snapshot.probe_data("bench")
-    if args.bench and not bench_data:
-        # A baseline saved without the benchmarks it was asked for would make `check` skip them silently.
-        outcome = snapshot.document["probes"].get("bench") or {}
-        raise DriftcheckError(f"baseline {args.name} not saved: the benchmarks did not run "
-                              f"({outcome.get('status')}: {outcome.get('error')})")
-    saved = named.save(args.name, snapshot, args.force)
-    print(f"baseline {saved.name} -> {saved.snapshot_id[:12]} ({saved.host})")
-    if bench_data:
-        sys.stdout.write(results_text(bench_data))
+    asked_bench = bool(args.bench) and not args.snapshot
+    with flag_terms():
+        saved = api.save_baseline(args.name, args.snapshot, force=args.force, label=args.label, python=args.python,
+                                  bench=args.bench or None, runs=args.runs or 1, budget_s=args.budget_s,
+                                  require_trusted=args.require_trusted,
+                                  progress=progress_printer(sys.stderr.isatty()) if asked_bench else None,
+                                  step_progress=run_progress() if asked_bench else None)
+    sys.stdout.write("".join(line + "\n" for line in saved.signers.lines()))
+    print(f"baseline {saved.entry.name} -> {saved.entry.snapshot_id[:12]} ({saved.entry.host})")
+    if saved.bench:
+        sys.stdout.write(results_text(saved.bench))
     return EXIT_OK
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    entries = NamedSnapshots(Store()).entries()
+    listed = api.list_baselines()
     if args.format == "json":
-        print(json.dumps([e.to_json() for e in entries], indent=2, sort_keys=True))
-    elif not entries:
+        print(json.dumps(listed.to_json(), indent=2, sort_keys=True))
+    elif not listed.entries:
         print("no baselines yet; `driftcheck baseline save NAME [SNAP]`")
     else:
-        for e in entries:
+        for e in listed.entries:
             print(f"{e.name}  {e.snapshot_id[:12]}  {e.saved_at[:19].replace('T', ' ')}  {e.host}"
                   + (f"  {e.label!r}" if e.label else ""))
     return EXIT_OK
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    named = NamedSnapshots(Store())
-    entry = named.get(args.name)
-    snapshot = named.snapshot(args.name)
+    shown = api.show_baseline(args.name)
     if args.format == "json":
-        print(json.dumps({**entry.to_json(), "snapshot": snapshot.document}, indent=2, sort_keys=True))
+        print(json.dumps(shown.to_json(), indent=2, sort_keys=True))
     else:
-        print(f"baseline {entry.name} (saved {entry.saved_at})")
-        sys.stdout.write(snapshot_text(snapshot, TrustStore().signer_of(snapshot.document).who()))
+        print(f"baseline {shown.entry.name} (saved {shown.entry.saved_at})")
+        sys.stdout.write(snapshot_text(shown.snapshot, TrustStore().signer_of(shown.snapshot.document).who()))
     return EXIT_OK
 
 
 def _cmd_rm(args: argparse.Namespace) -> int:
-    removed = NamedSnapshots(Store()).remove(args.name)
+    removed = api.remove_baseline(args.name)
     print(f"baseline {removed.name} removed (snapshot {removed.snapshot_id[:12]} stays in the store)")
     return EXIT_OK

@@ -7,10 +7,10 @@ import json
 import sys
 from collections.abc import Callable
 
-from driftcheck.baselines.plans import DEVICES, SUITES
+from driftcheck import api
+from driftcheck.api.bench import ServingPlan
+from driftcheck.api.catalog import BENCH_DEVICES, BENCH_SUITES
 from driftcheck.baselines.render import results_text
-from driftcheck.baselines.repeated import run_repeated
-from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sglang_engine
 from driftcheck.commands.common import (
     EXIT_OK,
     add_budget,
@@ -18,13 +18,11 @@ from driftcheck.commands.common import (
     add_output,
     add_runs,
     check_output_path,
+    flag_terms,
     run_progress,
     write_new_file,
 )
 from driftcheck.errors import UsageError
-from driftcheck.probes.redact import Redactor
-from driftcheck.probes.server import redacting_scrub
-from driftcheck.snapshot.keys import load_redaction_secret
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,8 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      "running OpenAI-compatible server (SGLang, vLLM, transformers serve) instead: TTFT, "
                      "inter-token latency per token and per streamed chunk, output tokens/s, each request's output "
                      "length checked. Needs torch (suites) or sglang (--sglang-model).")
-    p.add_argument("--suite", choices=SUITES, default="quick", help="which suite (default quick)")
-    p.add_argument("--device", choices=DEVICES, default="auto", help="where to run (default auto)")
+    p.add_argument("--suite", choices=BENCH_SUITES, default="quick", help="which suite (default quick)")
+    p.add_argument("--device", choices=BENCH_DEVICES, default="auto", help="where to run (default auto)")
     add_format(p)
     add_budget(p, "total time budget of the suite instead of its default (small: a fast smoke run)")
     add_runs(p, 1, "independent runs, each in its own process (default 1; 3 or more measure the between-run "
@@ -76,19 +74,15 @@ def _progress() -> Callable[[str], None]:
 def _cmd_bench(args: argparse.Namespace) -> int:
     plan = ServingPlan(requests=args.requests, prompt_words=args.prompt_words, output_tokens=args.output_tokens,
                        concurrency=args.concurrency, model=args.model)
-    if args.server:
-        data = measure_server(args.server, plan, redacting_scrub(Redactor(load_redaction_secret())),
-                              _progress() if sys.stderr.isatty() else None)
-    elif args.sglang_model:
-        data = measure_sglang_engine(args.sglang_model, plan)
-    else:
-        data = run_repeated(args.suite, args.device, args.runs, args.budget_s, args.only, run_progress())
-        if args.only and not data.get("results"):
-            raise UsageError(f"--only {' '.join(args.only)}: no benchmark of the {args.suite} suite matches")
+    progress = (_progress() if sys.stderr.isatty() else None) if args.server else run_progress()
+    with flag_terms():
+        result = api.bench(suite=args.suite, device=args.device, runs=args.runs, budget_s=args.budget_s,
+                           only=args.only or (), server=args.server, sglang_model=args.sglang_model, plan=plan,
+                           progress=progress)
     if args.server and sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
-    text = json.dumps(data, indent=2, sort_keys=True, default=str)
+    text = json.dumps(result.to_json(), indent=2, sort_keys=True, default=str)
     if args.output:
         write_new_file(args.output, text + "\n", args.force)
-    sys.stdout.write(text + "\n" if args.format == "json" else results_text(data))
+    sys.stdout.write(text + "\n" if args.format == "json" else results_text(result.data))
     return EXIT_OK

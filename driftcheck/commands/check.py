@@ -9,8 +9,7 @@ from pathlib import Path
 
 from driftcheck import api
 from driftcheck.analysis.explain.render import explain_markdown, explain_text
-from driftcheck.analysis.gate import DEFAULT_MIN_CONFIDENCE
-from driftcheck.baselines.verdict import verdict_line
+from driftcheck.api.check import DEFAULT_MIN_CONFIDENCE
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
@@ -72,13 +71,11 @@ def _validate(args: argparse.Namespace) -> None:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     with flag_terms(), remote_host(args) as host:
-        request = api.CheckRequest(against=args.against, policy=args.policy, probes=args.probe or (),
-                                   python=None if host else args.python, min_confidence=args.min_confidence,
-                                   keep=not args.no_store, rerun_bench=False if args.no_bench else None,
-                                   bench_runs=args.runs, bench_max_runs=args.max_runs,
-                                   require_trusted=args.require_trusted)
-        result = api.check(request, host=host, progress=progress_printer(sys.stderr.isatty()),
-                           step_progress=run_progress())
+        result = api.check(against=args.against, policy=args.policy, probes=args.probe or (),
+                           python=None if host else args.python, min_confidence=args.min_confidence,
+                           keep=not args.no_store, rerun_bench=False if args.no_bench else None,
+                           bench_runs=args.runs, bench_max_runs=args.max_runs, require_trusted=args.require_trusted,
+                           host=host, progress=progress_printer(sys.stderr.isatty()), step_progress=run_progress())
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:
@@ -89,6 +86,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
             sys.stdout.write("\nPolicy violations:\n" + "".join(f"  ! {v}\n" for v in result.violations))
         if result.bench_shifts:
             sys.stdout.write("\nBenchmarks beyond their minimum detectable shift:\n"
-                             + "".join(f"  ! {verdict_line(row)}\n" for row in result.bench_shifts))
+                             + "".join(f"  ! {line}\n" for line in result.shift_lines))
         sys.stdout.write(f"\ncheck: {'DRIFT' if result.drift else 'ok'} against {result.reference.short_id}\n")
     return EXIT_DIFFERENT if result.drift else EXIT_OK

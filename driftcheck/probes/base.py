@@ -24,15 +24,16 @@ __all__ = ["CATEGORIES", "STATUSES", "BenchRequest", "Probe", "ProbeDenied", "Pr
 class BenchRequest:
     """A calibrated benchmark suite to run into a snapshot: `runs` independent runs, each within `budget_s`.
 
-    With `reference` (the `bench` data of a record to compare with, as `check` has), benchmarks that
-    `runs` runs leave undecided against it get more runs, up to `max_runs` in all
-    (driftcheck.baselines.extension); without one, or with `max_runs` equal to `runs`, exactly `runs`."""
+    The probe only measures; a check judges. `max_runs` above `runs` says the check may take more runs, up to
+    `max_runs` in all, where these leave a benchmark undecided: the record keeps the looks it planned, so
+    each is judged at its share of the level (driftcheck.stats.looks). `taken_before`: the runs an earlier
+    request of the same check took, which these runs continue (numbered after them)."""
 
     suite: str = "quick"
     runs: int = 1
     budget_s: float | None = None
     max_runs: int | None = None
-    reference: dict[str, Any] | None = None
+    taken_before: int = 0
 
     def __post_init__(self) -> None:
         if self.runs < 1:
@@ -41,16 +42,18 @@ class BenchRequest:
             raise OptionError("budget_s", f"{self.budget_s:g}", "must be positive")
         if self.max_runs is not None and self.max_runs < self.runs:
             raise OptionError("max_runs", str(self.max_runs), f"must be at least the runs ({self.runs})")
+        if self.taken_before < 0:
+            raise OptionError("taken_before", str(self.taken_before), "must be 0 or more")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BenchRequest:
-        budget, most, reference = data.get("budget_s"), data.get("max_runs"), data.get("reference")
+        budget, most = data.get("budget_s"), data.get("max_runs")
         return cls(str(data.get("suite", "quick")), int(data.get("runs", 1)),
                    float(budget) if budget is not None else None, int(most) if most is not None else None,
-                   reference if isinstance(reference, dict) else None)
+                   int(data.get("taken_before") or 0))
 
 
 @dataclass(frozen=True)

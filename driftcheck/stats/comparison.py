@@ -2,7 +2,7 @@
 `explain --confirm`, `bisect`) the paired test, its sequential stopping rule, the effect with its confidence
 interval, and the smallest effect a trial that found nothing would have seen; for a check against the past
 (`check --against`, where nothing can be paired) the pooled t-test on two records' log run medians, its
-MDS, and the control normalisation (the last section; the verdict's wording is driftcheck.baselines.verdict).
+MDS, and the control normalisation (the last section; the verdict's wording is driftcheck.analysis.bench_verdicts).
 
 Stdlib only (no scipy at run time); tests check every number against scipy.stats on fixed data.
 
@@ -410,10 +410,10 @@ def compare(ratios: Sequence[float], alpha: float) -> Comparison:
 
 # --- checks against the past: two records' run medians, not paired --------------------------------------
 # `check --against REF` cannot interleave with a past state: it compares the medians of N independent runs
-# per record (driftcheck.baselines.verdict) with a two-sided pooled t-test on their logs at 1 %,
+# per record (driftcheck.analysis.bench_verdicts) with a two-sided pooled t-test on their logs at 1 %,
 # and can divide each run's figure by the control measured beside it (driftcheck.baselines.control).
-# A check that took more runs because its first ones could not decide (driftcheck.baselines.extension)
-# looked twice: each look is judged at ALPHA_CHECK / looks (Bonferroni), so the two together keep 1 %.
+# A check that took more runs because its first ones could not decide (driftcheck.api.bench) looked
+# twice: each look is judged at ALPHA_CHECK / looks (Bonferroni, driftcheck.stats.looks), so both keep 1 %.
 
 # The level of a check's verdict: the chance that an unchanged benchmark is called slower or faster.
 ALPHA_CHECK = 0.01

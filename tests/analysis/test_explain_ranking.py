@@ -1,6 +1,6 @@
 """Ranking against benchmark evidence, the rule catalog's loader and patterns, and --confirm.
 
-Benchmark evidence goes through the real comparison (driftcheck.baselines.compare, a seeded bootstrap
+Benchmark evidence goes through the real comparison (driftcheck.analysis.bench_verdicts, a seeded bootstrap
 on the kept samples); the results here carry samples spread ±1% around their median.
 """
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.analysis.policy import Policy, PolicyError, load_policy, parse_policy, violations
+from driftcheck.analysis.policy import Policy, PolicyError, parse_policy, violations
+from driftcheck.api.check import load_policy
 from driftcheck.errors import DriftcheckError
 from driftcheck.snapshot.model import read_snapshot_file
 from tests.conftest import CliResult

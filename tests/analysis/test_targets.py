@@ -19,8 +19,8 @@ from driftcheck import api
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.analysis.explain.render import explain_text
-from driftcheck.analysis.gate import probes_to_check, retaken_target
 from driftcheck.analysis.targets import INTERPRETER_PROBES, reference_target, target_difference
+from driftcheck.api.check import probes_to_check, retaken_target
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
@@ -40,7 +40,7 @@ def test_check_without_python_retakes_the_interpreter_the_baseline_recorded(
     venv = _venv(tmp_path / "venv")
     saved = cli("baseline", "save", "b", "--python", str(venv))
     assert saved.returncode == 0, saved.stderr
-    result = api.check(api.CheckRequest(against="baseline:b", keep=False))
+    result = api.check(against="baseline:b", keep=False)
     assert reference_target(result.reference).python == str(venv)
     assert (result.fresh.probe_data("python") or {})["executable"] == str(venv)
     assert not target_difference(result.reference, result.fresh)

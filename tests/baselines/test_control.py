@@ -13,9 +13,9 @@ import math
 
 import pytest
 
+from driftcheck.analysis.bench_verdicts import verdict
 from driftcheck.baselines.control import ControlMeter, around, control_figure, usable_cpus
 from driftcheck.baselines.render import results_text
-from driftcheck.baselines.verdict import verdict
 
 BUSY = "other processes kept 0.90 of 2 CPUs busy"
 

@@ -1,26 +1,23 @@
-"""More runs while a check cannot decide (driftcheck.baselines.extension): taken only where they could decide,
-each of the two looks judged at half the level, so looking twice keeps the 1 % false-alarm rate; and the
-records and verdicts that carry the looks. Runs here are recorded-shape dictionaries with seeded noise; the
-real suite, in child processes, runs in tests/baselines/test_bench_check.py."""
+"""More runs while a check cannot decide (driftcheck.analysis.more_runs judges, driftcheck.api.bench takes
+them): taken only where they could decide, each of the two looks judged at half the level, so looking twice
+keeps the 1 % false-alarm rate; and the records and verdicts that carry the looks. Runs here are recorded-shape
+dictionaries with seeded noise; the real suite, in child processes, runs in tests/baselines/test_bench_check.py."""
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
 from collections.abc import Callable, Iterator
 
 import pytest
 
-from driftcheck.baselines.extension import (
-    default_max_runs,
-    planned_looks,
-    record_until_decided,
-    runs_until_decided,
-    undecided,
-)
-from driftcheck.baselines.repeated import combine
-from driftcheck.baselines.verdict import Looks, looks_of, verdict
+from driftcheck.analysis.bench_verdicts import looks_of, verdict
+from driftcheck.analysis.more_runs import undecided
+from driftcheck.api.bench import record_until_decided
+from driftcheck.baselines.repeated import combine, joined
 from driftcheck.errors import UsageError
+from driftcheck.stats.looks import Looks, default_max_runs, planned_looks
 
 GEMM = "gemm_fp32_1024_gflops"
 
@@ -55,9 +52,9 @@ def test_default_max_runs_doubles_and_never_extends_a_single_run() -> None:
 
 def test_a_decided_benchmark_takes_no_more_runs() -> None:
     lines: list[str] = []
-    runs, looks = runs_until_decided(scripted([50.0, 50.5, 49.5, 1.0, 1.0, 1.0]), 3, 6,
-                                     reference(100.0, 101.0, 99.0), lines.append)
-    assert len(runs) == 3 and looks == (3, 6)
+    record = record_until_decided(scripted([50.0, 50.5, 49.5, 1.0, 1.0, 1.0]), 3, 6,
+                                  reference(100.0, 101.0, 99.0), lines.append)
+    assert record["runs"] == 3 and record["looks"] == [3, 6]
     assert lines[-1] == "every benchmark decided after 3 runs"
 
 
@@ -80,10 +77,10 @@ def test_an_undecided_shift_takes_more_runs_and_is_called_at_the_second_look() -
 
 
 def test_without_a_reference_or_room_the_runs_are_taken_as_asked() -> None:
-    runs, looks = runs_until_decided(scripted([60.0, 72.0, 52.0, 61.0]), 3, 6, None)
-    assert len(runs) == 3 and looks == (3,)
-    runs, looks = runs_until_decided(scripted([60.0, 72.0, 52.0, 61.0]), 3, 3, reference(100.0, 118.0, 86.0))
-    assert len(runs) == 3 and looks == (3,) and "looks" not in combine(runs, looks)
+    record = record_until_decided(scripted([60.0, 72.0, 52.0, 61.0]), 3, 6, None)
+    assert record["runs"] == 3 and "looks" not in record
+    record = record_until_decided(scripted([60.0, 72.0, 52.0, 61.0]), 3, 3, reference(100.0, 118.0, 86.0))
+    assert record["runs"] == 3 and "looks" not in record and "looks" not in record["results"][GEMM]
 
 
 def test_more_runs_are_taken_only_where_they_could_decide() -> None:
@@ -172,3 +169,72 @@ def test_the_second_look_catches_losses_the_first_misses() -> None:
         extended += verdict(GEMM, base["results"][GEMM], record["results"][GEMM])["verdict"] == "slower"
     # Seen: 47 % at 3+3 runs, 75 % with the second look (normal noise, spread 15 %, a 40 % loss).
     assert extended >= first + 0.15 * trials, (first, extended)
+
+
+def test_a_first_look_joined_to_more_runs_is_the_record_of_all_of_them() -> None:
+    # The check asks the bench probe for its more runs apart from its first look, and joins the two records.
+    runs = [one_run(100.0, 10.0), one_run(101.0), one_run(99.0, 10.2), one_run(100.5, 9.9), one_run(102.0, 10.1),
+            one_run(97.0, 9.8)]
+    runs[4]["disturbance"] = {"disturbed": "other processes kept 0.90 of 2 CPUs busy", "taken": 0.45}
+    whole = combine(runs, (3, 6))
+    both = joined(combine(runs[:3], (3, 6)), combine(runs[3:]))
+    for key in ("runs", "looks", "skipped", "warnings", "run_reports", "disturbed_runs", "suite", "device"):
+        assert both[key] == whole[key], key
+    assert both["elapsed_s"] == pytest.approx(whole["elapsed_s"])
+    for name, entry in whole["results"].items():
+        for key in ("median", "runs", "between_runs", "looks", "unit"):
+            assert both["results"][name][key] == entry[key], (name, key)
+    # The within-run figures are those of the middle run of all (100.0) where a record holds it whole.
+    assert both["results"][GEMM]["ci_low"] == whole["results"][GEMM]["ci_low"]
+    base = reference(100.0, 101.0, 99.0)
+    assert verdict(GEMM, base["results"][GEMM], both["results"][GEMM]) == \
+        verdict(GEMM, base["results"][GEMM], whole["results"][GEMM])
+
+
+def test_a_check_asks_the_bench_probe_for_more_runs_and_joins_them_into_its_snapshot(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The check's own orchestration (driftcheck.api.check.decided_bench), with the bench probe's second call
+    # answered by recorded-shape runs: the probe is asked for the 3 more runs only, numbered after the first 3.
+    api_check = importlib.import_module("driftcheck.api.check")  # the module; `driftcheck.api.check` is the verb
+    from driftcheck.hosts import LocalHost
+    from driftcheck.probes.base import BenchRequest, ProbeOptions
+    from driftcheck.probes.prober import Prober
+    from driftcheck.probes.runner import ProbeOutcome
+    from driftcheck.snapshot.model import Snapshot, new_document
+    from driftcheck.snapshot.signing import sign_document, verify_document
+
+    base = reference(100.0, 118.0, 86.0)
+    after = [60.0, 72.0, 52.0, 61.0, 58.0, 63.0]
+    lines: list[str] = []
+    prober = Prober.for_user(LocalHost(), ProbeOptions(bench=BenchRequest("quick", 3, None, 6)),
+                             step_progress=lines.append)
+    asked: list[BenchRequest | None] = []
+
+    def probe_again(host: object, probes: list, options: ProbeOptions, progress: object = None) -> dict:
+        asked.append(options.bench)
+        assert [probe.name for probe in probes] == ["bench"]
+        return {"bench": ProbeOutcome("ok", data=dict(combine([one_run(m) for m in after[3:]])), duration_s=2.0)}
+
+    monkeypatch.setattr(api_check, "run_probes", probe_again)
+
+    def snapshot_with(bench: dict) -> Snapshot:
+        document = new_document({"name": "h"}, {"bench": {"status": "ok", "data": bench, "error": None,
+                                                          "duration_s": 3.0}})
+        return Snapshot(sign_document(document, prober.key) if prober.key else document, "<new>")
+
+    first = combine([one_run(m) for m in after[:3]], (3, 6))
+    checked = api_check.decided_bench(snapshot_with(first), snapshot_with(base), prober)
+    assert asked == [BenchRequest("quick", 3, None, None, taken_before=3)]
+    assert any(line.startswith(f"undecided after 3 runs: {GEMM}; 3 more runs (--max-runs 6)") for line in lines)
+    record = checked.probe_data("bench") or {}
+    assert record["runs"] == 6 and record["looks"] == [3, 6] and record["results"][GEMM]["looks"] == [3, 6]
+    assert checked.probes["bench"]["duration_s"] == 5.0
+    assert verify_document(checked.document).status in ("valid", "untrusted")
+    decided = verdict(GEMM, base["results"][GEMM], record["results"][GEMM])
+    assert decided["verdict"] == "slower" and decided["runs"] == [3, 6], decided["verdict_text"]
+    # Decided at the first look: no second call, the snapshot as taken.
+    asked.clear()
+    decided_first = snapshot_with(combine([one_run(m) for m in (50.0, 50.5, 49.5)], (3, 6)))
+    assert api_check.decided_bench(decided_first, snapshot_with(reference(100.0, 101.0, 99.0)), prober) \
+        is decided_first
+    assert asked == [] and lines[-1] == "every benchmark decided after 3 runs"

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from driftcheck.baselines.compare import compare_records
+from driftcheck.analysis.bench_verdicts import compare_records
 from driftcheck.snapshot.model import Snapshot
 
 
-def bench_worse(entry: dict[str, Any]) -> bool:
+def bench_worse(entry: Mapping[str, object]) -> bool:
     """Whether a compared benchmark result got significantly worse (slower) from A to B.
 
     The comparison has already turned the unit's sense into `direction` (faster/slower/unchanged/inconclusive).
@@ -17,7 +17,7 @@ def bench_worse(entry: dict[str, Any]) -> bool:
     return bool(entry.get("significant")) and entry.get("direction") == "slower"
 
 
-def bench_better(entry: dict[str, Any]) -> bool:
+def bench_better(entry: Mapping[str, object]) -> bool:
     """Whether a compared benchmark result got significantly better (faster) from A to B."""
     return bool(entry.get("significant")) and entry.get("direction") == "faster"
 
@@ -32,12 +32,12 @@ def bench_evidence(a: Snapshot, b: Snapshot) -> tuple[list[dict[str, Any]], str 
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         # Results written by another driftcheck version may lack what this comparison reads.
         return [], f"benchmark results could not be compared: {exc}"
-    # Each row keeps its verdict, MDS, spread and disturbance (driftcheck.baselines.verdict).
+    # Each row keeps its verdict, MDS, spread and disturbance (driftcheck.analysis.bench_verdicts).
     rows = [dict(entry) for entry in entries if isinstance(entry, dict)]
     return sorted(rows, key=lambda row: str(row["name"])), None
 
 
-def bench_moved(rows: list[dict[str, Any]], bench_class: Callable[[str], str]) -> set[str] | None:
+def bench_moved(rows: Sequence[Mapping[str, object]], bench_class: Callable[[str], str]) -> set[str] | None:
     """The classes of benchmark that got worse, or None when no row is evidence either way.
 
     An `inconclusive` (or missing) benchmark says nothing: it neither supports nor weighs against a cause.

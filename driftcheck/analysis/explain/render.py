@@ -41,7 +41,7 @@ def _value(value: Any) -> str:
 
 def _bench_line(row: dict[str, Any]) -> str:
     if "verdict" in row:
-        # Rows with a verdict (driftcheck.baselines.verdict) carry their own wording, MDS included.
+        # Rows with a verdict (driftcheck.analysis.bench_verdicts) carry their own wording, MDS included.
         line = f"{row.get('name')}: {_value(row.get('before'))} -> {_value(row.get('after'))}"
         line += f" {row['unit']}" if row.get("unit") else ""
         return line + " " + str(row.get("verdict_text") or row["verdict"])

@@ -31,68 +31,96 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict, TypeGuard
 
 from driftcheck.baselines.control import MIN_CONTROL_SHIFT, ControlFigure, control_figures
-from driftcheck.stats.comparison import (
-    ALPHA_CHECK,
-    MIN_EFFECT,
-    Resolution,
-    control_moved,
-    mds_with_runs,
-    median_resolution,
-    normalised_log,
-)
+from driftcheck.stats.comparison import MIN_EFFECT, Resolution, control_moved, mds_with_runs, normalised_log
+from driftcheck.stats.looks import Looks
+from driftcheck.stats.run_medians import RESOLVED_MDS, UNRESOLVABLE_MDS, RunFigure, logs, resolution
 
-# Spread (standard deviation of log run medians) assumed when neither side measured one. CPU: ten
-# unchanged pairs on the idle 2-core reference VM moved by ratios of 0.53-1.57 (issue 6's
-# sensitivity run), a log-ratio deviation of ~0.29, so ~0.2 per run; a single-run pair there can
-# only call a halving. GPU: not yet measured on one; a few percent of clock wander, doubled.
-DEFAULT_SPREAD = {"cpu": 0.20, "cuda": 0.05}
-VERDICTS = ("slower", "faster", "unchanged", "inconclusive")
-# A shift either way: what a verdict calls, and what fails the gate (`driftcheck.analysis.gate`).
+# A shift either way: what a verdict calls, and what fails the gate (the gate of `driftcheck check`).
 SHIFTS = ("slower", "faster")
-# Records whose MDS is wider than this cannot call a benchmark unchanged: a 25% change could hide.
-RESOLVED_MDS = 0.25
-# Beyond this MDS (±100%) the records say nothing: no verdict wording beyond "cannot resolve".
-UNRESOLVABLE_MDS = 1.0
 
 
-@dataclass(frozen=True)
-class RunFigure:
-    """One run's median of one benchmark, with its own relative CI and disturbance, if any."""
+class ControlVerdict(TypedDict, total=False):
+    """What both sides' controls said of one verdict: whether recorded, its kind and change, whether the machine
+    moved beyond the control's own noise, and which figure decided (`raw` or `normalised`)."""
 
-    median: float
-    ci_rel: float = 0.0
-    disturbed: str | None = None
-    taken: float | None = None  # share of the machine the disturbance took (None: cannot be quantified)
+    recorded: bool
+    kind: str
+    change_pct: float
+    mds_pct: float
+    moved: bool
+    machine: str | None
+    decided_by: str
+    note: str | None
 
 
-def run_figures(entry: Mapping[str, Any]) -> list[RunFigure]:
+class LooksTaken(TypedDict):
+    """The looks of a check that took more runs where its first ones could not decide."""
+
+    runs: list[int]
+    planned: int
+    alpha_each: float
+    decided_at: int | None
+
+
+class VerdictRow(TypedDict, total=False):
+    """One benchmark's verdict between two records (see `compare_results` for the keys)."""
+
+    name: str
+    unit: str
+    before: float | None
+    after: float | None
+    ratio: float | None
+    change_pct: float | None
+    verdict: str
+    direction: str
+    significant: bool
+    mds_pct: float | None
+    spread_pct: float | None
+    spread_measured: bool
+    runs: list[int]
+    disturbance: str | None
+    reason: str | None
+    held_by: str | None
+    raw_change_pct: float | None
+    normalised_change_pct: float | None
+    control_change_pct: float | None
+    control: ControlVerdict | None
+    looks: LooksTaken
+    verdict_text: str
+
+
+def run_figures(entry: Mapping[str, object]) -> list[RunFigure]:
     """The per-run medians of a stored result (`runs`), or its one median for a single-run record."""
     runs = entry.get("runs")
     if isinstance(runs, list) and runs:
         out = []
         for run in runs:
-            if isinstance(run, Mapping) and _positive(run.get("median")):
-                out.append(RunFigure(float(run["median"]), float(run.get("ci_rel") or 0.0),
-                                     run.get("disturbed") or None, _fraction(run.get("taken"))))
+            median = run.get("median") if isinstance(run, Mapping) else None
+            if _positive(median):
+                disturbed = run.get("disturbed")
+                out.append(RunFigure(float(median), _fraction(run.get("ci_rel")) or 0.0,
+                                     disturbed if isinstance(disturbed, str) and disturbed else None,
+                                     _fraction(run.get("taken"))))
         return out
-    median: Any = entry.get("median")
+    median = entry.get("median")
     if not _positive(median):
         return []
     return [RunFigure(float(median), _relative_ci(entry))]
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: object) -> TypeGuard[float]:
+    """Whether `value` is a usable figure: a finite positive number (not a bool)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and math.isfinite(value)
 
 
-def _fraction(value: Any) -> float | None:
+def _fraction(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _relative_ci(entry: Mapping[str, Any]) -> float:
+def _relative_ci(entry: Mapping[str, object]) -> float:
     values = [entry.get(key) for key in ("median", "ci_low", "ci_high")]
     if not all(isinstance(v, (int, float)) for v in values) or not values[0]:
         return 0.0
@@ -100,7 +128,7 @@ def _relative_ci(entry: Mapping[str, Any]) -> float:
     return max(median - low, high - median) / abs(median)
 
 
-def higher_is_better(entry: Mapping[str, Any]) -> bool:
+def higher_is_better(entry: Mapping[str, object]) -> bool:
     """Whether a larger figure is faster: the stored flag, else guessed from the unit (x/s is a rate)."""
     if "higher_is_better" in entry:
         return bool(entry["higher_is_better"])
@@ -108,37 +136,8 @@ def higher_is_better(entry: Mapping[str, Any]) -> bool:
     return "/s" in unit or unit.endswith("_per_s")
 
 
-def _logs(figures: Sequence[RunFigure]) -> list[float]:
-    return [math.log(f.median) for f in figures]
-
-
-def resolution(before: Sequence[RunFigure], after: Sequence[RunFigure], device: str = "cpu",
-               alpha: float = ALPHA_CHECK) -> Resolution:
-    """How finely these two sets of run medians can tell a shift at level `alpha` (see the module docstring)."""
-    # A typical run's own CI (a 95% half-width) is a floor on how well a run median is known. The median
-    # run, not the worst: with the worst, every added run could only raise the floor, so more runs could
-    # widen the MDS instead of narrowing it.
-    within = statistics.median([f.ci_rel for f in (*before, *after)] or [0.0]) / 1.96
-    return median_resolution(_logs(before), _logs(after), within,
-                             DEFAULT_SPREAD.get(device, DEFAULT_SPREAD["cpu"]), alpha)
-
-
-@dataclass(frozen=True)
-class Looks:
-    """Where a record's B side was looked at: the run counts reached and how many looks were planned."""
-
-    reached: tuple[int, ...]
-    planned: int
-
-    @property
-    def alpha_each(self) -> float:
-        """The level of each look (Bonferroni): the number planned sets it, not the number reached, so a
-        record that stopped at its first look still spent only its share there."""
-        return ALPHA_CHECK / max(self.planned, 1)
-
-
-def looks_of(entry: Mapping[str, Any], taken: int) -> Looks:
-    """The looks a record planned at this benchmark (`looks`: run counts, driftcheck.baselines.extension),
+def looks_of(entry: Mapping[str, object], taken: int) -> Looks:
+    """The looks a record planned at this benchmark (`looks`: run counts, driftcheck.stats.looks),
     reached within its `taken` usable runs; one look at all of them for a record that planned none."""
     stored = entry.get("looks")
     if not isinstance(stored, list) or not stored or \
@@ -152,11 +151,11 @@ def _deciding_look(figures_before: Sequence[RunFigure], figures_after: Sequence[
     """The number of B's runs whose shift lies beyond its MDS at the looks' level: all of them when they do,
     else the first earlier look that did (that benchmark was decided there; later runs were taken for others);
     None when no look did."""
-    mean_before = statistics.fmean(_logs(figures_before))
+    mean_before = statistics.fmean(logs(figures_before))
 
     def crosses(n: int) -> bool:
         shown = figures_after[:n]
-        shift = statistics.fmean(_logs(shown)) - mean_before
+        shift = statistics.fmean(logs(shown)) - mean_before
         mds_log = resolution(figures_before, shown, device, looks.alpha_each).mds_log
         return abs(shift) >= mds_log and abs(math.expm1(shift)) >= MIN_EFFECT
 
@@ -177,8 +176,8 @@ def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | N
     return f"{len(disturbed)} of {len(figures)} runs; worst: {worst.disturbed}"
 
 
-def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
-            device: str = "cpu") -> dict[str, Any]:
+def verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str, object] | None,
+            device: str = "cpu") -> VerdictRow:
     """The verdict entry of one benchmark between two stored results (see `compare_results`)."""
     entry = _verdict(name, before, after, device)
     entry["verdict_text"] = verdict_text(entry)
@@ -186,7 +185,7 @@ def verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any
 
 
 def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], higher: bool,
-           device: str, looks: Looks | None = None) -> dict[str, Any]:
+           device: str, looks: Looks | None = None) -> VerdictRow:
     """The verdict fields of one comparison of run figures (raw or control-normalised). `looks`: where a
     record that took more runs when undecided looked at B's runs (default: once, at all of them)."""
     looks = looks or Looks((len(figures_after),), 1)
@@ -195,13 +194,13 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
     called = deciding is not None
     # A benchmark decided at an earlier look is reported as it was decided: on that look's runs.
     figures_after = figures_after[:deciding] if deciding else figures_after
-    mean_before, mean_after = statistics.fmean(_logs(figures_before)), statistics.fmean(_logs(figures_after))
+    mean_before, mean_after = statistics.fmean(logs(figures_before)), statistics.fmean(logs(figures_after))
     shift_log = mean_after - mean_before
     ratio = math.exp(shift_log)
     res = resolution(figures_before, figures_after, device, alpha)
     # One estimator for every printed figure: before and after are the geometric means of the run
     # medians, so `after / before` is the ratio and the percentage, never a figure of another estimator.
-    out: dict[str, Any] = {"before": math.exp(mean_before), "after": math.exp(mean_after), "ratio": ratio,
+    out: VerdictRow = {"before": math.exp(mean_before), "after": math.exp(mean_after), "ratio": ratio,
                            "change_pct": round((ratio - 1.0) * 100.0, 2), "mds_pct": round(res.mds * 100.0, 2),
                            "spread_pct": round((math.exp(res.spread) - 1.0) * 100.0, 2),
                            "spread_measured": res.measured, "significant": False, "disturbance": None, "reason": None,
@@ -215,15 +214,17 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
                                       figures_before if better else figures_after)
     if called:
         if explained:
-            out.update(verdict="inconclusive", direction="inconclusive", disturbance=explained, held_by="load",
-                       reason=f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it")
+            out.update({"verdict": "inconclusive", "direction": "inconclusive", "disturbance": explained,
+                        "held_by": "load",
+                        "reason": f"{'A' if better else 'B'} was disturbed ({explained}): that could explain it"})
             return out
         direction = "faster" if better else "slower"
-        out.update(verdict=direction, direction=direction, significant=True)
+        out.update({"verdict": direction, "direction": direction, "significant": True})
     elif abs(shift_log) <= max(res.spread, math.log1p(MIN_EFFECT)) and res.mds <= RESOLVED_MDS:
-        out.update(verdict="unchanged", direction="unchanged")
+        out.update({"verdict": "unchanged", "direction": "unchanged"})
     else:
-        out.update(verdict="inconclusive", direction="inconclusive", reason=_inconclusive_reason(res, device))
+        out.update({"verdict": "inconclusive", "direction": "inconclusive",
+                    "reason": _inconclusive_reason(res, device)})
         if explained:
             # Even a shift more runs carried past the MDS would be held by that load: nothing more to learn.
             out["held_by"] = "load"
@@ -236,11 +237,11 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
     return out
 
 
-def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
-             device: str = "cpu") -> dict[str, Any]:
+def _verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str, object] | None,
+             device: str = "cpu") -> VerdictRow:
     unit = str((after or before or {}).get("unit", ""))
-    entry: dict[str, Any] = {"name": name, "unit": unit, "before": (before or {}).get("median"),
-                             "after": (after or {}).get("median"), "ratio": None, "change_pct": None,
+    entry: VerdictRow = {"name": name, "unit": unit, "before": _fraction((before or {}).get("median")),
+                             "after": _fraction((after or {}).get("median")), "ratio": None, "change_pct": None,
                              "verdict": "inconclusive", "direction": "missing", "significant": False,
                              "mds_pct": None, "spread_pct": None, "spread_measured": False, "runs": [0, 0],
                              "disturbance": None, "reason": None, "held_by": None, "raw_change_pct": None,
@@ -256,7 +257,7 @@ def _verdict(name: str, before: Mapping[str, Any] | None, after: Mapping[str, An
     higher = higher_is_better(after)
     looks = looks_of(after, len(figures_after))
     raw = _judge(figures_before, figures_after, higher, device, looks)
-    entry.update(raw, raw_change_pct=raw["change_pct"])
+    entry.update({**raw, "raw_change_pct": raw["change_pct"]})
     sides = _controlled_sides(before, after, device)
     if isinstance(sides, str):
         entry["control"] = {"recorded": False, "note": sides}
@@ -274,7 +275,7 @@ class _Sides:
     single: bool  # one thread in short batches on both sides: the single-thread control applies
 
 
-def _controlled_sides(before: Mapping[str, Any], after: Mapping[str, Any], device: str) -> _Sides | str:
+def _controlled_sides(before: Mapping[str, object], after: Mapping[str, object], device: str) -> _Sides | str:
     """Both sides' controls, or why the verdict stays on raw figures."""
     runs = [_run_entries(before), _run_entries(after)]
     read = [control_figures(side) for side in runs]
@@ -292,7 +293,7 @@ def _controlled_sides(before: Mapping[str, Any], after: Mapping[str, Any], devic
     return _Sides(controls[0], controls[1], one_thread and short)
 
 
-def _run_entries(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _run_entries(entry: Mapping[str, object]) -> list[Mapping[str, object]]:
     """The per-run entries of a stored result that carry a usable median (a single-run result is its own)."""
     runs = entry.get("runs")
     if isinstance(runs, list) and runs:
@@ -307,15 +308,15 @@ def _normalised(figures: Sequence[RunFigure], controls: Sequence[ControlFigure],
             for f, c in zip(figures, controls, strict=True)]
 
 
-def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[RunFigure],
+def _controlled(raw: VerdictRow, sides: _Sides, figures_before: Sequence[RunFigure],
                 figures_after: Sequence[RunFigure], higher: bool, device: str,
-                looks: Looks | None = None) -> dict[str, Any]:
+                looks: Looks | None = None) -> VerdictRow:
     """The verdict fields with both sides' controls: made on the control-normalised figures where the control
     moved beyond its own noise, else on the raw ones (see driftcheck.baselines.control)."""
     single = sides.single
     control_before = [RunFigure(c.for_kind(single)) for c in sides.before]
     control_after = [RunFigure(c.for_kind(single)) for c in sides.after]
-    control_shift = statistics.fmean(_logs(control_after)) - statistics.fmean(_logs(control_before))
+    control_shift = statistics.fmean(logs(control_after)) - statistics.fmean(logs(control_before))
     control_res = resolution(control_before, control_after, device)
     moved = control_moved(control_shift, control_res, MIN_CONTROL_SHIFT)
     slow_side = figures_after if control_shift < 0 else figures_before
@@ -335,33 +336,34 @@ def _controlled(raw: Mapping[str, Any], sides: _Sides, figures_before: Sequence[
     # only add that noise (the all-cores figure is one ~25 ms batch; on the 2-core VM it wandered +-20% between
     # runs while a 2-thread GEMM that lost 45% to OMP_NUM_THREADS=1 was called slower on 8 of 10 raw figures
     # and 3 of 10 normalised ones). So the user's own figure decides, and the normalised one is shown beside it.
-    out = dict(normalised if moved else raw)
+    out = (normalised if moved else raw).copy()
+    control: ControlVerdict = {"recorded": True, "kind": kind, "change_pct": control_pct,
+                               "mds_pct": round(control_res.mds * 100.0, 2), "moved": moved, "machine": machine,
+                               "decided_by": "normalised" if moved else "raw", "note": None}
     # The printed before/after stay the user's own figures; ratio and change are those of the deciding figure.
-    out.update(before=raw["before"], after=raw["after"], normalised_change_pct=normalised["change_pct"],
-               control_change_pct=control_pct,
-               control={"recorded": True, "kind": kind, "change_pct": control_pct,
-                        "mds_pct": round(control_res.mds * 100.0, 2), "moved": moved, "machine": machine,
-                        "decided_by": "normalised" if moved else "raw", "note": None})
+    out.update({"before": raw["before"], "after": raw["after"], "normalised_change_pct": normalised["change_pct"],
+                "control_change_pct": control_pct, "control": control})
     if moved and loaded:
         # Under other load no benchmark loses what the control loses: a thread team waits for its busy core,
         # a copy loses less, a short op's median dodges preemptions the control's batches meet. No figure can
         # decide, unless both moved against the machine (faster on a slower machine), which no load explains.
         against = "faster" if control_shift < 0 else "slower"
         if not (raw["verdict"] == against and normalised["verdict"] == against):
-            out.update(verdict="inconclusive", direction="inconclusive", significant=False, held_by="load",
-                       reason=(f"{machine}; under other load a benchmark loses more or less than the control, "
-                               "so neither its raw nor its normalised figure can decide"))
+            out.update({"verdict": "inconclusive", "direction": "inconclusive", "significant": False,
+                        "held_by": "load",
+                        "reason": (f"{machine}; under other load a benchmark loses more or less than the control, "
+                                   "so neither its raw nor its normalised figure can decide")})
     elif moved:
-        out["control"]["note"] = ("no other work was seen on the slower side: a clock or steal change, which "
+        control["note"] = ("no other work was seen on the slower side: a clock or steal change, which "
                                   "every thread feels alike, so the normalised figure decides")
     if out["verdict"] in SHIFTS and raw["verdict"] != out["verdict"]:
         # The control can excuse a shift, never make or turn one: dividing by it adds the control's own noise,
         # and on a quiet 2-core machine that alone once called an unchanged benchmark 21 % faster (raw -12 %,
         # inside its MDS; control -10 %). A shift is called only where the user's own figure shows it too.
-        out.update(verdict="inconclusive", direction="inconclusive", significant=False,
-                   reason=(f"only the control-normalised figure shifts ({normalised['change_pct']:+.1f}%; raw "
-                           f"{raw['change_pct']:+.1f}%, {raw['verdict']}; control {control_pct:+.0f}%): the control "
-                           "can explain a shift away, never make one"))
+        out.update({"verdict": "inconclusive", "direction": "inconclusive", "significant": False,
+                    "reason": (f"only the control-normalised figure shifts ({normalised['change_pct']:+.1f}%; raw "
+                               f"{raw['change_pct']:+.1f}%, {raw['verdict']}; control {control_pct:+.0f}%): the "
+                               "control can explain a shift away, never make one")})
     return out
 
 
@@ -394,19 +396,21 @@ def _disturbance_summary(before: Sequence[RunFigure], after: Sequence[RunFigure]
     return f"{sides} runs disturbed (worst: {worst.disturbed})"
 
 
-def compare_verdicts(before: Mapping[str, Any], after: Mapping[str, Any], device: str = "cpu") -> list[dict[str, Any]]:
+def compare_verdicts(before: Mapping[str, Mapping[str, object]], after: Mapping[str, Mapping[str, object]],
+                     device: str = "cpu") -> list[VerdictRow]:
     """One verdict entry per benchmark name of two `results` maps, sorted by name."""
     return [verdict(name, before.get(name), after.get(name), device) for name in sorted(set(before) | set(after))]
 
 
-def verdict_text(entry: Mapping[str, Any]) -> str:
+def verdict_text(entry: Mapping[str, object]) -> str:
     """The verdict for people: `-4.1% (MDS ±9.0%, spread ±3.2% over 3+3 runs): inconclusive - why`; with a
     control, `-2.0% normalised (raw -40.0%, control -38.0% single-thread) (MDS ...): unchanged - ...`."""
     change = entry.get("change_pct")
     mds = entry.get("mds_pct")
-    runs = entry.get("runs") or [0, 0]
+    stored_runs = entry.get("runs")
+    runs = stored_runs if isinstance(stored_runs, list) and len(stored_runs) == 2 else [0, 0]
     stored = entry.get("control")
-    control: Mapping[str, Any] = stored if isinstance(stored, Mapping) else {}
+    control: Mapping[str, object] = stored if isinstance(stored, Mapping) else {}
     text = f"{change:+.1f}%" if isinstance(change, (int, float)) else "n/a"
     if control.get("recorded") and control.get("decided_by") == "raw" and isinstance(
             entry.get("normalised_change_pct"), (int, float)):
@@ -417,21 +421,21 @@ def verdict_text(entry: Mapping[str, Any]) -> str:
                  f"{control.get('kind')})")
     machine = control.get("machine")
     # The machine's move is said once: an inconclusive verdict may already give it as its reason.
-    notes = [str(n) for n in (machine if machine and machine not in str(entry.get("reason") or "") else None,
+    notes = [str(n) for n in (machine if machine and str(machine) not in str(entry.get("reason") or "") else None,
                               control.get("note")) if n]
     tail = "".join(f"; {n}" for n in notes)
     if (isinstance(mds, (int, float)) and mds > UNRESOLVABLE_MDS * 100.0 and entry.get("spread_measured")
             and entry.get("verdict") == "inconclusive"):
         return f"{text}: inconclusive - {entry.get('reason')}{tail}"
     if isinstance(mds, (int, float)):
-        spread = float(entry.get("spread_pct") or 0.0)
+        spread = _fraction(entry.get("spread_pct")) or 0.0
         source = f"over {runs[0]}+{runs[1]} runs" if entry.get("spread_measured") else "assumed: one run per side"
         looks = entry.get("looks")
         if isinstance(looks, Mapping) and looks.get("planned"):
             # A check that took more runs when its first ones could not decide looked more than once.
-            source += f", {looks['planned']} looks at {100.0 * float(looks['alpha_each']):.2g}% each"
-            reached, decided = looks.get("runs") or [], looks.get("decided_at")
-            if decided and reached and decided != reached[-1]:
+            source += f", {looks['planned']} looks at {100.0 * (_fraction(looks.get('alpha_each')) or 0.0):.2g}% each"
+            reached, decided = looks.get("runs"), looks.get("decided_at")
+            if decided and isinstance(reached, list) and reached and decided != reached[-1]:
                 source += f", decided at {decided} of {reached[-1]} runs"
         text += f" (MDS ±{_percent(mds / 100.0)}, spread ±{_percent(spread / 100.0)} {source})"
     text += f": {entry.get('verdict')}"
@@ -442,6 +446,29 @@ def verdict_text(entry: Mapping[str, Any]) -> str:
     return text + tail
 
 
-def verdict_line(entry: Mapping[str, Any]) -> str:
+def verdict_line(entry: Mapping[str, object]) -> str:
     """`name: ` and the verdict text."""
     return f"{entry.get('name')}: {verdict_text(entry)}"
+
+
+def compare_results(before: Mapping[str, Mapping[str, object]], after: Mapping[str, Mapping[str, object]],
+                    device: str = "cpu") -> list[VerdictRow]:
+    """Compare two `probes.bench.data.results` maps, one entry per benchmark name (sorted).
+
+    Each entry: name, unit, before/after (medians), ratio (after/before, of the geometric means of
+    the run medians), change_pct, verdict, direction (= verdict; `missing` when a side lacks the
+    benchmark), significant, mds_pct, spread_pct, spread_measured, runs [A, B], disturbance, reason.
+    """
+    return compare_verdicts(before, after, device)
+
+
+def compare_records(before: Mapping[str, object], after: Mapping[str, object]) -> list[VerdictRow]:
+    """Compare two whole `bench` probe data records (their `results`, on the device B ran on)."""
+    device = str(after.get("device") or before.get("device") or "cpu")
+    return compare_results(_results(before), _results(after), device)
+
+
+def _results(record: Mapping[str, object]) -> Mapping[str, Mapping[str, object]]:
+    """A record's results by benchmark name (none when it holds no map of them)."""
+    results = record.get("results")
+    return results if isinstance(results, Mapping) else {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from driftcheck.baselines.compare import compare_records, compare_results
+from driftcheck.analysis.bench_verdicts import compare_records, compare_results
 
 
 def runs(*medians: float, unit: str = "GFLOP/s") -> dict:

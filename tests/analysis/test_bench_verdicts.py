@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from driftcheck.baselines.verdict import DEFAULT_SPREAD, RESOLVED_MDS, compare_verdicts, verdict, verdict_line
+from driftcheck.analysis.bench_verdicts import compare_verdicts, verdict, verdict_line
 from driftcheck.stats.comparison import mds_with_runs, t_critical
+from driftcheck.stats.run_medians import DEFAULT_SPREAD, RESOLVED_MDS
 
 
 def record(medians: list[float], unit: str = "GFLOP/s", higher: bool = True, disturbed: str | None = None,
