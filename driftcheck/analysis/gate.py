@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,6 @@ from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained, explain
 from driftcheck.analysis.explain.model import NOISE_FLOOR
 from driftcheck.analysis.policy import Policy, violations
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.targets import Target, reference_target
 from driftcheck.baselines.verdict import SHIFTS
 from driftcheck.errors import OptionError, UnknownSnapshotError, UsageError
@@ -24,9 +24,11 @@ from driftcheck.store.named import NamedSnapshots
 from driftcheck.store.snapshots import Store
 
 
-def check_reference(against: str | None, store: Store, host_name: str) -> Snapshot:
+def check_reference(against: str | None, store: Store, host_name: str,
+                    resolve_snapshot: Callable[[str, Store], Snapshot]) -> Snapshot:
     """What `driftcheck check` compares with: `against` (a baseline name or any snapshot reference), else
-    baseline `default`, else the newest snapshot probed on this host (never an import or a replay)."""
+    baseline `default`, else the newest snapshot probed on this host (never an import or a replay).
+    `resolve_snapshot` turns a reference into a snapshot (the face's `api.references`)."""
     named = NamedSnapshots(store)
     names = [b.name for b in named.entries()]
     if against:

@@ -20,10 +20,13 @@ from driftcheck.analysis.diff import SnapshotDiff
 from driftcheck.analysis.explain import Explained
 from driftcheck.analysis.gate import CheckResult
 from driftcheck.api.check import CheckRequest, bench_rerun, check
-from driftcheck.api.compare import diff, explain, load
+from driftcheck.api.compare import DiffResult, diff, load
+from driftcheck.api.confirm import DEFAULT_READY_TIMEOUT_S, ConfirmRequest, check_trial_options
+from driftcheck.api.explain import ExplainResult, explain
 from driftcheck.api.snapshot import SnapshotRequest, take_snapshot
 from driftcheck.probes.base import BenchRequest
 from driftcheck.snapshot.model import Snapshot
 
-__all__ = ["BenchRequest", "CheckRequest", "CheckResult", "Explained", "Snapshot", "SnapshotDiff", "SnapshotRequest",
-           "bench_rerun", "check", "diff", "explain", "load", "take_snapshot"]
+__all__ = ["DEFAULT_READY_TIMEOUT_S", "BenchRequest", "CheckRequest", "CheckResult", "ConfirmRequest", "DiffResult",
+           "ExplainResult", "Explained", "Snapshot", "SnapshotDiff", "SnapshotRequest", "bench_rerun", "check",
+           "check_trial_options", "diff", "explain", "load", "take_snapshot"]

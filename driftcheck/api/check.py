@@ -19,6 +19,7 @@ from driftcheck.analysis.policy import Policy, load_policy
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target
 from driftcheck.api._shared import frozen_tuple, given_host, options_for
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.baselines.extension import default_max_runs, first_look_runs
 from driftcheck.errors import OptionError, UsageError
 from driftcheck.hosts import Host
@@ -126,7 +127,7 @@ def check(request: CheckRequest | None = None, *, host: Host | None = None, stor
 
 def _reference(request: CheckRequest, store: Store, host_name: str) -> Snapshot:
     against = request.against
-    return against if isinstance(against, Snapshot) else check_reference(against, store, host_name)
+    return against if isinstance(against, Snapshot) else check_reference(against, store, host_name, resolve_snapshot)
 
 
 def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Target, store: Store,

@@ -7,9 +7,9 @@ import json
 import sys
 
 from driftcheck import api
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.render import snapshot_text
 from driftcheck.analysis.signers import require_trusted, signers_for
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.baselines.render import results_text
 from driftcheck.commands.common import (
     EXIT_OK,

@@ -8,9 +8,9 @@ import sys
 
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.render import diff_text
 from driftcheck.analysis.signers import require_trusted, signers_of
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format, add_require_trusted
 from driftcheck.store.snapshots import Store
 

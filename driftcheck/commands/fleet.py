@@ -10,8 +10,8 @@ from typing import Any
 
 from driftcheck.analysis.peers import PeerReport, peer_report
 from driftcheck.analysis.peers_render import render_markdown, render_text
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import Signers, require_trusted, signers_for
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,

@@ -9,7 +9,7 @@ from pathlib import Path
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.analysis.explain.render import explain_markdown
-from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, add_output
 from driftcheck.reports.anonymize import Anonymizer
 from driftcheck.reports.report import prepare, write_report

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from driftcheck.analysis.run_causes import change_points
+from driftcheck.api.run_causes import change_points
 from driftcheck.commands.common import EXIT_OK, add_format, add_label, add_limit, check_output_path, write_new_file
 from driftcheck.runs.html import runs_html
 from driftcheck.runs.reference import REFERENCE_HELP, resolve_run

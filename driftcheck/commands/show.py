@@ -7,8 +7,8 @@ import sys
 
 import yaml
 
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.render import snapshot_text
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, add_format, use_colour
 from driftcheck.reports.summary import summary_text
 from driftcheck.snapshot.canonical import pretty_json

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.trust import TrustStore

@@ -1,4 +1,8 @@
-"""Turning what the user typed (a path, an id prefix, @latest, @prev, @N, @boot, @before-boot) into a snapshot."""
+"""Turning what the user typed (a path, an id prefix, @latest, @prev, @N, @boot, @before-boot, baseline:NAME,
+run:ID) into a snapshot.
+
+Resolution reads the snapshot store, the named baselines, the run records and files on disk: it is
+orchestration, so it lives in the face, and `analysis` receives snapshots already resolved."""
 
 from __future__ import annotations
 
