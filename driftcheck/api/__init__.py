@@ -23,10 +23,14 @@ from driftcheck.api.check import CheckRequest, bench_rerun, check
 from driftcheck.api.compare import DiffResult, diff, load
 from driftcheck.api.confirm import DEFAULT_READY_TIMEOUT_S, ConfirmRequest, check_trial_options
 from driftcheck.api.explain import ExplainResult, explain
+from driftcheck.api.log import SnapshotLog, log
+from driftcheck.api.show import Shown, show
 from driftcheck.api.snapshot import SnapshotRequest, take_snapshot
+from driftcheck.api.verify import Verified, verify
 from driftcheck.probes.base import BenchRequest
 from driftcheck.snapshot.model import Snapshot
 
 __all__ = ["DEFAULT_READY_TIMEOUT_S", "BenchRequest", "CheckRequest", "CheckResult", "ConfirmRequest", "DiffResult",
-           "ExplainResult", "Explained", "Snapshot", "SnapshotDiff", "SnapshotRequest", "bench_rerun", "check",
-           "check_trial_options", "diff", "explain", "load", "take_snapshot"]
+           "ExplainResult", "Explained", "Shown", "Snapshot", "SnapshotDiff", "SnapshotLog", "SnapshotRequest",
+           "Verified", "bench_rerun", "check", "check_trial_options", "diff", "explain", "load", "log", "show",
+           "take_snapshot", "verify"]

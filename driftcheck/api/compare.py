@@ -43,11 +43,12 @@ def sides(a: Side, b: Side, *, require_trusted: bool = False,
 
 @dataclass
 class DiffResult:
-    """What `diff` found: every difference (`diff`), the same ranked as `explain` ranks them (`explained`,
-    which also carries who signed each side), and whether anything relevant differs (`drifted`)."""
+    """What `diff` found: every difference (`diff`), the same ranked as `explain` ranks them (`explained`),
+    who signed each side (`signers`), and whether anything relevant differs (`drifted`)."""
 
     diff: SnapshotDiff
     explained: Explained
+    signers: Signers
 
     @property
     def changes(self) -> list[Change]:
@@ -81,4 +82,4 @@ def diff(a: Side, b: Side, *, all: bool = False, require_trusted: bool = False, 
     found = diff_snapshots(first, second)
     explained = explain(found, include_volatile=all)
     explained.signers = signers
-    return DiffResult(found, explained)
+    return DiffResult(found, explained, signers)
