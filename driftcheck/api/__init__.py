@@ -23,14 +23,18 @@ from driftcheck.api.check import CheckRequest, bench_rerun, check
 from driftcheck.api.compare import DiffResult, diff, load
 from driftcheck.api.confirm import DEFAULT_READY_TIMEOUT_S, ConfirmRequest, check_trial_options
 from driftcheck.api.explain import ExplainResult, explain
+from driftcheck.api.importing import STDIN, import_reports
 from driftcheck.api.log import SnapshotLog, log
+from driftcheck.api.record import record
+from driftcheck.api.report import report
 from driftcheck.api.show import Shown, show
-from driftcheck.api.snapshot import SnapshotRequest, take_snapshot
+from driftcheck.api.snapshot import SnapshotRequest, hash_cache_note, keep_snapshot, take_snapshot
 from driftcheck.api.verify import Verified, verify
-from driftcheck.probes.base import BenchRequest
+from driftcheck.probes.base import BenchRequest, ProbeOptions
 from driftcheck.snapshot.model import Snapshot
 
-__all__ = ["DEFAULT_READY_TIMEOUT_S", "BenchRequest", "CheckRequest", "CheckResult", "ConfirmRequest", "DiffResult",
-           "ExplainResult", "Explained", "Shown", "Snapshot", "SnapshotDiff", "SnapshotLog", "SnapshotRequest",
-           "Verified", "bench_rerun", "check", "check_trial_options", "diff", "explain", "load", "log", "show",
+__all__ = ["DEFAULT_READY_TIMEOUT_S", "STDIN", "BenchRequest", "CheckRequest", "CheckResult", "ConfirmRequest",
+           "DiffResult", "ExplainResult", "Explained", "ProbeOptions", "Shown", "Snapshot", "SnapshotDiff",
+           "SnapshotLog", "SnapshotRequest", "Verified", "bench_rerun", "check", "check_trial_options", "diff",
+           "explain", "hash_cache_note", "import_reports", "keep_snapshot", "load", "log", "record", "report", "show",
            "take_snapshot", "verify"]

@@ -11,6 +11,7 @@ from driftcheck.hosts.child import StepReporter
 from driftcheck.hosts.targets import LOCAL, host_for
 from driftcheck.probes.base import BenchRequest, ProbeOptions
 from driftcheck.probes.kernels import HashProgress
+from driftcheck.probes.kernels import hash_cache_note as kernels_hash_cache_note
 from driftcheck.probes.prober import Prober
 from driftcheck.probes.runner import ProgressCallback
 from driftcheck.snapshot.model import Snapshot
@@ -78,3 +79,14 @@ def _take(request: SnapshotRequest, host: Host, store: Store | None,
                              store=(store or Store()) if request.keep else None, progress=progress,
                              hash_progress=hash_progress, step_progress=step_progress)
     return prober.snapshot(prober.probes(request.probes, request.skip, request.cheap_only), label=request.label)
+
+
+def keep_snapshot(snapshot: Snapshot, *, store: Store | None = None) -> None:
+    """Keep `snapshot` in `store` (default: the user's), as `take_snapshot` does unless told not to."""
+    (store or Store()).add(snapshot)
+
+
+def hash_cache_note(snapshot: Snapshot) -> str | None:
+    """One line on what the compiled-file hash cache saved while `snapshot` was taken; None when its
+    kernels probe did not run."""
+    return kernels_hash_cache_note(snapshot.probe_data("kernels"))

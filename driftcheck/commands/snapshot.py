@@ -32,7 +32,6 @@ from driftcheck.commands.common import (
     validate_keep,
 )
 from driftcheck.errors import UsageError
-from driftcheck.probes.kernels import hash_cache_note
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -94,7 +93,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
                                      step_progress=run_progress() if show_progress else None)
     where = keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
-    note = hash_cache_note(snapshot.probe_data("kernels"))
+    note = api.hash_cache_note(snapshot)
     if note and not args.quiet:
         sys.stderr.write(note + "\n")
     if not args.quiet:
