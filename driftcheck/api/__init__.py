@@ -1,4 +1,5 @@
-"""The Python face for harnesses: `take_snapshot(...)` and `check(...)`, the calls the CLI itself makes.
+"""The Python face for harnesses: every verb of the command line as a plain typed function with keyword
+options, returning the object the command prints (its `to_json()` is the command's `--format json`).
 
 A benchmark script gates itself without a subprocess:
 
@@ -6,12 +7,14 @@ A benchmark script gates itself without a subprocess:
     result = driftcheck.check(driftcheck.CheckRequest(against="baseline:default"))
     if result.drift:
         raise SystemExit(result.explained.explanations[0].title)
-    driftcheck.take_snapshot(driftcheck.SnapshotRequest(label="after run"))
+    driftcheck.take_snapshot(label="after run")
+    why = driftcheck.explain("@prev", "@latest", all=True)
 
-Options travel as typed, frozen requests (`SnapshotRequest`, `CheckRequest`, `BenchRequest`), checked
-when built: a bad value is an `OptionError` naming the field (`python=/x: no executable interpreter
-there`). What is not an option (a connected host, the store, progress reporters) is a keyword argument.
-Errors are the typed ones of `driftcheck.errors`.
+Options are checked before any work: a bad value is an `OptionError` naming the field
+(`python=/x: no executable interpreter there`). Typed requests (`SnapshotRequest`, `CheckRequest`,
+`BenchRequest`, `ConfirmRequest`) carry them inside, and may be given whole. What is not an option (a
+connected host, the store, progress reporters) is a keyword argument too. Errors are the typed ones of
+`driftcheck.errors`.
 """
 
 from __future__ import annotations
