@@ -152,3 +152,35 @@ def test_explain_of_two_runs_carries_their_telemetry_in_the_library_too(cli_proc
     result = driftcheck.explain("run:1", "run:2")
     assert printed == _as_printed(result.to_json())
     assert result.runs is not None and "runs" in printed
+
+
+REPORTS = Path(__file__).resolve().parent / "data" / "reports"
+
+
+def test_import_reports_keeps_the_import_as_the_command_does(cli: Callable[..., CliResult]) -> None:
+    paste = REPORTS / "vllm_07.txt"
+    imported = driftcheck.import_reports([paste], label="from an issue")
+    assert imported.document["origin"] == "imported" and imported.document["label"] == "from an issue"
+    assert driftcheck.load("@latest").id == imported.id
+    assert not imported.document.get("signature")
+    from_stdin = driftcheck.import_reports(["-"], stdin=paste.read_text("utf-8"), keep=False)
+    assert from_stdin.document["probes"] == imported.document["probes"]
+    with pytest.raises(driftcheck.UsageError, match="can be read once"):
+        driftcheck.import_reports(["-", "-"], stdin="x")
+    assert cli("import", str(paste)).stdout.strip() == driftcheck.load("@latest").short_id
+
+
+def test_report_writes_the_files_the_command_writes(tmp_path: Path) -> None:
+    a, b = _pair("env-thread-count")
+    files = driftcheck.report(b, against=a, output=tmp_path / "out")
+    assert files.markdown is not None and files.markdown.parent == tmp_path / "out"
+    assert "OMP_NUM_THREADS" in files.markdown.read_text("utf-8")
+    assert files.snapshot is not None and files.snapshot.exists()
+
+
+def test_record_saves_what_the_probes_read(tmp_path: Path) -> None:
+    recorded = driftcheck.record(tmp_path / "rec", probes=["env"])
+    assert set(recorded.outcomes) == {"env"} and recorded.outcomes["env"].status == "ok"
+    assert recorded.directory == tmp_path / "rec" and any((tmp_path / "rec").iterdir())
+    with pytest.raises(driftcheck.UsageError):
+        driftcheck.record(tmp_path / "rec", probes=["env"])  # not empty any more

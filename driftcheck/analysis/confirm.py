@@ -36,6 +36,10 @@ from driftcheck.errors import UsageError
 from driftcheck.runs.system_knob import KNOBS
 from driftcheck.runs.trial import TrialPlan, TrialResult, describe_comparison
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.stats.comparison import Comparison
+
+# A fact's value as a snapshot holds it: what undoing a cause puts back (a variable's value, a version, a flag's).
+FactValue = str | int | float | bool | None | list["FactValue"] | dict[str, "FactValue"]
 
 DEFAULT_TOP = 3
 # Without A measured here, "no effect" is decided when an effect this large (in %) would have been seen.
@@ -56,8 +60,8 @@ class Undo:
     title: str
     kind: str  # env | package | server | system | none
     name: str = ""
-    a_value: Any = None  # A's value (None: unset/absent on A)
-    b_value: Any = None
+    a_value: FactValue = None  # A's value (None: unset/absent on A)
+    b_value: FactValue = None
     why_not: str | None = None
 
     def describe(self) -> str:
@@ -73,7 +77,7 @@ class Undo:
         return self.title
 
 
-def _shown(value: Any) -> str:
+def _shown(value: FactValue) -> str:
     return "(absent)" if value is None else str(value)
 
 
@@ -256,7 +260,7 @@ def not_confirmable(undo: Undo) -> Confirmation:
     return Confirmation(undo.rank, "not confirmable", str(undo.why_not), undo)
 
 
-def with_flag(command: Sequence[str], arg: str, value: Any) -> tuple[str, ...]:
+def with_flag(command: Sequence[str], arg: str, value: FactValue) -> tuple[str, ...]:
     """`command` with the server flag of `arg` set to `value`: `--arg VALUE`, `--arg` alone for True, and
     left out for False or None (absent on that side); any occurrence it had (`--arg X`, `--arg=X`) goes."""
     flag = _flag(arg)
@@ -279,7 +283,7 @@ def with_flag(command: Sequence[str], arg: str, value: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _json_scalar(value: Any) -> str:
+def _json_scalar(value: FactValue) -> str:
     if isinstance(value, (list, tuple)):
         return " ".join(map(str, value))
     return str(value)
@@ -328,7 +332,7 @@ def _pct(log_ratio: float) -> float:
     return (math.exp(log_ratio) - 1) * 100
 
 
-def _resolution(comparison: Any) -> str:
+def _resolution(comparison: Comparison) -> str:
     if math.isinf(comparison.detectable_pct):
         return f"{comparison.n} pairs: too few for any effect to be seen"
     return f"{comparison.effect_pct:+.1f} % in {comparison.n} pairs: ±{comparison.detectable_pct:.1f} % would " \

@@ -16,13 +16,13 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from driftcheck.analysis.confirm import (
     DEFAULT_TOP,
     Confirmation,
     ConfirmPlan,
     ConfirmSetup,
+    FactValue,
     Undo,
     confirm_plan,
     not_confirmable,
@@ -204,7 +204,7 @@ class _Builder:
         return (b, undone, Variant("A", python=a_python)) if a_python else (b, undone)
 
 
-def _env_variant(name: str, var: str, value: Any) -> Variant:
+def _env_variant(name: str, var: str, value: FactValue) -> Variant:
     return Variant(name, unset_env=(var,)) if value is None else Variant(name, {var: str(value)})
 
 
