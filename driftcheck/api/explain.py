@@ -15,7 +15,7 @@ from driftcheck.analysis.run_causes import rank_with_telemetry
 from driftcheck.api.compare import Side, sides
 from driftcheck.api.confirm import ConfirmRequest
 from driftcheck.api.confirm import confirm as confirm_causes
-from driftcheck.api.run_causes import compare_references
+from driftcheck.api.run_causes import ComparedRuns, compare_references
 from driftcheck.errors import UsageError
 from driftcheck.runs.compare import RunComparison
 from driftcheck.store.snapshots import Store
@@ -62,9 +62,13 @@ def explain(a: Side, b: Side, *, all: bool = False, require_trusted: bool = Fals
     decoding (`run:ID`) or its throughput in tok/s, for the break-even. `confirm` undoes the top causes
     here and measures its command (`tell` receives the plan and the estimate first, `note` the progress).
     """
-    # Two runs: resolved first, so a --non-spec that cannot be used is refused before any work.
-    runs = _runs(a, b, non_spec)
+    store = store or Store()
+    # Two runs: resolved first (and once), so a --non-spec that cannot be used is refused before any work.
+    compared = _runs(a, b, non_spec, store)
+    if compared is not None:
+        a, b = compared.a.snapshot(store), compared.b.snapshot(store)
     first, second, signers = sides(a, b, require_trusted=require_trusted, store=store)
+    runs = compared.comparison if compared is not None else None
     explained = explain_diff(diff_snapshots(first, second), include_volatile=all)
     result = ExplainResult(**{f.name: getattr(explained, f.name) for f in fields(Explained)})
     result.signers = signers
@@ -76,10 +80,10 @@ def explain(a: Side, b: Side, *, all: bool = False, require_trusted: bool = Fals
     return result
 
 
-def _runs(a: Side, b: Side, non_spec: str | None) -> RunComparison | None:
+def _runs(a: Side, b: Side, non_spec: str | None, store: Store) -> ComparedRuns | None:
     """The comparison of A and B when both are run references; None when not (a `non_spec` then refused)."""
     if isinstance(a, str) and isinstance(b, str):
-        return compare_references(a, b, non_spec)
+        return compare_references(a, b, non_spec, store)
     if non_spec is not None:
         raise UsageError("--non-spec compares runs: use it with explain run:A run:B")
     return None

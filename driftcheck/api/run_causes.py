@@ -4,9 +4,11 @@ handed to the pure `analysis.run_causes`."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from driftcheck.analysis.run_causes import change_points_of, given_throughput, plain_by_server, plain_named_run
+from driftcheck.api.references import check_not_tampered, run_snapshot
 from driftcheck.errors import DriftcheckError, UsageError
 from driftcheck.runs.compare import RunComparison, compare_runs
 from driftcheck.runs.html import ChangePoint
@@ -46,21 +48,49 @@ def plain_run(given: str, store: RunStore | None = None) -> PlainRun:
     return given_throughput(given)
 
 
-def compare_references(a: str, b: str, non_spec: str | None = None) -> RunComparison | None:
-    """The comparison of two run references (`run:12`, `run:@prev`); None unless both name runs.
-    `non_spec`: a run without speculative decoding or its throughput (plain_run), for the break-even."""
+@dataclass(frozen=True)
+class ResolvedRun:
+    """A run reference (`run:12`, `run:@prev:after`) resolved once: the run, and whether it names the reading
+    after the run rather than the snapshot before it."""
+
+    reference: str
+    run: RunRecord
+    after: bool
+
+    def snapshot(self, store: Store, check_signature: bool = True) -> Snapshot:
+        """The snapshot the reference stands for (an altered signed one refused with `check_signature`)."""
+        found = run_snapshot(self.reference, self.run, self.after, store)
+        return check_not_tampered(found) if check_signature else found
+
+
+@dataclass(frozen=True)
+class ComparedRuns:
+    """Two runs compared: their figures and telemetry (`comparison`) and each side as resolved."""
+
+    comparison: RunComparison
+    a: ResolvedRun
+    b: ResolvedRun
+
+
+def compare_references(a: str, b: str, non_spec: str | None = None,
+                       store: Store | None = None) -> ComparedRuns | None:
+    """The comparison of two run references (`run:12`, `run:@prev`), each resolved once; None unless both
+    name runs. `non_spec`: a run without speculative decoding or its throughput (plain_run), for the
+    break-even; refused (UsageError) unless both name runs."""
     if not (is_run_reference(a) and is_run_reference(b)):
         if non_spec is not None:
             raise UsageError("--non-spec compares runs: use it with explain run:A run:B")
         return None
-    store = RunStore()
-    plain = plain_run(non_spec, store) if non_spec is not None else None
-    run_a, run_b = (_with_server_figures(resolve_run(ref, store)[0]) for ref in (a, b))
+    store = store or Store()
+    runs = RunStore(store.path)
+    plain = plain_run(non_spec, runs) if non_spec is not None else None
+    side_a, side_b = (ResolvedRun(ref, *resolve_run(ref, runs)) for ref in (a, b))
+    run_a, run_b = (_with_server_figures(side.run, store) for side in (side_a, side_b))
     if plain is None:
         servers = {snapshot_id: data for snapshot_id in (run_a.snapshot_id, run_b.snapshot_id) if snapshot_id
-                   if (data := _server_data(snapshot_id)) is not None}
+                   if (data := _server_data(snapshot_id, store)) is not None}
         plain = plain_by_server(run_a, run_b, servers)
-    return compare_runs(run_a, run_b, plain)
+    return ComparedRuns(compare_runs(run_a, run_b, plain), side_a, side_b)
 
 
 def _server_data(snapshot_id: str | None, snapshots: Store | None = None) -> dict[str, Any] | None:
