@@ -1,16 +1,17 @@
 """driftcheck: signed snapshots of a GPU machine, and why its performance moved between two of them.
 
-The library's face, and the only supported import: plain typed functions and types.
+The library's face, and the only supported import: plain typed functions with keyword options, and the
+types they return. Each does what the command of the same name does, and its result's `to_json()` is what
+that command prints with `--format json`.
 
     import driftcheck
     result = driftcheck.check(driftcheck.CheckRequest(against="baseline:default"))  # the pre-benchmark gate
-    taken = driftcheck.take_snapshot(driftcheck.SnapshotRequest(label="after run"))  # signed, kept in the store
-    ranked = driftcheck.explain(driftcheck.load("@prev"), driftcheck.load("@latest"))
+    taken = driftcheck.take_snapshot(label="after run", python="/opt/venv/bin/python")  # signed, kept in the store
+    ranked = driftcheck.explain("@before-boot", "@latest", require_trusted=True)  # references or Snapshots
 
-Options travel as typed requests (`SnapshotRequest`, `CheckRequest`, `BenchRequest`). The functions
-live in `driftcheck.api` and are imported on first use, so that `import driftcheck` (and an isolated
-probe's child process, which imports `driftcheck.*`) does not pay for deepdiff, cryptography and the
-rule catalog. Type checkers see them through the `TYPE_CHECKING` imports below.
+The functions live in `driftcheck.api` and are imported on first use: an isolated probe's child process
+imports `driftcheck.*` and must not pay for the face's imports (cryptography, YAML, the rule catalog, the
+stores). Type checkers see them through the `TYPE_CHECKING` imports below.
 """
 
 from __future__ import annotations
@@ -41,19 +42,31 @@ if TYPE_CHECKING:
         BenchRequest,
         BenchResult,
         CheckRequest,
+        ConfirmRequest,
+        DiffResult,
+        ExplainResult,
         SavedBaseline,
+        Shown,
         ShownBaseline,
+        SnapshotLog,
         SnapshotRequest,
+        Verified,
         bench,
         check,
         diff,
         explain,
+        import_reports,
         list_baselines,
         load,
+        log,
+        record,
         remove_baseline,
+        report,
         save_baseline,
+        show,
         show_baseline,
         take_snapshot,
+        verify,
     )
     from driftcheck.api.bisect import bisect
     from driftcheck.api.fleet import FleetResult, fleet
@@ -67,8 +80,12 @@ if TYPE_CHECKING:
 # name -> module that defines it; resolved on first attribute access.
 _LAZY = {
     "check": "driftcheck.api", "diff": "driftcheck.api", "explain": "driftcheck.api", "load": "driftcheck.api",
-    "take_snapshot": "driftcheck.api", "BenchRequest": "driftcheck.api", "CheckRequest": "driftcheck.api",
-    "SnapshotRequest": "driftcheck.api", "CheckResult": "driftcheck.analysis.gate",
+    "take_snapshot": "driftcheck.api", "show": "driftcheck.api", "verify": "driftcheck.api", "log": "driftcheck.api",
+    "report": "driftcheck.api", "record": "driftcheck.api", "import_reports": "driftcheck.api",
+    "BenchRequest": "driftcheck.api", "CheckRequest": "driftcheck.api", "SnapshotRequest": "driftcheck.api",
+    "ConfirmRequest": "driftcheck.api", "DiffResult": "driftcheck.api", "ExplainResult": "driftcheck.api",
+    "Shown": "driftcheck.api", "SnapshotLog": "driftcheck.api", "Verified": "driftcheck.api",
+    "CheckResult": "driftcheck.analysis.gate",
     "Explained": "driftcheck.analysis.explain", "Policy": "driftcheck.analysis.policy",
     "Snapshot": "driftcheck.snapshot.model", "SnapshotDiff": "driftcheck.analysis.diff",
     # the gate's baselines and the benchmarks
@@ -93,11 +110,14 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an 
         return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["BenchRequest", "CheckRequest", "CheckResult", "DriftcheckError", "Explained", "HostError", "OptionError",
-           "Policy", "Snapshot", "SnapshotDiff", "SnapshotError", "SnapshotRequest", "TamperedSnapshotError",
-           "UnknownSnapshotError", "UsageError", "__version__", "check", "diff", "explain", "load", "take_snapshot"]
+__all__ = ["BenchRequest", "CheckRequest", "CheckResult", "ConfirmRequest", "DiffResult", "DriftcheckError",
+           "ExplainResult", "Explained", "HostError", "OptionError", "Policy", "Shown", "Snapshot", "SnapshotDiff",
+           "SnapshotError", "SnapshotLog", "SnapshotRequest", "TamperedSnapshotError", "UnknownSnapshotError",
+           "UsageError", "Verified", "__version__", "check", "diff", "explain", "import_reports", "load", "log",
+           "record", "report", "show", "take_snapshot", "verify"]
 # the gate's baselines and the benchmarks
 __all__ += ["BaselineList", "BenchResult", "SavedBaseline", "ShownBaseline", "bench", "list_baselines",
             "remove_baseline", "save_baseline", "show_baseline"]
+# runs, trials and fleets
 __all__ += ["FleetResult", "GcResult", "RunHistory", "ScheduleStatus", "bisect", "fleet", "gc", "run", "run_history",
             "run_record", "schedule_install", "schedule_remove", "schedule_status", "trial", "trial_plan", "variant"]

@@ -1,4 +1,4 @@
-"""The harness face: `driftcheck.take_snapshot(SnapshotRequest(...))` and `driftcheck.check(CheckRequest(...))`
+"""The harness face: `driftcheck.take_snapshot(...)` and `driftcheck.check(CheckRequest(...))`
 in-process, as the README shows, returning the objects the CLI prints. Snapshots of this machine and of a real
 recorded one; options checked when the request is built, errors in the library's terms."""
 
@@ -55,8 +55,8 @@ def test_import_stays_lazy() -> None:
 
 
 def test_snapshot_of_a_replayed_recording_is_kept_and_signed() -> None:
-    taken = driftcheck.take_snapshot(SnapshotRequest(target=f"replay:{HOSTS / 'debian12-vm-docker'}",
-                                                     label="replayed", probes=["system", "env"]))
+    taken = driftcheck.take_snapshot(target=f"replay:{HOSTS / 'debian12-vm-docker'}",
+                                     label="replayed", probes=["system", "env"])
     assert isinstance(taken, Snapshot)
     assert {"env", "system"} <= set(taken.probes) and "packages" not in taken.probes
     assert taken.document["origin"] == "replayed"
@@ -66,17 +66,17 @@ def test_snapshot_of_a_replayed_recording_is_kept_and_signed() -> None:
 
 
 def test_snapshot_keep_false_stores_nothing_and_sign_false_leaves_it_unsigned() -> None:
-    taken = driftcheck.take_snapshot(SnapshotRequest(target=f"replay:{HOSTS / 'debian12-vm-docker'}", probes=["system"],
-                                                     keep=False, sign=False))
+    taken = driftcheck.take_snapshot(target=f"replay:{HOSTS / 'debian12-vm-docker'}", probes=["system"],
+                                     keep=False, sign=False)
     assert "signature" not in taken.document or not taken.document["signature"]
     assert Store().entries() == []
 
 
 def test_snapshot_bad_input_raises_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="unknown probe nope"):
-        driftcheck.take_snapshot(SnapshotRequest(probes=["nope"], keep=False))
+        driftcheck.take_snapshot(probes=["nope"], keep=False)
     with pytest.raises(UsageError, match="no executable interpreter"):
-        driftcheck.take_snapshot(SnapshotRequest(python=str(tmp_path / "python"), keep=False))
+        driftcheck.take_snapshot(python=str(tmp_path / "python"), keep=False)
 
 
 @pytest.mark.parametrize(("build", "option", "message"), [
@@ -96,7 +96,7 @@ def test_a_request_is_checked_when_built_and_the_error_names_its_field(build: Ca
 def test_library_errors_speak_fields_and_the_cli_speaks_flags(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     missing = str(tmp_path / "python")
     with pytest.raises(OptionError, match=f"^python={missing}: no executable interpreter there$"):
-        driftcheck.take_snapshot(SnapshotRequest(python=missing, keep=False))
+        driftcheck.take_snapshot(python=missing, keep=False)
     done = cli("snapshot", "--python", missing, "--no-store", "-o", str(tmp_path / "s.json"))
     assert done.returncode == 2 and f"--python {missing}: no executable interpreter there" in done.stderr
     done = cli("snapshot", "--pid", "0", "--no-store", "-o", str(tmp_path / "s.json"))
@@ -116,15 +116,15 @@ def test_a_host_object_carries_its_target_and_interpreter() -> None:
     from driftcheck.hosts import ReplayHost
 
     host = ReplayHost(HOSTS / "debian12-vm-docker")
-    taken = driftcheck.take_snapshot(SnapshotRequest(probes=["system"], keep=False), host=host)
+    taken = driftcheck.take_snapshot(probes=["system"], keep=False, host=host)
     assert taken.document["origin"] == "replayed"
     with pytest.raises(OptionError, match="a host object carries its target and interpreter"):
-        driftcheck.take_snapshot(SnapshotRequest(python="/usr/bin/python3", keep=False), host=host)
+        driftcheck.take_snapshot(python="/usr/bin/python3", keep=False, host=host)
 
 
 def test_check_in_process_matches_the_cli(cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    baseline = driftcheck.take_snapshot(SnapshotRequest(label="golden"))
+    baseline = driftcheck.take_snapshot(label="golden")
     assert cli("baseline", "save", "default", baseline.id).returncode == 0
     clean = driftcheck.check()
     assert isinstance(clean, CheckResult)
@@ -142,7 +142,7 @@ def test_check_in_process_matches_the_cli(cli: Callable[..., CliResult], monkeyp
 def test_check_against_a_snapshot_object_and_a_policy_file(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    reference = driftcheck.take_snapshot(SnapshotRequest(probes=["env"], keep=False))
+    reference = driftcheck.take_snapshot(probes=["env"], keep=False)
     policy = tmp_path / "gate.yaml"
     policy.write_text("must:\n  - {match: probes.env.data.vars.OMP_NUM_THREADS, equals: '8'}\n", "utf-8")
     result = driftcheck.check(against=reference, policy=policy, keep=False)

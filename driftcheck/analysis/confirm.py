@@ -17,40 +17,29 @@ says how much of the measured A→B shift undoing the cause recovers. Verdicts: 
 the figure back, by so much of the shift, with the trial's pairs and p), `refuted` (no effect, and the trial
 was fine enough to have seen one half the size of the shift, or `REFUTE_PCT` when the shift is not measured),
 `inconclusive` with the resolution reached.
+
+This module decides: what each cause becomes, the plan, the verdict of a trial. Building the environments
+and running the trials is the face's (`driftcheck.api.confirm`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import shlex
-import shutil
-import subprocess
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from driftcheck.analysis.diff import Change
 from driftcheck.analysis.explain.model import Explained, Explanation
-from driftcheck.errors import DriftcheckError, OptionError, UsageError
-from driftcheck.runs.overlay import Distribution, distributions
-from driftcheck.runs.scratch_env import NotBuildable, ScratchEnvs
-from driftcheck.runs.store import RunStore
-from driftcheck.runs.system_knob import KNOBS, guard, wrapper
-from driftcheck.runs.trial import (
-    TrialError,
-    TrialPlan,
-    TrialResult,
-    Variant,
-    describe_comparison,
-    run_trial,
-    running_server,
-    stop_tree,
-    terminations_raise,
-)
+from driftcheck.errors import UsageError
+from driftcheck.runs.system_knob import KNOBS
+from driftcheck.runs.trial import TrialPlan, TrialResult, describe_comparison
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.stats.comparison import Comparison
+
+# A fact's value as a snapshot holds it: what undoing a cause puts back (a variable's value, a version, a flag's).
+FactValue = str | int | float | bool | None | list["FactValue"] | dict[str, "FactValue"]
 
 DEFAULT_TOP = 3
 # Without A measured here, "no effect" is decided when an effect this large (in %) would have been seen.
@@ -60,9 +49,6 @@ _SYSTEM_CATEGORIES = frozenset({"cpu_governor", "thp_memory", "numa", "gpu_clock
                                 "container_limits", "kernel_os", "pcie_link", "p2p_topology"})
 _PACKAGES = ("probes", "packages", "data", "packages")
 _SERVER_ARGS = ("probes", "server", "data", "server_args")
-
-Progress = Callable[[str], None]
-
 
 # --- what can be undone, and how ----------------------------------------------------------------------
 
@@ -74,8 +60,8 @@ class Undo:
     title: str
     kind: str  # env | package | server | system | none
     name: str = ""
-    a_value: Any = None  # A's value (None: unset/absent on A)
-    b_value: Any = None
+    a_value: FactValue = None  # A's value (None: unset/absent on A)
+    b_value: FactValue = None
     why_not: str | None = None
 
     def describe(self) -> str:
@@ -91,7 +77,7 @@ class Undo:
         return self.title
 
 
-def _shown(value: Any) -> str:
+def _shown(value: FactValue) -> str:
     return "(absent)" if value is None else str(value)
 
 
@@ -210,23 +196,19 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
-def _python_of_command(command: Sequence[str]) -> str | None:
-    """The interpreter CMD starts with, as found on PATH, when its first word is python/python3."""
-    try:
-        Variant("B", python="python").argv(command)  # refuses a command that does not start with python
-    except OptionError:
-        return None
-    return shutil.which(command[0])
-
-
-def confirm_plan(result: Explained, b: Snapshot, setup: ConfirmSetup, top: int = DEFAULT_TOP) -> ConfirmPlan:
+def confirm_plan(result: Explained, b: Snapshot, setup: ConfirmSetup, top: int = DEFAULT_TOP, *,
+                 command_python: str | None = None, writable: Collection[str] = ()) -> ConfirmPlan:
     """The plan of `explain --confirm` for the `top` ranked causes; a UsageError at once for a command
-    that cannot run here."""
+    that cannot run here.
+
+    What the plan needs to know of this machine is given: `command_python`, the interpreter the command's
+    leading python word finds (B's, unless `setup.b_python` names it), and `writable`, the machine-wide
+    settings (their paths) this user may write."""
     if not setup.trial.command:
         raise UsageError("--confirm needs your benchmark command after --, e.g. "
                          "driftcheck explain A B --confirm -- python bench.py")
     undos = [undo_of(result, e) for e in result.explanations[:top]]
-    b_python = setup.b_python or _python_of_command(setup.trial.command)
+    b_python = setup.b_python or command_python
     recorded = (b.probe_data("packages") or {}).get("interpreter")
     notes = []
     if any(u.kind == "package" for u in undos) and not setup.b_python and recorded and recorded != b_python:
@@ -236,7 +218,7 @@ def confirm_plan(result: Explained, b: Snapshot, setup: ConfirmSetup, top: int =
         undos = [replace(u, why_not="not confirmable here: a server argument needs the server started per run: "
                                     "give --server-cmd (B's) and --ready URL")
                  if u.kind == "server" else u for u in undos]
-    undos = [_system_allowed(u, setup) if u.kind == "system" else u for u in undos]
+    undos = [_system_allowed(u, setup, writable) if u.kind == "system" else u for u in undos]
     if b_python is None:
         undos = [replace(u, why_not="not confirmable here: the command does not start with python; give "
                                     "--b-python (B's interpreter) for a package to be undone")
@@ -244,11 +226,11 @@ def confirm_plan(result: Explained, b: Snapshot, setup: ConfirmSetup, top: int =
     return ConfirmPlan(setup, undos, b_python, notes)
 
 
-def _system_allowed(undo: Undo, setup: ConfirmSetup) -> Undo:
+def _system_allowed(undo: Undo, setup: ConfirmSetup, writable: Collection[str]) -> Undo:
     if not setup.allow_system_changes:
         return replace(undo, why_not=f"not confirmable without --allow-system-changes: {undo.name} is a setting of "
                                      "the whole machine (needs root); with it, it is set for each run and put back")
-    if not os.access(undo.name, os.W_OK):
+    if undo.name not in writable:
         return replace(undo, why_not=f"not confirmable here: {undo.name} is not writable by this user (needs root)")
     return undo
 
@@ -273,63 +255,12 @@ class Confirmation:
                 "trial": None if self.trial is None else self.trial.to_json()}
 
 
-def _not_confirmable(undo: Undo) -> Confirmation:
+def not_confirmable(undo: Undo) -> Confirmation:
+    """The confirmation of a cause the plan could not undo here, saying why."""
     return Confirmation(undo.rank, "not confirmable", str(undo.why_not), undo)
 
 
-class _Builder:
-    """The variants of each trial: B as it is, B with the cause undone, and A where A can run."""
-
-    def __init__(self, plan: ConfirmPlan, envs: ScratchEnvs) -> None:
-        self.plan, self.envs = plan, envs
-        self._dists: dict[str, dict[str, Distribution]] = {}
-
-    def dists(self, python: str) -> dict[str, Distribution]:
-        if python not in self._dists:
-            self._dists[python] = distributions(python)
-        return self._dists[python]
-
-    def variants(self, undo: Undo) -> tuple[Variant, ...]:
-        setup = self.plan.setup
-        if undo.kind == "env":
-            return (_env_variant("B", undo.name, undo.b_value), _env_variant("undone", undo.name, undo.a_value))
-        if undo.kind == "system":
-            command = setup.trial.command
-            return (Variant("B", command=tuple(wrapper(undo.name, str(undo.b_value), command))),
-                    Variant("undone", command=tuple(wrapper(undo.name, str(undo.a_value), command))))
-        if undo.kind == "server":
-            server = setup.trial.server
-            assert server is not None  # the plan made a server argument without --server-cmd not confirmable
-            return (Variant("B"), Variant("undone", server_command=with_flag(server.command, undo.name,
-                                                                              undo.a_value)))
-        return self._package_variants(undo)
-
-    def _package_variants(self, undo: Undo) -> tuple[Variant, ...]:
-        b_python = self.plan.b_python
-        assert b_python is not None  # the plan made a package without B's interpreter not confirmable
-        have = self.dists(b_python).get(undo.name)
-        if have is None or have.version != undo.b_value:
-            raise NotBuildable(f"{b_python} has {undo.name} {have.version if have else '(none)'}, not B's "
-                               f"{undo.b_value}: give --b-python, B's interpreter")
-        a_python = self.plan.setup.a_python
-        a_has = self.dists(a_python).get(undo.name) if a_python else None
-        if a_python and a_has is not None and a_has.version == undo.a_value:
-            overlay = self.envs.from_interpreter(a_python, self.dists(a_python), undo.name)
-        else:
-            overlay = self.envs.from_index(b_python, undo.name, str(undo.a_value))
-        inherited = os.environ.get("PYTHONPATH")
-        path = str(overlay) + (os.pathsep + inherited if inherited else "")
-        # B's interpreter in the command's place either way, so the two differ by the overlay alone.
-        b = Variant("B", python=b_python)
-        undone = Variant("undone", {"PYTHONPATH": path}, python=b_python)
-        return (b, undone, Variant("A", python=a_python)) if a_python else (b, undone)
-
-
-def _env_variant(name: str, var: str, value: Any) -> Variant:
-    return Variant(name, unset_env=(var,)) if value is None else Variant(name, {var: str(value)})
-
-
-def with_flag(command: Sequence[str], arg: str, value: Any) -> tuple[str, ...]:
+def with_flag(command: Sequence[str], arg: str, value: FactValue) -> tuple[str, ...]:
     """`command` with the server flag of `arg` set to `value`: `--arg VALUE`, `--arg` alone for True, and
     left out for False or None (absent on that side); any occurrence it had (`--arg X`, `--arg=X`) goes."""
     flag = _flag(arg)
@@ -352,7 +283,7 @@ def with_flag(command: Sequence[str], arg: str, value: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _json_scalar(value: Any) -> str:
+def _json_scalar(value: FactValue) -> str:
     if isinstance(value, (list, tuple)):
         return " ".join(map(str, value))
     return str(value)
@@ -401,68 +332,8 @@ def _pct(log_ratio: float) -> float:
     return (math.exp(log_ratio) - 1) * 100
 
 
-def _resolution(comparison: Any) -> str:
+def _resolution(comparison: Comparison) -> str:
     if math.isinf(comparison.detectable_pct):
         return f"{comparison.n} pairs: too few for any effect to be seen"
     return f"{comparison.effect_pct:+.1f} % in {comparison.n} pairs: ±{comparison.detectable_pct:.1f} % would " \
            "have been seen"
-
-
-def run_confirm(plan: ConfirmPlan, note: Progress | None = None, store: RunStore | None = None,
-                timed: Callable[[float], None] | None = None) -> dict[int, Confirmation]:
-    """Run the trial of every undoable cause of `plan`; rank -> its Confirmation. The scratch environments
-    made on the way are removed (or kept complete in the cache) whatever happens, and each trial stops its
-    runs and servers (run_trial). `timed` gets the duration of a first run of the command as B, before any
-    trial, for the estimate."""
-    out = {u.rank: _not_confirmable(u) for u in plan.undos if u.why_not is not None}
-    # SIGTERM/SIGHUP raise (as Ctrl-C does) between trials too, so a pip build or an overlay is cleaned up.
-    knobs = [u.name for u in plan.runnable if u.kind == "system"]
-    with terminations_raise(), guard(knobs), ScratchEnvs() as envs:
-        builder = _Builder(plan, envs)
-        for undo in plan.runnable:
-            try:
-                variants = builder.variants(undo)
-            except (NotBuildable, DriftcheckError) as exc:
-                out[undo.rank] = Confirmation(undo.rank, "not confirmable", f"not confirmable here: {exc}", undo)
-                continue
-            if timed is not None:
-                timed(_first_run_s(plan, variants[0]))
-                timed = None
-            if note:
-                note(f"confirm #{undo.rank}: {undo.describe()}: " + "; ".join(
-                    f"{v.name} = {v.describe()}" for v in variants))
-            trial = replace(plan.setup.trial, variants=variants,
-                            label=f"{plan.setup.trial.label or 'confirm'}:{undo.rank}")
-            try:
-                result = run_trial(trial, note=note, store=store)
-            except TrialError as exc:  # the command fails (or prints no figure) with the cause undone: said, per cause
-                out[undo.rank] = Confirmation(undo.rank, "failed", f"could not measure: {exc}", undo)
-            else:
-                out[undo.rank] = verdict_of(undo, result)
-            if note:
-                note(f"confirm #{undo.rank}: {out[undo.rank].text}")
-    return dict(sorted(out.items()))
-
-
-def _first_run_s(plan: ConfirmPlan, b: Variant) -> float:
-    """One run of the command as B (and its server), timed, output dropped: what the estimate scales, and a
-    warm-up (the first run after a change of environment pays for cold caches)."""
-    trial = plan.setup.trial
-    env = b.environment(os.environ)
-    begin = time.monotonic()
-    with contextlib.ExitStack() as stack:
-        if trial.server is not None:
-            stack.enter_context(running_server(trial.server, env, b.name))
-        try:
-            process = subprocess.Popen(b.argv(trial.command), env=env, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
-        except OSError as exc:
-            raise UsageError(f"{shlex.join(trial.command)}: cannot start: {exc}") from None
-        try:
-            process.wait(timeout=trial.run_timeout_s)
-        except subprocess.TimeoutExpired:
-            pass  # the trial's own runs will say so
-        finally:
-            if process.poll() is None:
-                stop_tree(process)
-    return time.monotonic() - begin

@@ -9,6 +9,7 @@ lists differ by design, and reading that as drift sends the user to reinstall wh
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,13 +30,13 @@ class Target:
     bench_runs: int | None = None
 
 
-def _data(snapshot: Snapshot, probe: str) -> dict[str, Any]:
+def _data(snapshot: Snapshot, probe: str) -> Mapping[str, object]:
     outcome = snapshot.document["probes"].get(probe) or {}
     data = outcome.get("data")
     return data if outcome.get("status") == "ok" and isinstance(data, dict) else {}
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import Signers, signers_for
 from driftcheck.analysis.signers import require_trusted as refuse_untrusted
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.api.snapshot import SnapshotRequest, take_snapshot
 from driftcheck.baselines.record import BenchRecord, as_bench_record
 from driftcheck.errors import DriftcheckError, OptionError

@@ -17,11 +17,11 @@ import yaml
 from driftcheck.analysis.gate import DEFAULT_MIN_CONFIDENCE, CheckResult, check_against, check_min_confidence
 from driftcheck.analysis.more_runs import first_look_runs
 from driftcheck.analysis.policy import Policy, PolicyError, parse_policy
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target, reference_target
 from driftcheck.api._shared import frozen_tuple, given_host, options_for
 from driftcheck.api.bench import decided_record
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.baselines.record import BenchRecord, as_bench_record
 from driftcheck.errors import OptionError, UnknownSnapshotError, UsageError
 from driftcheck.hosts import Host

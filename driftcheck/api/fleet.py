@@ -10,8 +10,8 @@ from typing import Any
 
 from driftcheck.analysis import signers
 from driftcheck.analysis.peers import PeerReport, peer_report
-from driftcheck.analysis.references import resolve_snapshot
 from driftcheck.analysis.signers import Signers, signers_for
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.remote.fleet import (
     DEFAULT_CONCURRENCY,
     DEFAULT_HOST_TIMEOUT_S,

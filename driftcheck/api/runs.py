@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from driftcheck.analysis.run_causes import change_points
+from driftcheck.api.run_causes import change_points
 from driftcheck.runs.html import ChangePoint
 from driftcheck.runs.reference import PREFIX, REFERENCE_HELP, resolve_run
 from driftcheck.runs.shapes import RunRecordJson

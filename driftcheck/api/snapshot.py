@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from driftcheck.api._shared import frozen_tuple, given_host, options_for
+from driftcheck.errors import OptionError
 from driftcheck.hosts import Host
 from driftcheck.hosts.child import StepReporter
 from driftcheck.hosts.targets import LOCAL, host_for
 from driftcheck.probes.base import BenchRequest, ProbeOptions
 from driftcheck.probes.kernels import HashProgress
+from driftcheck.probes.kernels import hash_cache_note as kernels_hash_cache_note
 from driftcheck.probes.prober import Prober
 from driftcheck.probes.runner import ProgressCallback
 from driftcheck.snapshot.model import Snapshot
@@ -54,16 +56,28 @@ class SnapshotRequest:
         return ProbeOptions(deep=self.deep, pids=tuple(self.pids), process_patterns=tuple(self.processes),
                             bench=self.bench, server_url=self.server)
 
-def take_snapshot(request: SnapshotRequest | None = None, *, host: Host | None = None, store: Store | None = None,
-                  progress: ProgressCallback | None = None, hash_progress: HashProgress | None = None,
-                  step_progress: StepReporter | None = None) -> Snapshot:
-    """Probe the machine `request.target` names (or `host`, e.g. a connected SSHHost) and return the
-    snapshot, signed and kept in `store` (default: the user's store) as the request says.
+def take_snapshot(request: SnapshotRequest | None = None, *, label: str | None = None, probes: Sequence[str] = (),
+                  skip: Sequence[str] = (), target: str = LOCAL, python: str | None = None, pids: Sequence[int] = (),
+                  processes: Sequence[str] = (), deep: bool = False, bench: BenchRequest | None = None,
+                  server: str | None = None, cheap_only: bool = False, sign: bool = True, keep: bool = True,
+                  host: Host | None = None, store: Store | None = None, progress: ProgressCallback | None = None,
+                  hash_progress: HashProgress | None = None, step_progress: StepReporter | None = None) -> Snapshot:
+    """Probe the machine `target` names (or `host`, e.g. a connected SSHHost) and return the snapshot,
+    signed and kept in `store` (default: the user's) unless told otherwise:
 
+        driftcheck.take_snapshot(label="before run", python="/opt/venv/bin/python")
+
+    The options are SnapshotRequest's fields, as keywords (or a SnapshotRequest, not both); checked
+    before anything is probed (an OptionError names the field).
     `progress`/`hash_progress`/`step_progress` receive progress reports (probes done; compiled files
     hashed; steps inside a long probe, a benchmark's runs).
     """
-    request = request or SnapshotRequest()
+    asked = SnapshotRequest(label=label, probes=probes, skip=skip, target=target, python=python, pids=pids,
+                            processes=processes, deep=deep, bench=bench, server=server, cheap_only=cheap_only,
+                            sign=sign, keep=keep)
+    if request is not None and asked != SnapshotRequest():
+        raise OptionError("request", None, "give the options as keywords or as a SnapshotRequest, not both")
+    request = request or asked
     reporters = (progress, hash_progress, step_progress)
     if host is not None:
         return _take(request, given_host(host, request.target, request.python), store, reporters)
@@ -78,3 +92,14 @@ def _take(request: SnapshotRequest, host: Host, store: Store | None,
                              store=(store or Store()) if request.keep else None, progress=progress,
                              hash_progress=hash_progress, step_progress=step_progress)
     return prober.snapshot(prober.probes(request.probes, request.skip, request.cheap_only), label=request.label)
+
+
+def keep_snapshot(snapshot: Snapshot, *, store: Store | None = None) -> None:
+    """Keep `snapshot` in `store` (default: the user's), as `take_snapshot` does unless told not to."""
+    (store or Store()).add(snapshot)
+
+
+def hash_cache_note(snapshot: Snapshot) -> str | None:
+    """One line on what the compiled-file hash cache saved while `snapshot` was taken; None when its
+    kernels probe did not run."""
+    return kernels_hash_cache_note(snapshot.probe_data("kernels"))

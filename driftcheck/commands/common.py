@@ -200,7 +200,7 @@ def add_python(p: Options,
 
 def add_probe_selection(p: Options, verb: str = "take only this probe", skip: bool = True) -> None:
     """`--probe NAME` (repeatable), and `--skip NAME` unless `skip` is False."""
-    from driftcheck.probes import probe_names  # the probe classes, only for the commands that probe
+    from driftcheck.api.catalog import probe_names  # the probe classes, only for the commands that probe
 
     p.add_argument("--probe", action="append", metavar="NAME",
                    help=f"{verb} (repeatable); known: {', '.join(probe_names())}")
@@ -210,9 +210,9 @@ def add_probe_selection(p: Options, verb: str = "take only this probe", skip: bo
 
 def add_bench_suite(p: Options, help: str) -> None:
     """`--bench SUITE`: one of the calibrated benchmark suites."""
-    from driftcheck.baselines.plans import SUITES
+    from driftcheck.api.catalog import BENCH_SUITES
 
-    p.add_argument("--bench", choices=SUITES, metavar="SUITE", help=f"{help} ({', '.join(SUITES)})")
+    p.add_argument("--bench", choices=BENCH_SUITES, metavar="SUITE", help=f"{help} ({', '.join(BENCH_SUITES)})")
 
 
 def add_runs(p: Options, default: int | None = None,
@@ -313,7 +313,7 @@ def flag_terms(**flags: str) -> Iterator[None]:
 
 def probe_options(args: argparse.Namespace) -> ProbeOptions:
     """The probe options of --pid/--process (and --deep, --server where the command has them), checked."""
-    from driftcheck.probes.base import ProbeOptions
+    from driftcheck.api import ProbeOptions
 
     with flag_terms():
         return ProbeOptions(deep=bool(getattr(args, "deep", False)), pids=tuple(args.pid),
@@ -345,8 +345,8 @@ def validate_keep(args: argparse.Namespace) -> None:
 
 def keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
     """Write the snapshot to `-o` and the store as asked; returns where it went, for the message."""
+    from driftcheck import api
     from driftcheck.snapshot.canonical import pretty_json
-    from driftcheck.store.snapshots import Store
 
     places = []
     if args.output == STDOUT:
@@ -357,6 +357,6 @@ def keep(snapshot: Snapshot, args: argparse.Namespace) -> str:
         write_new_file(args.output, pretty_json(snapshot.document), args.force)
         places.append(str(args.output))
     if not args.no_store:
-        Store().add(snapshot)
+        api.keep_snapshot(snapshot)
         places.insert(0, "store")
     return " and ".join(places)

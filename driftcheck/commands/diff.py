@@ -6,13 +6,9 @@ import argparse
 import json
 import sys
 
-from driftcheck.analysis.diff import diff_snapshots
-from driftcheck.analysis.explain import explain
-from driftcheck.analysis.references import resolve_snapshot
+from driftcheck import api
 from driftcheck.analysis.render import diff_text
-from driftcheck.analysis.signers import require_trusted, signers_of
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format, add_require_trusted
-from driftcheck.store.snapshots import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,24 +27,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    store = Store()
-    a = resolve_snapshot(args.a, store)
-    b = resolve_snapshot(args.b, store)
-    signers = signers_of(a, b)
-    if args.require_trusted:
-        require_trusted(signers)
-    diff = diff_snapshots(a, b)
-    explained = explain(diff, include_volatile=args.all)
-    explained.signers = signers
+    result = api.diff(args.a, args.b, all=args.all, require_trusted=args.require_trusted)
     if args.format == "json":
-        report = explained.to_json()
-        if diff.not_in_report:
-            report["not_in_report"] = diff.not_in_report
-        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:
         # A reading a plain diff hides (a clock under load, the boot id) is shown when a cause rests on it.
-        evidence = explained.evidence_paths()
-        sys.stdout.write("".join(line + "\n" for line in signers.lines()))
-        sys.stdout.write(diff_text(diff, args.all, also=[c for c in diff.readings if c.path in evidence],
-                                   ranked=[e.category for e in explained.explanations]))
-    return EXIT_DIFFERENT if diff.changes or explained.explanations else EXIT_OK
+        sys.stdout.write("".join(line + "\n" for line in result.signers.lines()))
+        sys.stdout.write(diff_text(result.diff, args.all, also=result.shown_readings(),
+                                   ranked=[e.category for e in result.explained.explanations]))
+    return EXIT_DIFFERENT if result.drifted else EXIT_OK

@@ -6,14 +6,9 @@ import argparse
 import json
 import shlex
 import sys
-from typing import TYPE_CHECKING
 
-from driftcheck.analysis.diff import diff_snapshots
-from driftcheck.analysis.explain import explain
+from driftcheck import api
 from driftcheck.analysis.explain.render import explain_markdown, explain_text
-from driftcheck.analysis.references import resolve_snapshot
-from driftcheck.analysis.run_causes import compare_references, rank_with_telemetry
-from driftcheck.analysis.signers import require_trusted, signers_of
 from driftcheck.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
@@ -29,12 +24,6 @@ from driftcheck.commands.common import (
 from driftcheck.errors import UsageError
 from driftcheck.runs.render import comparison_head_text
 from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
-from driftcheck.store.snapshots import Store
-
-if TYPE_CHECKING:
-    from driftcheck.analysis.confirm import Confirmation, ConfirmSetup
-    from driftcheck.analysis.explain.model import Explained
-    from driftcheck.snapshot.model import Snapshot
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -86,7 +75,7 @@ def _add_confirm_arguments(p: argparse.ArgumentParser) -> None:
     group.add_argument("--server-cmd", metavar="CMDLINE",
                        help="B's server, started before each run and stopped after; needs --ready")
     group.add_argument("--ready", metavar="URL", help="the server is up once URL answers (any HTTP status)")
-    group.add_argument("--ready-timeout", type=positive_float, default=120.0, metavar="S",
+    group.add_argument("--ready-timeout", type=positive_float, default=api.DEFAULT_READY_TIMEOUT_S, metavar="S",
                        help="give up on a server not answering after S seconds (default 120)")
     group.add_argument("--metric", action="append", default=[], metavar="NAME[UNIT]=REGEX",
                        help="read this figure of CMD's output as `driftcheck run --metric` does")
@@ -133,83 +122,45 @@ def _validate(args: argparse.Namespace) -> None:
                          "-- python bench.py")
     if command and not args.confirm:
         raise UsageError(f"{shlex.join(command)}: a command is only run with --confirm")
-    if bool(args.server_cmd) != bool(args.ready):
-        raise UsageError("--server-cmd and --ready go together: the server, and the URL that answers once it is up")
-    if args.wall and (args.metric or args.figure):
-        raise UsageError("--wall compares wall time; leave out --metric/--figure")
-    if args.max_pairs < 2:
-        raise UsageError(f"--max-pairs {args.max_pairs}: a trial needs at least 2 rounds")
+    with flag_terms():
+        api.check_trial_options(bool(args.server_cmd), bool(args.ready), args.wall,
+                                bool(args.metric or args.figure), args.max_pairs)
 
 
-def _setup(args: argparse.Namespace) -> ConfirmSetup:
-    from driftcheck.analysis.confirm import ConfirmSetup
-    from driftcheck.runs.metrics import pattern_name, user_pattern
-    from driftcheck.runs.trial import WALL, ServerSpec, TrialPlan
-
-    patterns = tuple(user_pattern(spec) for spec in args.metric)
-    metric = WALL if args.wall else args.figure or (patterns and pattern_name(args.metric[0])) or None
-    server = (ServerSpec(tuple(shlex.split(args.server_cmd)), args.ready, args.ready_timeout)
-              if args.server_cmd else None)
-    trial = TrialPlan(command=tuple(_command(args)), variants=(), patterns=patterns, metric=metric,
-                      max_pairs=args.max_pairs, budget_s=args.budget_s, seed=args.seed, server=server,
-                      run_timeout_s=args.run_timeout, label="confirm", record=not args.no_record)
-    return ConfirmSetup(trial, args.a_python, args.b_python, args.allow_system_changes)
+def _confirm_request(args: argparse.Namespace) -> api.ConfirmRequest | None:
+    """What --confirm asks for, in the face's terms; None without --confirm."""
+    if not args.confirm:
+        return None
+    return api.ConfirmRequest(command=_command(args), top=args.top, a_python=args.a_python, b_python=args.b_python,
+                              server_command=shlex.split(args.server_cmd) if args.server_cmd else None,
+                              ready=args.ready, ready_timeout_s=args.ready_timeout, metrics=args.metric,
+                              figure=args.figure, wall=args.wall, max_pairs=args.max_pairs, budget_s=args.budget_s,
+                              seed=args.seed, run_timeout_s=args.run_timeout, record=not args.no_record,
+                              allow_system_changes=args.allow_system_changes)
 
 
-def _note(text: str) -> None:
-    sys.stderr.write(f"driftcheck: {text}\n")
+def _tell(text: str) -> None:
+    sys.stderr.write(text + "\n")
     sys.stderr.flush()
 
 
-def _confirm(args: argparse.Namespace, result: Explained, b: Snapshot) -> dict[int, Confirmation]:
-    from driftcheck.analysis.confirm import confirm_plan, run_confirm
-    from driftcheck.runs.store import RunStore
-
-    with flag_terms():
-        plan = confirm_plan(result, b, _setup(args), top=args.top)
-        sys.stderr.write("\n".join(plan.text()) + "\n")
-        sys.stderr.flush()
-
-        def estimate(one_run_s: float) -> None:
-            sys.stderr.write(plan.estimate(one_run_s) + "\n")
-            sys.stderr.flush()
-
-        return run_confirm(plan, note=None if args.quiet else _note,
-                           store=None if args.no_record else RunStore(), timed=estimate)
+def _note(text: str) -> None:
+    _tell(f"driftcheck: {text}")
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    # Two runs: their figures go on top, and what the telemetry saw joins the ranked causes. Resolved first,
-    # so a --non-spec that cannot be used is refused before any work.
-    runs = compare_references(args.a, args.b, args.non_spec)
-    store = Store()
-    a = resolve_snapshot(args.a, store)
-    b = resolve_snapshot(args.b, store)
-    signers = signers_of(a, b)
-    if args.require_trusted:
-        require_trusted(signers)
-    result = explain(diff_snapshots(a, b), include_volatile=args.all)
-    result.signers = signers
-    if runs is not None:
-        rank_with_telemetry(result, runs)
-    confirmed = _confirm(args, result, b) if args.confirm else None
-    confirmations = None if confirmed is None else {rank: c.text for rank, c in confirmed.items()}
+    with flag_terms():
+        result = api.explain(args.a, args.b, all=args.all, require_trusted=args.require_trusted,
+                             non_spec=args.non_spec, confirm=_confirm_request(args), tell=_tell,
+                             note=None if args.quiet else _note)
     if args.format == "json":
-        report = result.to_json()
-        if confirmed is not None:
-            for row in report["explanations"]:
-                if row["rank"] in confirmed:
-                    row["confirm"] = confirmed[row["rank"]].to_json()
-        if runs is not None:
-            report["runs"] = runs.to_json()
-            report["changes"].extend(runs.change_rows())
-        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     elif args.format == "markdown":
-        if runs is not None:
-            sys.stdout.write("```\n" + comparison_head_text(runs) + "```\n\n")
-        sys.stdout.write(explain_markdown(result, confirmations))
+        if result.runs is not None:
+            sys.stdout.write("```\n" + comparison_head_text(result.runs) + "```\n\n")
+        sys.stdout.write(explain_markdown(result, result.confirmation_texts()))
     else:
-        if runs is not None:
-            sys.stdout.write(comparison_head_text(runs) + "\n")
-        sys.stdout.write(explain_text(result, use_colour(), confirmations, fold=not args.all))
+        if result.runs is not None:
+            sys.stdout.write(comparison_head_text(result.runs) + "\n")
+        sys.stdout.write(explain_text(result, use_colour(), result.confirmation_texts(), fold=not args.all))
     return EXIT_DIFFERENT if result.explanations else EXIT_OK

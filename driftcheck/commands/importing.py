@@ -9,9 +9,7 @@ from pathlib import Path
 from driftcheck.commands.common import EXIT_OK, add_label, add_no_store, add_output, keep, validate_keep
 from driftcheck.errors import UsageError
 from driftcheck.reports.formats import FORMATS
-from driftcheck.reports.importer import import_texts, read_text
 from driftcheck.snapshot.inputs import MAX_BYTES
-from driftcheck.snapshot.keys import load_signing_key
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -44,11 +42,13 @@ def _stdin_text() -> str:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    if sum(1 for path in args.files if str(path) == "-") > 1:
-        raise UsageError("standard input (-) can be read once")
-    texts = [("<stdin>", "stdin", _stdin_text()) if str(path) == "-" else (str(path), path.name, read_text(path))
-             for path in args.files]
-    snapshot = import_texts(texts, label=args.label, key=load_signing_key() if args.sign else None)
+    from driftcheck import api
+
+    if sum(1 for path in args.files if str(path) == api.STDIN) > 1:
+        raise UsageError("standard input (-) can be read once")  # before standard input is read
+    stdin = _stdin_text() if any(str(path) == api.STDIN for path in args.files) else None
+    # Stored by `keep` below, after -o is written, as before the library call existed.
+    snapshot = api.import_reports(args.files, label=args.label, sign=args.sign, stdin=stdin, keep=False)
     where = keep(snapshot, args)
     host = snapshot.document["host"]
     kinds = ", ".join(f"{s['file']} ({s['format']})" for s in host["sources"])

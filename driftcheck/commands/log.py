@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 
+from driftcheck import api
 from driftcheck.analysis.render import log_text
 from driftcheck.commands.common import EXIT_OK, add_format, add_limit
-from driftcheck.store.snapshots import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,13 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_log(args: argparse.Namespace) -> int:
-    store = Store()
-    entries = store.entries(args.limit)
+    listed = api.log(limit=args.limit)
     if args.format == "json":
-        print(json.dumps([{"position": i, "id": e.id, "created_at": e.created_at, "host": e.host,
-                           "label": e.label, "status_counts": e.status_counts, "boot_id": e.boot_id,
-                           "new_boot": e.new_boot}
-                          for i, e in enumerate(entries)], indent=2, sort_keys=True))
+        print(json.dumps(listed.to_json(), indent=2, sort_keys=True))
     else:
-        sys.stdout.write(log_text(entries, store.size_bytes()))
+        sys.stdout.write(log_text(listed.entries, listed.size_bytes))
     return EXIT_OK

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from driftcheck import api
 from driftcheck.commands.common import (
     EXIT_OK,
     add_host,
@@ -14,14 +15,10 @@ from driftcheck.commands.common import (
     add_python,
     add_quiet,
     flag_terms,
-    probe_options,
     progress_printer,
-    remote_host,
     validate_host,
 )
-from driftcheck.hosts.targets import local_host
-from driftcheck.probes.prober import Prober
-from driftcheck.probes.record import ensure_empty_directory
+from driftcheck.hosts.targets import LOCAL
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -40,20 +37,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_record(args: argparse.Namespace) -> int:
-    ensure_empty_directory(args.directory)
-    options = probe_options(args)
     show_progress = not args.quiet and sys.stderr.isatty()
-    with flag_terms(), remote_host(args) as host:
-        prober = Prober.for_user(host or local_host(args.python), options, sign=False,
-                                 progress=progress_printer(show_progress))
-        probes = prober.probes(args.probe, args.skip)
-        result = prober.record(args.directory, probes)
+    with flag_terms():
+        result = api.record(args.directory, probes=args.probe or (), skip=args.skip or (),
+                            target=LOCAL if args.host is None else args.host, python=args.python,
+                            identity=args.identity, accept_new_host_key=args.accept_new_host_key, pids=args.pid,
+                            processes=args.process, progress=progress_printer(show_progress))
     counts: dict[str, int] = {}
     for outcome in result.outcomes.values():
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
     summary = ", ".join(f"{status} {n}" for status, n in sorted(counts.items()))
     if not args.quiet:
-        sys.stderr.write(f"recorded {result.files} files and {result.commands} commands from {len(probes)} "
-                         f"probes ({summary}); replay with: driftcheck snapshot --replay {result.directory}\n")
+        sys.stderr.write(f"recorded {result.files} files and {result.commands} commands from "
+                         f"{len(result.outcomes)} probes ({summary}); replay with: driftcheck snapshot --replay "
+                         f"{result.directory}\n")
     print(result.directory)
     return EXIT_OK

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from driftcheck.analysis.diff import diff_snapshots
-from driftcheck.analysis.explain import explain
-from driftcheck.analysis.explain.render import explain_markdown
-from driftcheck.analysis.references import resolve_snapshot
+from driftcheck import api
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, add_output
-from driftcheck.reports.anonymize import Anonymizer
-from driftcheck.reports.report import prepare, write_report
-from driftcheck.snapshot.keys import load_redaction_secret, load_signing_key
-from driftcheck.store.snapshots import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,18 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    store = Store()
-    snapshot = resolve_snapshot(args.snapshot, store)
-    reference = resolve_snapshot(args.against, store) if args.against else None
-    anonymizer = Anonymizer(load_redaction_secret()) if args.anonymize else None
-    attached = prepare(snapshot, anonymizer, load_signing_key() if anonymizer else None)
-    changes = None
-    if reference is not None:
-        before = prepare(reference, anonymizer, None)
-        changes = explain_markdown(explain(diff_snapshots(before, attached)))
-    out_dir = args.output or Path(f"driftcheck-report-{attached.short_id}")
-    files = write_report(attached, out_dir, changes=changes, against=args.against, bundle=args.bundle,
-                         force=args.force)
+    files = api.report(args.snapshot, against=args.against, output=args.output, bundle=args.bundle,
+                       anonymize=args.anonymize, force=args.force)
     where = files.bundle or files.markdown
     note = ", some probe sections cut to fit" if files.cut else ""
     sys.stderr.write(f"wrote {where} ({files.length:,} characters{note})"

@@ -7,12 +7,11 @@ import sys
 
 import yaml
 
-from driftcheck.analysis.references import resolve_snapshot
+from driftcheck import api
 from driftcheck.analysis.render import snapshot_text
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, add_format, use_colour
 from driftcheck.reports.summary import summary_text
 from driftcheck.snapshot.canonical import pretty_json
-from driftcheck.snapshot.trust import TrustStore
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,16 +26,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    snapshot = resolve_snapshot(args.snapshot)
+    shown = api.show(args.snapshot)
     if args.format == "json":
-        sys.stdout.write(pretty_json(snapshot.document))
+        sys.stdout.write(pretty_json(shown.to_json()))
     elif args.format == "yaml":
-        sys.stdout.write(yaml.safe_dump(snapshot.document, sort_keys=True, allow_unicode=True))
+        sys.stdout.write(yaml.safe_dump(shown.to_json(), sort_keys=True, allow_unicode=True))
     else:
         # Who signed it, in the user's terms (you / a trusted name / an unknown key), as `verify` says it.
-        signer = TrustStore().signer_of(snapshot.document).who()
+        signer = shown.signer.who()
         if args.full:
-            sys.stdout.write(snapshot_text(snapshot, signer))
+            sys.stdout.write(snapshot_text(shown.snapshot, signer))
         else:
-            sys.stdout.write(summary_text(snapshot, signer, colour=use_colour()))
+            sys.stdout.write(summary_text(shown.snapshot, signer, colour=use_colour()))
     return EXIT_OK

@@ -32,7 +32,6 @@ from driftcheck.commands.common import (
     validate_keep,
 )
 from driftcheck.errors import UsageError
-from driftcheck.probes.kernels import hash_cache_note
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -84,17 +83,16 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
 
         bench = api.BenchRequest(args.bench, args.runs or 1, args.budget_s) if args.bench else None
         # Stored by `keep` below, after -o is written, as before the library call existed.
-        request = api.SnapshotRequest(label=args.label, probes=args.probe or (), skip=args.skip or (),
-                                      target=LOCAL if args.replay is None else f"{REPLAY_PREFIX}{args.replay}",
-                                      python=None if host else args.python, pids=args.pid, processes=args.process,
-                                      deep=args.deep, bench=bench, server=args.server, sign=not args.no_sign,
-                                      keep=False)
-        snapshot = api.take_snapshot(request, host=host, progress=progress_printer(show_progress),
+        snapshot = api.take_snapshot(label=args.label, probes=args.probe or (), skip=args.skip or (),
+                                     target=LOCAL if args.replay is None else f"{REPLAY_PREFIX}{args.replay}",
+                                     python=None if host else args.python, pids=args.pid, processes=args.process,
+                                     deep=args.deep, bench=bench, server=args.server, sign=not args.no_sign,
+                                     keep=False, host=host, progress=progress_printer(show_progress),
                                      hash_progress=hash_progress_printer() if show_progress else None,
                                      step_progress=run_progress() if show_progress else None)
     where = keep(snapshot, args)
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
-    note = hash_cache_note(snapshot.probe_data("kernels"))
+    note = api.hash_cache_note(snapshot)
     if note and not args.quiet:
         sys.stderr.write(note + "\n")
     if not args.quiet:

@@ -6,10 +6,8 @@ import argparse
 import json
 import sys
 
-from driftcheck.analysis.references import resolve_snapshot
+from driftcheck import api
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, SNAPSHOT_REF_HELP, add_format
-from driftcheck.snapshot.signing import verify_document
-from driftcheck.snapshot.trust import TrustStore
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -30,31 +28,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    snapshot = resolve_snapshot(args.snapshot, check_signature=False)
-    store = TrustStore()
-    signer = store.signer_of(snapshot.document)
-    accepted = False
-    if signer.state == "unknown" and args.trust:
-        accepted = verify_document(snapshot.document, args.trust).intact
-    elif signer.state == "unknown" and args.accept_new and signer.fingerprint:
-        store.add(signer.fingerprint, args.name)
-        signer = store.signer_of(snapshot.document)
-    ok = signer.trusted or accepted
+    verified = api.verify(args.snapshot, trust=args.trust or (), accept_new=args.accept_new, name=args.name)
+    signer = verified.signer
     if args.format == "json":
-        print(json.dumps({"snapshot": snapshot.source, "id": snapshot.id, "status": _status(signer.state, ok),
-                          "signer": signer.to_json(), "trusted": ok}, sort_keys=True))
+        print(json.dumps(verified.to_json(), sort_keys=True))
     else:
-        print(f"{snapshot.source}: {_message(signer.text(), signer.state, accepted)}")
-        if signer.state == "unknown" and not ok:
+        print(f"{verified.snapshot.source}: {_message(signer.text(), signer.state, verified.accepted)}")
+        if signer.state == "unknown" and not verified.trusted:
             sys.stderr.write(f"driftcheck: compare {signer.fingerprint} with what its owner says their key is; "
                              f"then `driftcheck key trust {signer.fingerprint} --name NAME`\n")
-    return EXIT_OK if ok else EXIT_DIFFERENT
-
-
-def _status(state: str, ok: bool) -> str:
-    if state in ("unsigned", "altered"):
-        return state
-    return "valid" if ok else "untrusted"
+    return EXIT_OK if verified.trusted else EXIT_DIFFERENT
 
 
 def _message(text: str, state: str, accepted: bool) -> str:

@@ -459,3 +459,22 @@ def test_ctrl_c_during_a_knob_trial_leaves_the_knob_as_it_was(tmp_path: Path) ->
         if process.poll() is None:
             process.kill()
     assert read(THP) == before
+
+
+def test_the_plan_is_made_from_what_it_is_told_of_this_machine() -> None:
+    """The plan reads nothing of the machine itself: which interpreter the command runs and which knobs this
+    user may write are given, so it is the same here as under root or without python on PATH."""
+    a, b = (read_snapshot_file(Path(p)) for p in _pair("thp-enabled"))
+    result = explain(diff_snapshots(a, b))
+    allowed = ConfirmSetup(TrialPlan(("python", "bench.py"), ()), allow_system_changes=True)
+    knob = next(u for u in confirm_plan(result, b, allowed).undos if u.kind == "system")
+    assert knob.why_not is not None and "not writable by this user" in knob.why_not
+    writable = confirm_plan(result, b, allowed, writable=[knob.name])
+    assert [u.kind for u in writable.runnable] == ["system"]
+    a, b = (read_snapshot_file(Path(p)) for p in _pair("package-upgraded"))
+    result = explain(diff_snapshots(a, b))
+    setup = ConfirmSetup(TrialPlan(("python", "bench.py"), ()))
+    package = confirm_plan(result, b, setup).undos[0]
+    assert package.kind == "package" and package.why_not is not None and "--b-python" in package.why_not
+    told = confirm_plan(result, b, setup, command_python="/venv/bin/python")
+    assert told.b_python == "/venv/bin/python" and told.undos[0].why_not is None

@@ -11,7 +11,7 @@ import driftcheck.analysis.gate as gate
 import driftcheck.analysis.policy as policy
 
 FLOORS = ("driftcheck.store", "driftcheck.probes", "driftcheck.hosts", "driftcheck.runs",
-          "driftcheck.analysis.references")
+          "driftcheck.api")
 
 
 def _imports(path: Path) -> set[str]:

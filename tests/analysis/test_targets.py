@@ -71,9 +71,9 @@ def test_check_against_another_interpreter_says_so_first_and_diffs_no_package_li
 def test_snapshots_of_two_interpreters_keep_their_packages_out_of_explain(tmp_path: Path) -> None:
     venv = _venv(tmp_path / "venv")
     store = Store(tmp_path / "store")
-    a = api.take_snapshot(api.SnapshotRequest(python=str(venv), probes=("python", "packages"), sign=False),
+    a = api.take_snapshot(python=str(venv), probes=("python", "packages"), sign=False,
                           store=store)
-    b = api.take_snapshot(api.SnapshotRequest(probes=("python", "packages"), sign=False), store=store)
+    b = api.take_snapshot(probes=("python", "packages"), sign=False, store=store)
     result = explain(diff_snapshots(a, b))
     assert not [c for c in result.diff.changes if c.probe == "packages"]
     assert result.to_json()["targets"]["line"].startswith("different targets: another interpreter")
@@ -87,7 +87,7 @@ def test_snapshots_of_two_interpreters_keep_their_packages_out_of_explain(tmp_pa
 
 def test_retaken_target_prefers_the_user_then_the_reference_on_its_own_host(tmp_path: Path) -> None:
     venv = _venv(tmp_path / "venv")
-    reference = api.take_snapshot(api.SnapshotRequest(python=str(venv), probes=("python",), sign=False, keep=False))
+    reference = api.take_snapshot(python=str(venv), probes=("python",), sign=False, keep=False)
     here = reference.host_name
     assert retaken_target(reference, None, here).python == str(venv)
     assert retaken_target(reference, "/usr/bin/python3", here).python == "/usr/bin/python3"
@@ -126,18 +126,18 @@ def test_a_reference_that_asked_a_server_has_it_asked_again() -> None:
 
 def test_two_names_of_one_environment_are_one_interpreter(tmp_path: Path) -> None:
     venv = _venv(tmp_path / "venv")
-    a = api.take_snapshot(api.SnapshotRequest(python=str(venv), probes=("python", "packages"), sign=False,
-                                              keep=False))
-    b = api.take_snapshot(api.SnapshotRequest(python=str(venv.with_name("python3")), probes=("python", "packages"),
-                                              sign=False, keep=False))
+    a = api.take_snapshot(python=str(venv), probes=("python", "packages"), sign=False,
+                          keep=False)
+    b = api.take_snapshot(python=str(venv.with_name("python3")), probes=("python", "packages"),
+                          sign=False, keep=False)
     assert reference_target(a).python != reference_target(b).python
     assert not target_difference(a, b)
 
 
 def test_another_interpreter_is_one_cause_with_its_path_prefix_and_sys_path_as_evidence(tmp_path: Path) -> None:
     venv = _venv(tmp_path / "venv")
-    a = api.take_snapshot(api.SnapshotRequest(python=str(venv), probes=("python",), sign=False, keep=False))
-    b = api.take_snapshot(api.SnapshotRequest(probes=("python",), sign=False, keep=False))
+    a = api.take_snapshot(python=str(venv), probes=("python",), sign=False, keep=False)
+    b = api.take_snapshot(probes=("python",), sign=False, keep=False)
     result = explain(diff_snapshots(a, b))
     interpreter = [e for e in result.explanations if "probes.python.data.executable" in e.evidence]
     assert len(interpreter) == 1 and len(result.explanations) == 1

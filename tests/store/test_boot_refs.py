@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.errors import UnknownSnapshotError
 from tests.conftest import DATA, CliResult
 

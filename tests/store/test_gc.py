@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.hosts import LocalHost
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.store.gc import plan_gc

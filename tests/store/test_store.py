@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from driftcheck.analysis.references import resolve_snapshot
+from driftcheck.api.references import resolve_snapshot
 from driftcheck.errors import SnapshotError, TamperedSnapshotError, UnknownSnapshotError
 from driftcheck.snapshot.canonical import canonical_bytes, pretty_json
 from driftcheck.snapshot.keys import load_signing_key

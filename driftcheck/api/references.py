@@ -1,4 +1,8 @@
-"""Turning what the user typed (a path, an id prefix, @latest, @prev, @N, @boot, @before-boot) into a snapshot."""
+"""Turning what the user typed (a path, an id prefix, @latest, @prev, @N, @boot, @before-boot, baseline:NAME,
+run:ID) into a snapshot.
+
+Resolution reads the snapshot store, the named baselines, the run records and files on disk: it is
+orchestration, so it lives in the face, and `analysis` receives snapshots already resolved."""
 
 from __future__ import annotations
 
@@ -7,8 +11,8 @@ from pathlib import Path
 
 from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
 from driftcheck.reports.importer import read_snapshot_or_report
-from driftcheck.runs.reference import is_run_reference, run_snapshot_id
-from driftcheck.runs.store import RunStore
+from driftcheck.runs.reference import is_run_reference, resolve_run
+from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.store.named import PREFIX as BASELINE_PREFIX
@@ -49,7 +53,8 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
         snapshot = NamedSnapshots(store).snapshot(reference[len(BASELINE_PREFIX):])
     elif is_run_reference(reference):
         _check_number(reference, _RUN_NUMBER.match(reference), "no run has that number")
-        snapshot = store.by_prefix(run_snapshot_id(reference, RunStore(store.path)))
+        run, after = resolve_run(reference, RunStore(store.path))
+        snapshot = run_snapshot(reference, run, after, store)
     elif position:
         which = position.group(1)
         _check_number(reference, position, f"no store holds that many snapshots ({MAX_POSITION:,} at most)")
@@ -99,3 +104,13 @@ def boot_reference(reference: str, store: Store) -> str:
         raise UnknownSnapshotError(reference, f"every stored snapshot of {points.host} is from this boot "
                                               f"({points.boot_id[:8]}); none was taken before it")
     return points.before_id
+
+
+def run_snapshot(reference: str, run: RunRecord, after: bool, store: Store) -> Snapshot:
+    """The snapshot the run `reference` stands for, once resolved to `run`: the one taken before its command,
+    or with `after` the reading after it; UnknownSnapshotError when the run kept none."""
+    snapshot_id = run.after_snapshot_id if after else run.snapshot_id
+    if not snapshot_id:
+        when = "after" if after else "before"
+        raise UnknownSnapshotError(reference, f"run {run.id} kept no snapshot {when} its command")
+    return store.by_prefix(snapshot_id)
