@@ -5,7 +5,7 @@ types they return. Each does what the command of the same name does, and its res
 that command prints with `--format json`.
 
     import driftcheck
-    result = driftcheck.check(driftcheck.CheckRequest(against="baseline:default"))  # the pre-benchmark gate
+    result = driftcheck.check(against="baseline:default", policy="gate.yaml")  # the pre-benchmark gate
     taken = driftcheck.take_snapshot(label="after run", python="/opt/venv/bin/python")  # signed, kept in the store
     ranked = driftcheck.explain("@before-boot", "@latest", require_trusted=True)  # references or Snapshots
 

@@ -82,6 +82,9 @@ CONDITIONS: dict[str, Condition] = {
     "gained_any": lambda ctx, _: bool(_members(ctx.change.after) - _members(ctx.change.before)),
     "after_is": lambda ctx, value: ctx.change.after == value,
     "before_is": lambda ctx, value: ctx.change.before == value,
+    # one of a list of values (the clocksources that read a slow device clock)
+    "after_in": lambda ctx, values: ctx.change.after in _as_list(values),
+    "before_in": lambda ctx, values: ctx.change.before in _as_list(values),
     "version_up": lambda ctx, _: version_order(ctx.change.before, ctx.change.after) > 0,
     "version_down": lambda ctx, _: version_order(ctx.change.before, ctx.change.after) < 0,
     "same_release": lambda ctx, _: same_release(ctx.change.before, ctx.change.after),
