@@ -110,5 +110,4 @@ def test_explain_ranks_the_clocksource_first_with_the_fix_that_restores_a(
     done = cli("explain", str(_replayed(cli, tmp_path, a)), str(_replayed(cli, tmp_path, b)), "--format", "json")
     first = json.loads(done.stdout)["explanations"][0]
     assert (first["rule"], first["category"], first["fix"]) == ("clocksource-changed", "kernel_os", fix)
-    assert first["direction"] == "either"
-    assert first["title"].startswith(title)
+    assert first["title"] == title  # no "slow"/"fast" claim beside it
