@@ -68,7 +68,10 @@ def test_benchmark_baseline_then_checks(cli_process: Callable[..., CliResult], b
         assert row["mds_pct"] is not None and row["runs"][0] == 3, name
         assert row["looks"]["planned"] == 2 and row["looks"]["alpha_each"] == 0.005, name
         assert row["looks"]["runs"] == sorted(taken | {3}) and row["looks"]["decided_at"] is None, name
-        assert "2 looks at 0.5% each" in row["verdict_text"] or "cannot resolve" in row["verdict_text"], name
+        # On a machine other load slows during the check, the control sees it and says so instead (still
+        # inconclusive, asserted above): the test then runs where a real user's check would.
+        assert any(said in row["verdict_text"] for said in ("2 looks at 0.5% each", "cannot resolve",
+                                                             "the whole machine is slower now")), name
     assert same.returncode == 0, same.stdout
     assert report["drift"] is False and report["bench_shifts"] == []
 
