@@ -66,6 +66,10 @@ COMMANDS: dict[str, CommandInfo] = {
                         "list recorded runs with their figures, or chart them in an HTML page"),
     "try": CommandInfo("driftcheck.commands.try_", "run a command under variants, interleaved: which is faster?"),
     "bisect": CommandInfo("driftcheck.commands.bisect", "find which of B's environment changes cause its shift"),
+    "export": CommandInfo("driftcheck.commands.export",
+                          "this machine's state and drift as Prometheus metrics or Kubernetes node labels"),
+    "slurm-health": CommandInfo("driftcheck.commands.slurm_health",
+                                "Slurm health check: drain this node on drift, resume it when the drift is gone"),
 }
 
 
