@@ -48,6 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                       help="how often to take a scheduled snapshot: 1d (default), 6h, 30min, 1w, 1h30min")
     add_python(inst, "the interpreter whose packages matter (your ML venv's)")
     add_bench_suite(inst, "also run this calibrated benchmark suite in each scheduled snapshot")
+    inst.add_argument("--textfile-dir", type=Path, metavar="DIR",
+                      help="after each snapshot, refresh DIR/driftcheck.prom (`driftcheck export prometheus`) for "
+                           "node_exporter's textfile collector")
     _where(inst)
     inst.set_defaults(handler=_cmd_install)
     status = actions.add_parser("status", help="what is installed, and when it last took a snapshot")
@@ -81,7 +84,8 @@ def _status_text(found: Installed, last: dict[str, str | None]) -> str:
     if settings:
         lines.append(f"  every {settings.every}" + (", and after every boot" if settings.at_boot else "")
                      + (f"; --python {settings.python}" if settings.python else "")
-                     + (f"; --bench {settings.bench}" if settings.bench else ""))
+                     + (f"; --bench {settings.bench}" if settings.bench else "")
+                     + (f"; --textfile-dir {settings.textfile_dir}" if settings.textfile_dir else ""))
     lines += [f"  file {path}" for path in found.files] + [f"  link {path}" for path in found.links]
     for label, when in last.items():
         lines.append(f"  last `{label}` snapshot: {when[:19].replace('T', ' ') + ' UTC' if when else 'none yet'}")
@@ -108,7 +112,10 @@ def _cmd_install(args: argparse.Namespace) -> int:
     every = parse_duration(args.every)
     if args.python and not Path(args.python).is_file():
         raise UsageError(f"--python {args.python}: no such interpreter")
-    _report(install(Settings(every, args.at_boot, args.python, args.bench), target), "install")
+    if args.textfile_dir and not args.textfile_dir.is_dir():
+        raise UsageError(f"--textfile-dir {args.textfile_dir}: no such directory")
+    textfile_dir = str(args.textfile_dir.absolute()) if args.textfile_dir else None
+    _report(install(Settings(every, args.at_boot, args.python, args.bench, textfile_dir), target), "install")
     return EXIT_OK
 
 
