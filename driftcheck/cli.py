@@ -73,12 +73,28 @@ COMMANDS: dict[str, CommandInfo] = {
 }
 
 
+class CommandListFormatter(argparse.HelpFormatter):
+    """argparse's help layout, with the command names measured at the indentation they are printed at: argparse
+    measures them one level out, so a name of 11 characters or more (`slurm-health`) would be pushed onto a line
+    of its own, away from its summary."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if action.help is argparse.SUPPRESS or not isinstance(action, argparse._SubParsersAction):
+            return
+        indent = self._current_indent + self._indent_increment
+        for command in action._get_subactions():
+            self._action_max_length = max(self._action_max_length,
+                                          len(self._format_action_invocation(command)) + indent)
+
+
 def build_parser(*commands: str) -> argparse.ArgumentParser:
     """The argument parser: every command listed with its summary; the options only of `commands`.
 
     Only the modules of `commands` are imported; `build_parser(*COMMANDS)` builds the whole parser.
     """
     parser = Parser(prog="driftcheck",
+                    formatter_class=CommandListFormatter,
                     description="Record the state of a GPU benchmark/inference machine in signed snapshots, "
                                 "and compare two of them to see what changed.",
                     epilog="Exit codes: 0 no relevant difference / all well, 1 differences or a failed "

@@ -143,3 +143,17 @@ def _wait_for_state(cluster: SlurmCluster, wanted: Callable[[str, str], bool], l
     raise AssertionError(f"node state {_state(cluster)} after {timeout_s:g} s\n"
                          f"{log.read_text(errors='replace')[-3000:] if log.exists() else 'no health log'}\n"
                          f"{cluster.log_tail()}")
+
+
+def test_a_check_past_its_deadline_is_trouble_and_touches_nothing(
+        slurm: SlurmCluster, cli_process: Callable[..., CliResult]) -> None:
+    assert cli_process("baseline", "save", "default").returncode == 0
+    result = cli_process("slurm-health", "--deadline", "0.01", env={"OMP_NUM_THREADS": "1"})
+    assert result.returncode == 2
+    assert result.stderr == "driftcheck: error: the check did not finish within 0.01 s\n"
+    assert _state(slurm)[0].startswith("idle")
+
+
+def test_a_deadline_at_slurms_limit_is_refused(cli_process: Callable[..., CliResult]) -> None:
+    result = cli_process("slurm-health", "--deadline", "60")
+    assert result.returncode == 2 and "less than Slurm's 60 s" in result.stderr and "Traceback" not in result.stderr

@@ -22,9 +22,9 @@ from tests.reports.prometheus_stack import PrometheusStack, needs_prometheus, st
 
 pytestmark = [needs_prometheus, pytest.mark.slow]
 
-DRIFTED = "driftcheck_check_drift == 1"
-CAUSES = "driftcheck_check_causes > 0"
-DRIVERS = "count by (driver_version) (driftcheck_gpu_info)"
+# The README's queries (tests/test_readme_operations.py holds the README to them).
+QUERIES = DRIVERS, DRIFTED, CAUSES = ("count by (driver_version) (driftcheck_gpu_info)", "driftcheck_check_drift == 1",
+                                      "driftcheck_check_causes > 0")
 
 
 @pytest.fixture
