@@ -44,6 +44,8 @@ class ExportRequest:
     def __post_init__(self) -> None:
         if self.against is not None and not self.check:
             raise OptionError("against", self.against, "names a reference for a check that check=False skips")
+        if self.policy is not None and not self.check:
+            raise OptionError("policy", str(self.policy), "is a policy for a check that check=False skips")
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,19 @@ and bad input as one line with exit 2."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CliResult
+from tests.conftest import REPO_ROOT, CliResult
 
 
 def test_nfd_labels_say_drift_after_a_change_and_no_drift_before(cli: Callable[..., CliResult], tmp_path: Path,
@@ -53,3 +60,26 @@ def test_bad_input_is_one_line_and_exit_2(cli: Callable[..., CliResult], args: l
     result = cli(*args)
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow  # a real process, serving until interrupted
+def test_listen_serves_the_metrics_until_interrupted(tmp_path: Path, driftcheck_home: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "DRIFTCHECK_HOME": str(driftcheck_home)}
+    server = subprocess.Popen([sys.executable, "-m", "driftcheck", "export", "prometheus", "--listen", "0",
+                               "--no-check"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        match = re.match(r"serving http://127\.0\.0\.1:(\d+)/metrics; no check\n", first)
+        assert match, first + (server.stderr.read() if server.poll() is not None and server.stderr else "")
+        with urllib.request.urlopen(f"http://127.0.0.1:{match[1]}/metrics", timeout=10) as reply:
+            served = reply.read()
+        assert b'driftcheck_probe_success{probe="env"} 1.0' in served and b"driftcheck_check_drift" not in served
+        if shutil.which("promtool"):
+            checked = subprocess.run(["promtool", "check", "metrics"], input=served, capture_output=True, timeout=60,
+                                     check=False)
+            assert checked.returncode == 0, checked.stdout + checked.stderr
+    finally:
+        server.send_signal(signal.SIGINT)
+        code = server.wait(timeout=30)
+    assert code == 130  # interrupted: the CLI's code for Ctrl-C
