@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, CliResult
+from tests.servers import recorded_routes
 
 
 def test_nfd_labels_say_drift_after_a_change_and_no_drift_before(cli: Callable[..., CliResult], tmp_path: Path,
@@ -83,3 +84,19 @@ def test_listen_serves_the_metrics_until_interrupted(tmp_path: Path, driftcheck_
         server.send_signal(signal.SIGINT)
         code = server.wait(timeout=30)
     assert code == 130  # interrupted: the CLI's code for Ctrl-C
+
+
+def test_the_engine_the_baseline_asked_is_exported_from_its_recorded_answers(
+        cli: Callable[..., CliResult], tmp_path: Path, replay_server: Callable[..., str]) -> None:
+    # Real answers of SGLang 0.0.0.dev1+g753da2753 (tests/data/servers/sglang-docs-native-api/SOURCE).
+    url = replay_server(recorded_routes("sglang-docs-native-api"))
+    taken = cli("snapshot", "--server", url, "--probe", "env", "--probe", "python", "--probe", "server", "-q")
+    assert taken.returncode == 0, taken.stderr
+    assert cli("baseline", "save", "default", "@latest").returncode == 0
+    nfd = cli("export", "nfd", "--features-dir", str(tmp_path))
+    assert nfd.returncode == 0, nfd.stdout + nfd.stderr
+    labels = (tmp_path / "driftcheck").read_text("utf-8")
+    assert "/engine=sglang\n" in labels and "/engine-version=0.0.0.dev1_g753da2753\n" in labels
+    assert cli("export", "prometheus", "--textfile-dir", str(tmp_path)).returncode == 0
+    text = (tmp_path / "driftcheck.prom").read_text("utf-8")
+    assert 'driftcheck_server_info{engine="sglang",version="0.0.0.dev1+g753da2753"} 1.0' in text
