@@ -6,13 +6,9 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from driftcheck.errors import DriftcheckError
+from driftcheck.errors import DeadlineError
 
 T = TypeVar("T")
-
-
-class DeadlineError(DriftcheckError):
-    """The call did not finish within its time limit."""
 
 
 def within(seconds: float, call: Callable[[], T], what: str) -> T:

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from driftcheck.api.bounded import DeadlineError, within
-from driftcheck.errors import DriftcheckError, UsageError
+from driftcheck.api.bounded import within
+from driftcheck.errors import DeadlineError, DriftcheckError, UsageError
 
 
 def test_a_call_in_time_gives_its_result() -> None:
