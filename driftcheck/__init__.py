@@ -69,11 +69,13 @@ if TYPE_CHECKING:
         verify,
     )
     from driftcheck.api.bisect import bisect
+    from driftcheck.api.export import ExportRequest, MachineState, PrometheusServer, export_nfd, export_prometheus
     from driftcheck.api.fleet import FleetResult, fleet
     from driftcheck.api.gc import GcResult, gc
     from driftcheck.api.run import run
     from driftcheck.api.runs import RunHistory, run_history, run_record
     from driftcheck.api.schedule import ScheduleStatus, schedule_install, schedule_remove, schedule_status
+    from driftcheck.api.slurm_health import SlurmHealth, SlurmHealthRequest, slurm_health
     from driftcheck.api.trial import trial, trial_plan, variant
     from driftcheck.snapshot.model import Snapshot
 
@@ -99,6 +101,11 @@ _LAZY = {
     "FleetResult": "driftcheck.api.fleet", "gc": "driftcheck.api.gc", "GcResult": "driftcheck.api.gc",
     "schedule_install": "driftcheck.api.schedule", "schedule_remove": "driftcheck.api.schedule",
     "schedule_status": "driftcheck.api.schedule", "ScheduleStatus": "driftcheck.api.schedule",
+    # where operators look: Prometheus, NFD, a Slurm health check (prometheus_client only when asked)
+    "export_prometheus": "driftcheck.api.export", "export_nfd": "driftcheck.api.export",
+    "ExportRequest": "driftcheck.api.export", "MachineState": "driftcheck.api.export",
+    "PrometheusServer": "driftcheck.api.export", "slurm_health": "driftcheck.api.slurm_health",
+    "SlurmHealth": "driftcheck.api.slurm_health", "SlurmHealthRequest": "driftcheck.api.slurm_health",
 }
 
 if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an error for them
@@ -121,3 +128,6 @@ __all__ += ["BaselineList", "BenchResult", "SavedBaseline", "ShownBaseline", "be
 # runs, trials and fleets
 __all__ += ["FleetResult", "GcResult", "RunHistory", "ScheduleStatus", "bisect", "fleet", "gc", "run", "run_history",
             "run_record", "schedule_install", "schedule_remove", "schedule_status", "trial", "trial_plan", "variant"]
+# where operators look
+__all__ += ["ExportRequest", "MachineState", "PrometheusServer", "SlurmHealth", "SlurmHealthRequest", "export_nfd",
+            "export_prometheus", "slurm_health"]

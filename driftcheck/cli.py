@@ -66,7 +66,26 @@ COMMANDS: dict[str, CommandInfo] = {
                         "list recorded runs with their figures, or chart them in an HTML page"),
     "try": CommandInfo("driftcheck.commands.try_", "run a command under variants, interleaved: which is faster?"),
     "bisect": CommandInfo("driftcheck.commands.bisect", "find which of B's environment changes cause its shift"),
+    "export": CommandInfo("driftcheck.commands.export",
+                          "this machine's state and drift as Prometheus metrics or Kubernetes node labels"),
+    "slurm-health": CommandInfo("driftcheck.commands.slurm_health",
+                                "Slurm health check: drain this node on drift, resume it when the drift is gone"),
 }
+
+
+class CommandListFormatter(argparse.HelpFormatter):
+    """argparse's help layout, with the command names measured at the indentation they are printed at: argparse
+    measures them one level out, so a name of 11 characters or more (`slurm-health`) would be pushed onto a line
+    of its own, away from its summary."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if action.help is argparse.SUPPRESS or not isinstance(action, argparse._SubParsersAction):
+            return
+        indent = self._current_indent + self._indent_increment
+        for command in action._get_subactions():
+            self._action_max_length = max(self._action_max_length,
+                                          len(self._format_action_invocation(command)) + indent)
 
 
 def build_parser(*commands: str) -> argparse.ArgumentParser:
@@ -75,6 +94,7 @@ def build_parser(*commands: str) -> argparse.ArgumentParser:
     Only the modules of `commands` are imported; `build_parser(*COMMANDS)` builds the whole parser.
     """
     parser = Parser(prog="driftcheck",
+                    formatter_class=CommandListFormatter,
                     description="Record the state of a GPU benchmark/inference machine in signed snapshots, "
                                 "and compare two of them to see what changed.",
                     epilog="Exit codes: 0 no relevant difference / all well, 1 differences or a failed "

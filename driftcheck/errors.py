@@ -153,3 +153,7 @@ class CommandNotRunnable(DriftcheckError):
 
 class RuleCatalogError(DriftcheckError):
     """The rule catalog, a fact table or a policy's patterns are malformed."""
+
+
+class DeadlineError(DriftcheckError):
+    """A call did not finish within its time limit (a health check that Slurm would kill at 60 s)."""

@@ -256,7 +256,7 @@ def test_every_handler_is_one_function_per_sub_action() -> None:
     parsers = _parsers(build_parser(*COMMANDS))
     handlers = {name: p.get_default("handler") for name, p in parsers.items()}
     with_actions = {name.split()[0] for name in parsers if " " in name}
-    assert with_actions == {"baseline", "key", "schedule"}
+    assert with_actions == {"baseline", "export", "key", "schedule"}
     for name, handler in handlers.items():
         # `key` alone still shows the key, as `key show` does (the one action with a default).
         assert (handler is None) == (name in with_actions - {"key"}), name

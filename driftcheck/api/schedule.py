@@ -39,17 +39,22 @@ class ScheduleStatus:
 
 
 def schedule_install(*, every: str = "1d", at_boot: bool = False, python: str | None = None,
-                     bench: str | None = None, user: bool = False, root: Path | None = None,
-                     cron_dir: Path | None = None) -> Outcome:
+                     bench: str | None = None, textfile_dir: Path | None = None, user: bool = False,
+                     root: Path | None = None, cron_dir: Path | None = None) -> Outcome:
     """Write and enable a service and timer taking a snapshot every `every` (`1d`, `6h`, `1h30min`), and with
     `at_boot` one after every boot; `python`: the interpreter whose packages matter; `bench`: a benchmark suite
-    each scheduled snapshot also runs. System-wide as root, the user's (`user`) otherwise; `root` writes the
-    units under a machine image's root; where systemd does not run, a cron entry (in `cron_dir` as root)."""
+    each scheduled snapshot also runs; `textfile_dir`: node_exporter's textfile directory, where
+    `driftcheck export prometheus` refreshes `driftcheck.prom` after each scheduled snapshot. System-wide as
+    root, the user's (`user`) otherwise; `root` writes the units under a machine image's root; where systemd
+    does not run, a cron entry (in `cron_dir` as root)."""
     target = choose_target(user, root, cron_dir)
     every_s = parse_duration(every)
     if python and not Path(python).is_file():
         raise OptionError("python", python, "no such interpreter")
-    return install(Settings(every_s, at_boot, python, bench), target)
+    if textfile_dir is not None and not textfile_dir.is_dir():
+        raise OptionError("textfile_dir", str(textfile_dir), "no such directory")
+    exported = str(textfile_dir.absolute()) if textfile_dir is not None else None
+    return install(Settings(every_s, at_boot, python, bench, exported), target)
 
 
 def schedule_remove(*, user: bool = False, root: Path | None = None, cron_dir: Path | None = None) -> Outcome:

@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                       help="how often to take a scheduled snapshot: 1d (default), 6h, 30min, 1w, 1h30min")
     add_python(inst, "the interpreter whose packages matter (your ML venv's)")
     add_bench_suite(inst, "also run this calibrated benchmark suite in each scheduled snapshot")
+    inst.add_argument("--textfile-dir", type=Path, metavar="DIR",
+                      help="after each snapshot, refresh DIR/driftcheck.prom (`driftcheck export prometheus`) for "
+                           "node_exporter's textfile collector")
     _where(inst)
     inst.set_defaults(handler=_cmd_install)
     status = actions.add_parser("status", help="what is installed, and when it last took a snapshot")
@@ -57,7 +60,8 @@ def _status_text(status: ScheduleStatus) -> str:
     if settings:
         lines.append(f"  every {settings.every}" + (", and after every boot" if settings.at_boot else "")
                      + (f"; --python {settings.python}" if settings.python else "")
-                     + (f"; --bench {settings.bench}" if settings.bench else ""))
+                     + (f"; --bench {settings.bench}" if settings.bench else "")
+                     + (f"; --textfile-dir {settings.textfile_dir}" if settings.textfile_dir else ""))
     lines += [f"  file {path}" for path in found.files] + [f"  link {path}" for path in found.links]
     for label, when in last.items():
         lines.append(f"  last `{label}` snapshot: {when[:19].replace('T', ' ') + ' UTC' if when else 'none yet'}")
@@ -83,7 +87,7 @@ def _where_of(args: argparse.Namespace) -> dict[str, Any]:
 def _cmd_install(args: argparse.Namespace) -> int:
     with flag_terms():
         outcome = schedule_install(every=args.every, at_boot=args.at_boot, python=args.python, bench=args.bench,
-                                   **_where_of(args))
+                                   textfile_dir=args.textfile_dir, **_where_of(args))
     _report(outcome, "install")
     return EXIT_OK
 

@@ -63,6 +63,9 @@ class Settings:
     at_boot: bool = False
     python: str | None = None
     bench: str | None = None
+    # node_exporter's textfile directory: after each snapshot, `driftcheck export prometheus` keeps
+    # driftcheck.prom there fresh (a check against the baseline, the machine's facts).
+    textfile_dir: str | None = None
 
     @property
     def every(self) -> str:
@@ -174,6 +177,17 @@ def driftcheck_argv(label: str, settings: Settings) -> list[str]:
     return argv
 
 
+def export_argv(settings: Settings) -> list[str] | None:
+    """The command that refreshes the Prometheus textfile after a scheduled snapshot; None when none is asked."""
+    if not settings.textfile_dir:
+        return None
+    argv = [str(Path(sys.executable).absolute()), "-m", "driftcheck", "export", "prometheus", "--textfile-dir",
+            str(Path(settings.textfile_dir).absolute())]
+    for word in argv:
+        refuse_control_characters(word, "the scheduled command")
+    return argv
+
+
 def _environment() -> dict[str, str]:
     """The variables that point driftcheck at this user's key and store, for runs that start without them."""
     env = {"HOME": str(Path.home())}
@@ -241,6 +255,9 @@ def _service(label: str, settings: Settings, after: Sequence[str], install: str 
     lines += [f"After={unit}" for unit in after]
     lines += ["", "[Service]", "Type=oneshot", f"Environment={env}",
               "ExecStart=" + " ".join(_systemd_quote(w) for w in driftcheck_argv(label, settings))]
+    export = export_argv(settings)
+    if export:  # `-`: drift (exit 1) is in the metrics; it must not mark the snapshot's unit failed
+        lines.append("ExecStartPost=-" + " ".join(_systemd_quote(w) for w in export))
     if install:
         lines += ["", "[Install]", f"WantedBy={install}"]
     return with_digest(lines)
@@ -316,7 +333,8 @@ def _settings_from(text: str) -> Settings | None:
         if line.startswith(MARKER):
             try:
                 data = json.loads(line[len(MARKER):])
-                return Settings(int(data["every_s"]), bool(data["at_boot"]), data.get("python"), data.get("bench"))
+                return Settings(int(data["every_s"]), bool(data["at_boot"]), data.get("python"), data.get("bench"),
+                                data.get("textfile_dir"))
             except (ValueError, KeyError, TypeError):
                 return None
     return None
@@ -477,6 +495,9 @@ def cron_schedule(seconds: int) -> str:
 def _cron_command(label: str, settings: Settings) -> str:
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in _environment().items())
     command = f"{env} " + " ".join(shlex.quote(w) for w in driftcheck_argv(label, settings)) + " >/dev/null"
+    export = export_argv(settings)
+    if export:  # after the snapshot, whatever its exit: the textfile says what the check found
+        command += f"; {env} " + " ".join(shlex.quote(w) for w in export) + " >/dev/null"
     return command.replace("%", "\\%")  # cron turns a bare % into a newline
 
 

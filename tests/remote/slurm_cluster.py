@@ -96,8 +96,9 @@ def _wait_for(what: str, check: object, cluster: SlurmCluster, timeout_s: float 
     raise RuntimeError(f"{what} not ready within {timeout_s:g} s\n{cluster.log_tail()}")
 
 
-def start_cluster(directory: Path) -> SlurmCluster:
-    """Start munged, slurmctld and slurmd for one node (this machine) and wait until it is idle."""
+def start_cluster(directory: Path, extra_conf: str = "") -> SlurmCluster:
+    """Start munged, slurmctld and slurmd for one node (this machine) and wait until it is idle; `extra_conf`
+    lines are added to slurm.conf (e.g. a HealthCheckProgram)."""
     directory.mkdir(parents=True, exist_ok=True)
     munge = directory / "munge"
     munge.mkdir(mode=0o700)
@@ -137,7 +138,7 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
 PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
-"""
+{extra_conf}"""
     (directory / "slurm.conf").write_text(conf)
     cluster = SlurmCluster(directory, node)
     _start(cluster, "munged", ["/usr/sbin/munged", "--foreground", "--force", f"--socket={socket_path}",

@@ -266,3 +266,54 @@ def test_a_users_own_link_at_the_enable_path_is_not_replaced(cli: Callable[..., 
     done = cli("schedule", "install", "--root", str(root))
     assert done.returncode == 2 and "is not driftcheck's link" in done.stderr
     assert os.readlink(wants / "driftcheck-scheduled.timer") == "/etc/systemd/system/my-own.timer"
+
+
+@needs_systemd_analyze
+def test_with_a_textfile_dir_each_snapshot_unit_refreshes_the_prometheus_textfile(
+        cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    root, textfiles = tmp_path / "image", tmp_path / "textfile"
+    root.mkdir()
+    textfiles.mkdir()
+    result = cli("schedule", "install", "--at-boot", "--root", str(root), "--textfile-dir", str(textfiles))
+    assert result.returncode == 0, result.stderr
+    paths = [root / UNIT_DIR / name for name in UNITS]
+    verify = subprocess.run(["systemd-analyze", "verify", *map(str, paths)], capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert verify.returncode == 0, verify.stderr
+    for unit in ("driftcheck-boot.service", "driftcheck-scheduled.service"):
+        line = next(line for line in _unit(root, unit).splitlines() if line.startswith("ExecStartPost="))
+        # `-`: a drift (exit 1) is reported in the metrics, and never marks the snapshot's unit failed
+        assert line.startswith("ExecStartPost=-")
+        argv = shlex.split(line[len("ExecStartPost=-"):])
+        assert argv[1:] == ["-m", "driftcheck", "export", "prometheus", "--textfile-dir", str(textfiles)]
+    status = json.loads(cli("schedule", "status", "--root", str(root), "--format", "json").stdout)
+    assert status["settings"]["textfile_dir"] == str(textfiles)
+    assert "--textfile-dir" in cli("schedule", "status", "--root", str(root)).stdout
+    assert cli("schedule", "remove", "--root", str(root)).returncode == 0
+
+
+def test_a_missing_textfile_dir_is_refused_before_anything_is_written(cli: Callable[..., CliResult],
+                                                                     tmp_path: Path) -> None:
+    root = tmp_path / "image"
+    root.mkdir()
+    result = cli("schedule", "install", "--root", str(root), "--textfile-dir", str(tmp_path / "absent"))
+    assert result.returncode == 2 and "no such directory" in result.stderr
+    assert _tree(root) == []
+
+
+@without_systemd
+@pytest.mark.slow  # spawns the CLI as cron would
+def test_the_cron_command_refreshes_the_textfile_after_the_snapshot(cli: Callable[..., CliResult],
+                                                                    tmp_path: Path) -> None:
+    cron_d, textfiles = tmp_path / "cron.d", tmp_path / "textfile"
+    cron_d.mkdir()
+    textfiles.mkdir()
+    assert cli("schedule", "install", "--cron-dir", str(cron_d), "--textfile-dir", str(textfiles)).returncode == 0
+    line = (cron_d / "driftcheck").read_text("utf-8").splitlines()[-1]
+    command = line.split(" root ", 1)[1].replace("\\%", "%")
+    done = subprocess.run(["/bin/sh", "-c", command], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    text = (textfiles / "driftcheck.prom").read_text("utf-8")
+    # the scheduled snapshot was the first of this machine: the export checked against it
+    assert 'driftcheck_check_drift{reference="' in text and "driftcheck_probe_success" in text
