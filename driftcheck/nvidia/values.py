@@ -70,6 +70,14 @@ def text_value(raw: str | None) -> str | None:
     return None if value.lower() in _NO_VALUE else value
 
 
+_TRAILING_NOTE = re.compile(r"\s*\[[^\]]*\]\s*$")
+
+
+def without_note(value: str) -> str:
+    """`value` without the bracketed note nvidia-smi may append ("13.3 [Deprecated; ...]")."""
+    return _TRAILING_NOTE.sub("", value) or value
+
+
 def number(raw: str | None) -> int | float | None:
     """The number in "350.00 W", "16x", "0 %", "1980 MHz"; None when there is none."""
     value = text_value(raw)
