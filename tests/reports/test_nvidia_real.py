@@ -124,3 +124,31 @@ def test_a_row_with_err_fan_and_e_process_compute_mode_keeps_its_values() -> Non
     assert gpu["memory"] == {"used_mib": 2021, "total_mib": 23028}
     assert (gpu["performance_state"], gpu["compute_mode"], gpu["temperature"]) == ("P5", "E. Process", {"gpu_c": 38})
 
+
+def test_the_summary_shows_the_enforced_limit_and_the_request_beside_it(cli: Callable[..., Any]) -> None:
+    result = cli("show", str(REAL / "text" / "q_gh200-480gb-x1_550.127.05_thamada.txt"))
+    assert result.returncode == 0, result.stderr
+    assert "limit 700 W (requested 900 W, default 900 W)" in result.stdout
+    table = cli("show", str(REAL / "table" / "smi_gh200-480gb-x1_550.127.05_thamada.txt"))
+    assert "limit 700 W;" in table.stdout
+
+
+def test_an_enforced_cap_lowered_alone_is_not_undone_with_pl(cli: Callable[..., Any], tmp_path: Path) -> None:
+    # The GH200's -a with its enforced limit lowered and its requested one kept: a cap set elsewhere.
+    query = REAL / "text" / "q_gh200-480gb-x1_550.127.05_thamada.txt"
+    capped = tmp_path / "capped.txt"
+    text = query.read_text("utf-8")
+    capped.write_text(text.replace("Current Power Limit               : 700.00 W",
+                                   "Current Power Limit               : 500.00 W"), "utf-8")
+    result = cli("explain", str(query), str(capped), "--format", "json")
+    top = json.loads(result.stdout)["explanations"][0]
+    assert top["title"] == "GPU enforced power limit 700 W -> 500 W on GPU 0"
+    assert "nvidia-smi -i 0 -pl" not in top["fix"] and "900 W on both sides" in top["fix"]
+    # The request lowered too: one cause, the request's, undone with -pl.
+    both = tmp_path / "both.txt"
+    both.write_text(capped.read_text("utf-8").replace("Requested Power Limit             : 900.00 W",
+                                                      "Requested Power Limit             : 500.00 W"), "utf-8")
+    result = cli("explain", str(query), str(both), "--format", "json")
+    power = [e for e in json.loads(result.stdout)["explanations"] if "power" in e["title"]]
+    assert [(e["title"], e["fix"]) for e in power] == [
+        ("GPU power limit (requested) 900 W -> 500 W on GPU 0", "sudo nvidia-smi -i 0 -pl 900")]
