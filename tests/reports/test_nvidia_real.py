@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from driftcheck.errors import UsageError
 from driftcheck.nvidia.smi_text import parse_smi_text
 from driftcheck.nvidia.topo import parse_topo
 from driftcheck.reports.formats.nvidia_smi_table import parse as parse_table
@@ -152,3 +153,48 @@ def test_an_enforced_cap_lowered_alone_is_not_undone_with_pl(cli: Callable[..., 
     power = [e for e in json.loads(result.stdout)["explanations"] if "power" in e["title"]]
     assert [(e["title"], e["fix"]) for e in power] == [
         ("GPU power limit (requested) 900 W -> 500 W on GPU 0", "sudo nvidia-smi -i 0 -pl 900")]
+
+
+def _pasted(*parts: Path) -> str:
+    return "\n".join(part.read_text("utf-8") for part in parts)
+
+
+DELLA_TABLE = REAL / "table" / "smi_h100-80gb-hbm3-x1_545.23.08_princeton.txt"
+DELLA_Q = REAL / "text" / "q_h100-80gb-hbm3-x1_545.23.08_princeton-della-j11g1.txt"
+
+
+def test_a_table_and_the_q_of_one_machine_pasted_together_are_one_description(tmp_path: Path) -> None:
+    # Both of one H100 node (PrincetonUniversity/gpu_programming_intro pli.md): the paste issues hold most often.
+    paste = tmp_path / "issue.txt"
+    paste.write_text(_pasted(DELLA_TABLE, DELLA_Q), "utf-8")
+    document = import_snapshot([paste]).document
+    gpu = document["probes"]["gpu"]["data"]
+    assert list(gpu["gpus"]) == ["GPU-10f35015-e921-bfab-2eb8-4e9b6664d5f1"]
+    record = gpu["gpus"]["GPU-10f35015-e921-bfab-2eb8-4e9b6664d5f1"]
+    assert (record["pci_bus_id"], record["power"]["enforced_limit_w"], record["power"]["limit_w"]) == (
+        "00000000:19:00.0", 700.0, 700.0)
+    assert (gpu["driver_version"], gpu["gpu_count"]) == ("545.23.08", 1)
+    assert list(document["probes"]["pcie"]["data"]["gpus"]) == ["GPU-10f35015-e921-bfab-2eb8-4e9b6664d5f1"]
+    assert [s["format"] for s in document["host"]["sources"]] == ["nvidia-smi", "nvidia-smi -q"]
+    assert "conflicts" not in document["host"]  # readings differ (draw 72 W / 72.02 W), no setting does
+    # Two files of the machine, not one paste: merged the same way.
+    separate = import_snapshot([DELLA_TABLE, DELLA_Q]).document
+    assert list(separate["probes"]["gpu"]["data"]["gpus"]) == ["GPU-10f35015-e921-bfab-2eb8-4e9b6664d5f1"]
+
+
+def test_a_setting_the_two_descriptions_disagree_on_is_kept_from_q_and_shown(tmp_path: Path) -> None:
+    paste = tmp_path / "issue.txt"
+    # EDITED: the table's persistence cell turned Off, as it reads after a reboot between the two commands.
+    table = DELLA_TABLE.read_text("utf-8").replace("HBM3          On  |", "HBM3          Off |")
+    paste.write_text(table + "\n" + DELLA_Q.read_text("utf-8"), "utf-8")
+    document = import_snapshot([paste]).document
+    assert document["host"]["conflicts"] == [{
+        "path": 'probes.gpu.data.gpus.GPU-10f35015-e921-bfab-2eb8-4e9b6664d5f1.persistence_mode', "kept": True,
+        "kept_from": "issue.txt lines 24-226", "other": False, "other_from": "issue.txt lines 2-23"}]
+
+
+def test_descriptions_of_two_machines_are_refused(tmp_path: Path) -> None:
+    paste = tmp_path / "issue.txt"
+    paste.write_text(_pasted(REAL / "table" / "smi_gh200-480gb-x1_550.127.05_thamada.txt", DELLA_Q), "utf-8")
+    with pytest.raises(UsageError, match="a second GPU description .* other GPUs"):
+        import_snapshot([paste])
