@@ -2,11 +2,11 @@
 
 A bug report carries text, not a snapshot: PyTorch's `collect_env`, vLLM's `collect-env`, SGLang's
 `check_env`, or nvidia-smi's outputs. Each file's format is found by the registry of
-`driftcheck.reports.formats`, and its facts land in the shapes of the probes that own them, so the
-result diffs against a machine. Files of one machine combine: one report, its GPU descriptions (the
-table and `-q` of the same GPUs merge, `gpu_descriptions`), and a topology matrix. What a report said that no probe holds is kept under `host.report` (raw fields, and
-the lines nothing understood, verbatim and counted). Imported snapshots are unsigned unless a key is
-given: a signature would vouch for facts driftcheck did not observe.
+`driftcheck.reports.formats`, and its facts land in the shapes of the probes that own them, so the result
+diffs against a machine. Files of one machine combine: one report, its GPU descriptions (the table and `-q` of
+the same GPUs merge, `gpu_descriptions`), and a topology matrix. What a report said that no probe holds is
+kept under `host.report` (raw fields, and the lines nothing understood, verbatim and counted). Imported
+snapshots are unsigned unless a key is given: a signature would vouch for facts driftcheck did not observe.
 """
 
 from __future__ import annotations

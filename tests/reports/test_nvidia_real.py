@@ -198,3 +198,17 @@ def test_descriptions_of_two_machines_are_refused(tmp_path: Path) -> None:
     paste.write_text(_pasted(REAL / "table" / "smi_gh200-480gb-x1_550.127.05_thamada.txt", DELLA_Q), "utf-8")
     with pytest.raises(UsageError, match="a second GPU description .* other GPUs"):
         import_snapshot([paste])
+
+
+GH200_DELLA = REAL / "text" / "q_gh200-480gb-x1_545.23.08_princeton-della-gh.txt"
+GH200_THAMADA = REAL / "text" / "q_gh200-480gb-x1_550.127.05_thamada.txt"
+
+
+def test_two_gh200_boards_are_compared_setting_by_setting(cli: Callable[..., Any]) -> None:
+    # Two machines, one GH200 each (other UUIDs, other bus ids): enforced 900 W on one, 700 W on the other.
+    result = cli("explain", str(GH200_DELLA), str(GH200_THAMADA), "--format", "json")
+    titles = [e["title"] for e in json.loads(result.stdout)["explanations"]]
+    assert "GPU enforced power limit 900 W -> 700 W on GPU 0" in titles
+    boards = [t for t in titles if " is another board " in t or t.endswith(("added", "removed"))]
+    assert boards == ["GPU 0 is another board (UUID GPU-1986864f-4424-33ea-42a0-3ef03cc494ed -> "
+                      "GPU-35d58415-1094-5ad1-64d1-b797587d33a7)"]

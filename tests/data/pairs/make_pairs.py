@@ -131,6 +131,16 @@ def _gpu_removed(a: Doc, b: Doc) -> None:
     del data(b, "gpu")["gpus"][G1]
 
 
+def _board_swapped(a: Doc, b: Doc) -> None:
+    """Another H100 board in GPU 0's slot: the UUID and serial of GPU 0 of a recorded 8x H100 SXM `nvidia-smi -a`
+    (thamada/gls H100SXMx8_smi.py, tests/data/nvidia-real), the bus id and everything else kept."""
+    other = "GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1"
+    for probe in ("gpu", "pcie"):
+        gpus = data(b, probe)["gpus"]
+        gpus[other] = gpus.pop(G0)
+    gpu(b, other).update(uuid=other, serial="1654423001593")
+
+
 def _reboot(a: Doc, b: Doc) -> None:
     system(b)["boot_id"] = "3f1d6a0e-7c55-4b7e-9d8e-5a2f0c9b1e44"
 
@@ -149,8 +159,16 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "gpu-mig-mode": (set_at(f"{GP}/mig/mode_current", "Enabled"), ["gpu-mig-mode"], "mig_ecc_persistence"),
     "gpu-mig-instances": (set_at(f"{GP}/mig/instances", {"1": {"profile": "MIG 3g.40gb"}}),
                           ["gpu-mig-instances"], "mig_ecc_persistence"),
+    # A request lowered moves the enforced limit with it: one cause, the request's.
     "gpu-power-limit-lowered": (do(set_at(f"{GP}/power/limit_w", 500.0), set_at(f"{GP}/power/enforced_limit_w", 500.0)),
-                                ["gpu-power-limit-lowered"], "gpu_clock_power"),
+                                ["gpu-power-limit-lowered", "merged:gpu-enforced-power-limit-lowered"],
+                                "gpu_clock_power"),
+    # The enforced limit alone: a cap set elsewhere than by -pl (module or system limit, BMC).
+    "gpu-enforced-power-limit-lowered": (set_at(f"{GP}/power/enforced_limit_w", 500.0),
+                                         ["gpu-enforced-power-limit-lowered"], "gpu_clock_power"),
+    "gpu-enforced-power-limit-raised": (prepared(lambda d: gpu(d)["power"].update(enforced_limit_w=500.0),
+                                                 set_at(f"{GP}/power/enforced_limit_w", 700.0)),
+                                        ["gpu-enforced-power-limit-raised"], "gpu_clock_power"),
     "gpu-power-limit-raised": (prepared(lambda d: gpu(d)["power"].update(limit_w=500.0),
                                        set_at(f"{GP}/power/limit_w", 700.0)), ["gpu-power-limit-raised"], "gpu_clock_power"),
     "gpu-default-power-limit": (set_at(f"{GP}/power/default_limit_w", 350.0), ["gpu-default-power-limit"],
@@ -312,6 +330,7 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "gpu-added-or-removed": (_gpu_removed, ["gpu-added-or-removed"], "hardware_change"),
     "gpu-count": (set_at(f"{P}/gpu/data/gpu_count", 1), ["gpu-count"], "hardware_change"),
     "gpu-identity": (set_at(f"{GP}/vbios_version", "96.00.89.00.01"), ["gpu-identity"], "hardware_change"),
+    "gpu-board-replaced": (_board_swapped, ["gpu-board-replaced", "merged:gpu-identity"], "hardware_change"),
     "gpu-memory-errors": (set_at(f"{GP}/remapped_rows/pending", True), ["gpu-memory-errors"], "hardware_change"),
     "gpu-memory-total": (set_at(f"{GP}/memory/total_mib", 40960), ["gpu-memory-total"], "hardware_change"),
     "cpu-model": (set_at(f"{SY}/cpu/model", "INTEL(R) XEON(R) PLATINUM 8480+"), ["cpu-model"], "hardware_change"),
