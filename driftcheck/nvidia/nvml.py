@@ -207,6 +207,8 @@ class _Reader:
             "name": _text(self.call("nvmlDeviceGetName", handle)),
             "serial": _text(self.call("nvmlDeviceGetSerial", handle)),
             "vbios_version": _text(self.call("nvmlDeviceGetVbiosVersion", handle)),
+            "compute_capability": self.compute_capability(handle),
+            "firmware": self.firmware(handle),
             "persistence_mode": None if persistence is None else bool(persistence),
             "compute_mode": _COMPUTE_MODES.get(self.call("nvmlDeviceGetComputeMode", handle)),
             "performance_state": None if pstate is None or pstate == 32 else f"P{pstate}",
@@ -249,6 +251,18 @@ class _Reader:
             "fabric": self.fabric(handle),
         })
         return record
+
+    def compute_capability(self, handle: object) -> str | None:
+        """`major.minor`, as nvidia-smi's `compute_cap` prints it."""
+        found = self.call("nvmlDeviceGetCudaComputeCapability", handle)
+        return f"{found[0]}.{found[1]}" if found else None
+
+    def firmware(self, handle: object) -> dict[str, str | None]:
+        """GSP mode and version, InfoROM image: nvmlDeviceGetGspFirmwareMode answers [enabled, default]."""
+        mode = self.call("nvmlDeviceGetGspFirmwareMode", handle)
+        return {"gsp_mode": _enabled(mode[0]) if mode else None,
+                "gsp_version": _text(self.call("nvmlDeviceGetGspFirmwareVersion", handle)),
+                "inforom_image": _text(self.call("nvmlDeviceGetInforomImageVersion", handle))}
 
     def memory_temperature(self, handle: object) -> int | None:
         field_id = getattr(self.nv, "NVML_FI_DEV_MEMORY_TEMP", None)

@@ -199,6 +199,9 @@ def _gpu_record(gpu: _Node, bus_id: str, index: int) -> JSONObject:
         "name": text_value(gpu.get("Product Name")),
         "serial": text_value(gpu.get("Serial Number")),
         "vbios_version": text_value(gpu.get("VBIOS Version")),
+        # -q prints the GSP firmware's version only (N/A where GSP is off), and no compute capability.
+        "firmware": {"gsp_mode": None, "gsp_version": text_value(gpu.get("GSP Firmware Version")),
+                     "inforom_image": text_value(gpu.get("Inforom Version", "Image Version"))},
         "persistence_mode": flag(gpu.get("Persistence Mode")),
         "compute_mode": text_value(gpu.get("Compute Mode")),
         "performance_state": text_value(gpu.get("Performance State")),
