@@ -240,6 +240,10 @@ class FakeNvml:
     def nvmlDeviceGetNvLinkVersion(self, h: int, link: int) -> int:
         return int(self._gpu(h)["nvlinks"][link]["version"])
 
+    def nvmlDeviceGetNvLinkErrorCounter(self, h: int, link: int, counter: int) -> int:
+        """A link's error counter by nvmlNvLinkErrorCounter_t; Not Supported for a link given no `errors`."""
+        return int(self._supported(self._gpu(h)["nvlinks"][link].get("errors"))[counter])
+
     def nvmlDeviceGetNvLinkRemotePciInfo(self, h: int, link: int) -> SimpleNamespace:
         return SimpleNamespace(busId=self._gpu(h)["nvlinks"][link]["remote"])
 

@@ -65,3 +65,15 @@ def test_a_new_driver_and_its_gsp_firmware_are_one_cause(cli: Callable[..., Any]
     with_firmware = [e for e in report["explanations"] if any(".firmware." in str(x) for x in e["evidence"])]
     assert [e["title"] for e in with_firmware] == ["NVIDIA driver 535.161.08 -> 535.183.01"]
     assert sum(".firmware.gsp_version" in str(x) for x in with_firmware[0]["evidence"]) == 8
+
+
+def test_nvml_reads_the_nvlink_error_counters_where_the_driver_counts_them() -> None:
+    gpus = dual_rtx_2070()
+    for i, other in ((0, 1), (1, 0)):
+        gpus[i]["nvlinks"] = {0: {"state": 1, "version": 4, "remote": gpus[other]["bus_id"]}}
+    # By nvmlNvLinkErrorCounter_t: DL_REPLAY 0, DL_RECOVERY 1, DL_CRC_FLIT 2, DL_CRC_DATA 3.
+    gpus[0]["nvlinks"][0]["errors"] = {0: 12, 1: 0, 2: 5, 3: 1}
+    data = read_nvml(FakeNvml(gpus))["gpu"]["gpus"]
+    first, second = data["GPU-12345678-aaaa-bbbb-cccc-0123456789ab"], data["GPU-12345678-aaaa-bbbb-cccc-0123456789cd"]
+    assert first["nvlink"]["0"]["errors"] == {"replay": 12, "recovery": 0, "crc_flit": 5, "crc_data": 1}
+    assert "errors" not in second["nvlink"]["0"]  # Not Supported: no counters claimed

@@ -131,6 +131,12 @@ def _gpu_removed(a: Doc, b: Doc) -> None:
     del data(b, "gpu")["gpus"][G1]
 
 
+def _nvlink_counted(doc: Doc) -> None:
+    """NVLink 0 of GPU 0 to GPU 1, with the error counters NVML reads, none counted yet."""
+    gpu(doc)["nvlink"] = {"0": {"state": "Active", "version": 4, "remote_pci_bus_id": gpu(doc, G1)["pci_bus_id"],
+                                "errors": {"replay": 0, "recovery": 0, "crc_flit": 0, "crc_data": 0}}}
+
+
 def _board_swapped(a: Doc, b: Doc) -> None:
     """Another H100 board in GPU 0's slot: the UUID and serial of GPU 0 of a recorded 8x H100 SXM `nvidia-smi -a`
     (thamada/gls H100SXMx8_smi.py, tests/data/nvidia-real), the bus id and everything else kept."""
@@ -330,6 +336,8 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "gpu-added-or-removed": (_gpu_removed, ["gpu-added-or-removed"], "hardware_change"),
     "gpu-count": (set_at(f"{P}/gpu/data/gpu_count", 1), ["gpu-count"], "hardware_change"),
     "gpu-identity": (set_at(f"{GP}/vbios_version", "96.00.89.00.01"), ["gpu-identity"], "hardware_change"),
+    "nvlink-errors": (prepared(_nvlink_counted, lambda a, b: gpu(b)["nvlink"]["0"]["errors"].update(replay=12)),
+                      ["nvlink-errors"], "p2p_topology"),
     "gpu-board-replaced": (_board_swapped, ["gpu-board-replaced", "merged:gpu-identity"], "hardware_change"),
     "gpu-memory-errors": (set_at(f"{GP}/remapped_rows/pending", True), ["gpu-memory-errors"], "hardware_change"),
     "gpu-memory-total": (set_at(f"{GP}/memory/total_mib", 40960), ["gpu-memory-total"], "hardware_change"),
