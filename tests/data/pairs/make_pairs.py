@@ -336,6 +336,11 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "gpu-added-or-removed": (_gpu_removed, ["gpu-added-or-removed"], "hardware_change"),
     "gpu-count": (set_at(f"{P}/gpu/data/gpu_count", 1), ["gpu-count"], "hardware_change"),
     "gpu-identity": (set_at(f"{GP}/vbios_version", "96.00.89.00.01"), ["gpu-identity"], "hardware_change"),
+    # Five Xid 119 (GSP RPC timeout) lines for one GPU: what the recorded H100 kernel log of
+    # tests/data/nvidia-real/kernel-log holds.
+    "gpu-xid-logged": (prepared(lambda d: gpu(d).update(xid_since_boot={}),
+                                lambda a, b: gpu(b)["xid_since_boot"].update({"119": 5})),
+                       ["gpu-xid-logged"], "hardware_change"),
     "nvlink-errors": (prepared(_nvlink_counted, lambda a, b: gpu(b)["nvlink"]["0"]["errors"].update(replay=12)),
                       ["nvlink-errors"], "p2p_topology"),
     "gpu-board-replaced": (_board_swapped, ["gpu-board-replaced", "merged:gpu-identity"], "hardware_change"),
