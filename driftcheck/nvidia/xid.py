@@ -1,4 +1,5 @@
-"""Xid errors the NVIDIA driver wrote to the kernel log since boot, counted per GPU and Xid code.
+"""Xid errors the NVIDIA driver wrote to the kernel log, counted per GPU and Xid code: since boot, and in the boot
+before (what may have led to the reboot).
 
 The driver logs each error as `NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., <what happened>` (as a
 recorded `dmesg -T` of an H100 node shows it, leptonai/gpud xid testdata), with the GPU's PCI domain, bus and
@@ -17,7 +18,17 @@ from driftcheck.hosts import Host
 from driftcheck.nvidia.values import normalize_bus_id
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
-KERNEL_LOG_ARGV = ("journalctl", "-k", "-b", "0", "--no-pager", "-g", "NVRM: Xid")
+# The boots read: the current one (0), the one before (-1; journalctl: "Data from the specified boot (-1) is not
+# available" where there is none).
+CURRENT_BOOT, PREVIOUS_BOOT = "0", "-1"
+
+
+def kernel_log_argv(boot: str) -> tuple[str, ...]:
+    """journalctl reading the Xid lines of one boot's kernel messages."""
+    return ("journalctl", "-k", "-b", boot, "--no-pager", "-g", "NVRM: Xid")
+
+
+KERNEL_LOG_ARGV = kernel_log_argv(CURRENT_BOOT)
 _XID = re.compile(r"NVRM: Xid \(PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?\): (\d+)\b")
 # journalctl -g exits 1 when no entry matches (printing "-- No entries --"); another exit is a journal it could not
 # read.
@@ -34,10 +45,10 @@ def xid_counts(log: str) -> dict[str, dict[str, int]]:
     return counts
 
 
-def read_kernel_xid_log(host: Host) -> str | None:
-    """The Xid lines of the current boot's kernel log, or None when it cannot be read on `host`."""
+def read_kernel_xid_log(host: Host, boot: str = CURRENT_BOOT) -> str | None:
+    """The Xid lines of one boot's kernel log (the current one by default), or None when it cannot be read."""
     try:
-        result = host.run(list(KERNEL_LOG_ARGV), timeout_s=20.0)
+        result = host.run(list(kernel_log_argv(boot)), timeout_s=20.0)
     except (OSError, CommandTimeout):
         return None
     # Anything on stderr ("No journal files were found.", a hint that the user sees only some messages) leaves
@@ -47,9 +58,9 @@ def read_kernel_xid_log(host: Host) -> str | None:
     return result.stdout
 
 
-def attach_xids(gpus: Mapping[str, JSONValue], log: str | None) -> None:
-    """Give each GPU record its `xid_since_boot` ({code: count}, {} when none was logged; null when the log
-    could not be read), matched by bus id without the function."""
+def attach_xids(gpus: Mapping[str, JSONValue], log: str | None, field: str = "xid_since_boot") -> None:
+    """Give each GPU record its Xid counts under `field` ({code: count}, {} when none was logged; null when the
+    log could not be read), matched by bus id without the function."""
     counts = xid_counts(log) if log is not None else None
     for record in gpus.values():
         if not isinstance(record, dict):
@@ -59,4 +70,4 @@ def attach_xids(gpus: Mapping[str, JSONValue], log: str | None) -> None:
         found: JSONObject | None = None
         if counts is not None:
             found = dict(counts.get(slot, {}))
-        record["xid_since_boot"] = found
+        record[field] = found

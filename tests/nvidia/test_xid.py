@@ -52,3 +52,18 @@ def test_the_probe_tells_no_xid_from_an_unreadable_journal(tmp_path: Path) -> No
     assert _probe(tmp_path / "nojournal", {"returncode": 1, "stdout": "-- No entries --\n",
                                            "stderr": "No journal files were found.\n"}) is None
     assert _probe(tmp_path / "nojournalctl", None) is None
+
+
+def test_the_previous_boot_is_read_apart(tmp_path: Path) -> None:
+    from driftcheck.nvidia.xid import PREVIOUS_BOOT, kernel_log_argv
+
+    commands: dict[tuple[str, ...], dict[str, object]] = {
+        SMI_XML_ARGV: {"stdout": nvidia_text("xml/a10g_515.105.01_v11.xml")},
+        KERNEL_LOG_ARGV: {"returncode": 1, "stdout": "-- No entries --\n"},
+        # journalctl 252's answer for a boot its journal does not hold.
+        kernel_log_argv(PREVIOUS_BOOT): {
+            "returncode": 1, "stdout": "",
+            "stderr": "Data from the specified boot (-1) is not available: No such boot ID in journal\n"}}
+    outcome = run_one(GpuProbe(), ReplayHost(make_replay(tmp_path / "rec", commands)), ProbeOptions())
+    gpu = (outcome.data or {})["gpus"][A10G]
+    assert (gpu["xid_since_boot"], gpu["xid_previous_boot"]) == ({}, None)
