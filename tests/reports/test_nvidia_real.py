@@ -22,7 +22,9 @@ from driftcheck.reports.importer import import_snapshot
 from tests.conftest import DATA
 
 REAL = DATA / "nvidia-real"
-CAPTURES = sorted(p for p in REAL.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+# The nvidia-smi captures (kernel-log/ holds a kernel log, read by tests/nvidia/test_xid.py).
+CAPTURES = sorted(p for p in REAL.rglob("*")
+                  if p.is_file() and p.name != "SOURCES.md" and p.parent.name != "kernel-log")
 
 
 def _table_gpus(name: str) -> dict[str, Any]:
