@@ -42,9 +42,16 @@ def _by_field(a_gpus: Mapping[str, Any], b_gpus: Mapping[str, Any], a_keys: list
     return {key: a_by_value[found] for key, found in zip(b_keys, b_values, strict=True)}
 
 
+def _uuid_keyed(gpus: Mapping[str, Any]) -> bool:
+    """Whether every GPU is keyed by its UUID (`GPU-...`), as every source with UUIDs keys them."""
+    return bool(gpus) and all(str(key).startswith("GPU-") for key in gpus)
+
+
 def board_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, str]:
     """B's GPU keys that stand for another key of A (B key -> A key); empty when nothing is to be paired."""
     a_gpus, b_gpus = _gpus(a, "gpu"), _gpus(b, "gpu")
+    if not (_uuid_keyed(a_gpus) and _uuid_keyed(b_gpus)):
+        return {}  # a side keyed by index or bus id (a report) is aligned by the partial comparison instead
     a_only = [key for key in a_gpus if key not in b_gpus]
     b_only = [key for key in b_gpus if key not in a_gpus]
     if not a_only or len(a_only) != len(b_only):

@@ -41,3 +41,12 @@ def test_gpus_of_unequal_count_are_not_paired() -> None:
     assert board_pairs(a, b) == {}
     paths = {c.path for c in diff_snapshots(import_snapshot([H100_A]), import_snapshot([H100_A])).changes}
     assert not [p for p in paths if p.endswith(".uuid")]
+
+
+def test_a_side_keyed_by_index_is_left_to_the_partial_comparison() -> None:
+    a = import_snapshot([H100_A]).document
+    b = import_snapshot([H100_B]).document
+    for probe in ("gpu", "pcie"):
+        gpus = b["probes"][probe]["data"]["gpus"]
+        b["probes"][probe]["data"]["gpus"] = {f"GPU{g['index']}": g for g in gpus.values()}
+    assert board_pairs(a, b) == {}
