@@ -24,6 +24,7 @@ THP_DIR = "/sys/kernel/mm/transparent_hugepage"
 CGROUP_ROOT = "/sys/fs/cgroup"
 KERNEL_CMDLINE = "/proc/cmdline"
 MOUNTS = "/proc/self/mounts"
+NVIDIA_PARAMS = "/proc/driver/nvidia/params"
 
 PLAIN_FILES = (
     "/etc/os-release", "/usr/lib/os-release", "/proc/sys/kernel/osrelease", "/proc/sys/kernel/version",
@@ -32,7 +33,7 @@ PLAIN_FILES = (
     f"{CPU_DIR}/online", f"{CPU_DIR}/isolated", f"{CPU_DIR}/nohz_full", f"{CPU_DIR}/smt/active",
     f"{CPU_DIR}/smt/control", f"{CPUFREQ_DIR}/boost", f"{CPU_DIR}/intel_pstate/no_turbo",
     "/proc/self/status", "/proc/self/limits", "/proc/self/cgroup", "/proc/modules", "/run/systemd/container",
-    MOUNTS,
+    MOUNTS, NVIDIA_PARAMS,
 )
 POLICY_FILES = ("affected_cpus", "scaling_driver", "scaling_governor", "scaling_min_freq", "scaling_max_freq",
                 "scaling_cur_freq", "cpuinfo_min_freq", "cpuinfo_max_freq", "energy_performance_preference")
@@ -141,6 +142,7 @@ class SystemProbe(Probe):
             "memlock_limit_bytes": _memlock(view.text("/proc/self/limits")),
             "open_files_limit": _soft_limit(view.text("/proc/self/limits"), "Max open files"),
             "dev_shm_size_kib": dev_shm_size_kib(view.text(MOUNTS)),
+            "nvidia_params": nvidia_params(view.text(NVIDIA_PARAMS)),
             "iommu": _iommu(view, cmdline),
             "modules": _modules(view),
         }
@@ -341,6 +343,27 @@ def dev_shm_size_kib(mounts: str | None) -> int | None:
             options = dict(option.partition("=")[::2] for option in fields[3].split(","))
             return _tmpfs_kib(options.get("size", ""))
     return None
+
+
+_QUOTED = re.compile(r'^"(.*)"$')
+
+
+def nvidia_params(text: str | None) -> dict[str, int | str] | None:
+    """The NVIDIA kernel module's options as it is running with them (`NVreg_<name>`), from
+    /proc/driver/nvidia/params: the driver prints `<name>: <unsigned>` per numeric option and `<name>: "<text>"`
+    for the string ones (open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c, nv_procfs_read_params).
+    None where the module is not loaded."""
+    if text is None:
+        return None
+    found: dict[str, int | str] = {}
+    for line in text.splitlines():
+        name, colon, value = line.partition(": ")
+        if not colon or not name.strip():
+            continue
+        value = value.strip()
+        quoted = _QUOTED.match(value)
+        found[name.strip()] = quoted.group(1) if quoted else int(value) if value.isdigit() else value
+    return found
 
 
 _SIZE_SUFFIX_KIB = {"": 1 / 1024, "k": 1, "m": 1024, "g": 1024 * 1024}

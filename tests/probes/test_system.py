@@ -197,3 +197,17 @@ def test_a_recording_keeps_only_the_dev_shm_line_of_the_mount_table() -> None:
         pytest.skip("needs Linux /proc")
     kept = SystemProbe().record_file("/proc/self/mounts", mounts.read_bytes()) or b""
     assert all(line.split()[1] == b"/dev/shm" for line in kept.splitlines())
+
+
+def test_nvidia_params_read_as_the_driver_prints_them() -> None:
+    from driftcheck.probes.system import nvidia_params
+
+    # nv_procfs_read_params (open-gpu-kernel-modules kernel-open/nvidia/nv-procfs.c): "%s: %u\n" per numeric
+    # option, then the string options quoted; the names are the driver's (nv-reg.h).
+    text = ('ResmanDebugLevel: 4294967295\nNvLinkDisable: 0\nEnableGpuFirmware: 18\n'
+            'RegistryDwords: "PeerMappingOverride=1;"\nRegistryDwordsPerDevice: ""\nTemporaryFilePath: "/var/tmp"\n')
+    assert nvidia_params(text) == {"ResmanDebugLevel": 4294967295, "NvLinkDisable": 0, "EnableGpuFirmware": 18,
+                                   "RegistryDwords": "PeerMappingOverride=1;", "RegistryDwordsPerDevice": "",
+                                   "TemporaryFilePath": "/var/tmp"}
+    assert nvidia_params(None) is None
+    assert system_data("debian12-vm-docker")["nvidia_params"] is None  # no NVIDIA module on that VM

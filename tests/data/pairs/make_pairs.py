@@ -248,6 +248,11 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     # In the shapes the system probe writes (docs/data-shapes.md), not base.json's older ones.
     "cpu-affinity": (prepared(lambda d: system(d).update(affinity={"cpus": "0-223", "mems": "0"}),
                               set_at(f"{SY}/affinity/cpus", "0-7")), ["cpu-affinity"], "container_limits"),
+    # NVLink turned off by a module option (NVreg_NvLinkDisable; the names as nv-procfs.c prints them).
+    "nvidia-module-option": (prepared(lambda d: system(d).update(nvidia_params={"NvLinkDisable": 0,
+                                                                                "EnableStreamMemOPs": 0}),
+                                      lambda a, b: system(b)["nvidia_params"].update(NvLinkDisable=1)),
+                             ["nvidia-module-option"], "driver_version"),
     "memlock-limit": (prepared(lambda d: system(d).update(memlock_limit_bytes="unlimited"),
                                set_at(f"{SY}/memlock_limit_bytes", 65536)), ["memlock-limit"], "container_limits"),
     "container-kind": (set_at(f"{SY}/container/kind", "podman"), ["container-kind"], "container_limits"),
