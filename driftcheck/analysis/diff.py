@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from driftcheck.analysis.gpu_pairing import paired_boards
 from driftcheck.analysis.partial import comparable
 from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.facts import fact_table
@@ -135,8 +136,10 @@ def _probe_changes(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None
 def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
     """Every difference between A and B, split into candidate causes and readings (by the facts table).
 
-    When either side is an imported report, both are first cut to the facts both hold.
+    GPUs of two boards (UUIDs that differ) are first paired by bus id or position (`gpu_pairing`); when either
+    side is an imported report, both are then cut to the facts both hold.
     """
+    a, b = paired_boards(a, b)
     a, b, not_in_report = comparable(a, b)
     result = SnapshotDiff(a, b, not_in_report=not_in_report)
     all_changes: list[Change] = []

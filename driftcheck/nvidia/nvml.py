@@ -32,6 +32,9 @@ _FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}
 _TOPOLOGY_LEVELS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 _P2P_CAPS = (("read", 0), ("write", 1), ("nvlink", 2), ("atomics", 3))
 _NVLINK_MAX_LINKS = 18
+# nvmlNvLinkErrorCounter_t (NVML_NVLINK_ERROR_DL_REPLAY = 0, _RECOVERY = 1, _CRC_FLIT = 2, _CRC_DATA = 3): counts
+# since the driver loaded or the counters were reset; DCGM and nvidia-smi nvlink -e report the same four.
+_NVLINK_ERROR_COUNTERS = (("replay", 0), ("recovery", 1), ("crc_flit", 2), ("crc_data", 3))
 # The field ids (nvmlDeviceGetFieldValues) of the clock-event counters nvidia-smi prints as `Clocks Event
 # Reasons Counters`, in CLOCK_EVENT_COUNTERS order: NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP (= the power
 # policy counter, 74), _SYNC_BOOST (76), _SW_THERM_SLOWDOWN (269), _HW_THERM_SLOWDOWN (270),
@@ -177,6 +180,10 @@ class _Reader:
             links[str(link)] = {"state": "Active" if state else "Inactive",
                                 "version": self.call("nvmlDeviceGetNvLinkVersion", handle, link),
                                 "remote_pci_bus_id": normalize_bus_id(_text(getattr(remote, "busId", None)))}
+            errors = {name: self.call("nvmlDeviceGetNvLinkErrorCounter", handle, link, counter)
+                      for name, counter in _NVLINK_ERROR_COUNTERS}
+            if any(count is not None for count in errors.values()):
+                links[str(link)]["errors"] = errors
         return links
 
     def fabric(self, handle: object) -> dict[str, str | None] | None:
@@ -207,6 +214,8 @@ class _Reader:
             "name": _text(self.call("nvmlDeviceGetName", handle)),
             "serial": _text(self.call("nvmlDeviceGetSerial", handle)),
             "vbios_version": _text(self.call("nvmlDeviceGetVbiosVersion", handle)),
+            "compute_capability": self.compute_capability(handle),
+            "firmware": self.firmware(handle),
             "persistence_mode": None if persistence is None else bool(persistence),
             "compute_mode": _COMPUTE_MODES.get(self.call("nvmlDeviceGetComputeMode", handle)),
             "performance_state": None if pstate is None or pstate == 32 else f"P{pstate}",
@@ -249,6 +258,18 @@ class _Reader:
             "fabric": self.fabric(handle),
         })
         return record
+
+    def compute_capability(self, handle: object) -> str | None:
+        """`major.minor`, as nvidia-smi's `compute_cap` prints it."""
+        found = self.call("nvmlDeviceGetCudaComputeCapability", handle)
+        return f"{found[0]}.{found[1]}" if found else None
+
+    def firmware(self, handle: object) -> dict[str, str | None]:
+        """GSP mode and version, InfoROM image: nvmlDeviceGetGspFirmwareMode answers [enabled, default]."""
+        mode = self.call("nvmlDeviceGetGspFirmwareMode", handle)
+        return {"gsp_mode": _enabled(mode[0]) if mode else None,
+                "gsp_version": _text(self.call("nvmlDeviceGetGspFirmwareVersion", handle)),
+                "inforom_image": _text(self.call("nvmlDeviceGetInforomImageVersion", handle))}
 
     def memory_temperature(self, handle: object) -> int | None:
         field_id = getattr(self.nv, "NVML_FI_DEV_MEMORY_TEMP", None)

@@ -35,7 +35,9 @@ _REASONS = {"gpu_idle": "idle", "applications_clocks_setting": "applications_clo
 # query field -> (path in the gpu record, reader); "pcie." paths go to the pcie record.
 _FIELDS: dict[str, tuple[str, Callable[[str | None], JSONValue]]] = {
     "name": ("name", text_value), "uuid": ("uuid", text_value), "serial": ("serial", text_value),
-    "vbios_version": ("vbios_version", text_value), "persistence_mode": ("persistence_mode", flag),
+    "vbios_version": ("vbios_version", text_value), "compute_cap": ("compute_capability", text_value),
+    "inforom.img": ("firmware.inforom_image", text_value), "gsp.mode.current": ("firmware.gsp_mode", text_value),
+    "persistence_mode": ("persistence_mode", flag),
     "compute_mode": ("compute_mode", text_value), "pstate": ("performance_state", text_value),
     "fan.speed": ("fan_speed_pct", integer),
     "clocks.current.sm": ("clocks.sm_mhz", integer), "clocks.sm": ("clocks.sm_mhz", integer),

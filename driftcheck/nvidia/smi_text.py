@@ -27,6 +27,7 @@ from driftcheck.nvidia.values import (
     total,
     vgpu_licence,
     watts,
+    without_note,
 )
 from driftcheck.snapshot.jsontypes import JSONObject
 
@@ -170,12 +171,14 @@ def _power(gpu: _Node) -> dict[str, float | None]:
     section = gpu.child("GPU Power Readings", "Power Readings")
     if section is None:
         return empty_power()
+    # Driver 610 moved the three limits one level down, under "GPU Ceiling Power Limit".
+    limits = section.child("GPU Ceiling Power Limit") or section
     return {
         "draw_w": watts(section.get("Instantaneous Power Draw") or section.get("Power Draw")
                         or section.get("Average Power Draw")),
-        "limit_w": watts(section.get("Requested Power Limit") or section.get("Power Limit")),
-        "default_limit_w": watts(section.get("Default Power Limit")),
-        "enforced_limit_w": watts(section.get("Current Power Limit") or section.get("Enforced Power Limit")),
+        "limit_w": watts(limits.get("Requested Power Limit") or limits.get("Power Limit")),
+        "default_limit_w": watts(limits.get("Default Power Limit")),
+        "enforced_limit_w": watts(limits.get("Current Power Limit") or limits.get("Enforced Power Limit")),
         "min_limit_w": watts(section.get("Min Power Limit")),
         "max_limit_w": watts(section.get("Max Power Limit")),
     }
@@ -196,6 +199,9 @@ def _gpu_record(gpu: _Node, bus_id: str, index: int) -> JSONObject:
         "name": text_value(gpu.get("Product Name")),
         "serial": text_value(gpu.get("Serial Number")),
         "vbios_version": text_value(gpu.get("VBIOS Version")),
+        # -q prints the GSP firmware's version only (N/A where GSP is off), and no compute capability.
+        "firmware": {"gsp_mode": None, "gsp_version": text_value(gpu.get("GSP Firmware Version")),
+                     "inforom_image": text_value(gpu.get("Inforom Version", "Image Version"))},
         "persistence_mode": flag(gpu.get("Persistence Mode")),
         "compute_mode": text_value(gpu.get("Compute Mode")),
         "performance_state": text_value(gpu.get("Performance State")),
@@ -260,6 +266,13 @@ def _pcie_record(gpu: _Node, bus_id: str, index: int) -> JSONObject:
     return record
 
 
+def _version(root: _Node, current: str, deprecated: str) -> str | None:
+    """A version by its current name, else by its old one without the note driver 610 appends to it
+    ("610.57.04 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]")."""
+    value = text_value(root.get(current)) or text_value(root.get(deprecated))
+    return without_note(value) if value is not None else None
+
+
 def parse_smi_text(text: str) -> dict[str, JSONObject]:
     """`{"gpu": ..., "pcie": ...}` from the text of `nvidia-smi -q`; NvidiaFormatError if it is not that."""
     root = _tree(text)
@@ -270,8 +283,8 @@ def parse_smi_text(text: str) -> dict[str, JSONObject]:
     keys = list(keyed_by_identity(gpus))
     attached = integer(root.get("Attached GPUs"))
     return {
-        "gpu": {"source": "nvidia-smi-text", "driver_version": text_value(root.get("Driver Version")),
-                "cuda_driver_version": text_value(root.get("CUDA Version")),
+        "gpu": {"source": "nvidia-smi-text", "driver_version": _version(root, "KMD Version", "Driver Version"),
+                "cuda_driver_version": _version(root, "CUDA UMD Version", "CUDA Version"),
                 "gpu_count": attached if attached is not None else len(gpus),
                 "gpus": dict(zip(keys, gpus, strict=True))},
         "pcie": {"source": "nvidia-smi",

@@ -147,6 +147,8 @@ def _gpu_record(gpu: ET.Element, index: int) -> JSONObject:
         "name": text_value(_find(gpu, "product_name")),
         "serial": text_value(_find(gpu, "serial")),
         "vbios_version": text_value(_find(gpu, "vbios_version")),
+        "firmware": {"gsp_mode": None, "gsp_version": text_value(_find(gpu, "gsp_firmware_version")),
+                     "inforom_image": text_value(_find(gpu, "inforom_version/img_version"))},
         "persistence_mode": flag(_find(gpu, "persistence_mode")),
         "compute_mode": text_value(_find(gpu, "compute_mode")),
         "performance_state": text_value(_find(gpu, "performance_state")),

@@ -37,12 +37,33 @@ def _matrix_rows(lines: list[str]) -> tuple[int, list[list[str]]]:
             for row in lines[start:]:
                 if not row.strip() or row.strip().startswith("Legend"):
                     break
-                rows.append(row.split())
+                rows.append(_cells(row))
                 if len(rows) > MAX_DEVICES:
                     raise NvidiaFormatError(f"the topology matrix has more than {MAX_DEVICES} devices, more than "
                                             "any one machine shows")
             return start - 1, rows
     raise NvidiaFormatError(_no_matrix_reason(lines))
+
+
+def _cells(row: str) -> list[str]:
+    """A row's cells. A tab-separated row keeps its empty cells (a CPU Affinity that a job's cpuset leaves
+    empty), so the columns after them keep their places; a space-aligned row can only be split at blanks."""
+    if "\t" not in row:
+        return row.split()
+    cells = [cell.strip() for cell in row.split("\t")]
+    while len(cells) > 1 and not cells[-1]:
+        cells.pop()
+    return cells
+
+
+def _affinity_cells(tail: list[str], columns: int) -> list[str]:
+    """The affinity columns' values among a row's cells after its levels. nvidia-smi puts an empty cell before
+    the last column, GPU NUMA ID (`0-23\t0\t\tN/A` under `CPU Affinity  NUMA Affinity  GPU NUMA ID`): the
+    columns before it are read by place, the last one is the last cell written."""
+    if columns == 0:
+        return []
+    last = next((cell for cell in reversed(tail[columns - 1:]) if cell), "")
+    return [*tail[:columns - 1], last]
 
 
 def _no_matrix_reason(lines: list[str]) -> str:
@@ -71,9 +92,10 @@ def parse_topo(text: str) -> JSONObject:
         for j in range(i + 1, len(devices)):
             pairs[f"{devices[i]}~{devices[j]}"] = cells[j]
         if devices[i].startswith("GPU"):
-            for key, value in zip(extras, row[1 + len(devices):], strict=False):
+            values = _affinity_cells(row[1 + len(devices):], len(extras))
+            for key, value in zip(extras, values, strict=False):
                 affinity[key][devices[i]] = text_value(value)
-            for key in extras[len(row) - 1 - len(devices):]:
+            for key in extras[len(values):]:
                 affinity[key][devices[i]] = None
     nics: dict[str, str | None] = {m.group(1): m.group(2) for line in lines[header_at:]
                                    if (m := _NIC_LEGEND.match(line))}

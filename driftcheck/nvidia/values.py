@@ -70,6 +70,14 @@ def text_value(raw: str | None) -> str | None:
     return None if value.lower() in _NO_VALUE else value
 
 
+_TRAILING_NOTE = re.compile(r"\s*\[[^\]]*\]\s*$")
+
+
+def without_note(value: str) -> str:
+    """`value` without the bracketed note nvidia-smi may append ("13.3 [Deprecated; ...]")."""
+    return _TRAILING_NOTE.sub("", value) or value
+
+
 def number(raw: str | None) -> int | float | None:
     """The number in "350.00 W", "16x", "0 %", "1980 MHz"; None when there is none."""
     value = text_value(raw)
@@ -158,6 +166,7 @@ def empty_gpu() -> JSONObject:
     """One GPU of the `gpu` probe with every field unread (null)."""
     return {
         "index": None, "uuid": None, "pci_bus_id": None, "name": None, "serial": None, "vbios_version": None,
+        "compute_capability": None, "firmware": empty_firmware(),
         "persistence_mode": None, "compute_mode": None, "performance_state": None, "fan_speed_pct": None,
         "clocks": {"sm_mhz": None, "memory_mhz": None, "graphics_mhz": None, "video_mhz": None},
         "max_clocks": {"sm_mhz": None, "memory_mhz": None, "graphics_mhz": None},
@@ -184,6 +193,11 @@ def empty_gpu() -> JSONObject:
         "fabric": None,
         "vgpu": None,
     }
+
+
+def empty_firmware() -> dict[str, str | None]:
+    """A GPU's firmware: GSP mode (Enabled/Disabled) and version, InfoROM image version, every one unread."""
+    return {"gsp_mode": None, "gsp_version": None, "inforom_image": None}
 
 
 def empty_power() -> dict[str, float | None]:

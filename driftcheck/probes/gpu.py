@@ -6,6 +6,7 @@ from __future__ import annotations
 from driftcheck.hosts import Host
 from driftcheck.nvidia.gather import gather_nvidia, smi_text
 from driftcheck.nvidia.smi_xml import parse_smi_xml
+from driftcheck.nvidia.xid import CURRENT_BOOT, PREVIOUS_BOOT, attach_xids, read_kernel_xid_log
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty, value_at
 
@@ -19,11 +20,21 @@ class GpuProbe(Probe):
     isolated = True
 
     def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
-        return gather_nvidia(host, with_topology=False)
+        raw = gather_nvidia(host, with_topology=False)
+        raw["kernel_xid_log"] = read_kernel_xid_log(host, CURRENT_BOOT)
+        raw["kernel_xid_log_previous_boot"] = read_kernel_xid_log(host, PREVIOUS_BOOT)
+        return raw
 
     def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict):
             raise ValueError("gpu raw material is not an object")
         if "nvml" in raw:
-            return dict(object_or_empty(value_at(raw, "nvml", "gpu")))
-        return parse_smi_xml(smi_text(raw, "xml"))["gpu"]
+            data = dict(object_or_empty(value_at(raw, "nvml", "gpu")))
+        else:
+            data = parse_smi_xml(smi_text(raw, "xml"))["gpu"]
+        # Raw material recorded before the kernel log was read holds no key: unknown, as an unreadable log.
+        for key, field in (("kernel_xid_log", "xid_since_boot"), ("kernel_xid_log_previous_boot",
+                                                                   "xid_previous_boot")):
+            log = raw.get(key)
+            attach_xids(object_or_empty(data.get("gpus")), log if isinstance(log, str) else None, field)
+        return data

@@ -26,6 +26,7 @@ from driftcheck.errors import CommandTimeout, ConnectionLost
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.packages import normalize_name
+from driftcheck.probes.toolchain import read_toolchain, toolchain_facts
 from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty
 from driftcheck.store.hashcache import CachedFile, FileIdentity, HashCache
@@ -257,7 +258,7 @@ class KernelsProbe(Probe):
         hashed_bytes = self._hash(host, batches, plan.to_hash, hashes)
         if cache:
             cache.remember(host.name, self._learned(found, hashes, cached))
-        return {"files": files, "hashes": hashes,
+        return {"files": files, "hashes": hashes, "toolchain": read_toolchain(host),
                 "cache": {"hits": len(plan.known), "hashed": len(plan.to_hash), "hashed_bytes": hashed_bytes,
                           "stat_checked": plan.stat_checked, "files_checked": len(found)}}
 
@@ -318,6 +319,8 @@ class KernelsProbe(Probe):
             "modified_in_place": in_place,
             "jit_caches": dict(sorted(object_or_empty(listing.get("jit_caches")).items())),
             "hash_cache": dict(object_or_empty(raw.get("cache"))),
+            # Raw material gathered before the compilers were read holds none: unknown.
+            **toolchain_facts(object_or_empty(raw.get("toolchain"))),
         }
 
 

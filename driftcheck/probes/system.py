@@ -23,6 +23,8 @@ HUGEPAGES_DIR = "/sys/kernel/mm/hugepages"
 THP_DIR = "/sys/kernel/mm/transparent_hugepage"
 CGROUP_ROOT = "/sys/fs/cgroup"
 KERNEL_CMDLINE = "/proc/cmdline"
+MOUNTS = "/proc/self/mounts"
+NVIDIA_PARAMS = "/proc/driver/nvidia/params"
 
 PLAIN_FILES = (
     "/etc/os-release", "/usr/lib/os-release", "/proc/sys/kernel/osrelease", "/proc/sys/kernel/version",
@@ -31,6 +33,7 @@ PLAIN_FILES = (
     f"{CPU_DIR}/online", f"{CPU_DIR}/isolated", f"{CPU_DIR}/nohz_full", f"{CPU_DIR}/smt/active",
     f"{CPU_DIR}/smt/control", f"{CPUFREQ_DIR}/boost", f"{CPU_DIR}/intel_pstate/no_turbo",
     "/proc/self/status", "/proc/self/limits", "/proc/self/cgroup", "/proc/modules", "/run/systemd/container",
+    MOUNTS, NVIDIA_PARAMS,
 )
 POLICY_FILES = ("affected_cpus", "scaling_driver", "scaling_governor", "scaling_min_freq", "scaling_max_freq",
                 "scaling_cur_freq", "cpuinfo_min_freq", "cpuinfo_max_freq", "energy_performance_preference")
@@ -64,8 +67,13 @@ class SystemProbe(Probe):
     timeout_s = 15.0
 
     def record_file(self, path: str, content: bytes) -> bytes | None:
-        """Of the kernel command line, the flags the probe keeps: the rest describes how the host boots."""
-        return kernel_cmdline_as_recorded(content) if path == KERNEL_CMDLINE else None
+        """Of the kernel command line, the flags the probe keeps: the rest describes how the host boots. Of the
+        mount table, the /dev/shm line: the others name the host's disks and paths."""
+        if path == KERNEL_CMDLINE:
+            return kernel_cmdline_as_recorded(content)
+        if path == MOUNTS:
+            return b"".join(line for line in content.splitlines(keepends=True) if line.split()[1:2] == [b"/dev/shm"])
+        return None
 
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         reader = SysReader(host)
@@ -132,6 +140,9 @@ class SystemProbe(Probe):
             "cgroup": _cgroup(view, raw.get("cgroup") or {}),
             "container": _container(view, bool(raw.get("kubernetes_env"))),
             "memlock_limit_bytes": _memlock(view.text("/proc/self/limits")),
+            "open_files_limit": _soft_limit(view.text("/proc/self/limits"), "Max open files"),
+            "dev_shm_size_kib": dev_shm_size_kib(view.text(MOUNTS)),
+            "nvidia_params": nvidia_params(view.text(NVIDIA_PARAMS)),
             "iommu": _iommu(view, cmdline),
             "modules": _modules(view),
         }
@@ -311,11 +322,57 @@ def _hugepages(view: RawView, meminfo: dict[str, str]) -> dict[str, Any]:
 
 def _memlock(limits: str | None) -> int | str | None:
     """The soft `Max locked memory` limit in bytes, or "unlimited" (RDMA needs it large)."""
+    return _soft_limit(limits, "Max locked memory")
+
+
+def _soft_limit(limits: str | None, name: str) -> int | str | None:
+    """The soft limit `name` of /proc/self/limits (`Max open files  1024  1048576  files`), or "unlimited"."""
     for line in (limits or "").splitlines():
-        if line.startswith("Max locked memory"):
-            soft = line[len("Max locked memory"):].split()[0]
+        if line.startswith(name):
+            soft = line[len(name):].split()[0]
             return "unlimited" if soft == "unlimited" else to_int(soft)
     return None
+
+
+def dev_shm_size_kib(mounts: str | None) -> int | None:
+    """The size of the tmpfs mounted on /dev/shm (its `size=` option), where NCCL's shared-memory transport and
+    data loaders keep their buffers; None when none is mounted there or no size is given."""
+    for line in (mounts or "").splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[1] == "/dev/shm" and fields[2] == "tmpfs":
+            options = dict(option.partition("=")[::2] for option in fields[3].split(","))
+            return _tmpfs_kib(options.get("size", ""))
+    return None
+
+
+_QUOTED = re.compile(r'^"(.*)"$')
+
+
+def nvidia_params(text: str | None) -> dict[str, int | str] | None:
+    """The NVIDIA kernel module's options as it is running with them (`NVreg_<name>`), from
+    /proc/driver/nvidia/params: the driver prints `<name>: <unsigned>` per numeric option and `<name>: "<text>"`
+    for the string ones (open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c, nv_procfs_read_params).
+    None where the module is not loaded."""
+    if text is None:
+        return None
+    found: dict[str, int | str] = {}
+    for line in text.splitlines():
+        name, colon, value = line.partition(": ")
+        if not colon or not name.strip():
+            continue
+        value = value.strip()
+        quoted = _QUOTED.match(value)
+        found[name.strip()] = quoted.group(1) if quoted else int(value) if value.isdigit() else value
+    return found
+
+
+_SIZE_SUFFIX_KIB = {"": 1 / 1024, "k": 1, "m": 1024, "g": 1024 * 1024}
+
+
+def _tmpfs_kib(size: str) -> int | None:
+    """A tmpfs `size=` as the kernel writes it in mounts (`65536k`), in KiB."""
+    match = re.fullmatch(r"(\d+)([kmg]?)", size.lower())
+    return int(int(match.group(1)) * _SIZE_SUFFIX_KIB[match.group(2)]) if match else None
 
 
 def cgroup_membership(text: str | None) -> dict[str, str]:

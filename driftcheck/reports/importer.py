@@ -2,11 +2,11 @@
 
 A bug report carries text, not a snapshot: PyTorch's `collect_env`, vLLM's `collect-env`, SGLang's
 `check_env`, or nvidia-smi's outputs. Each file's format is found by the registry of
-`driftcheck.reports.formats`, and its facts land in the shapes of the probes that own them, so the
-result diffs against a machine. Files of one machine combine: one report or GPU description, plus a
-topology matrix. What a report said that no probe holds is kept under `host.report` (raw fields, and
-the lines nothing understood, verbatim and counted). Imported snapshots are unsigned unless a key is
-given: a signature would vouch for facts driftcheck did not observe.
+`driftcheck.reports.formats`, and its facts land in the shapes of the probes that own them, so the result
+diffs against a machine. Files of one machine combine: one report, its GPU descriptions (the table and `-q` of
+the same GPUs merge, `gpu_descriptions`), and a topology matrix. What a report said that no probe holds is
+kept under `host.report` (raw fields, and the lines nothing understood, verbatim and counted). Imported
+snapshots are unsigned unless a key is given: a signature would vouch for facts driftcheck did not observe.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.reports import formats
 from driftcheck.reports.facts import package_key as formats_key
 from driftcheck.reports.formats.base import Format, Parsed
+from driftcheck.reports.gpu_descriptions import merge_descriptions
 from driftcheck.reports.paste import Paste, split_sections
 from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty, value_at
@@ -317,8 +318,12 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     sections of one pasted text, whose GPU counts may disagree without refusing the whole paste.
     """
     report, conflicts = merge_reports(files)
-    probes = combine([*([report] if report else []), *(f for f in files if f.parsed.role != "report")],
+    gpu_conflicts: list[JSONObject] = []
+    described = _merged_descriptions(files, gpu_conflicts)
+    probes = combine([*([report] if report else []), *([described] if described else []),
+                      *(f for f in files if f.parsed.role not in ("report", "gpu"))],
                      conflicts if one_body else None)
+    conflicts += gpu_conflicts
     host: JSONObject = {"name": files[0].name if files else "imported", "kind": "imported",
                         "sources": [_source(f) for f in files]}
     redactor = Redactor(load_redaction_secret())
@@ -347,6 +352,16 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     if key is not None:
         document = sign_document(document, key)
     return Snapshot(document, source="<imported>")
+
+
+def _merged_descriptions(files: Sequence[ImportedFile], conflicts: list[JSONObject]) -> ImportedFile | None:
+    """The GPU descriptions among `files` as one (`merge_descriptions`), named as its most detailed one."""
+    described = [f for f in files if f.parsed.role == "gpu"]
+    merged = merge_descriptions([(f.name, f.parsed) for f in described], conflicts)
+    if merged is None:
+        return None
+    base_at, parsed = merged
+    return replace(described[base_at], parsed=parsed)
 
 
 def _field_value(redactor: Redactor, key: str, value: str) -> str:

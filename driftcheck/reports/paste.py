@@ -100,7 +100,10 @@ def _split_fused(line: str, anchors: tuple[str, ...]) -> list[str]:
         at = line.find(anchor)
         if at > 0 and not line[:at].endswith(("(", "/")):
             return [*_split_fused(line[:at], anchors), *_split_fused(line[at:], anchors)]
-    # A banner or log line followed by long runs of spaces (a terminal's wrapped width) on one line.
+    # A banner or log line followed by long runs of spaces (a terminal's wrapped width) on one line. A boxed
+    # table's row is never one: its empty cells are long runs of spaces between bars.
+    if line.lstrip().startswith("|"):
+        return [line]
     parts = re.split(r"\s{40,}(?=\S)", line)
     return parts if len(parts) > 1 else [line]
 

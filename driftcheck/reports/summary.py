@@ -203,14 +203,11 @@ def _gpu_state_rows(gpus: Sequence[Mapping[str, JSONValue]]) -> list[Row]:
                     "throttled: " + _join(f"{r} ×{n}" for r, n in reasons.most_common()) if reasons else None], "; ")
     if clocks:
         rows.append(Row("gpus", "clocks", clocks))
-    limit = _count_values([f"{v:g} W" for g in gpus if isinstance(v := get(g, "power.limit_w"), (int, float))])
-    default = _count_values([f"{v:g} W" for g in gpus
-                             if isinstance(v := get(g, "power.default_limit_w"), (int, float))])
+    limit = _power_limit_text(gpus)
     persistence = [g.get("persistence_mode") for g in gpus if g.get("persistence_mode") is not None]
     ecc = _count_values([get(g, "ecc.mode_current") for g in gpus])
     mig = _count_values([get(g, "mig.mode_current") for g in gpus])
-    power = _join([f"limit {limit}" + (f" (default {default})" if default and default != limit else "")
-                   if limit else None,
+    power = _join([limit or None,
                    f"persistence on {sum(1 for p in persistence if p)}/{len(persistence)}" if persistence else None,
                    f"ECC {ecc}" if ecc else None, f"MIG {mig}" if mig else None], "; ")
     if power:
@@ -219,6 +216,27 @@ def _gpu_state_rows(gpus: Sequence[Mapping[str, JSONValue]]) -> list[Row]:
     if busy:
         rows.append(Row("gpus", "processes", f"{busy} process(es) on the GPUs"))
     return rows
+
+
+def _watts_counted(gpus: Sequence[Mapping[str, JSONValue]], path: str) -> str:
+    return _count_values([f"{v:g} W" for g in gpus if isinstance(v := get(g, path), (int, float))])
+
+
+def _power_limit_text(gpus: Sequence[Mapping[str, JSONValue]]) -> str:
+    """`limit 700 W (requested 900 W, default 900 W)`: the limit the GPUs run under is the enforced one; the
+    requested (`-pl`) one is named where it differs (a board or system cap below it) or where it is all that
+    was read, the default where it differs from the limit shown."""
+    enforced = _watts_counted(gpus, "power.enforced_limit_w")
+    requested = _watts_counted(gpus, "power.limit_w")
+    default = _watts_counted(gpus, "power.default_limit_w")
+    shown = enforced or requested
+    if not shown:
+        return ""
+    notes = [f"requested {requested}" if enforced and requested and requested != enforced else None,
+             f"default {default}" if default and default != shown else None]
+    written = [note for note in notes if note]
+    head = f"limit {shown}" + ("" if enforced else " requested")
+    return head + (f" ({', '.join(written)})" if written else "")
 
 
 def _link_text(link: Mapping[str, object]) -> str:

@@ -45,6 +45,9 @@ Parts = tuple[PathPart, ...]
 DOCUMENTED: tuple[tuple[str, str], ...] = (
     ("probes.gpu.data.gpus.GPU-0.nvlink.0.state", "nvlink{<link>: {state, version, remote_pci_bus_id}} | null"),
     ("probes.gpu.data.gpus.GPU-0.fabric.state", "fabric{state, status} | null"),
+    ("probes.gpu.data.gpus.GPU-0.nvlink.0.errors.replay", "errors{replay, recovery, crc_flit, crc_data}"),
+    ("probes.gpu.data.gpus.GPU-0.xid_since_boot.119", "xid_since_boot{<Xid code>: count} | null"),
+    ("probes.system.data.nvidia_params.NvLinkDisable", "nvidia_params{<NVreg_ option name>: number | text} | null"),
     ('probes.pcie.data.p2p["GPU0~GPU1"].read', 'p2p{"GPU0~GPU1": {read, write, nvlink, atomics}} | null'),
     ('probes.pcie.data.sysfs["0000:19:00.0"].current_link_width',
      "sysfs{<bdf>: {current_link_speed, current_link_width, max_link_speed, max_link_width, acs_ctl}} | null"),

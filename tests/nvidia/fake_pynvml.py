@@ -31,6 +31,9 @@ RTX_2070 = {
     # nvmlDeviceGetViolationStatus by policy and nvmlDeviceGetFieldValues by field id, in nanoseconds;
     # None: the driver supports neither (before 570 for the fields).
     "violations": None, "fields": None,
+    # The XML's <gsp_firmware_version> and <inforom_version><img_version>; it prints no compute capability
+    # and no GSP mode (None: Not Supported here; tests that need them take a recorded --query-gpu's).
+    "gsp_version": "590.44.01", "inforom_image": "G001.0000.02.04", "compute_cap": None, "gsp_mode": None,
 }
 
 
@@ -97,6 +100,19 @@ class FakeNvml:
 
     def nvmlDeviceGetVbiosVersion(self, h: int) -> str:
         return str(self._gpu(h)["vbios"])
+
+    def nvmlDeviceGetGspFirmwareVersion(self, h: int) -> bytes:
+        return str(self._supported(self._gpu(h)["gsp_version"])).encode()
+
+    def nvmlDeviceGetGspFirmwareMode(self, h: int) -> list[int]:
+        return [int(self._supported(self._gpu(h)["gsp_mode"])), 1]
+
+    def nvmlDeviceGetInforomImageVersion(self, h: int) -> bytes:
+        return str(self._supported(self._gpu(h)["inforom_image"])).encode()
+
+    def nvmlDeviceGetCudaComputeCapability(self, h: int) -> tuple[int, int]:
+        major, minor = self._supported(self._gpu(h)["compute_cap"])
+        return int(major), int(minor)
 
     def nvmlDeviceGetPersistenceMode(self, h: int) -> int:
         return int(self._gpu(h)["persistence"])
@@ -223,6 +239,10 @@ class FakeNvml:
 
     def nvmlDeviceGetNvLinkVersion(self, h: int, link: int) -> int:
         return int(self._gpu(h)["nvlinks"][link]["version"])
+
+    def nvmlDeviceGetNvLinkErrorCounter(self, h: int, link: int, counter: int) -> int:
+        """A link's error counter by nvmlNvLinkErrorCounter_t; Not Supported for a link given no `errors`."""
+        return int(self._supported(self._gpu(h)["nvlinks"][link].get("errors"))[counter])
 
     def nvmlDeviceGetNvLinkRemotePciInfo(self, h: int, link: int) -> SimpleNamespace:
         return SimpleNamespace(busId=self._gpu(h)["nvlinks"][link]["remote"])

@@ -170,3 +170,44 @@ def test_a_denied_cgroup_limit_reads_as_denied_never_as_no_limit(tmp_path: Path)
     data = run_one(SystemProbe(), ReplayHost(root), ProbeOptions()).data or {}
     assert data["cgroup"]["cpu_quota_cores"] == "denied"
     assert data["cgroup"]["memory_limit_bytes"] == "denied"
+
+
+def test_open_files_limit_is_the_recorded_soft_limit() -> None:
+    # debian12-vm-docker's /proc/self/limits: "Max open files  20000  20000  files".
+    assert system_data("debian12-vm-docker")["open_files_limit"] == 20000
+    assert system_data("debian12-vm-docker")["dev_shm_size_kib"] is None  # that recording holds no mounts
+
+
+@pytest.mark.skipif(not Path("/proc/self/mounts").exists(), reason="needs Linux /proc")
+def test_live_open_files_limit_and_dev_shm_size_match_what_the_os_says() -> None:
+    import resource
+
+    data = run_one(SystemProbe(), LocalHost(), ProbeOptions()).data or {}
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    assert data["open_files_limit"] == ("unlimited" if soft == resource.RLIM_INFINITY else soft)
+    if os.path.ismount("/dev/shm"):
+        shm = os.statvfs("/dev/shm")
+        assert data["dev_shm_size_kib"] == shm.f_blocks * shm.f_frsize // 1024
+
+
+
+def test_a_recording_keeps_only_the_dev_shm_line_of_the_mount_table() -> None:
+    mounts = Path("/proc/self/mounts")
+    if not mounts.exists():
+        pytest.skip("needs Linux /proc")
+    kept = SystemProbe().record_file("/proc/self/mounts", mounts.read_bytes()) or b""
+    assert all(line.split()[1] == b"/dev/shm" for line in kept.splitlines())
+
+
+def test_nvidia_params_read_as_the_driver_prints_them() -> None:
+    from driftcheck.probes.system import nvidia_params
+
+    # nv_procfs_read_params (open-gpu-kernel-modules kernel-open/nvidia/nv-procfs.c): "%s: %u\n" per numeric
+    # option, then the string options quoted; the names are the driver's (nv-reg.h).
+    text = ('ResmanDebugLevel: 4294967295\nNvLinkDisable: 0\nEnableGpuFirmware: 18\n'
+            'RegistryDwords: "PeerMappingOverride=1;"\nRegistryDwordsPerDevice: ""\nTemporaryFilePath: "/var/tmp"\n')
+    assert nvidia_params(text) == {"ResmanDebugLevel": 4294967295, "NvLinkDisable": 0, "EnableGpuFirmware": 18,
+                                   "RegistryDwords": "PeerMappingOverride=1;", "RegistryDwordsPerDevice": "",
+                                   "TemporaryFilePath": "/var/tmp"}
+    assert nvidia_params(None) is None
+    assert system_data("debian12-vm-docker")["nvidia_params"] is None  # no NVIDIA module on that VM

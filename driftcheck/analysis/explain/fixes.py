@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -269,6 +270,7 @@ def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
     out["pl_fix"] = (f"{smi} -pl {show_value(limit)}" if number(limit) is not None else
                      f"{smi} -pl {show_value(default)}" if number(default) is not None else
                      "set the board default power limit that nvidia-smi -q -d POWER shows")
+    out["enforced_pl_fix"] = _enforced_limit_fix(smi, power, mapping(now.get("power")))
     instances = lookup(ref, ("mig", "instances"))
     profiles = [str(item.get("profile")).removeprefix("MIG ") for _, item in sorted(instances.items())
                 if isinstance(item, dict) and item.get("profile")] if isinstance(instances, dict) else []
@@ -277,6 +279,21 @@ def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
                       else f"{clear} (A had no MIG instances)")
     out["numa_node"] = show_value(gpu_record(sides.current, key, "pcie").get("numa_node"))
     return out
+
+
+def _enforced_limit_fix(smi: str, ref: Mapping[str, object], now: Mapping[str, object]) -> str:
+    """Put back A's enforced power limit. With the requested limit recorded and equal on both sides, `-pl` did
+    not move it: the cap is set elsewhere (the module or system power limit, the BMC), which no nvidia-smi
+    command here restores; otherwise A's requested limit (else its enforced one) requested again."""
+    requested, requested_now = ref.get("limit_w"), now.get("limit_w")
+    if number(requested) is not None and requested == requested_now:
+        return (f"the requested limit is {show_value(requested)} W on both sides, so no -pl lowered or raised it: "
+                "find the cap set elsewhere (module or system power limit, BMC power capping) with "
+                "nvidia-smi -q -d POWER")
+    target = requested if number(requested) is not None else ref.get("enforced_limit_w")
+    if number(target) is None:
+        return "set the power limit A had, which its record does not hold (nvidia-smi -q -d POWER shows it)"
+    return f"{smi} -pl {show_value(target)}"
 
 
 def _locked_fix(smi: str, ac_fix: str, ref: dict[str, Any], now: dict[str, Any]) -> str:

@@ -17,15 +17,20 @@ from driftcheck.reports.formats.base import GPU_PROCESSES, Format, Parsed
 from driftcheck.reports.paste import Paste
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, value_at
 
-_HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+# Driver 610 renamed the header's versions: "KMD Version:" and "CUDA UMD Version:".
+_HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
 # The third column is persistence mode on Linux (`On`/`Off`), the driver model on Windows (`WDDM`/`TCC`).
 _FIRST = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC)\s*\|"
                     r"\s*([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+(\S+)\s*\|\s*(.*?)\s*\|$")
+# The compute mode may hold a blank ("E. Process"); the fan cell may say "ERR!" (an unknown value).
 _SECOND = re.compile(r"^\|\s*(\S+)\s+(\S+?)C?\s+(P\d+|\S+)\s+(\S+?)W?\s*/\s*(\S+?)W?\s*\|"
-                     r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\S+?)%?\s+(\S+)\s*\|$")
+                     r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\S+?)%?\s+(\S.*?)\s*\|$")
 # A GPU's first row, loosely: one `_FIRST` does not read leaves the GPU list unknown, never shorter.
 _ANY_FIRST = re.compile(r"^\|\s+\d+\s+.*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d")
-_THIRD = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
+# The GPU's third row: its MIG mode alone in the last cell.
+_THIRD = re.compile(r"^\|\s*\|\s*\|\s*([^\s|]+)\s*\|$")
+# The box of MIG devices that follows the GPUs' box: its rows are no longer a GPU's.
+_MIG_DEVICES = re.compile(r"^\|\s*MIG devices:")
 _PROCESS = re.compile(r"^\|\s+(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(.+?)\s+(\d+)MiB\s*\|$")
 
 
@@ -56,7 +61,8 @@ def _fill(gpu: JSONObject, second: re.Match[str]) -> None:
     fan = text_value(second.group(1).rstrip("%"))
     gpu.update({"fan_speed_pct": integer(fan), "temperature": {"gpu_c": integer(second.group(2))},
                 "performance_state": text_value(second.group(3)),
-                "power": {"draw_w": watts(second.group(4)), "limit_w": watts(second.group(5))},
+                # The Cap is the limit the driver enforces, which may be below the one requested (`-pl`).
+                "power": {"draw_w": watts(second.group(4)), "enforced_limit_w": watts(second.group(5))},
                 "memory": {"used_mib": mebibytes(second.group(6)), "total_mib": mebibytes(second.group(7))},
                 "utilization": {"gpu_pct": integer(second.group(8))}, "compute_mode": text_value(second.group(9))})
 
@@ -77,6 +83,8 @@ def parse(text: str) -> Parsed:
             header = match
         elif _TIMESTAMP.match(line):
             pass
+        elif _MIG_DEVICES.match(stripped):
+            current = None
         elif "Processes:" in stripped:
             in_processes = True
         elif in_processes and (proc := _PROCESS.match(stripped)):

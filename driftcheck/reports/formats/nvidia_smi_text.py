@@ -9,7 +9,7 @@ from driftcheck.reports.formats.base import Format, Parsed, gpu_completeness
 
 # The per-GPU `Processes` section (`Processes : None` when none run).
 _PROCESSES = re.compile(r"^\s+Processes\s*:?", re.MULTILINE)
-_MARK = re.compile(r"^(=+NVSMI LOG=+|Driver Version\s+:.*)$", re.MULTILINE)
+_MARK = re.compile(r"^(=+NVSMI LOG=+|(?:Driver|KMD) Version\s+:.*)$", re.MULTILINE)
 
 
 def detect(text: str) -> bool:

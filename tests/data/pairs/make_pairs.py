@@ -131,6 +131,22 @@ def _gpu_removed(a: Doc, b: Doc) -> None:
     del data(b, "gpu")["gpus"][G1]
 
 
+def _nvlink_counted(doc: Doc) -> None:
+    """NVLink 0 of GPU 0 to GPU 1, with the error counters NVML reads, none counted yet."""
+    gpu(doc)["nvlink"] = {"0": {"state": "Active", "version": 4, "remote_pci_bus_id": gpu(doc, G1)["pci_bus_id"],
+                                "errors": {"replay": 0, "recovery": 0, "crc_flit": 0, "crc_data": 0}}}
+
+
+def _board_swapped(a: Doc, b: Doc) -> None:
+    """Another H100 board in GPU 0's slot: the UUID and serial of GPU 0 of a recorded 8x H100 SXM `nvidia-smi -a`
+    (thamada/gls H100SXMx8_smi.py, tests/data/nvidia-real), the bus id and everything else kept."""
+    other = "GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1"
+    for probe in ("gpu", "pcie"):
+        gpus = data(b, probe)["gpus"]
+        gpus[other] = gpus.pop(G0)
+    gpu(b, other).update(uuid=other, serial="1654423001593")
+
+
 def _reboot(a: Doc, b: Doc) -> None:
     system(b)["boot_id"] = "3f1d6a0e-7c55-4b7e-9d8e-5a2f0c9b1e44"
 
@@ -149,8 +165,16 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "gpu-mig-mode": (set_at(f"{GP}/mig/mode_current", "Enabled"), ["gpu-mig-mode"], "mig_ecc_persistence"),
     "gpu-mig-instances": (set_at(f"{GP}/mig/instances", {"1": {"profile": "MIG 3g.40gb"}}),
                           ["gpu-mig-instances"], "mig_ecc_persistence"),
+    # A request lowered moves the enforced limit with it: one cause, the request's.
     "gpu-power-limit-lowered": (do(set_at(f"{GP}/power/limit_w", 500.0), set_at(f"{GP}/power/enforced_limit_w", 500.0)),
-                                ["gpu-power-limit-lowered"], "gpu_clock_power"),
+                                ["gpu-power-limit-lowered", "merged:gpu-enforced-power-limit-lowered"],
+                                "gpu_clock_power"),
+    # The enforced limit alone: a cap set elsewhere than by -pl (module or system limit, BMC).
+    "gpu-enforced-power-limit-lowered": (set_at(f"{GP}/power/enforced_limit_w", 500.0),
+                                         ["gpu-enforced-power-limit-lowered"], "gpu_clock_power"),
+    "gpu-enforced-power-limit-raised": (prepared(lambda d: gpu(d)["power"].update(enforced_limit_w=500.0),
+                                                 set_at(f"{GP}/power/enforced_limit_w", 700.0)),
+                                        ["gpu-enforced-power-limit-raised"], "gpu_clock_power"),
     "gpu-power-limit-raised": (prepared(lambda d: gpu(d)["power"].update(limit_w=500.0),
                                        set_at(f"{GP}/power/limit_w", 700.0)), ["gpu-power-limit-raised"], "gpu_clock_power"),
     "gpu-default-power-limit": (set_at(f"{GP}/power/default_limit_w", 350.0), ["gpu-default-power-limit"],
@@ -224,6 +248,11 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     # In the shapes the system probe writes (docs/data-shapes.md), not base.json's older ones.
     "cpu-affinity": (prepared(lambda d: system(d).update(affinity={"cpus": "0-223", "mems": "0"}),
                               set_at(f"{SY}/affinity/cpus", "0-7")), ["cpu-affinity"], "container_limits"),
+    # NVLink turned off by a module option (NVreg_NvLinkDisable; the names as nv-procfs.c prints them).
+    "nvidia-module-option": (prepared(lambda d: system(d).update(nvidia_params={"NvLinkDisable": 0,
+                                                                                "EnableStreamMemOPs": 0}),
+                                      lambda a, b: system(b)["nvidia_params"].update(NvLinkDisable=1)),
+                             ["nvidia-module-option"], "driver_version"),
     "memlock-limit": (prepared(lambda d: system(d).update(memlock_limit_bytes="unlimited"),
                                set_at(f"{SY}/memlock_limit_bytes", 65536)), ["memlock-limit"], "container_limits"),
     "container-kind": (set_at(f"{SY}/container/kind", "podman"), ["container-kind"], "container_limits"),
@@ -312,6 +341,14 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
     "gpu-added-or-removed": (_gpu_removed, ["gpu-added-or-removed"], "hardware_change"),
     "gpu-count": (set_at(f"{P}/gpu/data/gpu_count", 1), ["gpu-count"], "hardware_change"),
     "gpu-identity": (set_at(f"{GP}/vbios_version", "96.00.89.00.01"), ["gpu-identity"], "hardware_change"),
+    # Five Xid 119 (GSP RPC timeout) lines for one GPU: what the recorded H100 kernel log of
+    # tests/data/nvidia-real/kernel-log holds.
+    "gpu-xid-logged": (prepared(lambda d: gpu(d).update(xid_since_boot={}),
+                                lambda a, b: gpu(b)["xid_since_boot"].update({"119": 5})),
+                       ["gpu-xid-logged"], "hardware_change"),
+    "nvlink-errors": (prepared(_nvlink_counted, lambda a, b: gpu(b)["nvlink"]["0"]["errors"].update(replay=12)),
+                      ["nvlink-errors"], "p2p_topology"),
+    "gpu-board-replaced": (_board_swapped, ["gpu-board-replaced", "merged:gpu-identity"], "hardware_change"),
     "gpu-memory-errors": (set_at(f"{GP}/remapped_rows/pending", True), ["gpu-memory-errors"], "hardware_change"),
     "gpu-memory-total": (set_at(f"{GP}/memory/total_mib", 40960), ["gpu-memory-total"], "hardware_change"),
     "cpu-model": (set_at(f"{SY}/cpu/model", "INTEL(R) XEON(R) PLATINUM 8480+"), ["cpu-model"], "hardware_change"),
