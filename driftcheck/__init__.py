@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from driftcheck.api.bisect import bisect
     from driftcheck.api.fleet import FleetResult, fleet
     from driftcheck.api.gc import GcResult, gc
+    from driftcheck.api.restore import Restored, restore, restore_export, restore_plan
     from driftcheck.api.run import run
     from driftcheck.api.runs import RunHistory, run_history, run_record
     from driftcheck.api.schedule import ScheduleStatus, schedule_install, schedule_remove, schedule_status
@@ -99,6 +100,9 @@ _LAZY = {
     "FleetResult": "driftcheck.api.fleet", "gc": "driftcheck.api.gc", "GcResult": "driftcheck.api.gc",
     "schedule_install": "driftcheck.api.schedule", "schedule_remove": "driftcheck.api.schedule",
     "schedule_status": "driftcheck.api.schedule", "ScheduleStatus": "driftcheck.api.schedule",
+    # rebuilding a snapshot's Python environment, and its exports
+    "restore": "driftcheck.api.restore", "restore_plan": "driftcheck.api.restore",
+    "restore_export": "driftcheck.api.restore", "Restored": "driftcheck.api.restore",
 }
 
 if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an error for them
@@ -121,3 +125,5 @@ __all__ += ["BaselineList", "BenchResult", "SavedBaseline", "ShownBaseline", "be
 # runs, trials and fleets
 __all__ += ["FleetResult", "GcResult", "RunHistory", "ScheduleStatus", "bisect", "fleet", "gc", "run", "run_history",
             "run_record", "schedule_install", "schedule_remove", "schedule_status", "trial", "trial_plan", "variant"]
+# rebuilding a snapshot's Python environment
+__all__ += ["Restored", "restore", "restore_export", "restore_plan"]

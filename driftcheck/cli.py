@@ -66,6 +66,8 @@ COMMANDS: dict[str, CommandInfo] = {
                         "list recorded runs with their figures, or chart them in an HTML page"),
     "try": CommandInfo("driftcheck.commands.try_", "run a command under variants, interleaved: which is faster?"),
     "bisect": CommandInfo("driftcheck.commands.bisect", "find which of B's environment changes cause its shift"),
+    "restore": CommandInfo("driftcheck.commands.restore",
+                           "rebuild a snapshot's Python environment in a new venv, verified against it"),
 }
 
 
