@@ -4,26 +4,27 @@ The packages probe records, per distribution, its version, its `direct_url.json`
 VCS checkout at a commit, an archive with its hash) and whether it is editable. A distribution with no
 `direct_url` came from an index: pinned `name==version`, with the PyTorch index added for a CUDA/ROCm local
 build (`+cu128`), and A's configured indexes (`PIP_INDEX_URL`, `UV_INDEX_URL`, ... from its env probe) unless
-the user names others. The requirement of a direct URL is spelled as pip itself spells it
-(`direct_url_as_pep440_direct_reference` of pip 23.2.1): `name @ git+URL@COMMIT`, `name @ URL#sha256=...`,
-`name @ file:///dir`, with `#subdirectory=` where recorded (a repository on this machine, which pip 23.2.1
-takes only in the legacy `git+file:///repo@COMMIT#egg=name` form, is spelled so). Pure: a function of the
-snapshot and the options.
+the user names others; a direct URL install is required as `restore_sources` spells it. Pure: a function
+of the snapshot and the options.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from urllib.parse import unquote, urlsplit
 
 from driftcheck.analysis.explain.versions import is_pinnable, wheel_index
+from driftcheck.analysis.restore_sources import (
+    ARCHIVE,
+    INDEX,
+    UNPLANNABLE,
+    VCS,
+    direct_requirement,
+    file_path,
+)
 from driftcheck.probes.redact import REDACTED_PATTERN
-from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty, value_at
+from driftcheck.snapshot.jsontypes import JSONObject, object_or_empty, value_at
 from driftcheck.snapshot.model import Snapshot
-
-# Sources of a distribution, as the plan names them.
-INDEX, VCS, DIRECTORY, ARCHIVE, UNPLANNABLE = "index", "vcs", "directory", "archive", "unplannable"
 
 # The variables pip and uv read their indexes from (pip: every option as PIP_<OPTION>; uv: its `[env: ...]`
 # names of `uv pip install --help`, 0.13.9). Values joined by spaces hold several URLs.
@@ -105,56 +106,6 @@ class RestorePlan:
         return {"snapshot": self.snapshot_id, "python_version": self.python_version, "interpreter": self.interpreter,
                 "indexes": self.indexes.option_lines(), "notes": list(self.notes),
                 "packages": [package.to_json() for package in self.packages]}
-
-
-def file_path(url: str) -> str | None:
-    """The local path of a `file://` URL; None for any other scheme."""
-    parts = urlsplit(url)
-    return unquote(parts.path) if parts.scheme == "file" else None
-
-
-def direct_requirement(name: str, direct_url: JSONValue) -> tuple[str, str, bool] | None:
-    """(source, requirement line, editable) of a PEP 610 `direct_url` record, spelled as pip spells it; None
-    when the record names no URL."""
-    record = object_or_empty(direct_url)
-    url = record.get("url")
-    if not isinstance(url, str) or not url:
-        return None
-    fragments: list[str] = []
-    vcs_info, archive_info = record.get("vcs_info"), record.get("archive_info")
-    if isinstance(vcs_info, dict):
-        source, target = VCS, f"{vcs_info.get('vcs') or 'git'}+{url}@{vcs_info.get('commit_id')}"
-    elif isinstance(archive_info, dict):
-        source, target = ARCHIVE, url
-        digest = _archive_hash(archive_info)
-        if digest:
-            fragments.append(digest)
-    else:
-        source, target = DIRECTORY, url
-    subdirectory = record.get("subdirectory")
-    if isinstance(subdirectory, str) and subdirectory:
-        fragments.append(f"subdirectory={subdirectory}")
-    editable = bool(value_at(record, "dir_info", "editable"))
-    if source == VCS and not urlsplit(url).netloc:
-        # A repository on this machine (git+file:///...): pip 23.2.1 refuses `name @ git+file:///...` (its
-        # packaging wants a host in a URL of any scheme but file), while both pip and uv take the legacy form.
-        fragments.append(f"egg={name}")
-        return source, f"{target}#{'&'.join(fragments)}", False
-    suffix = "#" + "&".join(fragments) if fragments else ""
-    if editable:
-        return source, f"-e {target}{suffix}", True
-    return source, f"{name} @ {target}{suffix}", False
-
-
-def _archive_hash(archive_info: JSONObject) -> str | None:
-    """`sha256=<hex>` of an archive: its `hashes` (PEP 610's current field), else the legacy `hash`."""
-    hashes = object_or_empty(archive_info.get("hashes"))
-    for algorithm in ("sha256", "sha384", "sha512"):
-        digest = hashes.get(algorithm)
-        if isinstance(digest, str) and digest:
-            return f"{algorithm}={digest}"
-    legacy = archive_info.get("hash")
-    return legacy if isinstance(legacy, str) and "=" in legacy else None
 
 
 def plan_package(key: str, record: JSONObject) -> PlannedPackage:

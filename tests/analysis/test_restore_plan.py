@@ -11,7 +11,8 @@ from pip._internal.models.direct_url import ArchiveInfo, DirectUrl, DirInfo, Vcs
 from pip._internal.utils.direct_url_helpers import direct_url_as_pep440_direct_reference
 
 from driftcheck.analysis.restore_exports import env_file_text, server_command_text
-from driftcheck.analysis.restore_plan import IndexOptions, direct_requirement, plan_restore
+from driftcheck.analysis.restore_plan import IndexOptions, plan_restore
+from driftcheck.analysis.restore_sources import direct_requirement
 from driftcheck.analysis.restore_verify import check_restore
 from driftcheck.snapshot.model import Snapshot
 
