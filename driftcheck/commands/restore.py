@@ -70,13 +70,14 @@ def restore_text(result: Restored) -> str:
     lines.append(f"  installer: {result.installer}")
     lines += [f"  index option: {printable(option)}" for option in plan.indexes.option_lines()]
     lines += [f"  note: {printable(note)}" for note in plan.notes]
-    verb = "would install" if result.dry_run else "installed"
+    # After a build the check below says what went in; the plan lines only say where each came from.
+    verb = "  would install " if result.dry_run else "  "
     for package in plan.packages:
         if package.requirement is None:
             lines.append(f"  cannot plan {printable(package.name)} {package.version or ''}: "
                          f"{printable(package.why or '')}")
         else:
-            lines.append(f"  {verb} {printable(package.name)} {package.version or ''} from {printable(package.whence)}"
+            lines.append(f"{verb}{printable(package.name)} {package.version or ''} from {printable(package.whence)}"
                          + (" (editable)" if package.editable else ""))
     if result.check is None:
         lines.append("dry run: nothing built")

@@ -189,6 +189,7 @@ def last_error(output: str) -> str:
         return pip_errors[-1][:300]
     for index, line in enumerate(lines):
         if line.startswith(("error:", "×")):
-            causes = [part.lstrip("╰─▶│ ").strip() for part in lines[index:index + 4]]
-            return " ".join(part for part in causes if part)[:300]
+            # uv prints the error, then its causes on the lines below (`cause: ...` or `╰─▶ ...`).
+            causes = [re.sub(r"^(cause:|[╰─▶│ ]+)\s*", "", part) for part in lines[index + 1:index + 4]]
+            return ": ".join([line, *(part for part in causes if part)])[:300]
     return (lines or ["no output"])[-1][:300]
