@@ -37,15 +37,19 @@ def env_a(tmp_path: Path) -> EnvironmentA:
     wheels.mkdir()
     for name, version in (("alpha", "1.0"), ("beta", "2.0")):
         build_wheel(wheels, name, version, f"NAME = {name!r}\n")
+    archives = tmp_path / "archives"
+    archives.mkdir()
+    archive = build_wheel(archives, "gamma", "3.0", "NAME = 'gamma'\n")
     local = write_project(tmp_path / "localpkg", "localpkg", "0.1", "X = 1\n", b"\x7fELF local build")
+    editable = write_project(tmp_path / "editpkg", "editpkg", "0.3", "Z = 3\n", b"\x7fELF edit build")
     repository = write_project(tmp_path / "vcspkg", "vcspkg", "0.2", "Y = 2\n", b"\x7fELF vcs build")
     commit = git_repository(repository)
     venv = tmp_path / "a"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
                     "--disable-pip-version-check", "--no-deps", "--no-index", "--find-links", str(wheels),
-                    "alpha==1.0", "beta==2.0", str(local), f"git+file://{repository}@{commit}"],
-                   check=True, timeout=300)
+                    "alpha==1.0", "beta==2.0", str(archive), str(local), "-e", str(editable),
+                    f"git+file://{repository}@{commit}"], check=True, timeout=300)
     taken = driftcheck.take_snapshot(python=str(venv / "bin" / "python"), probes=("packages", "python", "env"))
     return EnvironmentA(taken.id, wheels, local, commit, repository)
 
@@ -62,8 +66,11 @@ def test_restore_reproduces_a_and_says_so(cli: Callable[..., CliResult], env_a: 
     result = json.loads(done.stdout)
     assert result["installer"] == installer
     assert result["check"]["same"] and result["check"]["verdict"].startswith("same versions, same binaries")
-    sources = {p["name"]: p["source"] for p in result["plan"]["packages"]}
-    assert sources == {"alpha": "index", "beta": "index", "localpkg": "directory", "vcspkg": "vcs"}
+    sources = {p["name"]: (p["source"], p["editable"]) for p in result["plan"]["packages"]}
+    assert sources == {"alpha": ("index", False), "beta": ("index", False), "gamma": ("archive", False),
+                       "localpkg": ("directory", False), "editpkg": ("directory", True), "vcspkg": ("vcs", False)}
+    gamma = next(p["requirement"] for p in result["plan"]["packages"] if p["name"] == "gamma")
+    assert gamma.startswith("gamma @ file://") and "#sha256=" in gamma
     # The verification is a snapshot of the new venv: its packages are A's, binaries and commit included.
     rebuilt = driftcheck.take_snapshot(python=str(tmp_path / "b" / "bin" / "python"), probes=("packages",),
                                        keep=False)
@@ -73,6 +80,7 @@ def test_restore_reproduces_a_and_says_so(cli: Callable[..., CliResult], env_a: 
            {k: (v["version"], v["build_id"]) for k, v in b.items()}
     assert a["localpkg"]["build_id"] is not None
     assert b["vcspkg"]["direct_url"]["vcs_info"]["commit_id"] == env_a.commit
+    assert b["editpkg"]["editable"] and b["editpkg"]["direct_url"] == a["editpkg"]["direct_url"]
 
 
 def test_a_wheel_gone_from_the_index_and_a_rebuilt_folder_are_not_reproduced(
@@ -86,7 +94,7 @@ def test_a_wheel_gone_from_the_index_and_a_rebuilt_folder_are_not_reproduced(
     assert "not installed" in beta and "beta" in beta.split(":", 2)[2]
     local = next(line for line in lines if line.startswith("  not reproduced: localpkg"))
     assert "compiled files hash differently" in local
-    assert lines[-1].startswith("NOT reproduced: 2 of 4 distributions not reproduced")
+    assert lines[-1].startswith("NOT reproduced: 2 of 6 distributions not reproduced")
 
 
 def test_dry_run_prints_the_plan_and_touches_nothing(cli: Callable[..., CliResult], env_a: EnvironmentA,

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import shlex
 
+from driftcheck.probes.env import performance_groups
 from driftcheck.probes.redact import REDACTED_PATTERN, is_secret_name
 from driftcheck.snapshot.jsontypes import list_or_empty, object_or_empty
 from driftcheck.snapshot.model import Snapshot
 
 
 def env_file_text(snapshot: Snapshot) -> str:
-    """`export NAME=value` lines of A's variables in the performance families (the env probe's `groups`: NCCL,
-    CUDA, torch, OMP, ...), sorted; a credential is a comment naming it, never its value."""
+    """`export NAME=value` lines of A's variables in the performance families (`env_families` of the catalog:
+    NCCL, CUDA, torch, OMP, ...), sorted; a credential is a comment naming it, never its value."""
     data = snapshot.probe_data("env") or {}
     variables = object_or_empty(data.get("vars"))
-    names = sorted({str(name) for members in object_or_empty(data.get("groups")).values()
-                    for name in list_or_empty(members)})
+    # The families from the catalog, as the env probe derives its `groups` (older snapshots lack them).
+    names = sorted({name for members in performance_groups(list(variables)).values() for name in members})
     lines = [f"# the environment variables that matter of snapshot {snapshot.short_id} (source this file)"]
     if not data:
         lines.append("# A's snapshot holds no env probe data: no variable to restore")

@@ -182,5 +182,9 @@ def plan_restore(snapshot: Snapshot, given: IndexOptions | None = None) -> Resto
     interpreter = data.get("interpreter") or python.get("executable")
     if not records:
         notes.append("A's snapshot holds no packages probe data: nothing to install")
+    conda = object_or_empty(data.get("conda"))
+    if conda:
+        notes.append(f"A's interpreter is a conda environment: its {len(conda)} conda packages are not rebuilt "
+                     "here, only its Python distributions (conda list --explicit on A rebuilds the rest)")
     return RestorePlan(snapshot.id, version if isinstance(version, str) else None,
                        interpreter if isinstance(interpreter, str) else None, packages, indexes, tuple(notes))

@@ -125,8 +125,17 @@ def _origin_reason(a: JSONObject, new: JSONObject) -> str | None:
     commit_new = value_at(new, "direct_url", "vcs_info", "commit_id")
     if commit_a != commit_new:
         return f"commit {commit_new} instead of A's {commit_a}"
-    if url_a != url_new:
+    # uv 0.13.9 records an archive's URL with its `#sha256=` fragment, pip without: the place is the URL without it.
+    if _without_fragment(url_a) != _without_fragment(url_new):
         return f"installed from {url_new or 'the index'} instead of A's {url_a or 'index'}"
+    hash_a, hash_new = (value_at(record, "direct_url", "archive_info", "hashes", "sha256") for record in (a, new))
+    if hash_a and hash_new and hash_a != hash_new:
+        return f"another archive at that URL: sha256 {str(hash_new)[:16]}… instead of A's {str(hash_a)[:16]}…"
     if a.get("editable") != new.get("editable"):
         return "editable on A, not here" if a.get("editable") else "editable here, not on A"
     return None
+
+
+def _without_fragment(url: JSONValue) -> JSONValue:
+    """A URL without its `#...` fragment (a hash or an egg name: not where it points)."""
+    return url.split("#", 1)[0] if isinstance(url, str) else url

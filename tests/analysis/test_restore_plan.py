@@ -114,3 +114,11 @@ def test_the_check_names_each_difference_with_its_reason() -> None:
                                "1 not on A (extra)")
     same = check_restore({"alpha": a["alpha"]}, {"alpha": a["alpha"]}, {}, ("3.11.7", "3.11.7"))
     assert same.same and same.verdict() == "same versions, same binaries (1 distribution)"
+
+
+def test_a_conda_environment_is_said_to_be_rebuilt_only_in_part() -> None:
+    snapshot = _snapshot({"numpy": _record("numpy", "2.2.6")})
+    snapshot.document["probes"]["packages"]["data"]["conda"] = {"python": {"version": "3.11.7", "build": "h1",
+                                                                           "channel": "conda-forge"}}
+    (note,) = plan_restore(snapshot).notes
+    assert "conda environment: its 1 conda packages are not rebuilt" in note
