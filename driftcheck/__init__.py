@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from driftcheck.api.export import ExportRequest, MachineState, PrometheusServer, export_nfd, export_prometheus
     from driftcheck.api.fleet import FleetResult, fleet
     from driftcheck.api.gc import GcResult, gc
+    from driftcheck.api.restore import Restored, restore, restore_export, restore_plan
     from driftcheck.api.run import run
     from driftcheck.api.runs import RunHistory, run_history, run_record
     from driftcheck.api.schedule import ScheduleStatus, schedule_install, schedule_remove, schedule_status
@@ -106,6 +107,9 @@ _LAZY = {
     "ExportRequest": "driftcheck.api.export", "MachineState": "driftcheck.api.export",
     "PrometheusServer": "driftcheck.api.export", "slurm_health": "driftcheck.api.slurm_health",
     "SlurmHealth": "driftcheck.api.slurm_health", "SlurmHealthRequest": "driftcheck.api.slurm_health",
+    # rebuilding a snapshot's Python environment, and its exports
+    "restore": "driftcheck.api.restore", "restore_plan": "driftcheck.api.restore",
+    "restore_export": "driftcheck.api.restore", "Restored": "driftcheck.api.restore",
 }
 
 if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name stays an error for them
@@ -131,3 +135,5 @@ __all__ += ["FleetResult", "GcResult", "RunHistory", "ScheduleStatus", "bisect",
 # where operators look
 __all__ += ["ExportRequest", "MachineState", "PrometheusServer", "SlurmHealth", "SlurmHealthRequest", "export_nfd",
             "export_prometheus", "slurm_health"]
+# rebuilding a snapshot's Python environment
+__all__ += ["Restored", "restore", "restore_export", "restore_plan"]

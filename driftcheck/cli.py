@@ -70,6 +70,8 @@ COMMANDS: dict[str, CommandInfo] = {
                           "this machine's state and drift as Prometheus metrics or Kubernetes node labels"),
     "slurm-health": CommandInfo("driftcheck.commands.slurm_health",
                                 "Slurm health check: drain this node on drift, resume it when the drift is gone"),
+    "restore": CommandInfo("driftcheck.commands.restore",
+                           "rebuild a snapshot's Python environment in a new venv, verified against it"),
 }
 
 

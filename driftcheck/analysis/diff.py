@@ -62,6 +62,9 @@ class SnapshotDiff:
     readings: list[Change] = field(default_factory=list)
     # Facts one side holds that an imported report cannot carry: not compared, never "removed".
     not_in_report: list[str] = field(default_factory=list)
+    # A and B as taken, before being cut to the facts both hold (None when nothing was cut): what only one
+    # side can hold (B's interpreter, when A is a pasted report) is read from these, never compared.
+    whole: tuple[Snapshot, Snapshot] | None = None
 
     def shown(self, include_readings: bool = False) -> list[Change]:
         """The changes, sorted by path; the readings too when asked (`--all`)."""
@@ -140,8 +143,10 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
     side is an imported report, both are then cut to the facts both hold.
     """
     a, b = paired_boards(a, b)
-    a, b, not_in_report = comparable(a, b)
-    result = SnapshotDiff(a, b, not_in_report=not_in_report)
+    cut_a, cut_b, not_in_report = comparable(a, b)
+    result = SnapshotDiff(cut_a, cut_b, not_in_report=not_in_report,
+                          whole=None if cut_a is a and cut_b is b else (a, b))
+    a, b = cut_a, cut_b
     all_changes: list[Change] = []
     facts = fact_table()
     for key in _DOCUMENT_MEMBERS:

@@ -12,6 +12,7 @@ from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.analysis.explain.bench import bench_better, bench_evidence, bench_moved
 from driftcheck.analysis.explain.conditions import claims, classify, explains_member, fix_is_inert
 from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, template_vars
+from driftcheck.analysis.explain.interpreter import one_interpreter_cause
 from driftcheck.analysis.explain.lookup import lookup, probe_data
 from driftcheck.analysis.explain.model import Explained, Explanation
 from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitude, order_key, ranked
@@ -173,7 +174,7 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     result = Explained(diff, rebooted=_boot_changed(diff), include_volatile=include_volatile)
     result.bench, result.bench_note = bench_evidence(diff.a, diff.b)
     moves = _bench_moves(result, catalog)
-    sides = Sides(diff.a, diff.b)
+    sides = Sides(diff.a, diff.b, diff.whole)
     causes: list[Explanation] = []
     notes: list[Explanation] = []
     for rule, members, inert in _groups(diff, catalog, ignore):
@@ -182,7 +183,7 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
             notes.append(_inert(explanation, rule))
         else:
             (notes if rule.not_drift else causes).append(explanation)
-    causes, context = _reboot_context(causes, catalog)
+    causes, context = _reboot_context(one_interpreter_cause(causes, diff), catalog)
     result.explanations = ranked(merged_by_root(causes))
     notes += context
     result.notes = sorted(notes, key=order_key)

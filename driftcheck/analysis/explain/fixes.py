@@ -25,9 +25,10 @@ from driftcheck.analysis.explain.lookup import (
     package_version,
     probe_data,
 )
+from driftcheck.analysis.explain.package_source import install_command, interpreter_of
 from driftcheck.analysis.explain.relevance import RelevanceTable
 from driftcheck.analysis.explain.values import human_field, show_at, show_value
-from driftcheck.analysis.explain.versions import is_pinnable, wheel_index
+from driftcheck.analysis.explain.versions import is_pinnable
 from driftcheck.snapshot.model import Snapshot
 
 
@@ -37,6 +38,9 @@ class Sides:
 
     reference: Snapshot
     current: Snapshot
+    # The two as taken, before a diff cut them to the facts both hold (a pasted report on one side): B's
+    # interpreter, which a report of A cannot hold, is read from these.
+    whole: tuple[Snapshot, Snapshot] | None = None
 
 
 class Vars(dict[str, str]):
@@ -54,23 +58,26 @@ def render(template: str, values: Vars) -> str:
         return template
 
 
-def target_python(sides: Sides) -> str:
-    """The interpreter whose packages a fix changes: B's target (its packages/python probe), else A's."""
-    for snapshot in (sides.current, sides.reference):
-        for probe, key in (("packages", "interpreter"), ("python", "executable")):
-            value = probe_data(snapshot, probe).get(key)
-            if isinstance(value, str) and value:
-                return value
-    return "python3"
+def target_python(sides: Sides) -> str | None:
+    """The interpreter whose packages a fix changes: B's target (its packages/python probe, as taken), else A's;
+    None when neither side recorded one (never the shell's `python3`, which may be any interpreter)."""
+    current, reference = sides.whole or (sides.current, sides.reference)
+    return interpreter_of(current) or interpreter_of(reference)
+
+
+def pip_words(sides: Sides, *words: str) -> str:
+    """`<target python> -m pip WORDS...`, or the same said in words when no side recorded the interpreter."""
+    python = target_python(sides)
+    if python is None:
+        return (f"run pip {' '.join(words)} with the pip of the interpreter B runs (neither snapshot records its "
+                "path, so no command can name it)")
+    return " ".join([shlex.quote(python), "-m", "pip", *words])
 
 
 def pip_install(sides: Sides, name: str, version: Any, *flags: str) -> str:
-    """`<target python> -m pip install name==version` with the extra index a local build needs (+cu128)."""
-    command = [shlex.quote(target_python(sides)), "-m", "pip", "install", *flags, shlex.quote(f"{name}=={version}")]
-    index = wheel_index(version)
-    if index:
-        command += ["--extra-index-url", index]
-    return " ".join(command)
+    """The command that installs `name` `version` as A had it (its index with the extra index a +cu128 build
+    needs, its VCS commit, its local folder) into B's target interpreter; a sentence when none can."""
+    return install_command(target_python(sides), sides.reference, sides.current, name, version, flags)
 
 
 # What a pasted fix may start with: a shell command of one of these tools (after sudo), else it is advice.
@@ -322,7 +329,8 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     if "iface" in captures:
         out["iface_fix"] = _iface_fix(sides, captures["iface"])
     out["driver_fix"] = _driver_fix(sides, str(values.get("before", "?")))
-    out["pip"] = f"{shlex.quote(target_python(sides))} -m pip"
+    python = target_python(sides)
+    out["pip"] = f"{shlex.quote(python)} -m pip" if python else "the pip of the interpreter B runs"
     python = probe_data(ref, "python").get("executable")
     out["python_a"] = show_value(python) if python else "the interpreter of A"
     if "conf" in captures:
@@ -389,16 +397,16 @@ def _pins(sides: Sides, change: Change, pkg: str, name: str) -> dict[str, str]:
         return {"conda_pin_a": f"{pkg}={version}" if version is not None else pkg}
     record = mapping(lookup(packages, ("packages", pkg)))
     version = record.get("version")
-    pip = f"{shlex.quote(target_python(sides))} -m pip"
-    if is_pinnable(version):
-        return {"pin_a": f"{name}=={version}", "pip_a": pip_install(sides, name, version),
-                "pip_uninstall": f"{pip} uninstall -y {shlex.quote(name)}"}
-    source = record.get("direct_url") or record.get("location")
+    uninstall = pip_words(sides, "uninstall", "-y", shlex.quote(name))
+    if is_pinnable(version) or (version is not None and record.get("direct_url")):
+        # A direct URL install is put back from its source (a commit, a folder), whatever its version says.
+        return {"pin_a": f"{name}=={version}" if is_pinnable(version) else name,
+                "pip_a": pip_install(sides, name, version), "pip_uninstall": uninstall}
+    source = record.get("location")
     whence = f" from {show_value(source)}" if source else ""
     if version is None:
-        return {"pin_a": name, "pip_a": f"{pip} uninstall -y {shlex.quote(name)}",
-                "pip_uninstall": f"{pip} uninstall -y {shlex.quote(name)}"}
-    return {"pin_a": name, "pip_uninstall": f"{pip} uninstall -y {shlex.quote(name)}",
+        return {"pin_a": name, "pip_a": uninstall, "pip_uninstall": uninstall}
+    return {"pin_a": name, "pip_uninstall": uninstall,
             "pip_a": f"reinstall {name} {show_value(version)} as A had it{whence} (not a release version pip can pin)"}
 
 
