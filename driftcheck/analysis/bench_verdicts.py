@@ -433,9 +433,9 @@ def _sessions_reason(res: Resolution, between: SessionSpread) -> str:
     if not between.measured:
         return (f"{between_text(between)}: records of two sessions cannot resolve shifts under "
                 f"±{_percent(res.mds)}; measure it on this host (`{MEASURE_SESSIONS}`)")
-    return (f"this host's speed moves ±{between.spread_pct:.1f}% between sessions (measured over "
-            f"{between.sessions}): a check against the past cannot resolve shifts under ±{_percent(res.mds)} here; "
-            "compare both states in one session (`driftcheck try`)")
+    return (f"{between_text(between)}: this host's speed moves that much between sessions, so a check against "
+            f"the past cannot resolve shifts under ±{_percent(res.mds)} here; compare both states in one session "
+            "(`driftcheck try`)")
 
 
 def between_text(between: SessionSpread | Mapping[str, object]) -> str:
