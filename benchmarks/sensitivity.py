@@ -28,6 +28,19 @@ takes 40 pairs (41 records, 20 of them with the busy core and ~1 repeated run ea
 full run takes at it (~7 s a run alone on the 2-core VM: ~25 min). `--quick` is a smoke run (2 pairs,
 1 trial, 2 runs: a few minutes), not a measurement; it prints the same projection.
 
+3. Apart (`--apart S`, `--apart-pairs P`, default 40): P + 1 unchanged records, each started S seconds after
+   the previous one ended (each run a fresh benchmark process, as always), no busy core; each with its
+   predecessor is a pair. Issue 36 saw a false `faster` on a record two minutes after its baseline, which
+   back-to-back records cannot show. False verdicts are printed for back-to-back and apart pairs separately.
+   Every check's record carries the between-session spread measured from the quiet records before it, as
+   `check` carries the store's sessions (driftcheck.analysis.sessions): the chain's for the chain, the apart
+   records' for the apart pairs (fewer than 3 so far: the stated default); the spread each measured per
+   benchmark is printed. The OMP trials then run against the apart records, with their measured spread.
+   The issue's target (false slower/faster <= 5 % of >= 40 apart checks >= 2 minutes apart, OMP_NUM_THREADS=1
+   caught in >= 95 % of >= 20) needs the machine alone for well over an hour:
+   `python benchmarks/sensitivity.py --pairs 0 --apart 120 --apart-pairs 40 --trials 20 --no-busy`.
+   It does not vary the CPU placement of the runs beyond what the scheduler gives a fresh process.
+
 Beside the raw and normalised figures it prints "first look only": the same pairs judged on the check's first
 N runs at one look at 1 %, what check gave before it took more runs when undecided (the same records, so
 the two figures differ only by the extension). `--save FILE` writes every record's runs; `--replay FILE`
@@ -35,7 +48,7 @@ judges them again (same arguments) without taking any, e.g. after a change of th
 
 Run from the repository root: `python benchmarks/sensitivity.py [--quick] [--pairs 40] [--trials 20]
 [--runs 3] [--max-runs 6] [--budget-s 2] [--save FILE | --replay FILE] [--only gemm ...]
-[--inject threads,work] [--no-busy]`.
+[--inject threads,work] [--no-busy] [--apart S] [--apart-pairs P]`.
 """
 
 from __future__ import annotations
@@ -57,9 +70,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from driftcheck.analysis.bench_verdicts import compare_records, higher_is_better  # noqa: E402
+from driftcheck.analysis.sessions import between_sessions  # noqa: E402
 from driftcheck.api.bench import decided_record  # noqa: E402
 from driftcheck.baselines.repeated import combine, repeated_runs  # noqa: E402
 from driftcheck.stats.looks import default_max_runs, planned_looks  # noqa: E402
+from driftcheck.store.sessions import BenchSession  # noqa: E402
 
 CHILD = """
 import functools, json, sys
@@ -76,7 +91,7 @@ print(json.dumps(run_suite(spec["suite"], "cpu", spec["budget_s"], spec["only"] 
 BUSY_LOOP = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\nwhile True: pass"
 SHIFTS = ("slower", "faster")
 FIRST = "first look only"
-KINDS = ("quiet", "busy check", "busy baseline")
+KINDS = ("quiet", "busy check", "busy baseline", "apart")
 
 
 WALL_S: list[float] = []  # every run's wall time, for the projection of a full run
@@ -104,14 +119,24 @@ def busy_core(active: bool) -> Iterator[None]:
             competitor.wait()
 
 
+def with_history(data: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, Any]:
+    """`data` carrying the between-session spreads that `history` (earlier records of the same unchanged state,
+    one session each) measures, as `check` carries those of the store's sessions."""
+    sessions = [BenchSession("unchanged", str(index), "", name,
+                             {"higher_is_better": entry.get("higher_is_better"), "runs": entry["runs"]})
+                for index, past in enumerate(history) for name, entry in past["results"].items() if entry.get("runs")]
+    return {**data, "between_sessions": between_sessions(sessions)}
+
+
 class Taken:
     """One record's runs: its first `args.runs` are what `baseline save` stores; all of them, with the looks
-    planned, what `check --against` compares (more runs where the first ones left a benchmark undecided)."""
+    planned, what `check --against` compares (more runs where the first ones left a benchmark undecided),
+    carrying the between-session spread `history` measures."""
 
-    def __init__(self, runs: list[dict[str, Any]], looks: tuple[int, ...]) -> None:
+    def __init__(self, runs: list[dict[str, Any]], looks: tuple[int, ...], history: list[dict[str, Any]]) -> None:
         self.runs, self.looks = runs, looks
         self.baseline = combine(runs[:looks[0]])
-        self.check = combine(runs, looks)
+        self.check = with_history(combine(runs, looks), history)
 
     @property
     def extended(self) -> bool:
@@ -124,9 +149,12 @@ REPLAY: list[dict[str, Any]] = []  # --replay: saved records, taken in their ord
 
 
 def record(args: argparse.Namespace, env: dict[str, str] | None = None, work_factor: float = 1.0,
-           busy: bool = False, reference: dict[str, Any] | None = None) -> Taken:
+           busy: bool = False, reference: dict[str, Any] | None = None,
+           history: list[dict[str, Any]] | None = None) -> Taken:
     """One record of `args.runs` runs, as `baseline save` takes it (a disturbed run repeated once); against a
-    `reference`, as `check` takes it: up to `args.max_runs` where the first runs leave a benchmark undecided."""
+    `reference`, as `check` takes it: up to `args.max_runs` where the first runs leave a benchmark undecided,
+    judged with the between-session spread of `history`."""
+    history = history or []
     looks: tuple[int, ...]
     if REPLAY:
         saved = REPLAY.pop(0)
@@ -135,19 +163,19 @@ def record(args: argparse.Namespace, env: dict[str, str] | None = None, work_fac
         runs, looks = saved["runs"], tuple(saved["looks"])
         if reference is not None:
             EXTENDED.append(len(runs))
-        return Taken(runs, looks)
+        return Taken(runs, looks, history)
     with busy_core(busy):
         if reference is None:
             runs, looks = repeated_runs(lambda: one_run(args, env, work_factor), args.runs), (args.runs,)
         else:
-            runs, looks = until_decided(lambda: one_run(args, env, work_factor), args, reference)
+            runs, looks = until_decided(lambda: one_run(args, env, work_factor), args, reference, history)
             EXTENDED.append(len(runs))
     TAKEN.append({"env": env or {}, "work_factor": work_factor, "busy": busy, "looks": list(looks), "runs": runs})
-    return Taken(runs, looks)
+    return Taken(runs, looks, history)
 
 
-def until_decided(run: Callable[[], dict[str, Any]], args: argparse.Namespace,
-                  reference: dict[str, Any]) -> tuple[list[dict[str, Any]], tuple[int, ...]]:
+def until_decided(run: Callable[[], dict[str, Any]], args: argparse.Namespace, reference: dict[str, Any],
+                  history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], tuple[int, ...]]:
     """A check's runs as `check` takes them (driftcheck.api.bench.decided_record), each run kept for --save."""
     looks = planned_looks(args.runs, args.max_runs)
     first = repeated_runs(run, args.runs)
@@ -157,7 +185,7 @@ def until_decided(run: Callable[[], dict[str, Any]], args: argparse.Namespace,
         more.extend(repeated_runs(run, count, numbered=(taken + 1, taken + count)))
         return combine(more)
 
-    decided_record(combine(first, looks), take_more, args.runs, args.max_runs, reference)
+    decided_record(with_history(combine(first, looks), history), take_more, args.runs, args.max_runs, reference)
     return first + more, looks
 
 
@@ -203,31 +231,38 @@ class Tally:
             if isinstance(row.get("control_change_pct"), (int, float)):
                 self.control.setdefault(f"{kind}: {row['name']}", []).append(float(row["control_change_pct"]))
 
-    def alarms(self, figure: str, kind: str | None = None) -> tuple[int, int]:
-        picked = [c for (f, k, _), c in self.counts.items() if f == figure and kind in (None, k)]
+    def alarms(self, figure: str, kind: str | None = None, kinds: tuple[str, ...] = KINDS) -> tuple[int, int]:
+        picked = [c for (f, k, _), c in self.counts.items() if f == figure and kind in (None, k) and k in kinds]
         return sum(c.get(v, 0) for c in picked for v in SHIFTS), sum(sum(c.values()) for c in picked)
 
 
 def planned_runs(args: argparse.Namespace) -> tuple[int, int]:
-    """Runs this invocation takes, (fewest, most): the chain and the injected records, ~1 repeat per busy
-    record; every check but the chain's first record may take up to `max_runs` when undecided."""
-    checks = args.pairs + (len(args.inject) * args.trials)
-    fewest = (checks + 1) * args.runs + (args.pairs // 2 if args.busy else 0)
+    """Runs this invocation takes, (fewest, most): the chain, the apart records and the injected records, ~1
+    repeat per busy record; every check but the first record of each chain may take up to `max_runs` when
+    undecided."""
+    checks = args.pairs + args.apart_pairs + (len(args.inject) * args.trials)
+    fewest = (checks + 1 + (1 if args.apart_pairs else 0)) * args.runs + (args.pairs // 2 if args.busy else 0)
     return fewest, fewest + checks * (args.max_runs - args.runs)
 
 
 def minutes(args: argparse.Namespace, each_s: float) -> str:
     low, high = planned_runs(args)
-    return f"{each_s * low / 60:.0f}" if low == high else f"{each_s * low / 60:.0f}-{each_s * high / 60:.0f}"
+    waits = args.apart_pairs * args.apart  # the apart records' waits
+    low_min, high_min = (each_s * low + waits) / 60, (each_s * high + waits) / 60
+    return f"{low_min:.0f}" if low == high else f"{low_min:.0f}-{high_min:.0f}"
 
 
 def unchanged_chain(args: argparse.Namespace) -> tuple[list[Taken], Tally]:
     """The chain of unchanged records (busy every other one) and the tally of its pairs' verdicts."""
     records: list[Taken] = []
     tally = Tally()
-    for index in range(args.pairs + 1):
+    quiet: list[dict[str, Any]] = []  # the quiet records so far: the sessions a check's between-session spread is of
+    for index in range(args.pairs + 1 if args.pairs else 0):
         busy = args.busy and index % 2 == 1
-        records.append(record(args, busy=busy, reference=records[-1].baseline if records else None))
+        history = list(quiet)
+        records.append(record(args, busy=busy, reference=records[-1].baseline if records else None, history=history))
+        if not busy:
+            quiet.append(records[-1].baseline)
         loads = others(records[-1].check)
         print(f"record {index + 1}/{args.pairs + 1}{' (busy core)' if busy else ''}: other work "
               f"{', '.join(f'{x:.2f}' for x in loads)} CPUs", flush=True)
@@ -238,7 +273,8 @@ def unchanged_chain(args: argparse.Namespace) -> tuple[list[Taken], Tally]:
             continue
         kind = "busy check" if busy else "busy baseline" if args.busy else "quiet"
         raw, normalised = both(records[-2].baseline, records[-1].check)
-        tally.add(kind, raw, normalised, compare_records(records[-2].baseline, records[-1].baseline))
+        tally.add(kind, raw, normalised,
+                  compare_records(records[-2].baseline, with_history(records[-1].baseline, history)))
         more = f", {len(records[-1].runs)} runs (undecided after {args.runs})" if records[-1].extended else ""
         print(f"pair {index} ({kind}{more}):", flush=True)
         for r, n in zip(raw, normalised, strict=True):
@@ -246,14 +282,60 @@ def unchanged_chain(args: argparse.Namespace) -> tuple[list[Taken], Tally]:
     return records, tally
 
 
+def apart_chain(args: argparse.Namespace, tally: Tally) -> list[Taken]:
+    """`args.apart_pairs` + 1 quiet records, each `args.apart` seconds after the previous one; each check carries
+    the between-session spread of the apart records before it. Their pairs go into `tally` as kind `apart`."""
+    records: list[Taken] = []
+    for index in range(args.apart_pairs + 1):
+        if index and not args.replay:
+            print(f"  waiting {args.apart:g} s", flush=True)
+            time.sleep(args.apart)
+        history = [r.baseline for r in records]
+        records.append(record(args, reference=records[-1].baseline if records else None, history=history))
+        print(f"apart record {index + 1}/{args.apart_pairs + 1}: other work "
+              f"{', '.join(f'{x:.2f}' for x in others(records[-1].check))} CPUs", flush=True)
+        if index == 0:
+            continue
+        raw, normalised = both(records[-2].baseline, records[-1].check)
+        tally.add("apart", raw, normalised,
+                  compare_records(records[-2].baseline, with_history(records[-1].baseline, history)))
+        more = f", {len(records[-1].runs)} runs (undecided after {args.runs})" if records[-1].extended else ""
+        print(f"apart pair {index} ({args.apart:g} s apart{more}):", flush=True)
+        for r, n in zip(raw, normalised, strict=True):
+            print(f"  {n['name']}: raw {r['verdict']} | {n['verdict_text']}", flush=True)
+    return records
+
+
+def report_spreads(label: str, records: list[dict[str, Any]]) -> None:
+    """The between-session spread per benchmark that `records` (one session each) measure."""
+    measured = with_history({}, records)["between_sessions"]
+    print(f"\nBETWEEN-SESSION SPREAD, {label} ({len(records)} quiet records):")
+    for name, figures in sorted(measured.items()):
+        shown = [f"{figure} ±{float(spread['spread_pct']):.1f}%" for figure, spread in sorted(figures.items())
+                 if figure in ("raw", "normalised_all", "control_all")]
+        sessions = figures.get("raw", {}).get("sessions", "?")
+        print(f"  {name}: {', '.join(shown)} (over {sessions} sessions)")
+    if not measured:
+        print("  not measured (fewer than 3 records)")
+
+
+BACK_TO_BACK = ("quiet", "busy check", "busy baseline")
+
+
 def report_unchanged(args: argparse.Namespace, tally: Tally) -> None:
-    print(f"\nUNCHANGED: {args.pairs} pairs of {args.runs}-run records, a busy core during every other record"
-          if args.busy else f"\nUNCHANGED: {args.pairs} pairs of {args.runs}-run records, no busy core")
+    print(f"\nUNCHANGED: {args.pairs} pairs of {args.runs}-run records back to back, a busy core during every other "
+          "record" if args.busy else f"\nUNCHANGED: {args.pairs} pairs of {args.runs}-run records back to back, "
+          "no busy core")
+    if args.apart_pairs:
+        print(f"  and {args.apart_pairs} pairs of quiet records {args.apart:g} s apart")
     for figure in ("raw", "normalised", FIRST):
-        hits, total = tally.alarms(figure)
-        by_kind = "; ".join(f"{kind} {rate(*tally.alarms(figure, kind))}" for kind in KINDS
-                            if tally.alarms(figure, kind)[1])
-        print(f"  false slower/faster, {figure}: {rate(hits, total)} (target <= 5%) - {by_kind}")
+        for label, kinds in (("back to back", BACK_TO_BACK), (f"{args.apart:g} s apart", ("apart",))):
+            hits, total = tally.alarms(figure, kinds=kinds)
+            if not total:
+                continue
+            by_kind = "; ".join(f"{kind} {rate(*tally.alarms(figure, kind))}" for kind in kinds
+                                if tally.alarms(figure, kind)[1])
+            print(f"  false slower/faster, {figure}, {label}: {rate(hits, total)} (target <= 5%) - {by_kind}")
     names = sorted({name for (_, _, name) in tally.counts})
     for name in names:
         for kind in KINDS:
@@ -265,9 +347,12 @@ def report_unchanged(args: argparse.Namespace, tally: Tally) -> None:
                       f"normalised {dict(sorted((norm or {}).items()))}{control}")
 
 
-def injections(args: argparse.Namespace, taken: list[Taken]) -> None:
-    quiet = [r.baseline for i, r in enumerate(taken) if not (args.busy and i % 2 == 1)]
-    records = [r.baseline for r in taken]
+def injections(args: argparse.Namespace, taken: list[Taken], apart: list[Taken]) -> None:
+    """The injected trials, against the quiet records (the apart ones when taken), each check carrying the
+    between-session spread those records measure."""
+    quiet = [r.baseline for r in apart] if apart else \
+        [r.baseline for i, r in enumerate(taken) if not (args.busy and i % 2 == 1)]
+    records = [r.baseline for r in taken + apart]
     kinds = {"threads": ({"OMP_NUM_THREADS": "1"}, 1.0)}
     if "work" in args.inject:
         pairs = [both(a.baseline, b.check)[1] for a, b in zip(taken, taken[1:], strict=False)]
@@ -280,9 +365,9 @@ def injections(args: argparse.Namespace, taken: list[Taken]) -> None:
         slower: dict[tuple[str, str], int] = {}
         for trial in range(args.trials):
             base = quiet[trial % len(quiet)]
-            after = record(args, env, factor, reference=base)
+            after = record(args, env, factor, reference=base, history=quiet)
             raw, normalised = both(base, after.check)
-            first = compare_records(base, after.baseline)
+            first = compare_records(base, with_history(after.baseline, quiet))
             for figure, rows in (("raw", raw), ("normalised", normalised), (FIRST, first)):
                 watched = [r for r in rows if kind != "work" or r["name"].startswith(("gemm", "skinny"))]
                 caught[figure] += any(r["verdict"] == "slower" for r in watched)
@@ -315,6 +400,10 @@ def main() -> int:
     parser.add_argument("--inject", type=lambda s: [k for k in s.split(",") if k], default=["threads"],
                         help="comma-separated injections: threads, work (empty: none)")
     parser.add_argument("--no-busy", dest="busy", action="store_false", help="no busy core in the unchanged pairs")
+    parser.add_argument("--apart", type=float, default=120.0, metavar="S",
+                        help="seconds between two apart records (default 120; issue 36's target: >= 120)")
+    parser.add_argument("--apart-pairs", type=int, default=0, metavar="P",
+                        help="pairs of quiet records --apart seconds apart (default 0: none; target >= 40)")
     parser.add_argument("--save", type=Path, metavar="FILE",
                         help="write every record's runs and looks, in the order taken, as JSON (to judge them again)")
     parser.add_argument("--replay", type=Path, metavar="FILE",
@@ -324,16 +413,23 @@ def main() -> int:
         args.pairs, args.trials, args.runs = 2, 1, 2
     args.max_runs = default_max_runs(args.runs) if args.max_runs is None else args.max_runs
     unknown = [k for k in args.inject if k not in ("threads", "work")]
-    if unknown or args.pairs < 1 or args.trials < 0 or args.runs < 1 or args.budget_s <= 0 or args.max_runs < args.runs:
+    if unknown or args.pairs < 0 or args.trials < 0 or args.runs < 1 or args.budget_s <= 0 or \
+            args.max_runs < args.runs or args.apart < 0 or args.apart_pairs < 0 or args.pairs + args.apart_pairs < 1:
         print(f"sensitivity: bad arguments {unknown or ''}".rstrip(), file=sys.stderr)
         return 2
     if args.replay:
         REPLAY.extend(json.loads(args.replay.read_text("utf-8")))
     started = time.monotonic()
     records, tally = unchanged_chain(args)
+    apart = apart_chain(args, tally) if args.apart_pairs else []
     report_unchanged(args, tally)
+    quiet_chain = [r.baseline for i, r in enumerate(records) if not (args.busy and i % 2 == 1)]
+    if quiet_chain:
+        report_spreads("back to back", quiet_chain)
+    if apart:
+        report_spreads(f"{args.apart:g} s apart", [r.baseline for r in apart])
     if args.inject and args.trials:
-        injections(args, records)
+        injections(args, records, apart)
     if EXTENDED:
         print(f"\nchecks: {sum(n > args.runs for n in EXTENDED)} of {len(EXTENDED)} took more runs (up to "
               f"{args.max_runs}); {statistics.fmean(EXTENDED):.2f} runs a check on average")
@@ -347,10 +443,13 @@ def main() -> int:
     if not WALL_S:
         return 0
     each = statistics.median(WALL_S)
-    full = argparse.Namespace(pairs=40, trials=20, runs=3, max_runs=default_max_runs(3), inject=["threads"], busy=True)
+    full = argparse.Namespace(pairs=40, trials=20, runs=3, max_runs=default_max_runs(3), inject=["threads"], busy=True,
+                              apart_pairs=0, apart=120.0)
+    apart = argparse.Namespace(**{**vars(full), "pairs": 0, "busy": False, "apart_pairs": 40})
     print(f"{time.monotonic() - started:.0f} s in all; a run took {each:.1f} s (median); the full run "
           f"(--pairs 40 --trials 20 --runs 3) would take about {minutes(full, each)} min "
-          "under this load")
+          f"under this load, and the apart one (--pairs 0 --apart 120 --apart-pairs 40 --trials 20 --no-busy) about "
+          f"{minutes(apart, each)} min")
     return 0
 
 

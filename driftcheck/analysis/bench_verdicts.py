@@ -12,12 +12,17 @@ median of every independent run (`driftcheck bench --runs N`), and the compariso
   than what one run's own CI says;
 - with a single run on both sides the spread is unknown: a conservative default spread is assumed
   (`DEFAULT_SPREAD`, measured; see README) and the verdict says so;
+- the two records were taken in two sessions, and a host's speed also moves between sessions (other
+  tenants, frequency, memory placement), which no record's own runs show: the shift's variance is
+  2 sb^2 + sw^2 (1/nA + 1/nB), sb this host's between-session spread of that figure, measured from the
+  records of an unchanged state (`driftcheck.analysis.sessions`, `driftcheck.stats.sessions`) and carried in
+  the check's record, else a stated default (`DEFAULT_BETWEEN_SESSIONS`) that the verdict names;
 - MDS = the t critical value times the standard error of the shift: a shift at least that large
   would be called `slower`/`faster`; no verdict is called for a shift under `MIN_EFFECT`;
-- `unchanged`: the shift is no larger than one run typically differs from another (the spread,
-  at least `MIN_EFFECT`) and the MDS is at most `RESOLVED_MDS`; `inconclusive`: anything else that
-  is not called (a shift between the spread and the MDS, records too noisy to resolve 25%, or not
-  comparable).
+- `unchanged`: the shift is no larger than one run or one session typically differs from another (the
+  larger spread, at least `MIN_EFFECT`) and the MDS is at most `RESOLVED_MDS`; `inconclusive`: anything else
+  that is not called (a shift between the spread and the MDS, records too noisy to resolve 25%, or not
+  comparable), with what would resolve it.
 
 A run flagged as disturbed (other processes, CPU steal, other GPU work, throttling) cannot carry a
 verdict in the direction its disturbance pushes: the verdict becomes `inconclusive` and names the
@@ -33,10 +38,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict, TypeGuard
 
+from driftcheck.analysis.sessions import RAW, BetweenSessions, between_of, control_figure_name
 from driftcheck.baselines.control import MIN_CONTROL_SHIFT, ControlFigure, control_figures
-from driftcheck.stats.comparison import MIN_EFFECT, Resolution, control_moved, mds_with_runs, normalised_log
+from driftcheck.stats.comparison import (
+    ALPHA_CHECK,
+    MIN_EFFECT,
+    Resolution,
+    control_moved,
+    mds_with_runs,
+    normalised_log,
+)
 from driftcheck.stats.looks import Looks
 from driftcheck.stats.run_medians import RESOLVED_MDS, UNRESOLVABLE_MDS, RunFigure, logs, resolution
+from driftcheck.stats.sessions import SessionSpread, across_sessions
 
 # A shift either way: what a verdict calls, and what fails the gate (the gate of `driftcheck check`).
 SHIFTS = ("slower", "faster")
@@ -65,6 +79,15 @@ class LooksTaken(TypedDict):
     decided_at: int | None
 
 
+class BetweenRow(TypedDict):
+    """The between-session spread a verdict counted: ±%, measured here (over how many sessions) or assumed."""
+
+    spread_pct: float
+    measured: bool
+    sessions: int
+    df: int
+
+
 class VerdictRow(TypedDict, total=False):
     """One benchmark's verdict between two records (see `compare_results` for the keys)."""
 
@@ -80,6 +103,7 @@ class VerdictRow(TypedDict, total=False):
     mds_pct: float | None
     spread_pct: float | None
     spread_measured: bool
+    between_sessions: BetweenRow
     runs: list[int]
     disturbance: str | None
     reason: str | None
@@ -147,7 +171,7 @@ def looks_of(entry: Mapping[str, object], taken: int) -> Looks:
 
 
 def _deciding_look(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], looks: Looks,
-                   device: str) -> int | None:
+                   device: str, between: SessionSpread) -> int | None:
     """The number of B's runs whose shift lies beyond its MDS at the looks' level: all of them when they do,
     else the first earlier look that did (that benchmark was decided there; later runs were taken for others);
     None when no look did."""
@@ -156,7 +180,7 @@ def _deciding_look(figures_before: Sequence[RunFigure], figures_after: Sequence[
     def crosses(n: int) -> bool:
         shown = figures_after[:n]
         shift = statistics.fmean(logs(shown)) - mean_before
-        mds_log = resolution(figures_before, shown, device, looks.alpha_each).mds_log
+        mds_log = _resolution(figures_before, shown, device, between, looks.alpha_each).mds_log
         return abs(shift) >= mds_log and abs(math.expm1(shift)) >= MIN_EFFECT
 
     last = looks.reached[-1]
@@ -176,34 +200,49 @@ def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | N
     return f"{len(disturbed)} of {len(figures)} runs; worst: {worst.disturbed}"
 
 
+def _resolution(before: Sequence[RunFigure], after: Sequence[RunFigure], device: str, between: SessionSpread,
+                alpha: float = ALPHA_CHECK) -> Resolution:
+    """How finely two records taken in two sessions can tell a shift: their runs' pooled test, widened by the
+    between-session spread (driftcheck.stats.sessions)."""
+    return across_sessions(resolution(before, after, device, alpha), between, len(before), len(after), alpha)
+
+
+def _between_row(between: SessionSpread) -> BetweenRow:
+    return {"spread_pct": round(between.spread_pct, 2), "measured": between.measured, "sessions": between.sessions,
+            "df": between.df}
+
+
 def verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str, object] | None,
-            device: str = "cpu") -> VerdictRow:
-    """The verdict entry of one benchmark between two stored results (see `compare_results`)."""
-    entry = _verdict(name, before, after, device)
+            device: str = "cpu", between: BetweenSessions | None = None) -> VerdictRow:
+    """The verdict entry of one benchmark between two stored results (see `compare_results`); `between`: this
+    host's between-session spreads of the benchmark (default: none measured, the device's default assumed)."""
+    entry = _verdict(name, before, after, device, between or BetweenSessions({}, device))
     entry["verdict_text"] = verdict_text(entry)
     return entry
 
 
 def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], higher: bool,
-           device: str, looks: Looks | None = None) -> VerdictRow:
-    """The verdict fields of one comparison of run figures (raw or control-normalised). `looks`: where a
-    record that took more runs when undecided looked at B's runs (default: once, at all of them)."""
+           device: str, between: SessionSpread, looks: Looks | None = None) -> VerdictRow:
+    """The verdict fields of one comparison of run figures (raw or control-normalised), `between` the
+    between-session spread of that figure. `looks`: where a record that took more runs when undecided looked
+    at B's runs (default: once, at all of them)."""
     looks = looks or Looks((len(figures_after),), 1)
     alpha = looks.alpha_each
-    deciding = _deciding_look(figures_before, figures_after, looks, device)
+    deciding = _deciding_look(figures_before, figures_after, looks, device, between)
     called = deciding is not None
     # A benchmark decided at an earlier look is reported as it was decided: on that look's runs.
     figures_after = figures_after[:deciding] if deciding else figures_after
     mean_before, mean_after = statistics.fmean(logs(figures_before)), statistics.fmean(logs(figures_after))
     shift_log = mean_after - mean_before
     ratio = math.exp(shift_log)
-    res = resolution(figures_before, figures_after, device, alpha)
+    res = _resolution(figures_before, figures_after, device, between, alpha)
     # One estimator for every printed figure: before and after are the geometric means of the run
     # medians, so `after / before` is the ratio and the percentage, never a figure of another estimator.
     out: VerdictRow = {"before": math.exp(mean_before), "after": math.exp(mean_after), "ratio": ratio,
                            "change_pct": round((ratio - 1.0) * 100.0, 2), "mds_pct": round(res.mds * 100.0, 2),
                            "spread_pct": round((math.exp(res.spread) - 1.0) * 100.0, 2),
-                           "spread_measured": res.measured, "significant": False, "disturbance": None, "reason": None,
+                           "spread_measured": res.measured, "between_sessions": _between_row(between),
+                           "significant": False, "disturbance": None, "reason": None,
                            "held_by": None, "runs": [len(figures_before), len(figures_after)]}
     if looks.planned > 1:
         out["looks"] = {"runs": list(looks.reached), "planned": looks.planned, "alpha_each": alpha,
@@ -220,11 +259,11 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
             return out
         direction = "faster" if better else "slower"
         out.update({"verdict": direction, "direction": direction, "significant": True})
-    elif abs(shift_log) <= max(res.spread, math.log1p(MIN_EFFECT)) and res.mds <= RESOLVED_MDS:
+    elif abs(shift_log) <= max(res.spread, between.spread, math.log1p(MIN_EFFECT)) and res.mds <= RESOLVED_MDS:
         out.update({"verdict": "unchanged", "direction": "unchanged"})
     else:
         out.update({"verdict": "inconclusive", "direction": "inconclusive",
-                    "reason": _inconclusive_reason(res, device)})
+                    "reason": _inconclusive_reason(res, device, between, (len(figures_before), len(figures_after)))})
         if explained:
             # Even a shift more runs carried past the MDS would be held by that load: nothing more to learn.
             out["held_by"] = "load"
@@ -238,7 +277,7 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
 
 
 def _verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str, object] | None,
-             device: str = "cpu") -> VerdictRow:
+             device: str, between: BetweenSessions) -> VerdictRow:
     unit = str((after or before or {}).get("unit", ""))
     entry: VerdictRow = {"name": name, "unit": unit, "before": _fraction((before or {}).get("median")),
                              "after": _fraction((after or {}).get("median")), "ratio": None, "change_pct": None,
@@ -256,13 +295,13 @@ def _verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str,
         return entry
     higher = higher_is_better(after)
     looks = looks_of(after, len(figures_after))
-    raw = _judge(figures_before, figures_after, higher, device, looks)
+    raw = _judge(figures_before, figures_after, higher, device, between.of(RAW), looks)
     entry.update({**raw, "raw_change_pct": raw["change_pct"]})
     sides = _controlled_sides(before, after, device)
     if isinstance(sides, str):
         entry["control"] = {"recorded": False, "note": sides}
         return entry
-    entry.update(_controlled(raw, sides, figures_before, figures_after, higher, device, looks))
+    entry.update(_controlled(raw, sides, (figures_before, figures_after), higher, device, between, looks))
     return entry
 
 
@@ -308,16 +347,18 @@ def _normalised(figures: Sequence[RunFigure], controls: Sequence[ControlFigure],
             for f, c in zip(figures, controls, strict=True)]
 
 
-def _controlled(raw: VerdictRow, sides: _Sides, figures_before: Sequence[RunFigure],
-                figures_after: Sequence[RunFigure], higher: bool, device: str,
-                looks: Looks | None = None) -> VerdictRow:
+def _controlled(raw: VerdictRow, sides: _Sides, figures: tuple[Sequence[RunFigure], Sequence[RunFigure]],
+                higher: bool, device: str, between: BetweenSessions, looks: Looks | None = None) -> VerdictRow:
     """The verdict fields with both sides' controls: made on the control-normalised figures where the control
-    moved beyond its own noise, else on the raw ones (see driftcheck.baselines.control)."""
+    moved beyond its own noise, between sessions included (a control vouches only for a shift larger than it
+    moves on its own), else on the raw ones (see driftcheck.baselines.control)."""
+    figures_before, figures_after = figures
     single = sides.single
     control_before = [RunFigure(c.for_kind(single)) for c in sides.before]
     control_after = [RunFigure(c.for_kind(single)) for c in sides.after]
     control_shift = statistics.fmean(logs(control_after)) - statistics.fmean(logs(control_before))
-    control_res = resolution(control_before, control_after, device)
+    control_res = _resolution(control_before, control_after, device,
+                              between.of(control_figure_name(single, normalised=False)))
     moved = control_moved(control_shift, control_res, MIN_CONTROL_SHIFT)
     slow_side = figures_after if control_shift < 0 else figures_before
     loaded = [f for f in slow_side if f.disturbed]
@@ -331,7 +372,8 @@ def _controlled(raw: VerdictRow, sides: _Sides, figures_before: Sequence[RunFigu
             worst = max(loaded, key=lambda f: math.inf if f.taken is None else f.taken)
             machine += f", {'B' if control_shift < 0 else 'A'}: {worst.disturbed}"
     normalised = _judge(_normalised(figures_before, sides.before, single, higher),
-                        _normalised(figures_after, sides.after, single, higher), higher, device, looks)
+                        _normalised(figures_after, sides.after, single, higher), higher, device,
+                        between.of(control_figure_name(single, normalised=True)), looks)
     # A control that did not move beyond its own noise says nothing about the machine: dividing by it would
     # only add that noise (the all-cores figure is one ~25 ms batch; on the 2-core VM it wandered +-20% between
     # runs while a 2-thread GEMM that lost 45% to OMP_NUM_THREADS=1 was called slower on 8 of 10 raw figures
@@ -367,7 +409,13 @@ def _controlled(raw: VerdictRow, sides: _Sides, figures_before: Sequence[RunFigu
     return out
 
 
-def _inconclusive_reason(res: Resolution, device: str) -> str:
+# What measures a host's between-session spread: a baseline taken in several sessions minutes apart.
+MEASURE_SESSIONS = "driftcheck baseline save NAME --bench SUITE --sessions 5 --interval 120"
+
+
+def _inconclusive_reason(res: Resolution, device: str, between: SessionSpread, runs: tuple[int, int]) -> str:
+    if 2.0 * between.spread ** 2 > res.spread ** 2 * (1.0 / runs[0] + 1.0 / runs[1]):
+        return _sessions_reason(res, between)
     if res.measured and res.mds > UNRESOLVABLE_MDS:
         # No projection: at this spread more runs would not bring the MDS to anything useful either.
         return f"this machine cannot resolve it now (run-to-run spread ±{_percent(math.exp(res.spread) - 1.0)})"
@@ -378,6 +426,29 @@ def _inconclusive_reason(res: Resolution, device: str) -> str:
     if res.mds > RESOLVED_MDS:
         return f"these records cannot resolve shifts under ±{_percent(res.mds)}{hint}"
     return f"inside this machine's run-to-run spread{hint}"
+
+
+def _sessions_reason(res: Resolution, between: SessionSpread) -> str:
+    """Why records of two sessions cannot decide, where most of their noise is the host's between sessions."""
+    if not between.measured:
+        return (f"{between_text(between)}: records of two sessions cannot resolve shifts under "
+                f"±{_percent(res.mds)}; measure it on this host (`{MEASURE_SESSIONS}`)")
+    return (f"{between_text(between)}: this host's speed moves that much between sessions, so a check against "
+            f"the past cannot resolve shifts under ±{_percent(res.mds)} here; compare both states in one session "
+            "(`driftcheck try`)")
+
+
+def between_text(between: SessionSpread | Mapping[str, object]) -> str:
+    """`between-session spread ±7.1% over 5 sessions`, or `... assumed ±22%, not yet measured here`."""
+    if isinstance(between, SessionSpread):
+        pct, measured, sessions = between.spread_pct, between.measured, between.sessions
+    else:
+        stored = between.get("sessions")
+        pct, measured = _fraction(between.get("spread_pct")) or 0.0, bool(between.get("measured"))
+        sessions = stored if isinstance(stored, int) else 0
+    if measured:
+        return f"between-session spread ±{pct:.1f}% over {sessions} sessions"
+    return f"between-session spread assumed ±{pct:.0f}%, not yet measured here"
 
 
 def _percent(fraction: float) -> str:
@@ -397,9 +468,12 @@ def _disturbance_summary(before: Sequence[RunFigure], after: Sequence[RunFigure]
 
 
 def compare_verdicts(before: Mapping[str, Mapping[str, object]], after: Mapping[str, Mapping[str, object]],
-                     device: str = "cpu") -> list[VerdictRow]:
-    """One verdict entry per benchmark name of two `results` maps, sorted by name."""
-    return [verdict(name, before.get(name), after.get(name), device) for name in sorted(set(before) | set(after))]
+                     device: str = "cpu", between: Mapping[str, BetweenSessions] | None = None) -> list[VerdictRow]:
+    """One verdict entry per benchmark name of two `results` maps, sorted by name; `between`: the host's
+    between-session spreads by benchmark name (a benchmark without one: the device's default, assumed)."""
+    between = between or {}
+    return [verdict(name, before.get(name), after.get(name), device, between.get(name))
+            for name in sorted(set(before) | set(after))]
 
 
 def verdict_text(entry: Mapping[str, object]) -> str:
@@ -423,6 +497,10 @@ def verdict_text(entry: Mapping[str, object]) -> str:
     # The machine's move is said once: an inconclusive verdict may already give it as its reason.
     notes = [str(n) for n in (machine if machine and str(machine) not in str(entry.get("reason") or "") else None,
                               control.get("note")) if n]
+    between = entry.get("between_sessions")
+    if isinstance(between, Mapping) and between_text(between) not in str(entry.get("reason") or ""):
+        # Every verdict against the past says which between-session spread it counted, measured or assumed.
+        notes.append(between_text(between))
     tail = "".join(f"; {n}" for n in notes)
     if (isinstance(mds, (int, float)) and mds > UNRESOLVABLE_MDS * 100.0 and entry.get("spread_measured")
             and entry.get("verdict") == "inconclusive"):
@@ -452,20 +530,23 @@ def verdict_line(entry: Mapping[str, object]) -> str:
 
 
 def compare_results(before: Mapping[str, Mapping[str, object]], after: Mapping[str, Mapping[str, object]],
-                    device: str = "cpu") -> list[VerdictRow]:
+                    device: str = "cpu", between: Mapping[str, BetweenSessions] | None = None) -> list[VerdictRow]:
     """Compare two `probes.bench.data.results` maps, one entry per benchmark name (sorted).
 
     Each entry: name, unit, before/after (medians), ratio (after/before, of the geometric means of
     the run medians), change_pct, verdict, direction (= verdict; `missing` when a side lacks the
-    benchmark), significant, mds_pct, spread_pct, spread_measured, runs [A, B], disturbance, reason.
+    benchmark), significant, mds_pct, spread_pct, spread_measured, between_sessions (the between-session
+    spread counted), runs [A, B], disturbance, reason.
     """
-    return compare_verdicts(before, after, device)
+    return compare_verdicts(before, after, device, between)
 
 
 def compare_records(before: Mapping[str, object], after: Mapping[str, object]) -> list[VerdictRow]:
-    """Compare two whole `bench` probe data records (their `results`, on the device B ran on)."""
+    """Compare two whole `bench` probe data records (their `results`, on the device B ran on), with the
+    between-session spreads B carries (a check measured them when it took B), else A's, else none."""
     device = str(after.get("device") or before.get("device") or "cpu")
-    return compare_results(_results(before), _results(after), device)
+    between = between_of(after, device) or between_of(before, device)
+    return compare_results(_results(before), _results(after), device, between)
 
 
 def _results(record: Mapping[str, object]) -> Mapping[str, Mapping[str, object]]:

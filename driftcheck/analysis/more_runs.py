@@ -19,10 +19,12 @@ from __future__ import annotations
 import math
 
 from driftcheck.analysis.bench_verdicts import compare_records
+from driftcheck.analysis.sessions import default_between
 from driftcheck.baselines.record import BenchRecord
-from driftcheck.stats.comparison import pooled_mds_log
+from driftcheck.stats.comparison import Resolution, pooled_mds_log
 from driftcheck.stats.looks import Looks
 from driftcheck.stats.run_medians import RESOLVED_MDS
+from driftcheck.stats.sessions import across_sessions, spread_from_json
 
 
 def first_look_runs(record: BenchRecord) -> int:
@@ -37,6 +39,7 @@ def first_look_runs(record: BenchRecord) -> int:
 def undecided(reference: BenchRecord, record: BenchRecord, max_runs: int) -> list[str]:
     """The benchmarks of `record` that `max_runs` runs could decide against `reference` and its runs do not."""
     alpha = Looks((max_runs,), len(record.get("looks") or [max_runs])).alpha_each
+    device = str(record.get("device") or reference.get("device") or "cpu")
     names = []
     for row in compare_records(reference, record):
         runs = row.get("runs") or [0, 0]
@@ -46,7 +49,11 @@ def undecided(reference: BenchRecord, record: BenchRecord, max_runs: int) -> lis
                 not row.get("spread_measured") or runs[0] < 1 or runs[1] >= max_runs:
             continue
         spread = math.log1p(float(row.get("spread_pct") or 0.0) / 100.0)
-        projected = pooled_mds_log(spread, runs[0], max_runs, alpha)
+        # More runs narrow the runs' part of the noise, never the host's between sessions.
+        between = spread_from_json(row.get("between_sessions")) or default_between(device)
+        df = runs[0] + max_runs - 2
+        projected = across_sessions(Resolution(spread, df, True, pooled_mds_log(spread, runs[0], max_runs, alpha)),
+                                    between, runs[0], max_runs, alpha).mds_log
         # The shift is itself noisy: more runs may confirm one half the projected MDS, or show none at all.
         ratio = row.get("ratio")
         shift = abs(math.log(ratio)) if isinstance(ratio, (int, float)) and ratio > 0 else 0.0

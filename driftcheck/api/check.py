@@ -22,6 +22,7 @@ from driftcheck.analysis.targets import Target, reference_target
 from driftcheck.api._shared import frozen_tuple, given_host, options_for
 from driftcheck.api.bench import decided_record
 from driftcheck.api.references import resolve_snapshot
+from driftcheck.api.sessions import keep_passed_check, session_key, with_between
 from driftcheck.baselines.record import BenchRecord, as_bench_record
 from driftcheck.errors import OptionError, UnknownSnapshotError, UsageError
 from driftcheck.hosts import Host
@@ -232,11 +233,17 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".
     fresh = prober.snapshot(prober.probes(request.probes or probes_to_check(reference, options), cheap_only=True),
                             label=request.label)
-    fresh = decided_bench(fresh, reference, prober)
+    # The host's between-session spreads so far travel in the record they judge: its first look is judged with
+    # them, and so is the pair whenever it is compared again.
+    key = session_key(as_bench_record(fresh.probe_data("bench")), fresh.host_name)
+    fresh = decided_bench(with_between(fresh, store, key, prober.key), reference, prober)
     result = check_against(reference, fresh, rules, request.min_confidence)
     result.explained.signers = signers_of(reference, fresh)
     if request.keep:
         store.add(fresh)
+        if not result.drift:
+            # Nothing changed that the check could see: both records are sessions of one unchanged state.
+            keep_passed_check(store, reference, fresh)
     return result
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypedDict, cast
 
+from driftcheck.snapshot.jsontypes import JSONObject
+
 
 class ControlEntry(TypedDict, total=False):
     """The control measured around one benchmark (driftcheck.baselines.control): machine-speed figures."""
@@ -151,6 +153,9 @@ class BenchRecord(TypedDict, total=False):
     looks: list[int]
     run_reports: list[RunReport]
     disturbed_runs: list[int]
+    # Per benchmark, this host's between-session spread of each figure, as a check measured it before taking
+    # the record (driftcheck.analysis.sessions); a figure not measured is absent (the verdict assumes a default).
+    between_sessions: dict[str, JSONObject]
 
 
 def as_bench_record(data: Mapping[str, object] | None) -> BenchRecord | None:

@@ -87,3 +87,16 @@ def results_text(data: Mapping[str, Any]) -> str:
     if data.get("errors"):
         lines.append(f"failed requests: {len(data['errors'])}; first: {data['errors'][0]}")
     return "\n".join(lines) + "\n"
+
+
+def between_sessions_text(between: Mapping[str, Mapping[str, Any]], sessions: int) -> str:
+    """The between-session spread of each benchmark's own figure a baseline taken in `sessions` sessions
+    measured (with the host's earlier sessions), or which it could not measure yet."""
+    lines = [f"between sessions ({sessions} taken; pooled with this host's earlier sessions of the suite):"]
+    for name, figures in sorted(between.items()):
+        raw = figures.get("raw")
+        if isinstance(raw, Mapping):
+            lines.append(f"  {name}: ±{float(raw.get('spread_pct') or 0.0):.1f}% over {raw.get('sessions')} sessions")
+    if len(lines) == 1:
+        lines.append("  not measured yet (fewer than 3 sessions of one state)")
+    return "".join(line + "\n" for line in lines)

@@ -9,7 +9,7 @@ import sys
 from driftcheck import api
 from driftcheck.analysis.render import snapshot_text
 from driftcheck.api.baseline import DEFAULT_BASELINE_RUNS
-from driftcheck.baselines.render import results_text
+from driftcheck.baselines.render import between_sessions_text, results_text
 from driftcheck.commands.common import (
     EXIT_OK,
     SNAPSHOT_REF_HELP,
@@ -22,6 +22,8 @@ from driftcheck.commands.common import (
     add_require_trusted,
     add_runs,
     flag_terms,
+    positive_float,
+    positive_int,
     progress_printer,
     run_progress,
 )
@@ -47,6 +49,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                           "%(default)s): their spread is what tells a change from this machine's "
                                           "run-to-run noise")
     add_budget(save)
+    save.add_argument("--sessions", type=positive_int, default=1, metavar="N",
+                      help="take --bench in N sessions in all, --interval apart (default %(default)s): their spread "
+                           "is how far this host's speed moves between sessions, which every later check counts")
+    save.add_argument("--interval", type=positive_float, default=120.0, metavar="S",
+                      help="seconds between two sessions of --sessions (default %(default)g)")
     add_require_trusted(save, "SNAP")
     save.set_defaults(handler=_cmd_save, validate=_validate_save)
     lst = actions.add_parser("list", help="list baselines")
@@ -64,6 +71,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _validate_save(args: argparse.Namespace) -> None:
     if args.snapshot and args.bench:
         raise UsageError("--bench measures now, into a fresh snapshot; it cannot be added to SNAP")
+    if args.sessions > 1 and not args.bench:
+        raise UsageError("--sessions takes --bench in several sessions; give --bench SUITE too")
 
 
 def _cmd_save(args: argparse.Namespace) -> int:
@@ -71,6 +80,7 @@ def _cmd_save(args: argparse.Namespace) -> int:
     with flag_terms():
         saved = api.save_baseline(args.name, args.snapshot, force=args.force, label=args.label, python=args.python,
                                   bench=args.bench or None, runs=args.runs or 1, budget_s=args.budget_s,
+                                  sessions=args.sessions, interval_s=args.interval,
                                   require_trusted=args.require_trusted,
                                   progress=progress_printer(sys.stderr.isatty()) if asked_bench else None,
                                   step_progress=run_progress() if asked_bench else None)
@@ -78,6 +88,8 @@ def _cmd_save(args: argparse.Namespace) -> int:
     print(f"baseline {saved.entry.name} -> {saved.entry.snapshot_id[:12]} ({saved.entry.host})")
     if saved.bench:
         sys.stdout.write(results_text(saved.bench))
+    if saved.sessions > 1:
+        sys.stdout.write(between_sessions_text(saved.between_sessions, saved.sessions))
     return EXIT_OK
 
 

@@ -20,6 +20,11 @@ from driftcheck.stats.comparison import ALPHA_CHECK, Resolution, median_resoluti
 # sensitivity run), a log-ratio deviation of ~0.29, so ~0.2 per run; a single-run pair there can
 # only call a halving. GPU: not yet measured on one; a few percent of clock wander, doubled.
 DEFAULT_SPREAD = {"cpu": 0.20, "cuda": 0.05}
+# Between-session spread (sb of driftcheck.stats.sessions) assumed where a host has not measured its own: as
+# unknown as one run's, so the same figures. On the quiet 2-core VM three checks minutes after their
+# baseline saw a GEMM +29 % to +46 % (issue 36): log ratios of 0.25-0.38, an sb near 0.2 if the baseline's
+# session was typical. GPU: not yet measured on one.
+DEFAULT_BETWEEN_SESSIONS = DEFAULT_SPREAD
 # Records whose MDS is wider than this cannot call a benchmark unchanged: a 25% change could hide.
 RESOLVED_MDS = 0.25
 # Beyond this MDS (±100%) the records say nothing: no verdict wording beyond "cannot resolve".

@@ -25,6 +25,9 @@ STORE_FILE = "snapshots.db"
 # file_hashes: the hash cache of the kernels probe, keyed by host and path.
 # pins: snapshots a running process still needs before anything else points at them (store/pins.py):
 # a `driftcheck run`'s "before" snapshot while its command runs.
+# bench_sessions: per benchmark, the run medians of each record of one unchanged state (a baseline's sessions,
+# the checks that passed against it), which measure how far this host's speed moves between sessions
+# (store/sessions.py). A copy of the figures, so gc keeps no snapshot for it.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS snapshots (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -75,6 +78,18 @@ CREATE TABLE IF NOT EXISTS pins (
     since TEXT NOT NULL,
     PRIMARY KEY (snapshot_id, host, pid)
 );
+CREATE TABLE IF NOT EXISTS bench_sessions (
+    host TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    device TEXT NOT NULL,
+    state TEXT NOT NULL,
+    session TEXT NOT NULL,
+    taken_at TEXT NOT NULL,
+    name TEXT NOT NULL,
+    entry TEXT NOT NULL,
+    PRIMARY KEY (state, session, name)
+);
+CREATE INDEX IF NOT EXISTS bench_sessions_host ON bench_sessions(host, suite, device);
 """
 # Columns of run records that point at snapshots: gc keeps what they name.
 RUN_SNAPSHOT_COLUMNS = ("snapshot_id", "after_snapshot_id")

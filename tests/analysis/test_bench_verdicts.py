@@ -7,9 +7,13 @@ import math
 
 import pytest
 
-from driftcheck.analysis.bench_verdicts import compare_verdicts, verdict, verdict_line
+from driftcheck.analysis.bench_verdicts import compare_verdicts, verdict_line
 from driftcheck.stats.comparison import mds_with_runs, t_critical
 from driftcheck.stats.run_medians import DEFAULT_SPREAD, RESOLVED_MDS
+
+# Judged on a host whose sessions were measured not to differ (tests/between.py): these are tests of the rules
+# within two records, which a between-session spread of zero leaves as they were.
+from tests.between import verdict_on_a_steady_host as verdict
 
 
 def record(medians: list[float], unit: str = "GFLOP/s", higher: bool = True, disturbed: str | None = None,

@@ -13,9 +13,12 @@ import math
 
 import pytest
 
-from driftcheck.analysis.bench_verdicts import verdict
 from driftcheck.baselines.control import ControlMeter, around, control_figure, usable_cpus
 from driftcheck.baselines.render import results_text
+
+# Judged on a host whose sessions were measured not to differ (tests/between.py): these are tests of the rules
+# within two records, which a between-session spread of zero leaves as they were.
+from tests.between import verdict_on_a_steady_host as verdict
 
 BUSY = "other processes kept 0.90 of 2 CPUs busy"
 

@@ -12,12 +12,17 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from driftcheck.analysis.bench_verdicts import looks_of, verdict
+from driftcheck.analysis.bench_verdicts import looks_of
 from driftcheck.analysis.more_runs import undecided
 from driftcheck.api.bench import record_until_decided
 from driftcheck.baselines.repeated import combine, joined
 from driftcheck.errors import UsageError
 from driftcheck.stats.looks import Looks, default_max_runs, planned_looks
+
+# Judged on a host whose sessions were measured not to differ (tests/between.py): these are tests of the rules
+# within two records, which a between-session spread of zero leaves as they were.
+from tests.between import on_a_steady_host
+from tests.between import verdict_on_a_steady_host as verdict
 
 GEMM = "gemm_fp32_1024_gflops"
 
@@ -40,7 +45,7 @@ def scripted(medians: list[float]) -> Callable[[], dict]:
 
 
 def reference(*medians: float) -> dict:
-    return combine([one_run(m) for m in medians])
+    return on_a_steady_host(combine([one_run(m) for m in medians]))
 
 
 def test_default_max_runs_doubles_and_never_extends_a_single_run() -> None:
