@@ -50,23 +50,30 @@ def _group_key(rule: Rule, change: Change, captures: dict[str, str]) -> str:
 
 
 def _groups(diff: SnapshotDiff, catalog: Catalog,
-            ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member], bool]]:
+            ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member], bool, bool]]:
     """The claimed changes, one group per rule and values (the same power limit on 8 GPUs is one), each
-    with whether the rule's fix would change nothing (its `restores` facts are equal on both sides).
+    with whether the rule's fix would change nothing (its `restores` facts are equal on both sides) and
+    whether it rests on readings alone.
 
     A change of a set (throttle reasons) is given to every rule that explains one of its members."""
-    groups: dict[str, tuple[Rule, list[Member], bool]] = {}
+    groups: dict[str, tuple[Rule, list[Member], bool, bool]] = {}
     for change in diff.shown(include_readings=True):
         if ignore is not None and ignore(change):
             continue
         for rule, captures in claims(diff.a, diff.b, change, catalog):
-            # A reading is never a cause, `--all` or not: only a rule that interprets readings weighs one.
+            # A reading is never a cause, `--all` or not: only a rule that interprets readings weighs one,
+            # and then as context (a note), never ranked.
             if rule.ignore or (change.reading and not rule.reads_volatile):
                 continue
             inert = fix_is_inert(rule, diff.a, diff.b, change)
-            key = json.dumps([inert, _group_key(rule, change, captures)])
-            groups.setdefault(key, (rule, [], inert))[1].append((change, captures))
+            key = json.dumps([inert, change.reading, _group_key(rule, change, captures)])
+            groups.setdefault(key, (rule, [], inert, change.reading))[1].append((change, captures))
     return list(groups.values())
+
+
+def _observed(explanation: Explanation) -> Explanation:
+    """A rule's reading of values that move on their own, said so: context for a cause, never ranked."""
+    return replace(explanation, title=f"{explanation.title} (readings: context, never a cause)")
 
 
 def _inert(explanation: Explanation, rule: Rule) -> Explanation:
@@ -176,15 +183,19 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     sides = Sides(diff.a, diff.b)
     causes: list[Explanation] = []
     notes: list[Explanation] = []
-    for rule, members, inert in _groups(diff, catalog, ignore):
+    observed: list[Explanation] = []
+    for rule, members, inert, readings in _groups(diff, catalog, ignore):
         explanation = _explanation(sides, rule, members, result.rebooted, moves, table)
         if inert:
             notes.append(_inert(explanation, rule))
+        elif readings and not rule.not_drift:
+            observed.append(_observed(explanation))
         else:
             (notes if rule.not_drift else causes).append(explanation)
     causes, context = _reboot_context(causes, catalog)
     result.explanations = ranked(merged_by_root(causes))
-    notes += context
+    # Readings of one root (the error counters of one port) are one observation, as they would be one cause.
+    notes += context + merged_by_root(observed)
     result.notes = sorted(notes, key=order_key)
     # Every difference voids the suspects it touches, volatile and policy-ignored ones included: "checked
     # and unchanged" must never claim identical what changed.
@@ -198,13 +209,14 @@ def fix_for(change: Change, reference: Snapshot, current: Snapshot, catalog: Cat
     `change.after` on `current` and should be `change.before`, as on `reference`.
 
     For a fleet, `reference` is a host holding the majority value and `current` the odd one out; for a
-    diff it is A and B. None when no rule claims the change, its rule never explains, or it is a reading.
+    diff it is A and B. None when no rule claims the change, its rule never explains, or it is a reading
+    (whatever rule names it).
     """
     catalog = catalog or default_catalog()
     found = classify(reference, current, change, catalog)
     if found is None or found[0].ignore:
         return None
-    if (change.reading or is_reading(change.parts)) and not found[0].reads_volatile:
+    if change.reading or is_reading(change.parts):
         return None  # a reading moves on its own (facts.yaml): never a cause, on a fleet either
     rule, captures = found
     return _explanation(Sides(reference, current), rule, [(change, captures)], False, BenchMoves(),

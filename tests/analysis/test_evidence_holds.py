@@ -1,0 +1,121 @@
+"""Evidence that holds, through the command line: a fact one side never took is not a change, a reading is
+never a cause, and the readings list holds only values that move on their own.
+
+Live cases take real snapshots of this machine into a fresh store (the `driftcheck_home` fixture); the
+others edit the snapshot pair base (tests/data/pairs/base.json, its sources in that folder's README).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import CliResult
+
+PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
+BASE = PAIRS / "base.json"
+
+
+def _base() -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(BASE.read_text("utf-8"))
+    return document
+
+
+def _first_gpu(document: dict[str, Any]) -> dict[str, Any]:
+    gpu: dict[str, Any] = next(iter(document["probes"]["gpu"]["data"]["gpus"].values()))
+    return gpu
+
+
+def _explain_json(cli: Callable[..., CliResult], tmp_path: Path, before: dict[str, Any],
+                  after: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    (tmp_path / "a.json").write_text(json.dumps(before), "utf-8")
+    (tmp_path / "b.json").write_text(json.dumps(after), "utf-8")
+    done = cli("explain", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--format", "json")
+    assert done.returncode in (0, 1), done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, report
+
+
+# ---- a fact one side never took is not a change ----------------------------------------------------
+
+def test_runtime_facts_taken_on_one_side_only_are_not_a_hardware_cause(cli: Callable[..., CliResult]) -> None:
+    pytest.importorskip("torch")
+    assert cli("snapshot", "--probe", "torch", "--probe", "python", "-q").returncode == 0
+    assert cli("snapshot", "--probe", "torch", "--probe", "python", "--deep", "-q").returncode == 0
+    done = cli("explain", "@1", "@0", "--format", "json")
+    report = json.loads(done.stdout)
+    # Before: "[0.70] hardware_change: GPU count none -> 0", and "0 facts only in B".
+    assert done.returncode == 0, report["explanations"]
+    assert report["explanations"] == []
+    assert not any(row["path"].startswith("probes.torch.data.device_count") for row in report["changes"])
+    assert report["not_compared"]["only_in_a"] == 0
+    assert report["not_compared"]["only_in_b"] > 0
+    assert "torch.device_count" in report["not_compared"]["families"]
+    text = cli("explain", "@1", "@0").stdout
+    assert "not compared: 0 facts only in A, 0 only in B" not in text
+    assert "hardware_change" not in text
+
+
+def test_probes_taken_on_one_side_only_are_counted_as_not_compared(cli: Callable[..., CliResult]) -> None:
+    assert cli("snapshot", "--probe", "env", "--probe", "python", "--probe", "system", "-q").returncode == 0
+    assert cli("snapshot", "--probe", "env", "-q").returncode == 0
+    report = json.loads(cli("explain", "@1", "@0", "--format", "json").stdout)
+    # Before: "not compared: 0 facts only in A, 0 only in B" beside two probes taken on one side only.
+    assert report["not_compared"]["only_in_a"] > 10
+    assert {"python", "system"} <= {family.split(".")[0] for family in report["not_compared"]["families"]}
+    assert report["explanations"] == []
+    # Nothing the one side alone holds is claimed unchanged either.
+    assert not any(row["title"].startswith(("Python interpreter", "kernel and OS")) for row in report["unchanged"])
+
+
+# ---- readings are never causes ----------------------------------------------------------------------
+
+def test_a_fan_that_spun_up_is_a_reading_never_a_cause(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    before = _base()
+    after = copy.deepcopy(before)
+    _first_gpu(before)["fan_speed_pct"] = 0
+    _first_gpu(after)["fan_speed_pct"] = 46
+    _first_gpu(after)["temperature"]["gpu_c"] += 6
+    _first_gpu(after)["power"]["draw_w"] = 120.0
+    code, report = _explain_json(cli, tmp_path, before, after)
+    # Before: "[0.15] thermal: fan speed 0 -> 46 %", exit 1, while the fan was listed among the readings.
+    assert code == 0 and report["explanations"] == []
+    assert [note["rule"] for note in report["notes"]] == ["gpu-fan-speed"]
+    assert "never a cause" in report["notes"][0]["title"]
+    assert any(row["path"].endswith("fan_speed_pct") for row in report["readings"])
+
+
+def test_a_clock_read_lower_under_load_is_context_and_explain_exits_0(cli: Callable[..., CliResult]) -> None:
+    pair = PAIRS / "gpu-clock-under-load"
+    done = cli("explain", str(pair / "a.json"), str(pair / "b.json"))
+    assert done.returncode == 0, done.stdout
+    assert "No relevant difference explains a performance shift." in done.stdout
+    assert "clock under load SM 1980 -> 1410 MHz on GPU 0 (readings: context, never a cause)" in done.stdout
+
+
+def test_the_readings_list_holds_only_values_that_move_on_their_own(cli: Callable[..., CliResult],
+                                                                    tmp_path: Path) -> None:
+    before = _base()
+    after = copy.deepcopy(before)
+    before["label"], after["label"] = "before", "after"
+    after["probes"]["system"]["data"]["boot_id"] = "0b7e9c52-41d6-4a8e-b2f3-6c1d0e9a7f48"
+    after["probes"]["system"]["data"]["uptime_s"] = 120.5
+    before["probes"]["env"]["data"]["vars"]["_"] = "/usr/bin/python3"
+    after["probes"]["env"]["data"]["vars"]["_"] = "/opt/venv/bin/python"
+    after["probes"]["env"]["data"]["groups"] = {"omp": ["OMP_NUM_THREADS"]}
+    before["probes"]["kernels"]["data"]["hash_cache"] = {"hits": 0, "hashed": 13}
+    after["probes"]["kernels"]["data"]["hash_cache"] = {"hits": 13, "hashed": 0}
+    # 4 KiB less free memory: 1907.3 GiB on both sides once written.
+    after["probes"]["system"]["data"]["memory"]["available_kib"] -= 4
+    code, report = _explain_json(cli, tmp_path, before, after)
+    # Before: the label, the boot id, `_`, the env group, the hash-cache counters and "1907.3 GiB -> 1907.3 GiB"
+    # were all listed as readings.
+    assert [row["path"] for row in report["readings"]] == ["probes.system.data.uptime_s"]
+    assert code == 0 and report["explanations"] == []
+    text = cli("explain", str(tmp_path / "a.json"), str(tmp_path / "b.json")).stdout
+    assert "hash cache" not in text and "GiB -> " not in text and "label" not in text
