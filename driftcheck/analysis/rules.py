@@ -84,6 +84,8 @@ class Suspect:
     patterns: tuple[PathPattern, ...]
     # What `{n}` in the title counts (nodes matching this pattern in A), e.g. the packages.
     count: PathPattern | None = None
+    # The facts the title names (a governor, a frequency): each must be held on both sides for the claim.
+    needs: tuple[PathPattern, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,8 +193,9 @@ def _suspect(entry: Any, index: int) -> Suspect:
         raise RuleCatalogError(f"{where}: unknown category {category!r}")
     probes = entry.get("probes") or []
     count = _compile(str(entry["count"])) if entry.get("count") else None
+    needs = _patterns(entry["needs"], where) if entry.get("needs") else ()
     return Suspect(category, str(_require(entry, "title", where)), tuple(str(p) for p in probes),
-                   _patterns(_require(entry, "match", where), where), count)
+                   _patterns(_require(entry, "match", where), where), count, needs)
 
 
 def _with_blocks(rules: tuple[Rule, ...], document: dict[str, Any], source: str) -> tuple[Rule, ...]:

@@ -119,3 +119,26 @@ def test_the_readings_list_holds_only_values_that_move_on_their_own(cli: Callabl
     assert code == 0 and report["explanations"] == []
     text = cli("explain", str(tmp_path / "a.json"), str(tmp_path / "b.json")).stdout
     assert "hash cache" not in text and "GiB -> " not in text and "label" not in text
+
+
+# ---- an "unchanged" title needs the facts it names on both sides -------------------------------------
+
+HOSTS = Path(__file__).resolve().parent.parent / "data" / "hosts"
+
+
+@pytest.mark.parametrize(("recording", "claimed"), [
+    # A real VM with no cpufreq: a CPU model and core count are no evidence about a governor.
+    ("debian12-vm-docker", False),
+    # The same VM recorded with a cpufreq governor (performance) and its frequency range: the claim holds.
+    ("debian12-vm-docker-cpufreq-performance", True),
+])
+def test_cpu_governor_unchanged_needs_a_governor_on_both_sides(cli: Callable[..., CliResult], tmp_path: Path,
+                                                               recording: str, claimed: bool) -> None:
+    for side in ("a", "b"):
+        done = cli("snapshot", "--replay", str(HOSTS / recording), "-o", str(tmp_path / f"{side}.json"),
+                   "--no-store", "--no-sign", "-q")
+        assert done.returncode == 0, done.stderr
+    done = cli("explain", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--format", "json")
+    titles = [row["title"] for row in json.loads(done.stdout)["unchanged"]]
+    # Before: "CPU governor and frequency: identical" where neither side recorded a governor.
+    assert ("CPU governor and frequency: identical" in titles) is claimed, titles

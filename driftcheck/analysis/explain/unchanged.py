@@ -137,7 +137,8 @@ def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Chang
     `changed` should be every change of the diff (volatile and policy-ignored ones too): a change at a
     suspect's path or at an ancestor of it (a whole GPU added or removed) voids the suspect. A suspect
     neither side's facts name (huge pages against a paste that never mentions them) is not listed: it
-    was not compared. A claim of the same GPUs compares their identities (UUIDs, serials, names).
+    was not compared, nor one whose title names a fact (`needs`: a governor) one side does not hold. A claim
+    of the same GPUs compares their identities (UUIDs, serials, names).
     """
     out = _packages_unchanged(diff, catalog, changed)
     for suspect in catalog.suspects:
@@ -145,7 +146,7 @@ def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Chang
             continue
         if any(diff.a.probe_data(p) is None or diff.b.probe_data(p) is None for p in suspect.probes):
             continue
-        if not both_hold(diff, suspect.patterns):
+        if not both_hold(diff, suspect.patterns) or not all(both_hold(diff, (need,)) for need in suspect.needs):
             continue
         if any(pattern.covers(c.parts) for c in changed for pattern in suspect.patterns):
             continue
