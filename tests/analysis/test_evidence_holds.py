@@ -142,3 +142,62 @@ def test_cpu_governor_unchanged_needs_a_governor_on_both_sides(cli: Callable[...
     titles = [row["title"] for row in json.loads(done.stdout)["unchanged"]]
     # Before: "CPU governor and frequency: identical" where neither side recorded a governor.
     assert ("CPU governor and frequency: identical" in titles) is claimed, titles
+
+
+# ---- one underlying change is one cause -------------------------------------------------------------
+
+def test_packages_of_one_release_are_one_cause(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    before, after = _base(), _base()
+    # The three distributions flashinfer ships one release as (flashinfer-python, -cubin, -jit-cache).
+    record = before["probes"]["packages"]["data"]["packages"]["pyyaml"]
+    for side, version in ((before, "0.5.3"), (after, "0.6.1")):
+        for name in ("flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache"):
+            side["probes"]["packages"]["data"]["packages"][name] = {
+                **record, "name": name, "version": version, "wheel_tags": ["py3-none-any"], "compiled_files": 0}
+    code, report = _explain_json(cli, tmp_path, before, after)
+    # Before: the three packages filled the top 3, each with a pin that restored one of them.
+    assert code == 1 and len(report["explanations"]) == 1, [e["title"] for e in report["explanations"]]
+    top = report["explanations"][0]
+    assert "0.5.3 -> 0.6.1 (one release with" in top["title"]
+    assert len(top["evidence"]) == 3
+    assert all(f"{name}==0.5.3" in top["fix"] for name in ("flashinfer-python", "flashinfer-cubin",
+                                                          "flashinfer-jit-cache"))
+
+
+def test_packages_of_one_name_and_different_versions_stay_apart(cli: Callable[..., CliResult],
+                                                                tmp_path: Path) -> None:
+    before, after = _base(), _base()
+    record = before["probes"]["packages"]["data"]["packages"]["pyyaml"]
+    for side, versions in ((before, ("0.5.3", "1.0")), (after, ("0.6.1", "1.1"))):
+        for name, version in zip(("flashinfer-python", "flashinfer-bench"), versions, strict=True):
+            side["probes"]["packages"]["data"]["packages"][name] = {**record, "name": name, "version": version}
+    code, report = _explain_json(cli, tmp_path, before, after)
+    assert code == 1 and len(report["explanations"]) == 2
+
+
+def test_one_topology_change_across_gpu_pairs_is_one_cause(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    before, after = _base(), _base()
+    devices = ["GPU0", "GPU1", "GPU2", "GPU3"]
+    pairs = [f"{x}~{y}" for i, x in enumerate(devices) for y in devices[i + 1:]]
+    before["probes"]["pcie"]["data"]["topology"]["pairs"] = {pair: "SYS" for pair in pairs}
+    after["probes"]["pcie"]["data"]["topology"]["pairs"] = {pair: "PHB" for pair in pairs}
+    code, report = _explain_json(cli, tmp_path, before, after)
+    # Before: "GPU pair GPU0~GPU1 connection SYS -> PHB", once per pair (6 times).
+    assert code == 1 and len(report["explanations"]) == 1, [e["title"] for e in report["explanations"]]
+    top = report["explanations"][0]
+    assert top["category"] == "p2p_topology" and "SYS -> PHB" in top["title"] and len(top["evidence"]) == 6
+
+
+def test_a_board_swapped_in_one_slot_is_one_cause(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    before, after = _base(), _base()
+    old = next(iter(after["probes"]["gpu"]["data"]["gpus"]))
+    new = "GPU-11111111-2222-3333-4444-555555555555"
+    board = after["probes"]["gpu"]["data"]["gpus"].pop(old)
+    after["probes"]["gpu"]["data"]["gpus"][new] = {**board, "uuid": new, "serial": "1650000000000"}
+    after["probes"]["pcie"]["data"]["gpus"][new] = after["probes"]["pcie"]["data"]["gpus"].pop(old)
+    code, report = _explain_json(cli, tmp_path, before, after)
+    # Before: "GPU 1 added" twice and "GPU 1 removed" twice (gpu and pcie probes).
+    assert code == 1 and len(report["explanations"]) == 1, [e["title"] for e in report["explanations"]]
+    top = report["explanations"][0]
+    assert top["category"] == "hardware_change" and " replaced: " in top["title"]
+    assert old in top["title"] and new in top["title"] and len(top["evidence"]) == 4

@@ -15,8 +15,10 @@ from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, template_
 from driftcheck.analysis.explain.lookup import lookup, probe_data
 from driftcheck.analysis.explain.model import Explained, Explanation
 from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitude, order_key, ranked
+from driftcheck.analysis.explain.release_family import named_releases, release_roots
 from driftcheck.analysis.explain.relevance import Relevance, RelevanceTable, relevance_table
 from driftcheck.analysis.explain.roots import root_of
+from driftcheck.analysis.explain.swaps import board_swaps
 from driftcheck.analysis.explain.unchanged import unchanged_suspects
 from driftcheck.analysis.explain.values import field_for, human_field
 from driftcheck.analysis.rules import Catalog, Rule, default_catalog
@@ -42,10 +44,15 @@ def _revert(rule: Rule, change: Change, captures: dict[str, str]) -> dict[str, A
     return None
 
 
+# Captures that only say where one change was seen (which GPU, which GPU pair): the same change seen at
+# several of them is one cause (one power limit on 8 GPUs, one topology change across every GPU pair).
+_WHERE_CAPTURES = ("gpu", "pair")
+
+
 def _group_key(rule: Rule, change: Change, captures: dict[str, str]) -> str:
     if rule.merge:
         return json.dumps([rule.id])
-    others = {k: v for k, v in captures.items() if k != "gpu"}
+    others = {k: v for k, v in captures.items() if k not in _WHERE_CAPTURES}
     return json.dumps([rule.id, others, change.kind, change.before, change.after], sort_keys=True, default=str)
 
 
@@ -192,8 +199,8 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
             observed.append(_observed(explanation))
         else:
             (notes if rule.not_drift else causes).append(explanation)
-    causes, context = _reboot_context(causes, catalog)
-    result.explanations = ranked(merged_by_root(causes))
+    causes, context = _reboot_context(board_swaps(causes, sides), catalog)
+    result.explanations = ranked(named_releases(merged_by_root(release_roots(causes, sides))))
     # Readings of one root (the error counters of one port) are one observation, as they would be one cause.
     notes += context + merged_by_root(observed)
     result.notes = sorted(notes, key=order_key)
