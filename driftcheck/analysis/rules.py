@@ -53,6 +53,8 @@ class Rule:
     revert: str | None = None  # what --confirm can toggle per process: "env"
     # Every change this rule claims is one cause (a module swap: one unloaded, another loaded).
     merge: bool = False
+    # A knob only GPU software reads (which GPUs are visible): weighed low where neither side has a GPU.
+    gpu_only: bool = False
     # The catch-all rule: keeps the category the probe gave the change.
     inherit_category: bool = False
     # Interprets an instantaneous reading that its probe marks volatile (a current clock, a temperature,
@@ -175,7 +177,8 @@ def _rule(entry: Any, index: int) -> Rule:
                 ignore=ignore, size=str(entry.get("size", "relative")), revert=entry.get("revert"),
                 merge=bool(entry.get("merge", False)), inherit_category=bool(entry.get("inherit_category", False)),
                 reads_volatile=bool(entry.get("reads_volatile", False)),
-                restores=_strings(entry.get("restores")), context=bool(entry.get("context", False)))
+                restores=_strings(entry.get("restores")), context=bool(entry.get("context", False)),
+                gpu_only=bool(entry.get("gpu_only", False)))
 
 
 def _strings(value: Any) -> tuple[str, ...]:

@@ -201,3 +201,37 @@ def test_a_board_swapped_in_one_slot_is_one_cause(cli: Callable[..., CliResult],
     top = report["explanations"][0]
     assert top["category"] == "hardware_change" and " replaced: " in top["title"]
     assert old in top["title"] and new in top["title"] and len(top["evidence"]) == 4
+
+
+# ---- relevance weighs what the machine has ----------------------------------------------------------
+
+def _knobs_set(document: dict[str, Any]) -> dict[str, Any]:
+    after = copy.deepcopy(document)
+    after["probes"]["env"]["data"]["vars"].update(
+        {"CUDA_VISIBLE_DEVICES": "1", "NCCL_P2P_DISABLE": "1", "OMP_NUM_THREADS": "1"})
+    return after
+
+
+def test_gpu_only_knobs_rank_low_where_neither_side_has_a_gpu(cli: Callable[..., CliResult],
+                                                              tmp_path: Path) -> None:
+    # A real recorded VM with no GPU (its gpu probe finds no driver).
+    done = cli("snapshot", "--replay", str(HOSTS / "debian12-vm-docker"), "-o", str(tmp_path / "cpu.json"),
+               "--no-store", "--no-sign", "-q")
+    assert done.returncode == 0, done.stderr
+    before = json.loads((tmp_path / "cpu.json").read_text("utf-8"))
+    assert before["probes"]["gpu"]["status"] == "unavailable"
+    code, report = _explain_json(cli, tmp_path, before, _knobs_set(before))
+    # Before: CUDA_VISIBLE_DEVICES (0.75) and NCCL_P2P_DISABLE (0.80) outranked OMP_NUM_THREADS (0.70).
+    ranked = [e["evidence"][0].rsplit(".", 1)[-1] for e in report["explanations"]]
+    assert code == 1 and ranked[0] == "OMP_NUM_THREADS", ranked
+    low = [e for e in report["explanations"] if e["evidence"][0].rsplit(".", 1)[-1] != "OMP_NUM_THREADS"]
+    assert len(low) == 2 and all(e["confidence"] < 0.1 and "neither side has a GPU" in e["why"] for e in low)
+
+
+def test_gpu_only_knobs_keep_their_weight_where_there_is_a_gpu(cli: Callable[..., CliResult],
+                                                               tmp_path: Path) -> None:
+    before = _base()
+    code, report = _explain_json(cli, tmp_path, before, _knobs_set(before))
+    ranked = [e["evidence"][0].rsplit(".", 1)[-1] for e in report["explanations"]]
+    assert code == 1 and ranked.index("OMP_NUM_THREADS") > ranked.index("NCCL_P2P_DISABLE")
+    assert all(e["confidence"] >= 0.5 for e in report["explanations"][:3])

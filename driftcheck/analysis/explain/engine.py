@@ -13,6 +13,7 @@ from driftcheck.analysis.explain.bench import bench_better, bench_evidence, benc
 from driftcheck.analysis.explain.conditions import claims, classify, explains_member, fix_is_inert
 from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, template_vars
 from driftcheck.analysis.explain.lookup import lookup, probe_data
+from driftcheck.analysis.explain.machine import NO_GPU_WHY, machine_weight
 from driftcheck.analysis.explain.model import Explained, Explanation
 from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitude, order_key, ranked
 from driftcheck.analysis.explain.release_family import named_releases, release_roots
@@ -116,12 +117,14 @@ def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool
     if reboot:
         title += " (reset by the reboot: boot id changed)"
     category = first.category if rule.inherit_category and first.category != "other" else rule.category
-    prior = rule.prior * (subject.prior if subject else 1.0)
+    weight = machine_weight(rule, captures, sides.reference, sides.current)
+    prior = rule.prior * (subject.prior if subject else 1.0) * weight
     affects = subject.affects if subject and subject.affects else rule.affects
     fix = render(rule.fix, values)
+    why = NO_GPU_WHY if weight < 1.0 else (subject.why if subject else "")
     return Explanation(rule.id, category, title, tuple(sorted(c.path for c, _ in members)),
                        confidence(prior, rule, first, affects, moves), fix, reboot,
-                       _revert(rule, first, captures), why=subject.why if subject else "", relevance=prior,
+                       _revert(rule, first, captures), why=why, relevance=prior,
                        magnitude=max(magnitude(change) for change, _ in members), root=root,
                        fix_kind=fix_kind(fix))
 

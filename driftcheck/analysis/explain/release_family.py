@@ -1,11 +1,10 @@
-"""Packages of one release are one change: flashinfer-python, flashinfer-cubin and flashinfer-jit-cache
-moved together from 0.5.3 to 0.6.1 are one upgrade, not three causes.
+"""Packages of one release are one change: the `-python`, `-cubin` and `-jit-cache` wheels of one kernel
+library moved together from 0.5.3 to 0.6.1 are one upgrade, not three causes.
 
-A release family is the distributions that share the first word of their name (`flashinfer-*`) and moved
-between the same two versions on A and B. Their causes take one root (`release:<family>:<a>-><b>`), so
-explain merges them into the cause of the family's most relevant package, with the others as evidence.
-Two packages that share a word but moved between different versions (torch and torchvision never share
-version numbers) stay apart.
+A release family is the distributions that share the first word of their name and moved between the same
+two versions on A and B. Their causes take one root (`release:<family>:<a>-><b>`), so explain merges them
+into the cause of the family's most relevant package, with the others as evidence. Two packages that share
+a word but moved between different versions (torch and torchvision never share version numbers) stay apart.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ RELEASE_ROOT = "release:"
 
 
 def _family(dist: str) -> str:
-    """The first word of a distribution's name: `flashinfer` of `flashinfer-jit-cache`."""
+    """The first word of a distribution's name: `vllm` of `vllm-flash-attn`."""
     return dist.split("-", 1)[0]
 
 
