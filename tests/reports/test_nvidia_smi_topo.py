@@ -99,3 +99,16 @@ def test_a_report_whose_matrix_is_cut_after_its_gpu_rows_keeps_it() -> None:
             "GPU Topology:\n" + _cut_after_nic0())
     parsed = parse_text(body, "collect_env.txt").parsed
     assert parsed.probes["pcie"]["topology"]["pairs"]["GPU0~GPU7"] == "NV12"
+
+
+def test_ibstat_then_a_matrix_cut_after_its_gpu_rows_import_together(cli: Any, tmp_path: Path) -> None:
+    """A real `ibstat` (tests/data/reports/SOURCES.md) pasted right above the cut matrix, no fence between."""
+    ibstat = (DATA / "reports" / "ib" / "ibstat_roce_2022.txt").read_text("utf-8")
+    (tmp_path / "paste.txt").write_text(f"{ibstat}\n{_cut_after_nic0()}", "utf-8")
+    done = cli("import", str(tmp_path / "paste.txt"), "-o", str(tmp_path / "paste.json"), "--no-store")
+    # Before: refused ("the matrix is cut"), or read as one matrix that lost the adapters.
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "paste.json").read_text("utf-8"))
+    assert [source["format"] for source in document["host"]["sources"]] == ["ibstat", "nvidia-smi topo -m"]
+    assert document["probes"]["nccl"]["data"]["infiniband"]
+    assert document["probes"]["pcie"]["data"]["topology"]["pairs"]["GPU0~GPU7"] == "NV12"

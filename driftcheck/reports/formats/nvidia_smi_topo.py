@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
-from driftcheck.nvidia.topo import cut_among_gpus, parse_topo, rows_read
+from driftcheck.nvidia.topo import cut_among_gpus, header_device_names, parse_topo, rows_read
 from driftcheck.reports import facts
 from driftcheck.reports.formats.base import Format, Parsed
 
 _ROW = re.compile(r"^\S*GPU0\s+X\s", re.MULTILINE)
+_ROW_START = re.compile(r"\S*GPU0\s+X(?:\s|$)")
 _LEGEND = re.compile(r"^\s*X\s+=\s+Self\s*$", re.MULTILINE)
 
 
@@ -33,4 +34,12 @@ def parse(text: str) -> Parsed:
     return Parsed(probes={"pcie": {"topology": topology}}, role="topology", cut=cut)
 
 
-FORMAT = Format("nvidia-smi-topo", "nvidia-smi topo -m", "nvidia-smi", detect, parse)
+def starts(lines: list[str], i: int) -> bool:
+    """The matrix's header line: it names GPU0 first, and the next line is GPU0's row (`GPU0  X ...`). An
+    output pasted right after another's (ibstat's adapters, then the matrix) is cut there."""
+    names = header_device_names(lines[i])
+    return bool(names) and names[0] == "GPU0" and i + 1 < len(lines) and bool(_ROW_START.match(lines[i + 1]))
+
+
+FORMAT = Format("nvidia-smi-topo", "nvidia-smi topo -m", "nvidia-smi", detect, parse, starts,
+                start_hint=r"\s*\S*GPU0\s")
