@@ -235,3 +235,22 @@ def test_gpu_only_knobs_keep_their_weight_where_there_is_a_gpu(cli: Callable[...
     ranked = [e["evidence"][0].rsplit(".", 1)[-1] for e in report["explanations"]]
     assert code == 1 and ranked.index("OMP_NUM_THREADS") > ranked.index("NCCL_P2P_DISABLE")
     assert all(e["confidence"] >= 0.5 for e in report["explanations"][:3])
+
+
+def test_a_package_whose_binary_is_a_cause_is_not_listed_as_unchanged(cli: Callable[..., CliResult],
+                                                                      tmp_path: Path) -> None:
+    """numpy of one version on both sides, its compiled file differing from RECORD on B only (rebuilt in
+    place): the binary is a cause, so numpy is not "same version" among the unchanged."""
+    before, after = _base(), _base()
+    record = before["probes"]["packages"]["data"]["packages"]["pyyaml"]
+    relative = "numpy/_core/_multiarray_umath.cpython-311-x86_64-linux-gnu.so"
+    for side in (before, after):
+        side["probes"]["packages"]["data"]["packages"]["numpy"] = {**record, "name": "numpy", "version": "2.2.6",
+                                                                   "compiled_files": 1}
+    after["probes"]["kernels"]["data"]["files"][f"numpy:{relative}"] = {
+        "path": relative, "record_match": False, "sha256": "0" * 64, "size_bytes": 10_000_000}
+    after["probes"]["kernels"]["data"]["modified_in_place"] = {"numpy": [relative]}
+    code, report = _explain_json(cli, tmp_path, before, after)
+    assert code == 1 and report["explanations"][0]["category"] == "package_binary"
+    # Before: "numpy 2.2.6: same version, compiled files not recorded" beside numpy as cause #1.
+    assert not any(row["title"].startswith("numpy ") for row in report["unchanged"]), report["unchanged"]
