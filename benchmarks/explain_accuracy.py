@@ -13,7 +13,10 @@ incident corpus (tests/data/incidents/<slug>/a.json, b.json, incident.yaml) and 
 
 - false causes on the null corpus (tests/data/null/<case>/a.json, b.json: an unchanged machine): every
   explanation ranked at or above the noise floor (`driftcheck.analysis.gate.DEFAULT_MIN_CONFIDENCE`, the
-  confidence at which `check` fails) is one; the target is 0.
+  confidence at which `check` fails) is one; the target is 0;
+- false causes on the readings and not-taken null corpus (benchmarks/null_pairs.py, written from the
+  snapshot pair base: only readings moved, only records of the taking changed, or a fact taken on one
+  side only), counted the same way; the target is 0.
 
     python benchmarks/explain_accuracy.py [--corpus DIR] [--null DIR] [--format text|json]
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -377,10 +381,20 @@ def run_null(corpus: Path) -> NullSummary:
     return summary
 
 
-def render_null(summary: NullSummary) -> list[str]:
+def run_generated_null(folder: Path) -> NullSummary:
+    """The readings-only and not-taken pairs of benchmarks/null_pairs.py, written under `folder`."""
+    spec = importlib.util.spec_from_file_location("null_pairs", ROOT / "benchmarks" / "null_pairs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.write_pairs(folder)
+    return run_null(folder)
+
+
+def render_null(summary: NullSummary, name: str = "the null corpus") -> list[str]:
     """The null corpus's line, then every false cause."""
     pairs = len({case for case, _, _ in summary.false_causes})
-    lines = [f"  false causes on the null corpus: {len(summary.false_causes)} in {pairs} of {summary.pairs} "
+    lines = [f"  false causes on {name}: {len(summary.false_causes)} in {pairs} of {summary.pairs} "
              f"unchanged pairs (at or above the noise floor {summary.floor})"]
     lines.extend(f"    {case}: [{confidence:.2f}] {title}" for case, title, confidence in summary.false_causes)
     return lines
@@ -440,13 +454,16 @@ def main(argv: Iterable[str] | None = None) -> int:
         os.environ["DRIFTCHECK_HOME"] = home
         summary = run_corpus(args.corpus)
         null = run_null(args.null)
+        generated = run_generated_null(Path(home) / "readings-and-not-taken")
     if args.format == "json":
-        print(json.dumps({"corpus": str(args.corpus), **summary.to_json(), "null": null.to_json()}, indent=2,
-                         ensure_ascii=False))
+        print(json.dumps({"corpus": str(args.corpus), **summary.to_json(), "null": null.to_json(),
+                          "null_readings_not_taken": generated.to_json()}, indent=2, ensure_ascii=False))
     else:
         text = render_text(summary, args.corpus).splitlines()
         # Beside top-1/top-3: a detector is also judged by what it claims when nothing changed.
-        sys.stdout.write("\n".join([*text[:3], *render_null(null), *text[3:]]) + "\n")
+        sys.stdout.write("\n".join([*text[:3], *render_null(null),
+                                    *render_null(generated, "the readings and not-taken pairs"),
+                                    *text[3:]]) + "\n")
     return 0
 
 

@@ -53,6 +53,8 @@ class Rule:
     revert: str | None = None  # what --confirm can toggle per process: "env"
     # Every change this rule claims is one cause (a module swap: one unloaded, another loaded).
     merge: bool = False
+    # A knob only GPU software reads (which GPUs are visible): weighed low where neither side has a GPU.
+    gpu_only: bool = False
     # The catch-all rule: keeps the category the probe gave the change.
     inherit_category: bool = False
     # Interprets an instantaneous reading that its probe marks volatile (a current clock, a temperature,
@@ -84,6 +86,8 @@ class Suspect:
     patterns: tuple[PathPattern, ...]
     # What `{n}` in the title counts (nodes matching this pattern in A), e.g. the packages.
     count: PathPattern | None = None
+    # The facts the title names (a governor, a frequency): each must be held on both sides for the claim.
+    needs: tuple[PathPattern, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,8 @@ def _rule(entry: Any, index: int) -> Rule:
                 ignore=ignore, size=str(entry.get("size", "relative")), revert=entry.get("revert"),
                 merge=bool(entry.get("merge", False)), inherit_category=bool(entry.get("inherit_category", False)),
                 reads_volatile=bool(entry.get("reads_volatile", False)),
-                restores=_strings(entry.get("restores")), context=bool(entry.get("context", False)))
+                restores=_strings(entry.get("restores")), context=bool(entry.get("context", False)),
+                gpu_only=bool(entry.get("gpu_only", False)))
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -191,8 +196,9 @@ def _suspect(entry: Any, index: int) -> Suspect:
         raise RuleCatalogError(f"{where}: unknown category {category!r}")
     probes = entry.get("probes") or []
     count = _compile(str(entry["count"])) if entry.get("count") else None
+    needs = _patterns(entry["needs"], where) if entry.get("needs") else ()
     return Suspect(category, str(_require(entry, "title", where)), tuple(str(p) for p in probes),
-                   _patterns(_require(entry, "match", where), where), count)
+                   _patterns(_require(entry, "match", where), where), count, needs)
 
 
 def _with_blocks(rules: tuple[Rule, ...], document: dict[str, Any], source: str) -> tuple[Rule, ...]:

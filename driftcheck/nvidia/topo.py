@@ -73,18 +73,39 @@ def _no_matrix_reason(lines: list[str]) -> str:
     return "no connection matrix (a 'GPU0  X ...' row) found: not nvidia-smi topo -m output"
 
 
+_HEADER_DEVICE = re.compile(r"(?:\S*m)?(GPU\d+|NIC\d+|mlx\S+)")
+
+
+def header_device_names(header: str) -> list[str]:
+    """The devices a matrix's header line names, in column order (GPU0, NIC0, mlx5_0)."""
+    return [found.group(1) for token in header.split() if (found := _HEADER_DEVICE.fullmatch(token))]
+
+
+def _columns(header: str, labels: list[str]) -> list[str]:
+    """The matrix's columns: its rows' labels, or the header's devices when the rows stop early (a paste cut
+    after the GPU rows) and the rows present are the header's first devices in order."""
+    named = header_device_names(header)
+    return named if len(named) > len(labels) and named[:len(labels)] == labels else labels
+
+
 def parse_topo(text: str) -> JSONObject:
-    """The topology dict (devices, pairs, cpu_affinity, numa_affinity, gpu_numa_id, nics) of a topo matrix."""
+    """The topology dict (devices, pairs, cpu_affinity, numa_affinity, gpu_numa_id, nics) of a topo matrix.
+
+    Rows the text cuts off at the end (a paste that stops after the GPU rows) lose nothing of the rows before
+    them: each row holds its level to every device the header names, so `devices` is the header's and the
+    pairs of every row present are read; which rows are missing is for the caller to judge."""
     lines = _clean(text)
     header_at, rows = _matrix_rows(lines)
     header = lines[header_at]
-    devices = [row[0] for row in rows]
+    devices = _columns(header, [row[0] for row in rows])
     extras = [key for label, key in sorted(_EXTRA_COLUMNS, key=lambda item: header.find(item[0]))
               if label in header]
     pairs: dict[str, str] = {}
     affinity: dict[str, dict[str, str | None]] = {key: {} for _, key in _EXTRA_COLUMNS}
     for i, row in enumerate(rows):
         cells = row[1:1 + len(devices)]
+        if row[0] != devices[i]:
+            raise NvidiaFormatError(f"topology row {row[0]!r} stands where the header names {devices[i]!r}")
         if len(cells) < len(devices) or not all(cell in _PLAIN_LEVELS or _LEVEL.match(cell) for cell in cells):
             raise NvidiaFormatError(f"topology row {row[0]!r} does not hold one level per device: {' '.join(row)}")
         if cells[i] != "X":
@@ -133,3 +154,20 @@ def merge_topology(pcie: JSONObject, topology: JSONObject) -> JSONObject:
 def topology_devices(topology: JSONObject) -> list[str]:
     """The device labels (GPU0, NIC0, mlx5_0, ...) of a topology `parse_topo` read, in matrix order."""
     return [str(device) for device in list_or_empty(topology.get("devices"))]
+
+
+def rows_read(topology: JSONObject) -> int:
+    """How many rows of the matrix the text held: the devices whose pairs with every later device are read
+    (the last row adds no pair, so a matrix missing only its last row reads as whole)."""
+    devices = topology_devices(topology)
+    held = object_or_empty(topology.get("pairs"))
+    return next((i for i, device in enumerate(devices[:-1]) if f"{device}~{devices[i + 1]}" not in held),
+                len(devices))
+
+
+def cut_among_gpus(topology: JSONObject, named: int) -> bool:
+    """Whether a matrix whose header names `named` devices was cut before the end of its GPU rows (or holds
+    columns its rows could not be matched with): its rows would read as a smaller machine. A matrix cut only
+    after its GPU rows has every pair of a GPU."""
+    devices, rows = topology_devices(topology), rows_read(topology)
+    return rows < named and (len(devices) < named or any(device.startswith("GPU") for device in devices[rows:]))

@@ -1,16 +1,17 @@
 """`kernels` probe: content hashes of the compiled binaries that decide inference speed.
 
-Three circles, cheapest check first:
+What it checks:
+- every compiled file of every distribution, hashed and compared with its RECORD hash (a version string
+  does not prove binary equality: a `.so` rebuilt in place keeps its size as often as not);
 - the packages whose kernels make or break a benchmark (`kernels: true` in snapshot/catalog.yaml: torch,
   triton, flashinfer, sgl-kernel, vllm, xformers, flash-attn, deep-gemm, cutlass, every nvidia-* CUDA
-  wheel) and the system CUDA/NCCL/driver
-  libraries the loader finds: every compiled file hashed and compared with its RECORD hash;
-- every other distribution's compiled files: a stat against the size RECORD declares (nearly free),
-  hashed only where the size differs or the file changed since the last snapshot saw it;
+  wheel) and the system CUDA/NCCL/driver libraries the loader finds are listed with their hashes whatever
+  RECORD says; another distribution's file is listed only where it differs from its RECORD;
 - JIT caches (triton, inductor, flashinfer, CUDA ComputeCache): a summary, not the files.
 
 Hashes are cached in the store by (path, size, mtime_ns, inode), so a repeat snapshot rehashes nothing
-unchanged. Hashing runs in the target host's interpreter (stdlib `dist_facts` script), streaming.
+unchanged: only the first snapshot of a venv pays for reading its compiled files. Hashing runs in the
+target host's interpreter (stdlib `dist_facts` script), streaming.
 """
 
 from __future__ import annotations
@@ -83,11 +84,11 @@ def record_sha256_hex(record_hash: str | None) -> str | None:
 
 @dataclass
 class _Candidate:
-    """One file that a snapshot checks: where it is, what RECORD says of it, whether it is always hashed."""
+    """One file that a snapshot checks: where it is, what RECORD says of it, whether it is always listed."""
 
     key: str
     stat: JSONObject  # from dist_facts: path, real_path, size, mtime_ns, inode; or error
-    always_hash: bool
+    always_listed: bool
     record_hash: str | None = None
     record_size: int | None = None
 
@@ -110,7 +111,6 @@ class HashPlan:
 
     to_hash: dict[str, int] = field(default_factory=dict)  # real path -> size
     known: dict[str, str] = field(default_factory=dict)  # real path -> sha256 (from the cache)
-    stat_checked: int = 0
 
 
 def _package_file(dist_key: str, entry: JSONValue, always: bool) -> _Candidate | None:
@@ -156,7 +156,7 @@ def candidates(files: JSONObject) -> list[_Candidate]:
 
 
 def plan_hashing(found: Iterable[_Candidate], cached: dict[str, CachedFile]) -> HashPlan:
-    """Decide, per file, between a cached hash, a fresh hash and a stat check against RECORD."""
+    """Decide, per file, between the cached hash (the file is as the cache saw it) and a fresh one."""
     plan = HashPlan()
     for candidate in found:
         identity = candidate.identity
@@ -166,13 +166,8 @@ def plan_hashing(found: Iterable[_Candidate], cached: dict[str, CachedFile]) -> 
         previous = cached.get(real)
         if previous is not None and previous.identity == identity and previous.sha256:
             plan.known[real] = previous.sha256
-        elif (candidate.always_hash
-              or (candidate.record_size is not None and identity.size != candidate.record_size)
-              # Same size as RECORD says, yet rewritten since the last snapshot saw it: look inside.
-              or (previous is not None and previous.identity != identity)):
-            plan.to_hash[real] = identity.size
         else:
-            plan.stat_checked += 1
+            plan.to_hash[real] = identity.size
     return plan
 
 
@@ -260,7 +255,7 @@ class KernelsProbe(Probe):
             cache.remember(host.name, self._learned(found, hashes, cached))
         return {"files": files, "hashes": hashes, "toolchain": read_toolchain(host),
                 "cache": {"hits": len(plan.known), "hashed": len(plan.to_hash), "hashed_bytes": hashed_bytes,
-                          "stat_checked": plan.stat_checked, "files_checked": len(found)}}
+                          "files_checked": len(found)}}
 
     def _hash(self, host: Host, batches: list[list[str]], sizes: dict[str, int], hashes: JSONObject) -> int:
         total_files, total_bytes = len(sizes), sum(sizes.values())
@@ -309,7 +304,7 @@ class KernelsProbe(Probe):
             if match is False and not candidate.key.startswith("system:"):
                 dist, _, relative = candidate.key.partition(":")
                 modified.setdefault(dist, []).append(relative)
-            if candidate.always_hash or match is False:
+            if candidate.always_listed or match is False:
                 files[candidate.key] = {"path": candidate.real_path if identity else candidate.stat.get("path"),
                                         "size_bytes": identity.size if identity else None,
                                         "sha256": sha256, "record_match": match}
@@ -344,5 +339,4 @@ def hash_cache_note(kernels_data: Mapping[str, object] | None) -> str | None:
         return None
     mib = int(stats.get("hashed_bytes", 0)) / (1024 * 1024)
     return (f"kernels: {stats.get('files_checked', 0)} compiled files; hash cache hits {stats.get('hits', 0)}, "
-            f"hashed now {stats.get('hashed', 0)} ({mib:.1f} MiB), "
-            f"checked by size against RECORD {stats.get('stat_checked', 0)}")
+            f"hashed now {stats.get('hashed', 0)} ({mib:.1f} MiB)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from driftcheck.nvidia.topo import parse_topo, topology_devices
+from driftcheck.nvidia.topo import cut_among_gpus, parse_topo, topology_devices
 from driftcheck.nvidia.values import NvidiaFormatError, cpu_list
 from driftcheck.probes.env import performance_groups
 from driftcheck.probes.packages import PackagesProbe, normalize_name
@@ -158,8 +158,9 @@ def pcie_data(topology_text: str | None, source: str) -> JSONObject | None:
     except NvidiaFormatError:
         return None
     devices = topology_devices(topology)
-    if len(devices) < header_devices(topology_text):
-        # The paste stops inside the matrix: the rows left would read as a smaller, different machine.
+    if cut_among_gpus(topology, header_devices(topology_text)):
+        # The paste stops among the GPU rows: the rows left would read as a smaller, different machine. Cut
+        # only after them (NIC rows missing), every pair is read and the matrix is kept.
         return None
     cpu_affinity = object_or_empty(topology.get("cpu_affinity"))
     numa_affinity = object_or_empty(topology.get("numa_affinity"))

@@ -87,6 +87,8 @@ class EnvFamily:
     name: str
     vars: tuple[str, ...]
     category: str = "env_var_other"
+    # Read only by GPU software (NCCL, CUDA, cuDNN): it can matter only where there is a GPU.
+    gpu_only: bool = False
 
     def matches(self, variable: str) -> bool:
         """Whether `variable` belongs to this family."""
@@ -130,6 +132,10 @@ class NameCatalog:
     def env_family_of(self, variable: str) -> str | None:
         """The name of the family `variable` belongs to, or None."""
         return next((family.name for family in self.env_families if family.matches(variable)), None)
+
+    def gpu_only_variable(self, variable: str) -> bool:
+        """Whether `variable` belongs to a family only GPU software reads (`gpu_only`)."""
+        return any(family.gpu_only and family.matches(variable) for family in self.env_families)
 
     def env_globs(self, category: str | None = None) -> tuple[str, ...]:
         """The globs of every family (of `category`, when given), in order."""
@@ -196,7 +202,7 @@ def _family(value: Any, index: int) -> EnvFamily:
     variables = _names(value.get("vars"), where)
     if not variables:
         raise RuleCatalogError(f"{where}: needs a `name` and `vars`")
-    return EnvFamily(str(value["name"]), variables, category)
+    return EnvFamily(str(value["name"]), variables, category, bool(value.get("gpu_only", False)))
 
 
 def parse_catalog(document: Any) -> NameCatalog:

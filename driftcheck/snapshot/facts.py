@@ -1,6 +1,6 @@
 """What each fact of a snapshot is: its category, its class (identity, setting or reading), its root (the
 underlying change it shares with other facts) and its primacy among them, from one table (`facts.yaml`).
-The class is the one mechanism that says what is never a cause: a reading.
+The class is the one mechanism that says what is never a cause: a reading, or a record of the taking.
 
 The table uses the path language of the rule catalog over whole change paths, so reading a diff needs
 no probe code: the diff of two snapshots taken elsewhere (another version, another machine) is
@@ -24,8 +24,12 @@ from driftcheck.snapshot.paths import PathPart
 from driftcheck.snapshot.patterns import PathPattern, compile_pattern
 from driftcheck.snapshot.vocabulary import CATEGORIES
 
-# What a fact is: which thing (identity), what was set (setting), or what moves on its own (reading).
-FACT_CLASSES = ("identity", "setting", "reading")
+# What a fact is: which thing (identity), what was set (setting), what moves on its own (reading), or how
+# the snapshot was taken and driftcheck's own bookkeeping (record: the label, the --deep flag, hash-cache
+# counters, the shell driftcheck ran in).
+FACT_CLASSES = ("identity", "setting", "reading", "record")
+# The classes that are never a cause.
+NEVER_CAUSES = ("reading", "record")
 # A path no entry classes counts as a setting: a new key is a candidate cause until the table says otherwise.
 DEFAULT_CLASS = "setting"
 
@@ -51,6 +55,8 @@ class Fact:
     fact_class: str | None
     root: str | None = None
     primacy: str | None = None
+    # The member of the probe's data that says whether these facts were taken at all (`deep`).
+    taken_with: str | None = None
 
     def matches(self, parts: Sequence[PathPart]) -> bool:
         return self.captures(parts) is not None
@@ -96,6 +102,10 @@ class FactTable:
         """Whether a change at `parts` is a reading: a value that moves on its own, never a cause."""
         return self.fact_class(parts) == "reading"
 
+    def never_cause(self, parts: Sequence[PathPart]) -> bool:
+        """Whether a change at `parts` is never a cause: a reading, or a record of how the snapshot was taken."""
+        return self.fact_class(parts) in NEVER_CAUSES
+
     def root(self, parts: Sequence[PathPart]) -> str | None:
         """The underlying change a change at `parts` belongs to (first entry with a `root` that matches),
         written out with its captures; None when it stands alone.
@@ -111,6 +121,12 @@ class FactTable:
         declared = next((fact.primacy for fact in self._facts(parts)
                          if fact.primacy is not None and fact.matches(parts)), None)
         return PRIMACY.index(declared) if declared is not None else len(PRIMACY)
+
+    def taken_with(self, parts: Sequence[PathPart]) -> str | None:
+        """The flag of its probe's data (`deep`) without which the fact at `parts` is not taken, None when
+        the probe always takes it (first entry with a `taken_with` that matches)."""
+        return next((fact.taken_with for fact in self._facts(parts)
+                     if fact.taken_with is not None and fact.matches(parts)), None)
 
     def _facts(self, parts: Sequence[PathPart]) -> tuple[Fact, ...]:
         if len(parts) >= 2 and parts[0] == "probes":
@@ -140,11 +156,11 @@ def _fact(entry: Any, index: int) -> tuple[str, Fact]:
     fact_class = entry.get("class")
     if fact_class is not None and fact_class not in FACT_CLASSES:
         raise RuleCatalogError(f"{where}: unknown class {fact_class!r} (one of {', '.join(FACT_CLASSES)})")
-    root, primacy = entry.get("root"), entry.get("primacy")
+    root, primacy, taken_with = entry.get("root"), entry.get("primacy"), entry.get("taken_with")
     if primacy is not None and primacy not in PRIMACY:
         raise RuleCatalogError(f"{where}: unknown primacy {primacy!r} (one of {', '.join(PRIMACY)})")
-    if category is None and fact_class is None and root is None and primacy is None:
-        raise RuleCatalogError(f"{where}: says neither a category nor a class, a root or a primacy")
+    if category is None and fact_class is None and root is None and primacy is None and taken_with is None:
+        raise RuleCatalogError(f"{where}: says neither a category nor a class, a root, a primacy or taken_with")
     sources = entry["match"] if isinstance(entry["match"], list) else [entry["match"]]
     patterns = tuple(compile_pattern(name_catalog().expand(str(source))) for source in sources)
     probes = {_probe_of(pattern, where) for pattern in patterns}
@@ -152,7 +168,8 @@ def _fact(entry: Any, index: int) -> tuple[str, Fact]:
         raise RuleCatalogError(f"{where}: one entry speaks of one probe, not {sorted(probes)}")
     if root is not None:
         _check_root(str(root), patterns, where)
-    return probes.pop(), Fact(patterns, category, fact_class, None if root is None else str(root), primacy)
+    return probes.pop(), Fact(patterns, category, fact_class, None if root is None else str(root), primacy,
+                              None if taken_with is None else str(taken_with))
 
 
 def _check_root(root: str, patterns: tuple[PathPattern, ...], where: str) -> None:
@@ -191,5 +208,6 @@ def category_of(parts: Sequence[PathPart]) -> str:
 
 
 def is_reading(parts: Sequence[PathPart]) -> bool:
-    """Whether a change at `parts` is a reading (never a cause), from the shipped table."""
-    return fact_table().reading(parts)
+    """Whether a change at `parts` is never a cause (a reading or a record of the taking), from the shipped
+    table."""
+    return fact_table().never_cause(parts)

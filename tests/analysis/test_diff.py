@@ -35,7 +35,9 @@ def test_volatile_facts_are_hidden_unless_asked() -> None:
     diff = diff_snapshots(_snap({"PWD": "/a", "HOME": "/root"}, host="a"),
                           _snap({"PWD": "/b", "HOME": "/root"}, host="b"))
     assert diff.changes == []
-    hidden = {c.path for c in diff.readings}
+    # The shell's working directory and the host name are records of the taking: hidden, and not readings.
+    assert diff.readings == []
+    hidden = {c.path for c in diff.unlisted}
     assert {"probes.env.data.vars.PWD", "host.name"} <= hidden
     assert {c["path"] for c in explain(diff, include_volatile=True).to_json()["changes"]} == hidden
 

@@ -5,6 +5,7 @@ the confidence below which a cause is shown but never fails the gate).
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,21 @@ def test_an_unchanged_machine_passes_check_and_explain_ranks_nothing(case: str) 
     assert not result.drift, [e.title for e in result.relevant]
     ranked = explain(diff_snapshots(a, b)).explanations
     assert [e.title for e in ranked if e.confidence >= DEFAULT_MIN_CONFIDENCE] == []
+
+
+def test_readings_only_and_not_taken_pairs_rank_nothing(tmp_path: Path) -> None:
+    """The pairs benchmarks/null_pairs.py writes from the snapshot pair base: only readings moved, only
+    records of the taking changed, or facts taken on one side only. Nothing there is a cause."""
+    spec = importlib.util.spec_from_file_location("null_pairs", NULL.parent.parent.parent / "benchmarks" /
+                                                  "null_pairs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    folders = module.write_pairs(tmp_path)
+    assert len(folders) > 50
+    false_causes = []
+    for folder in folders:
+        a, b = read_snapshot_file(folder / "a.json"), read_snapshot_file(folder / "b.json")
+        false_causes += [(folder.name, e.title) for e in explain(diff_snapshots(a, b)).explanations
+                         if e.confidence >= DEFAULT_MIN_CONFIDENCE]
+    assert false_causes == []

@@ -90,6 +90,8 @@ def test_clock_event_time_growth_between_snapshots_is_context() -> None:
     (gpu,) = b["probes"]["gpu"]["data"]["gpus"].values()
     gpu["clock_event_time_us"]["sw_power_cap"] += 41_000_000
     result = explain(diff_snapshots(Snapshot(a, source="a"), Snapshot(b, source="b")))
-    (cause,) = result.explanations
+    # The counter is a reading: told as a note, never ranked (it ranked as a cause before).
+    assert result.explanations == []
+    (cause,) = result.notes
     assert cause.title == "GPU 0 spent 41000000 us more in sw_power_cap between the two snapshots " \
-                          "(clock-event time, context)"
+                          "(clock-event time, context) (readings: context, never a cause)"

@@ -6,7 +6,9 @@ import base64
 import hashlib
 import json
 import os
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,8 +28,8 @@ from driftcheck.probes.kernels import (
 )
 from driftcheck.probes.runner import run_one
 from driftcheck.store.hashcache import HashCache
-from tests.conftest import DATA
-from tests.probes.conftest import WheelVenv
+from tests.conftest import DATA, CliResult
+from tests.probes.conftest import WHEELS, WheelVenv
 from tests.probes.facts_of import category_of, is_reading
 
 
@@ -78,11 +80,13 @@ def test_batches_bound_bytes_and_count() -> None:
     assert all(len(b) <= HASH_BATCH_FILES for b in batches)
 
 
-def test_untouched_wheel_is_checked_by_size_and_reported_clean(pristine_venv: WheelVenv, cache: HashCache) -> None:
+def test_untouched_wheel_is_hashed_and_reported_clean(pristine_venv: WheelVenv, cache: HashCache) -> None:
     data = _kernels(pristine_venv.python, cache)
     assert data["modified_in_place"] == {}
     assert not any(key.startswith("markupsafe:") for key in data["files"])
-    assert data["hash_cache"]["stat_checked"] >= 1
+    # Every compiled file is hashed against its RECORD (a size check let a same-size rebuild through).
+    assert data["hash_cache"]["hashed"] == data["hash_cache"]["files_checked"] >= 1
+    assert _kernels(pristine_venv.python, cache)["hash_cache"]["hashed"] == 0  # then the cache answers
     assert set(data["jit_caches"]) >= {"triton", "torch_inductor", "flashinfer", "cuda_compute_cache"}
 
 
@@ -219,3 +223,31 @@ def test_of_a_distribution_found_twice_only_the_first_on_the_path_is_checked() -
 
     found = candidates({"distributions": [dist("/first", 10), dist("/second", 20)], "libraries": []})
     assert [(c.key, c.real_path) for c in found] == [("torch:torch/lib/libc10.so", "/first/torch/lib/libc10.so")]
+
+
+def test_a_same_size_rebuild_outside_the_catalog_is_a_cause(wheel_venv: WheelVenv,
+                                                            cli: Callable[..., CliResult]) -> None:
+    """The issue's case: one byte of a compiled file flipped (MarkupSafe is no `kernels` package), a
+    snapshot into a fresh store, the wheel reinstalled, a snapshot again: explain names the binary."""
+    extension = wheel_venv.extension
+    original = extension.read_bytes()
+    flipped = bytearray(original)
+    flipped[len(flipped) // 2] ^= 0xFF
+    extension.write_bytes(bytes(flipped))
+    probes = ["--probe", "packages", "--probe", "kernels", "--python", str(wheel_venv.python), "-q"]
+    assert cli("snapshot", *probes).returncode == 0
+    wheels = sorted(WHEELS.glob("MarkupSafe-*.whl"))
+    requirement = [*map(str, wheels), "--no-index"] if wheels else ["--only-binary=:all:", "markupsafe==3.0.2"]
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(wheel_venv.python), "install", "--no-deps",
+                           "--force-reinstall", "-q", *requirement], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert extension.read_bytes() == original or not wheels
+    assert cli("snapshot", *probes).returncode == 0
+    result = cli("explain", "@1", "@0", "--format", "json")
+    report = json.loads(result.stdout)
+    # Before: "No relevant difference", exit 0 (the flipped file had RECORD's size, so it was never hashed).
+    assert result.returncode == 1, result.stdout
+    top = report["explanations"][0]
+    assert top["category"] == "package_binary"
+    assert any(path.startswith("probes.kernels.data.") and "markupsafe" in path for path in top["evidence"])

@@ -68,7 +68,7 @@ def test_every_builtin_probe_has_a_catch_all_category() -> None:
 
 
 @pytest.mark.parametrize(("path", "category", "fact_class"), [
-    ("probes.env.data.vars.PWD", "env_var_other", "reading"),
+    ("probes.env.data.vars.PWD", "env_var_other", "record"),
     ("probes.env.data.vars.HOME", "env_var_other", "setting"),
     ("probes.process.data.processes.sglang.environ.NCCL_DEBUG", "nccl_env", "setting"),
     ("probes.process.data.processes.sglang.environ.SHLVL", "env_var_other", "reading"),
@@ -87,10 +87,11 @@ def test_every_builtin_probe_has_a_catch_all_category() -> None:
     ("probes.gpu.data.gpus.GPU-1.power.limit_w", "gpu_clock_power", "setting"),
     ("probes.pcie.data.gpus.GPU-1.link.gen_current", "pcie_link", "reading"),
     ("probes.pcie.data.gpus.GPU-1.link.width_current", "pcie_link", "setting"),
-    ("probes.kernels.data.hash_cache.hits", "package_binary", "reading"),
+    ("probes.kernels.data.hash_cache.hits", "package_binary", "record"),
     ("probes.newprobe.data.x", "other", "setting"),
-    ("host.name", "other", "reading"),
-    ("label", "other", "reading"),
+    ("host.name", "other", "record"),
+    ("label", "other", "record"),
+    ("probes.torch.data.deep", "package_version", "record"),
 ])
 def test_paths_of_other_probes(path: str, category: str, fact_class: str) -> None:
     table = fact_table()

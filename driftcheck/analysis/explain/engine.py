@@ -14,10 +14,13 @@ from driftcheck.analysis.explain.conditions import claims, classify, explains_me
 from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, template_vars
 from driftcheck.analysis.explain.interpreter import one_interpreter_cause
 from driftcheck.analysis.explain.lookup import lookup, probe_data
+from driftcheck.analysis.explain.machine import NO_GPU_WHY, machine_weight
 from driftcheck.analysis.explain.model import Explained, Explanation
 from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitude, order_key, ranked
+from driftcheck.analysis.explain.release_family import named_releases, release_roots
 from driftcheck.analysis.explain.relevance import Relevance, RelevanceTable, relevance_table
 from driftcheck.analysis.explain.roots import root_of
+from driftcheck.analysis.explain.swaps import board_swaps
 from driftcheck.analysis.explain.unchanged import unchanged_suspects
 from driftcheck.analysis.explain.values import field_for, human_field
 from driftcheck.analysis.rules import Catalog, Rule, default_catalog
@@ -43,31 +46,43 @@ def _revert(rule: Rule, change: Change, captures: dict[str, str]) -> dict[str, A
     return None
 
 
+# Captures that only say where one change was seen (which GPU, which GPU pair): the same change seen at
+# several of them is one cause (one power limit on 8 GPUs, one topology change across every GPU pair).
+_WHERE_CAPTURES = ("gpu", "pair")
+
+
 def _group_key(rule: Rule, change: Change, captures: dict[str, str]) -> str:
     if rule.merge:
         return json.dumps([rule.id])
-    others = {k: v for k, v in captures.items() if k != "gpu"}
+    others = {k: v for k, v in captures.items() if k not in _WHERE_CAPTURES}
     return json.dumps([rule.id, others, change.kind, change.before, change.after], sort_keys=True, default=str)
 
 
 def _groups(diff: SnapshotDiff, catalog: Catalog,
-            ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member], bool]]:
+            ignore: Callable[[Change], bool] | None) -> list[tuple[Rule, list[Member], bool, bool]]:
     """The claimed changes, one group per rule and values (the same power limit on 8 GPUs is one), each
-    with whether the rule's fix would change nothing (its `restores` facts are equal on both sides).
+    with whether the rule's fix would change nothing (its `restores` facts are equal on both sides) and
+    whether it rests on readings alone.
 
     A change of a set (throttle reasons) is given to every rule that explains one of its members."""
-    groups: dict[str, tuple[Rule, list[Member], bool]] = {}
+    groups: dict[str, tuple[Rule, list[Member], bool, bool]] = {}
     for change in diff.shown(include_readings=True):
         if ignore is not None and ignore(change):
             continue
         for rule, captures in claims(diff.a, diff.b, change, catalog):
-            # A reading is never a cause, `--all` or not: only a rule that interprets readings weighs one.
+            # A reading is never a cause, `--all` or not: only a rule that interprets readings weighs one,
+            # and then as context (a note), never ranked.
             if rule.ignore or (change.reading and not rule.reads_volatile):
                 continue
             inert = fix_is_inert(rule, diff.a, diff.b, change)
-            key = json.dumps([inert, _group_key(rule, change, captures)])
-            groups.setdefault(key, (rule, [], inert))[1].append((change, captures))
+            key = json.dumps([inert, change.reading, _group_key(rule, change, captures)])
+            groups.setdefault(key, (rule, [], inert, change.reading))[1].append((change, captures))
     return list(groups.values())
+
+
+def _observed(explanation: Explanation) -> Explanation:
+    """A rule's reading of values that move on their own, said so: context for a cause, never ranked."""
+    return replace(explanation, title=f"{explanation.title} (readings: context, never a cause)")
 
 
 def _inert(explanation: Explanation, rule: Rule) -> Explanation:
@@ -103,12 +118,14 @@ def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool
     if reboot:
         title += " (reset by the reboot: boot id changed)"
     category = first.category if rule.inherit_category and first.category != "other" else rule.category
-    prior = rule.prior * (subject.prior if subject else 1.0)
+    weight = machine_weight(rule, captures, sides.reference, sides.current)
+    prior = rule.prior * (subject.prior if subject else 1.0) * weight
     affects = subject.affects if subject and subject.affects else rule.affects
     fix = render(rule.fix, values)
+    why = NO_GPU_WHY if weight < 1.0 else (subject.why if subject else "")
     return Explanation(rule.id, category, title, tuple(sorted(c.path for c, _ in members)),
                        confidence(prior, rule, first, affects, moves), fix, reboot,
-                       _revert(rule, first, captures), why=subject.why if subject else "", relevance=prior,
+                       _revert(rule, first, captures), why=why, relevance=prior,
                        magnitude=max(magnitude(change) for change, _ in members), root=root,
                        fix_kind=fix_kind(fix))
 
@@ -177,15 +194,19 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
     sides = Sides(diff.a, diff.b, diff.whole)
     causes: list[Explanation] = []
     notes: list[Explanation] = []
-    for rule, members, inert in _groups(diff, catalog, ignore):
+    observed: list[Explanation] = []
+    for rule, members, inert, readings in _groups(diff, catalog, ignore):
         explanation = _explanation(sides, rule, members, result.rebooted, moves, table)
         if inert:
             notes.append(_inert(explanation, rule))
+        elif readings and not rule.not_drift:
+            observed.append(_observed(explanation))
         else:
             (notes if rule.not_drift else causes).append(explanation)
-    causes, context = _reboot_context(one_interpreter_cause(causes, diff), catalog)
-    result.explanations = ranked(merged_by_root(causes))
-    notes += context
+    causes, context = _reboot_context(board_swaps(one_interpreter_cause(causes, diff), sides), catalog)
+    result.explanations = ranked(named_releases(merged_by_root(release_roots(causes, sides))))
+    # Readings of one root (the error counters of one port) are one observation, as they would be one cause.
+    notes += context + merged_by_root(observed)
     result.notes = sorted(notes, key=order_key)
     # Every difference voids the suspects it touches, volatile and policy-ignored ones included: "checked
     # and unchanged" must never claim identical what changed.
@@ -199,13 +220,14 @@ def fix_for(change: Change, reference: Snapshot, current: Snapshot, catalog: Cat
     `change.after` on `current` and should be `change.before`, as on `reference`.
 
     For a fleet, `reference` is a host holding the majority value and `current` the odd one out; for a
-    diff it is A and B. None when no rule claims the change, its rule never explains, or it is a reading.
+    diff it is A and B. None when no rule claims the change, its rule never explains, or it is a reading
+    (whatever rule names it).
     """
     catalog = catalog or default_catalog()
     found = classify(reference, current, change, catalog)
     if found is None or found[0].ignore:
         return None
-    if (change.reading or is_reading(change.parts)) and not found[0].reads_volatile:
+    if change.reading or is_reading(change.parts):
         return None  # a reading moves on its own (facts.yaml): never a cause, on a fleet either
     rule, captures = found
     return _explanation(Sides(reference, current), rule, [(change, captures)], False, BenchMoves(),

@@ -53,6 +53,12 @@ def reading_title(change: Change) -> str:
     return f"{_subject(change)} {_amount(change, change.before)} -> {_amount(change, change.after)}: a reading"
 
 
+def reads_the_same(change: Change) -> bool:
+    """Whether a reading's two values read the same once written with their unit (23.0 GiB -> 23.0 GiB):
+    nothing a reader can see moved, so it is not listed."""
+    return change.kind == "changed" and _amount(change, change.before) == _amount(change, change.after)
+
+
 def readings_json(result: Explained) -> list[dict[str, Any]]:
     """The `readings` of the contract: every value that moved on its own, with a title; never causes."""
     return [{"path": change.path, "before": change.before, "after": change.after, "title": reading_title(change)}

@@ -49,7 +49,8 @@ def _packages_unchanged(diff: SnapshotDiff, catalog: Catalog, changed: list[Chan
     after = probe_data(diff.b, "packages").get("packages") or {}
     kernels_ok = diff.a.probe_data("kernels") is not None and diff.b.probe_data("kernels") is not None
     files = probe_data(diff.a, "kernels").get("files") or {}
-    modified = probe_data(diff.b, "kernels").get("modified_in_place") or {}
+    modified = {dist for side in (diff.a, diff.b)
+                for dist in probe_data(side, "kernels").get("modified_in_place") or {}}
     by_dist: dict[str, int] = {}
     for key in files:
         dist = dist_of(key)[0]
@@ -67,15 +68,23 @@ def _packages_unchanged(diff: SnapshotDiff, catalog: Catalog, changed: list[Chan
             # Two copies installed: which one runs is not a fact the snapshot pins down.
             continue
         label = f"{new.get('name') or name} {new.get('version')}: same version"
-        binaries = by_dist.get(name, 0)
-        if not kernels_ok or not binaries:
-            out.append({"category": "package_version", "title": f"{label}, compiled files not recorded"})
+        # A compiled file of it that changed (on either side) makes it a cause: never listed as unchanged.
+        if any(_touches_binaries(c, name) for c in kernel_changes) or name in modified:
             continue
-        touched = any(_touches_binaries(c, name) for c in kernel_changes) or bool(modified.get(name))
-        if not touched:
-            out.append({"category": "package_binary",
-                        "title": f"{label}, same binary ({binaries} compiled file(s) identical)"})
+        out.append(_package_row(label, by_dist.get(name, 0), new.get("compiled_files"), kernels_ok))
     return out
+
+
+def _package_row(label: str, hashed: int, compiled: Any, kernels_ok: bool) -> dict[str, str]:
+    """The unchanged row of a package of one version on both sides whose compiled files did not change:
+    `hashed` of them listed with their hashes, `compiled` the count its RECORD names (every one is hashed
+    and compared with RECORD when the kernels probe ran on both sides)."""
+    if kernels_ok and hashed:
+        return {"category": "package_binary", "title": f"{label}, same binary ({hashed} compiled file(s) identical)"}
+    if kernels_ok and isinstance(compiled, int) and compiled > 0:
+        return {"category": "package_binary",
+                "title": f"{label}, same binary ({compiled} compiled file(s) as their RECORD says)"}
+    return {"category": "package_version", "title": f"{label}, compiled files not recorded"}
 
 
 def _holds(node: Any, segments: tuple[Segment, ...]) -> bool:
@@ -137,7 +146,8 @@ def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Chang
     `changed` should be every change of the diff (volatile and policy-ignored ones too): a change at a
     suspect's path or at an ancestor of it (a whole GPU added or removed) voids the suspect. A suspect
     neither side's facts name (huge pages against a paste that never mentions them) is not listed: it
-    was not compared. A claim of the same GPUs compares their identities (UUIDs, serials, names).
+    was not compared, nor one whose title names a fact (`needs`: a governor) one side does not hold. A claim
+    of the same GPUs compares their identities (UUIDs, serials, names).
     """
     out = _packages_unchanged(diff, catalog, changed)
     for suspect in catalog.suspects:
@@ -145,7 +155,7 @@ def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Chang
             continue
         if any(diff.a.probe_data(p) is None or diff.b.probe_data(p) is None for p in suspect.probes):
             continue
-        if not both_hold(diff, suspect.patterns):
+        if not both_hold(diff, suspect.patterns) or not all(both_hold(diff, (need,)) for need in suspect.needs):
             continue
         if any(pattern.covers(c.parts) for c in changed for pattern in suspect.patterns):
             continue

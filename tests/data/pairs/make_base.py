@@ -183,7 +183,7 @@ def main() -> None:
                        "listing_digest": hashlib.sha256(b"").hexdigest()}}}),
         # torch build facts of the recorded vLLM B200 report (torch 2.7.0+cu128, NCCL 2.26.2).
         "torch": ok({"version": "2.7.0+cu128", "git_version": None, "cuda_version": "12.8", "hip_version": None,
-                     "cudnn_version": None, "nccl_version": "2.26.2", "deep": False, "cuda_available": True,
+                     "cudnn_version": None, "nccl_version": "2.26.2", "deep": True, "cuda_available": True,
                      "device_count": 2, "devices": {}, "arch_list": ["sm_90", "sm_100"], "backends": {}, "config": {}}),
         "nccl": ok({"env": {"NCCL_CUMEM_ENABLE": "0"}, "conf_files": {},
                     "library": {"path": "/opt/venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2",

@@ -197,24 +197,24 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
                         ["gpu-power-brake"], "gpu_clock_power"),
     "gpu-sm-clock-at-idle": (lambda a, b: (busy(b), gpu(b, G1).update(gpu(a, G1))),
                              ["note:gpu-sm-clock-at-idle"], "gpu_clock_power"),
-    "gpu-clock-under-load": (prepared(busy, set_at(f"{GP}/clocks/sm_mhz", 1410)), ["gpu-clock-under-load"],
+    "gpu-clock-under-load": (prepared(busy, set_at(f"{GP}/clocks/sm_mhz", 1410)), ["note:gpu-clock-under-load"],
                              "gpu_clock_power"),
     "gpu-pstate-at-idle": (set_at(f"{GP}/performance_state", "P8"), ["note:gpu-pstate-at-idle"], "gpu_clock_power"),
-    "gpu-pstate-under-load": (prepared(busy, set_at(f"{GP}/performance_state", "P2")), ["gpu-pstate-under-load"],
+    "gpu-pstate-under-load": (prepared(busy, set_at(f"{GP}/performance_state", "P2")), ["note:gpu-pstate-under-load"],
                               "gpu_clock_power"),
     "gpu-hw-thermal-slowdown": (prepared(busy, lambda a, b: gpu(b)["clock_event_reasons"].append("hw_thermal_slowdown")),
                                 ["gpu-hw-thermal-slowdown"], "thermal"),
     "gpu-sw-thermal-slowdown": (prepared(busy, lambda a, b: gpu(b)["clock_event_reasons"].append("sw_thermal_slowdown")),
                                 ["gpu-sw-thermal-slowdown"], "thermal"),
     "gpu-temperature-at-idle": (set_at(f"{GP}/temperature/gpu_c", 71), ["note:gpu-temperature-at-idle"], "thermal"),
-    "gpu-temperature-rise": (prepared(busy, set_at(f"{GP}/temperature/gpu_c", 83)), ["gpu-temperature-rise"],
+    "gpu-temperature-rise": (prepared(busy, set_at(f"{GP}/temperature/gpu_c", 83)), ["note:gpu-temperature-rise"],
                              "thermal"),
     "gpu-temperature-small-is-ignored": (prepared(busy, set_at(f"{GP}/temperature/gpu_c", 33)), [], "thermal"),
     "gpu-thermal-thresholds": (set_at(f"{GP}/temperature/slowdown_c", 87), ["gpu-thermal-thresholds"], "thermal"),
-    "gpu-fan-speed": (set_at(f"{GP}/fan_speed_pct", 100), ["gpu-fan-speed"], "thermal"),
+    "gpu-fan-speed": (set_at(f"{GP}/fan_speed_pct", 100), ["note:gpu-fan-speed"], "thermal"),
     "pcie-width-narrower": (set_at(f"{PC}/width_current", 8), ["pcie-width-narrower"], "pcie_link"),
     "pcie-gen-drop-at-idle": (set_at(f"{PC}/gen_current", 1), ["note:pcie-gen-drop-at-idle"], "pcie_link"),
-    "pcie-gen-drop-under-load": (prepared(busy, set_at(f"{PC}/gen_current", 3)), ["pcie-gen-drop-under-load"],
+    "pcie-gen-drop-under-load": (prepared(busy, set_at(f"{PC}/gen_current", 3)), ["note:pcie-gen-drop-under-load"],
                                  "pcie_link"),
     "pcie-link-max-changed": (set_at(f"{PC}/gen_max", 4), ["pcie-link-max-changed"], "hardware_change"),
     "pcie-replay-errors": (set_at(f"{P}/pcie/data/gpus/{G0}/replay_counter", 4512), ["pcie-replay-errors"],
@@ -560,11 +560,11 @@ CASES.update({
                            "gpu_contention"),
     "cgroup-cpu-throttled": (_host_facts(set_at(f"{SY}/cgroup/cpu_stat", {
         "nr_periods": 73, "nr_throttled": 24, "throttled_usec": 494952, "throttled_pct": 32.88})),
-                             ["cgroup-cpu-throttled"], "container_limits"),
+                             ["note:cgroup-cpu-throttled"], "container_limits"),
     "gpu-clock-event-time": (_host_facts(set_at(f"{GP}/clock_event_time_us/sw_power_cap", 9881338777)),
-                             ["gpu-clock-event-time"], "gpu_clock_power"),
+                             ["note:gpu-clock-event-time"], "gpu_clock_power"),
     # NVML's board-limit policy counter grew by 12 s between the snapshots (no nvidia-smi counter for it).
-    "gpu-violation-time": (_host_facts(_violations(12_000_000)), ["gpu-clock-event-time"], "gpu_clock_power"),
+    "gpu-violation-time": (_host_facts(_violations(12_000_000)), ["note:gpu-clock-event-time"], "gpu_clock_power"),
     "vgpu-unlicensed": (_host_facts(set_at(f"{GP}/vgpu/licensed", False), set_at(f"{GP}/vgpu/license_status",
                                                                                 "Unlicensed")),
                         ["vgpu-unlicensed"], "gpu_clock_power"),
@@ -650,7 +650,7 @@ def _ib_counters(link_downed_b: int, symbol_error_b: int) -> Edit:
 
 
 CASES.update({
-    "infiniband-port-errors": (_ib_counters(259, 1840), ["infiniband-port-errors"], "hardware_change"),
+    "infiniband-port-errors": (_ib_counters(259, 1840), ["note:infiniband-port-errors"], "hardware_change"),
 })
 
 
