@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from driftcheck.analysis.amounts import reads_the_same
 from driftcheck.analysis.gpu_pairing import paired_boards
 from driftcheck.analysis.not_taken import NotTaken, with_not_taken
 from driftcheck.analysis.partial import comparable, fact_count
@@ -198,9 +199,6 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
 
 def _place(result: SnapshotDiff, change: Change, reading: bool) -> None:
     """Put `change` where it belongs: a candidate cause, a reading worth listing, or unlisted."""
-    # Imported here: the explain package, which writes a reading's text, imports this module.
-    from driftcheck.analysis.explain.report import reads_the_same
-
     if not change.reading:
         result.changes.append(change)
     elif reading and not reads_the_same(change):

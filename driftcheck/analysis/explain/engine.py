@@ -20,7 +20,6 @@ from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitud
 from driftcheck.analysis.explain.release_family import named_releases, release_roots
 from driftcheck.analysis.explain.relevance import Relevance, RelevanceTable, relevance_table
 from driftcheck.analysis.explain.roots import root_of
-from driftcheck.analysis.explain.swaps import board_swaps
 from driftcheck.analysis.explain.unchanged import unchanged_suspects
 from driftcheck.analysis.explain.values import field_for, human_field
 from driftcheck.analysis.rules import Catalog, Rule, default_catalog
@@ -203,7 +202,7 @@ def explain(diff: SnapshotDiff, catalog: Catalog | None = None, include_volatile
             observed.append(_observed(explanation))
         else:
             (notes if rule.not_drift else causes).append(explanation)
-    causes, context = _reboot_context(board_swaps(one_interpreter_cause(causes, diff), sides), catalog)
+    causes, context = _reboot_context(one_interpreter_cause(causes, diff), catalog)
     result.explanations = ranked(named_releases(merged_by_root(release_roots(causes, sides))))
     # Readings of one root (the error counters of one port) are one observation, as they would be one cause.
     notes += context + merged_by_root(observed)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from driftcheck.analysis.explain.values import human_field, show_value
+from driftcheck.analysis.amounts import amount
+from driftcheck.analysis.explain.values import human_field
 from driftcheck.analysis.partial import not_compared
 from driftcheck.analysis.targets import target_difference
 
@@ -13,8 +14,6 @@ if TYPE_CHECKING:
     from driftcheck.analysis.explain.model import Explained
 
 # Units a field name ends with, and how a reader writes a value in them.
-_KIB_PER_GIB = 1024 * 1024
-_UNIT_WORDS = {"mhz": "MHz", "w": "W", "c": "C", "mib": "MiB", "s": "s", "pct": "%", "mbps": "Mb/s", "bytes": "bytes"}
 # Readings of the machine first (memory, clocks, temperatures), then the probes' own counters, then how the
 # snapshot was taken (label, host kind).
 _MACHINE_PROBES = ("system", "gpu", "pcie", "nccl", "process", "server")
@@ -35,28 +34,9 @@ def _subject(change: Change) -> str:
     return words or change.path
 
 
-def _amount(change: Change, value: Any) -> str:
-    """A reading's value with its unit: KiB as GiB, the unit a field name ends with after the number."""
-    if value is None:
-        return "absent"
-    unit = str(change.parts[-1]).rsplit("_", 1)[-1].lower() if change.parts else ""
-    if unit == "kib" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"{value / _KIB_PER_GIB:.1f} GiB"
-    text = show_value(value)
-    if unit in _UNIT_WORDS and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"{text} {_UNIT_WORDS[unit]}"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def reading_title(change: Change) -> str:
     """One line of context for a reading: "NUMA node 0 memory total 7.4 GiB -> 12.5 GiB: a reading"."""
-    return f"{_subject(change)} {_amount(change, change.before)} -> {_amount(change, change.after)}: a reading"
-
-
-def reads_the_same(change: Change) -> bool:
-    """Whether a reading's two values read the same once written with their unit (23.0 GiB -> 23.0 GiB):
-    nothing a reader can see moved, so it is not listed."""
-    return change.kind == "changed" and _amount(change, change.before) == _amount(change, change.after)
+    return f"{_subject(change)} {amount(change, change.before)} -> {amount(change, change.after)}: a reading"
 
 
 def readings_json(result: Explained) -> list[dict[str, Any]]:

@@ -6,35 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from driftcheck.analysis.amounts import show_value
 from driftcheck.snapshot.paths import PathPart
-
-
-def show_value(value: Any) -> str:
-    """A fact as people read it: on/off, none, a comma list, 1980 rather than 1980.0."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list):
-        return ", ".join(show_value(v) for v in value) if value else "none"
-    if isinstance(value, dict):
-        return _show_dict(value)
-    return str(value)
-
-
-def _show_dict(value: dict[str, Any]) -> str:
-    """A mapping as people read it: a package copy, a GPU process, or `key=value` pairs (not JSON)."""
-    if not value:
-        return "none"
-    if "version" in value and "location" in value:
-        return f"{show_value(value.get('version'))} in {show_value(value.get('location'))}"
-    if "pid" in value and ("name" in value or "used_memory_mib" in value):
-        memory = value.get("used_memory_mib")
-        extra = f", {show_value(memory)} MiB" if memory is not None else ""
-        return f"{show_value(value.get('name'))} (pid {show_value(value.get('pid'))}{extra})"
-    return ", ".join(f"{key}={show_value(item)}" for key, item in sorted(value.items()))
 
 
 def show_locked_clocks(value: Any) -> str:

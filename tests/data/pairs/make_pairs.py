@@ -347,7 +347,7 @@ CASES: dict[str, tuple[Edit, list[str], str]] = {
                                 lambda a, b: gpu(b)["xid_since_boot"].update({"119": 5})),
                        ["gpu-xid-logged"], "hardware_change"),
     "nvlink-errors": (prepared(_nvlink_counted, lambda a, b: gpu(b)["nvlink"]["0"]["errors"].update(replay=12)),
-                      ["nvlink-errors"], "p2p_topology"),
+                      ["note:nvlink-errors"], "p2p_topology"),
     "gpu-board-replaced": (_board_swapped, ["gpu-board-replaced", "merged:gpu-identity"], "hardware_change"),
     "gpu-memory-errors": (set_at(f"{GP}/remapped_rows/pending", True), ["gpu-memory-errors"], "hardware_change"),
     "gpu-memory-total": (set_at(f"{GP}/memory/total_mib", 40960), ["gpu-memory-total"], "hardware_change"),
