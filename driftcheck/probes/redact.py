@@ -12,6 +12,9 @@ import hmac
 import re
 from collections.abc import Mapping, Sequence
 
+from driftcheck.snapshot.jsontypes import JSONValue
+from driftcheck.snapshot.keys import load_redaction_secret
+
 SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY",
                      "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PWD")
 # Parts of names that look like a secret word but count things: MAX_TOKENS, TOKENIZER_PATH, AUTHOR, OLDPWD/PWD
@@ -21,21 +24,53 @@ _NOT_SECRET_PARTS = re.compile(r"TOKENS|TOKENI[SZ]|AUTHOR|^(?:OLD)?PWD$")
 PUBLIC_KEY_NAMES = frozenset({"GPG_KEY", "PYTHON_GPG_KEY", "PUBLIC_KEY", "SSH_PUBLIC_KEY", "GPG_KEY_ID",
                               "NVIDIA_GPG_KEY", "CUDA_GPG_KEY", "DEBIAN_KEY"})
 REDACTED_PATTERN = re.compile(r"<redacted:hmac-sha256:[0-9a-f]{16}>")
+_FLAG_WORD = re.compile(r"--?[A-Za-z][A-Za-z0-9_.-]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Every pattern below can start only where its first character class begins (a look-behind refuses a start
+# inside a run), and none backtracks over more than the run it starts: one pass over a value is linear in its
+# length, whatever it holds (a 10 MB token imports in seconds, not hours).
+#
 # A URL's authority: everything after `scheme://` up to the path, query or end. Its user-info is what comes
 # before the LAST `@` of it (a password may itself hold `@`), and may have an empty user (`redis://:pw@host`).
-_URL_AUTHORITY = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?#\s]*)")
+# `git+https://TOKEN@host` (pip freeze of a VCS install) is a scheme too.
+_URL_AUTHORITY = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?#\s\"'<>]*)")
+# `user:password@host` without a scheme (a proxy as `http_proxy=user:pw@proxy:3128`, `pip --proxy` takes it):
+# a word that starts with `name:`, holds no `/` before the `@`, and goes on with a host name.
+_BARE_USER_INFO = re.compile(r"(?<![^\s\"'=,;(\[])(?P<info>[A-Za-z0-9._%+~-]+:[^\s@/\"'<>]+)@(?=[A-Za-z0-9\[])")
 # `name=value` in a query string or a `key=value;` connection string.
-_QUERY_PARAMETER = re.compile(r"(?P<head>[?&;](?P<name>[A-Za-z0-9_.-]+)=)(?P<value>[^&;#\s]*)")
-# Webhook URLs carry their secret in the path.
-_WEBHOOK_PATH = re.compile(r"(?P<head>hooks\.slack\.com/(?:services|workflows)/|discord(?:app)?\.com/api/webhooks/"
-                           r"|webhook\.office\.com/webhookb2/|api\.telegram\.org/bot)(?P<secret>[^\s?#\"']+)")
-# `--flag value` / `--flag=value` inside a value (EXTRA_ARGS="--port 30000 --token X").
-_FLAG_PAIR = re.compile(r"(?P<flag>(?<![\w-])--?[A-Za-z][A-Za-z0-9_-]*)(?P<sep>=|\s+)(?P<value>[^\s\"']+)")
-_FLAG_WORD = re.compile(r"--?[A-Za-z][A-Za-z0-9_.-]*")
-# Well-known token shapes, caught even in a variable whose name looks harmless.
+_QUERY_PARAMETER = re.compile(r"(?P<head>[?&;](?P<name>[A-Za-z0-9_.-]+)=)(?P<value>[^&;#\s\"'<>]*)")
+# Webhook URLs carry their secret in the path; so does a conda channel's token (`conda.anaconda.org/t/TOKEN/`).
+_PATH_SECRET = re.compile(r"(?P<head>hooks\.slack\.com/(?:services|workflows)/|discord(?:app)?\.com/api/webhooks/"
+                          r"|webhook\.office\.com/webhookb2/|api\.telegram\.org/bot|(?<![\w.-])/t/)"
+                          r"(?P<secret>[^\s?#\"'/<>]+(?:/[^\s?#\"'<>]*)?)")
+# A value as a shell would give it: quoted (to its closing quote, or the end when it has none) or a bare word.
+_VALUE = r"(?P<value>\"(?:[^\"\\]|\\[\s\S]?)*(?:\"|$)|'[^']*(?:'|$)|(?!<redacted:)[^\s\"'&;,<>]+)"
+# `--flag value` / `--flag=value` / `--flag "value"` inside a value (EXTRA_ARGS="--port 30000 --token X").
+_FLAG_PAIR = re.compile(r"(?P<head>(?P<flag>(?<![\w-])--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+))" + _VALUE)
+# `NAME=value` words (`env AWS_SECRET_ACCESS_KEY=... cmd`, `--b HF_TOKEN=...`, a label typed as a command line).
+_ASSIGNMENT = re.compile(r"(?P<head>(?<![\w.$-])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)=)" + _VALUE)
+# `name: value` / `"name": "value"` (YAML, JSON, a pasted `vars.HF_TOKEN: ...`, an HTTP header). JSON's own
+# literals and numbers stay, so a printed JSON document stays JSON.
+_KEY_VALUE = re.compile(r"(?P<head>(?<![\w.-])[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*:[ \t]*)"
+                        r"(?P<value>\"(?:[^\"\\]|\\[\s\S]?)*(?:\"|$)|'[^']*(?:'|$)"
+                        r"|(?!<redacted:|null\b|true\b|false\b|-?\d[\d.eE+-]*[\s,}\]]|-?\d[\d.eE+-]*$|[{\[])"
+                        r"[^\s\"',;<>}\]]+)")
+# `Authorization: Bearer X`, `Proxy-Authorization: Basic X` (curl -H, a pasted request), and a bare `Bearer X`.
+_AUTHORIZATION = re.compile(r"(?i)(?P<head>(?<![\w-])(?:(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+                            r"(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?|bearer\s+))"
+                            r"(?P<value>(?!<redacted:)[^\s\"',;<>]+)")
+# JSON Web Tokens: three base64url parts, the first two JSON objects (`eyJ` is base64 of `{"`).
+_JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+# A private key in PEM, whatever the variable holding it is called (`-----BEGIN ... PRIVATE KEY-----`).
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")
+# Well-known token shapes, caught even in a variable whose name looks harmless: Hugging Face, GitHub, OpenAI
+# and Anthropic, Slack, AWS key ids, GitLab, PyPI upload tokens, npm, Google API keys, Stripe.
 _TOKEN_SHAPES = re.compile(
-    r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-    r"|sk-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20,})\b")
+    r"(?<![A-Za-z0-9])(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|sk-[A-Za-z0-9_-]{20,}|xox[abprse]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|glpat-[A-Za-z0-9_-]{20,}|pypi-[A-Za-z0-9_-]{50,}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}"
+    r"|[sr]k_(?:live|test)_[A-Za-z0-9]{20,})[A-Za-z0-9_-]*")
 
 
 def is_secret_name(name: str) -> bool:
@@ -60,6 +95,11 @@ class Redactor:
     def __init__(self, secret: bytes) -> None:
         self._secret = secret
 
+    @classmethod
+    def of_user(cls) -> Redactor:
+        """The redactor keyed with the user's own redaction secret (made on first use)."""
+        return cls(load_redaction_secret())
+
     def digest(self, value: str) -> str:
         """The redacted stand-in for `value`; already-redacted values are kept as they are."""
         if REDACTED_PATTERN.fullmatch(value):
@@ -68,19 +108,51 @@ class Redactor:
         return f"<redacted:hmac-sha256:{mac.hexdigest()[:16]}>"
 
     def scrub_value(self, value: str) -> str:
-        """`value` with every secret inside it replaced: URL user-info, secret query parameters, webhook paths,
-        the values of secret flags (`--token X` inside EXTRA_ARGS) and well-known token shapes."""
+        """`value` with every secret inside it replaced: private keys, URL user-info (with a scheme or not),
+        secret query parameters, webhook and conda-channel paths, `Authorization:` credentials, the values of
+        secret flags (`--token X` inside EXTRA_ARGS), of secret assignments (`HF_TOKEN=...`) and keys
+        (`"password": ...`), JSON Web Tokens and well-known token shapes. Linear in the length of `value`."""
+        value = self._private_keys(value)
         value = _URL_AUTHORITY.sub(self._authority, value)
+        value = _BARE_USER_INFO.sub(lambda m: self.digest(m.group("info")) + "@", value)
         value = _QUERY_PARAMETER.sub(lambda m: m.group("head") + self._digest_if(m.group("name"), m.group("value")),
                                      value)
-        value = _WEBHOOK_PATH.sub(lambda m: m.group("head") + self.digest(m.group("secret")), value)
-        value = _FLAG_PAIR.sub(lambda m: m.group("flag") + m.group("sep") + (
-            self.digest(m.group("value")) if is_secret_flag(m.group("flag")) else m.group("value")), value)
+        value = _PATH_SECRET.sub(lambda m: m.group("head") + self.digest(m.group("secret")), value)
+        value = _AUTHORIZATION.sub(lambda m: m.group("head") + self.digest(m.group("value")), value)
+        value = _FLAG_PAIR.sub(lambda m: m.group("head") + (
+            self._quoted_digest(m.group("value")) if is_secret_flag(m.group("flag")) else m.group("value")), value)
+        value = _ASSIGNMENT.sub(self._named_value, value)
+        value = _KEY_VALUE.sub(self._named_value, value)
+        value = _JWT.sub(lambda m: self.digest(m.group(0)), value)
         return _TOKEN_SHAPES.sub(lambda m: self.digest(m.group(0)), value)
 
     def text(self, value: str) -> str:
-        """Any free text bound for a snapshot, a label, a run record or a log line: `scrub_value`."""
+        """Any free text bound for a snapshot, a label, a run record, a page or a log line: `scrub_value`."""
         return self.scrub_value(value)
+
+    def json(self, value: JSONValue, name: str = "") -> JSONValue:
+        """A JSON value safe to keep or print: a string under a secret name (`token`, `{"password": ...}`, at
+        any depth) digested, every other string scrubbed; keys, numbers and the shape kept."""
+        if isinstance(value, str):
+            return self.digest(value) if value and name and is_secret_name(name) else self.scrub_value(value)
+        if isinstance(value, dict):
+            return {key: self.json(item, key) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.json(item, name) for item in value]
+        return value
+
+    def _private_keys(self, value: str) -> str:
+        """Every PEM private key block digested whole (to its END line, or to the end when it has none)."""
+        if "PRIVATE KEY" not in value:
+            return value
+        parts: list[str] = []
+        at = 0
+        while (begin := _PEM_BEGIN.search(value, at)) is not None:
+            end = _PEM_END.search(value, begin.end())
+            stop = end.end() if end is not None else len(value)
+            parts += [value[at:begin.start()], self.digest(value[begin.start():stop])]
+            at = stop
+        return "".join(parts) + value[at:]
 
     def _authority(self, match: re.Match[str]) -> str:
         authority = match.group("authority")
@@ -92,13 +164,29 @@ class Redactor:
     def _digest_if(self, name: str, value: str) -> str:
         return self.digest(value) if value and is_secret_name(name) else value
 
+    def _named_value(self, match: re.Match[str]) -> str:
+        value = match.group("value")
+        if not is_secret_name(match.group("name")):
+            return match.group(0)
+        return match.group("head") + self._quoted_digest(value)
+
+    def _quoted_digest(self, value: str) -> str:
+        """The digest of a value as written: its quotes kept around the digest of what they hold."""
+        quote = value[:1]
+        if quote in ("'", '"'):
+            closed = len(value) > 1 and value.endswith(quote)
+            inner = value[1:-1] if closed else value[1:]
+            return quote + self.digest(inner) + (quote if closed else "") if inner else value
+        return self.digest(value)
+
     def environ(self, environ: Mapping[str, str]) -> dict[str, str]:
         """An environment safe to store: secret-named values digested, others scrubbed."""
-        return {name: self.digest(value) if is_secret_name(name) else self.scrub_value(value)
+        return {name: self.digest(value) if value and is_secret_name(name) else self.scrub_value(value)
                 for name, value in environ.items()}
 
     def argv(self, argv: Sequence[str]) -> list[str]:
-        """A command line safe to store: the values of secret flags digested, the rest scrubbed."""
+        """A command line safe to store: the values of secret flags and secret `NAME=VALUE` words digested,
+        the rest scrubbed."""
         cleaned: list[str] = []
         hide_next = False
         for arg in argv:
@@ -109,10 +197,13 @@ class Redactor:
             flag, sep, value = arg.partition("=")
             if is_secret_flag(flag):
                 if sep:
-                    cleaned.append(f"{flag}={self.digest(value)}")
+                    cleaned.append(f"{flag}={self.digest(value)}" if value else arg)
                 else:
                     cleaned.append(arg)
                     hide_next = True
+                continue
+            if sep and value and _NAME.fullmatch(flag) and is_secret_name(flag):
+                cleaned.append(f"{flag}={self.digest(value)}")
                 continue
             cleaned.append(self.scrub_value(arg))
         return cleaned

@@ -342,8 +342,11 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     cut = sorted({path for f in files for path in f.parsed.cut})
     if cut:
         host["cut"] = cut
-    document = new_document(host, probes, label=redactor.text(label) if label is not None else None,
-                             origin="imported")
+    # Every fact read from a paste is the user's text: an environment section's `HF_TOKEN`, a pip freeze line's
+    # `git+https://TOKEN@`, a conda channel's `/t/TOKEN/` are digested wherever a format put them.
+    kept_probes = {name: object_or_empty(redactor.json(outcome)) for name, outcome in probes.items()}
+    document = new_document(object_or_empty(redactor.json(host)), kept_probes,
+                            label=redactor.text(label) if label is not None else None, origin="imported")
     if key is not None:
         document = sign_document(document, key)
     return Snapshot(document, source="<imported>")
