@@ -10,22 +10,28 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from driftcheck.snapshot.jsontypes import JSONValue
 from driftcheck.snapshot.keys import load_redaction_secret
 
 SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY",
                      "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PWD")
-# Parts of names that look like a secret word but count things: MAX_TOKENS, TOKENIZER_PATH, AUTHOR, OLDPWD/PWD
+# Parts of names that look like a secret word but count things: MAX_TOKENS, TOKENIZER_PATH, AUTHOR (not
+# AUTHORIZATION), OLDPWD/PWD
 # (the working directory). They never make a name secret on their own.
-_NOT_SECRET_PARTS = re.compile(r"TOKENS|TOKENI[SZ]|AUTHOR|^(?:OLD)?PWD$")
+_NOT_SECRET_PARTS = re.compile(r"TOKENS|TOKENI[SZ]|AUTHORS?(?![A-Z])|^(?:OLD)?PWD$")
 # Names ending in _KEY that carry no secret: key ids and public key material published on purpose.
 PUBLIC_KEY_NAMES = frozenset({"GPG_KEY", "PYTHON_GPG_KEY", "PUBLIC_KEY", "SSH_PUBLIC_KEY", "GPG_KEY_ID",
                               "NVIDIA_GPG_KEY", "CUDA_GPG_KEY", "DEBIAN_KEY"})
 REDACTED_PATTERN = re.compile(r"<redacted:hmac-sha256:[0-9a-f]{16}>")
 _FLAG_WORD = re.compile(r"--?[A-Za-z][A-Za-z0-9_.-]*")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+# Words of a command line that announce a secret in the next word: `password:`, `Authorization:`, `Bearer`.
+_KEY_WORD = re.compile(r"[{\[\"']*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?:")
+_CREDENTIAL_SCHEME = re.compile(r"(?i)bearer|basic|token|digest|negotiate")
+_PEM_BEGIN_WORD = re.compile(r"-----BEGIN(?:$|\s| (?:[A-Z0-9]+ ){0,3}PRIVATE KEY)")
 # Every pattern below can start only where its first character class begins (a look-behind refuses a start
 # inside a run), and none backtracks over more than the run it starts: one pass over a value is linear in its
 # length, whatever it holds (a 10 MB token imports in seconds, not hours).
@@ -39,22 +45,26 @@ _URL_AUTHORITY = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.
 _BARE_USER_INFO = re.compile(r"(?<![^\s\"'=,;(\[])(?P<info>[A-Za-z0-9._%+~-]+:[^\s@/\"'<>]+)@(?=[A-Za-z0-9\[])")
 # `name=value` in a query string or a `key=value;` connection string.
 _QUERY_PARAMETER = re.compile(r"(?P<head>[?&;](?P<name>[A-Za-z0-9_.-]+)=)(?P<value>[^&;#\s\"'<>]*)")
-# Webhook URLs carry their secret in the path; so does a conda channel's token (`conda.anaconda.org/t/TOKEN/`).
+# Webhook URLs carry their secret in the path; so does a conda channel's token (`https://HOST/t/TOKEN/channel`,
+# the form anaconda.org and conda's `channel_alias` give), whose channel name after it stays.
 _PATH_SECRET = re.compile(r"(?P<head>hooks\.slack\.com/(?:services|workflows)/|discord(?:app)?\.com/api/webhooks/"
-                          r"|webhook\.office\.com/webhookb2/|api\.telegram\.org/bot|(?<![\w.-])/t/)"
-                          r"(?P<secret>[^\s?#\"'/<>]+(?:/[^\s?#\"'<>]*)?)")
-# A value as a shell would give it: quoted (to its closing quote, or the end when it has none) or a bare word.
-_VALUE = r"(?P<value>\"(?:[^\"\\]|\\[\s\S]?)*(?:\"|$)|'[^']*(?:'|$)|(?!<redacted:)[^\s\"'&;,<>]+)"
-# `--flag value` / `--flag=value` / `--flag "value"` inside a value (EXTRA_ARGS="--port 30000 --token X").
-_FLAG_PAIR = re.compile(r"(?P<head>(?P<flag>(?<![\w-])--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+))" + _VALUE)
-# `NAME=value` words (`env AWS_SECRET_ACCESS_KEY=... cmd`, `--b HF_TOKEN=...`, a label typed as a command line).
-_ASSIGNMENT = re.compile(r"(?P<head>(?<![\w.$-])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)=)" + _VALUE)
-# `name: value` / `"name": "value"` (YAML, JSON, a pasted `vars.HF_TOKEN: ...`, an HTTP header). JSON's own
-# literals and numbers stay, so a printed JSON document stays JSON.
-_KEY_VALUE = re.compile(r"(?P<head>(?<![\w.-])[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*:[ \t]*)"
-                        r"(?P<value>\"(?:[^\"\\]|\\[\s\S]?)*(?:\"|$)|'[^']*(?:'|$)"
-                        r"|(?!<redacted:|null\b|true\b|false\b|-?\d[\d.eE+-]*[\s,}\]]|-?\d[\d.eE+-]*$|[{\[])"
-                        r"[^\s\"',;<>}\]]+)")
+                          r"|webhook\.office\.com/webhookb2/|api\.telegram\.org/bot)(?P<secret>[^\s?#\"'<>]+)")
+_CONDA_TOKEN = re.compile(r"(?P<head>://[^/\s\"'<>]+/t/)(?P<secret>[^/\s\"'<>]+)")
+# Secrets behind a name: `--flag value` / `--flag=value` / `--flag "value"` inside a value (EXTRA_ARGS="--port
+# 30000 --token X"), `NAME=value` words (`env AWS_SECRET_ACCESS_KEY=... cmd`, `--b HF_TOKEN=...`, a label typed as
+# a command line), and `name: value` / `"name": "value"` (YAML, JSON, a pasted `vars.HF_TOKEN: ...`, an HTTP
+# header). Each pattern is the head only (the name and what joins it to its value): `_named_values` reads the
+# value only after a secret name, so a harmless `V=HF_TOKEN=x` leaves its inner assignment to be found.
+_FLAG_HEAD = re.compile(r"(?<![\w-])(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?:=|[ \t]+)")
+_ASSIGNMENT_HEAD = re.compile(r"(?<![\w.$-])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)=")
+_KEY_HEAD = re.compile(r"(?<![\w.-])[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*:[ \t]*")
+# A value as a shell would give it: quoted (to its closing quote, or the end of its line when it has none), or a
+# bare word. A key's value (`_KEY_VALUE`) leaves JSON's own literals, numbers, objects and arrays alone, so a
+# printed JSON document stays JSON.
+_QUOTED = r"\"(?:[^\"\\\n]|\\[^\n]?)*(?:\"|(?=\n)|$)|'[^'\n]*(?:'|(?=\n)|$)"
+_VALUE = re.compile(_QUOTED + r"|(?!<redacted:)[^\s\"'&;,<>]+")
+_KEY_VALUE = re.compile(_QUOTED + r"|(?!<redacted:|null\b|true\b|false\b|-?\d[\d.eE+-]*(?:[\s,}\]]|$)|[{\[])"
+                        r"[^\s\"',;<>}\]]+")
 # `Authorization: Bearer X`, `Proxy-Authorization: Basic X` (curl -H, a pasted request), and a bare `Bearer X`.
 _AUTHORIZATION = re.compile(r"(?i)(?P<head>(?<![\w-])(?:(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
                             r"(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?|bearer\s+))"
@@ -80,13 +90,28 @@ def is_secret_name(name: str) -> bool:
     words = _NOT_SECRET_PARTS.sub("", upper)
     if any(part in words for part in SECRET_NAME_PARTS):
         return True
-    return (upper.endswith("_KEY") or upper == "KEY") and upper not in PUBLIC_KEY_NAMES
+    # An SSH host key is public (`--accept-new-host-key`, `HOST_KEY`): published on purpose, as a GPG key.
+    return (upper.endswith("_KEY") or upper == "KEY") and upper not in PUBLIC_KEY_NAMES and not upper.endswith(
+        "HOST_KEY")
 
 
 def is_secret_flag(flag: str) -> bool:
     """Whether a named command-line flag (`--api-key`, `--hf_token`, `--openai-api-key`) carries a secret."""
     # Only a flag-shaped word: a whole argument holding spaces ("--port 1 --token X") is a value to scrub.
     return bool(_FLAG_WORD.fullmatch(flag)) and len(flag.lstrip("-")) > 1 and is_secret_name(flag)
+
+
+def _private_key_items(items: Sequence[JSONValue]) -> list[bool]:
+    """Which items of a list (the words of a command line, the lines of a paste) belong to a private key written
+    across several of them: from a `-----BEGIN ... PRIVATE KEY` item to its `-----END` item, or the end."""
+    inside = False
+    marks: list[bool] = []
+    for item in items:
+        text = item if isinstance(item, str) else ""
+        inside = inside or _PEM_BEGIN_WORD.match(text) is not None
+        marks.append(inside)
+        inside = inside and "-----END" not in text
+    return marks
 
 
 class Redactor:
@@ -118,11 +143,11 @@ class Redactor:
         value = _QUERY_PARAMETER.sub(lambda m: m.group("head") + self._digest_if(m.group("name"), m.group("value")),
                                      value)
         value = _PATH_SECRET.sub(lambda m: m.group("head") + self.digest(m.group("secret")), value)
+        value = _CONDA_TOKEN.sub(lambda m: m.group("head") + self.digest(m.group("secret")), value)
         value = _AUTHORIZATION.sub(lambda m: m.group("head") + self.digest(m.group("value")), value)
-        value = _FLAG_PAIR.sub(lambda m: m.group("head") + (
-            self._quoted_digest(m.group("value")) if is_secret_flag(m.group("flag")) else m.group("value")), value)
-        value = _ASSIGNMENT.sub(self._named_value, value)
-        value = _KEY_VALUE.sub(self._named_value, value)
+        value = self._named_values(value, _FLAG_HEAD, _VALUE, is_secret_flag)
+        value = self._named_values(value, _ASSIGNMENT_HEAD, _VALUE, is_secret_name)
+        value = self._named_values(value, _KEY_HEAD, _KEY_VALUE, is_secret_name)
         value = _JWT.sub(lambda m: self.digest(m.group(0)), value)
         return _TOKEN_SHAPES.sub(lambda m: self.digest(m.group(0)), value)
 
@@ -134,11 +159,15 @@ class Redactor:
         """A JSON value safe to keep or print: a string under a secret name (`token`, `{"password": ...}`, at
         any depth) digested, every other string scrubbed; keys, numbers and the shape kept."""
         if isinstance(value, str):
-            return self.digest(value) if value and name and is_secret_name(name) else self.scrub_value(value)
+            # Only a key shaped as a name says what its value is: a prose key ("Token path ?") holds a path.
+            named = bool(value) and _KEY_NAME.fullmatch(name) is not None and is_secret_name(name)
+            return self.digest(value) if named else self.scrub_value(value)
         if isinstance(value, dict):
             return {key: self.json(item, key) for key, item in value.items()}
         if isinstance(value, list):
-            return [self.json(item, name) for item in value]
+            in_key = _private_key_items(value)
+            return [self.digest(item) if isinstance(item, str) and hidden else self.json(item, name)
+                    for item, hidden in zip(value, in_key, strict=True)]
         return value
 
     def _private_keys(self, value: str) -> str:
@@ -164,11 +193,23 @@ class Redactor:
     def _digest_if(self, name: str, value: str) -> str:
         return self.digest(value) if value and is_secret_name(name) else value
 
-    def _named_value(self, match: re.Match[str]) -> str:
-        value = match.group("value")
-        if not is_secret_name(match.group("name")):
-            return match.group(0)
-        return match.group("head") + self._quoted_digest(value)
+    def _named_values(self, text: str, head: re.Pattern[str], value: re.Pattern[str],
+                      secret: Callable[[str], bool]) -> str:
+        """`text` with the value after each `head` whose name is `secret` digested. A value is read only after a
+        secret name, and the search goes on right after a harmless head (its value may hold a secret's head):
+        each character is looked at a bounded number of times."""
+        parts: list[str] = []
+        at = 0
+        while (found := head.search(text, at)) is not None:
+            parts.append(text[at:found.end()])
+            at = found.end()
+            if not secret(found.group("name")):
+                continue
+            given = value.match(text, at)
+            if given is not None and given.group(0):
+                parts.append(self._quoted_digest(given.group(0)))
+                at = given.end()
+        return "".join(parts) + text[at:]
 
     def _quoted_digest(self, value: str) -> str:
         """The digest of a value as written: its quotes kept around the digest of what they hold."""
@@ -186,13 +227,17 @@ class Redactor:
 
     def argv(self, argv: Sequence[str]) -> list[str]:
         """A command line safe to store: the values of secret flags and secret `NAME=VALUE` words digested,
-        the rest scrubbed."""
+        the word after a secret key (`password:`, `Authorization: Bearer`), every word of a private key split
+        into words, and the rest scrubbed."""
         cleaned: list[str] = []
         hide_next = False
-        for arg in argv:
-            if hide_next:
+        for arg, in_key in zip(argv, _private_key_items(argv), strict=True):
+            if in_key:
                 cleaned.append(self.digest(arg))
-                hide_next = False
+                continue
+            if hide_next:
+                hide_next = _CREDENTIAL_SCHEME.fullmatch(arg) is not None  # `Authorization: Bearer X`: X goes
+                cleaned.append(arg if hide_next else self.digest(arg))
                 continue
             flag, sep, value = arg.partition("=")
             if is_secret_flag(flag):
@@ -205,5 +250,7 @@ class Redactor:
             if sep and value and _NAME.fullmatch(flag) and is_secret_name(flag):
                 cleaned.append(f"{flag}={self.digest(value)}")
                 continue
+            key = _KEY_WORD.fullmatch(arg)
+            hide_next = bool(key and is_secret_name(key.group("name"))) or _CREDENTIAL_SCHEME.fullmatch(arg) is not None
             cleaned.append(self.scrub_value(arg))
         return cleaned

@@ -327,7 +327,8 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
         # Raw fields and unclaimed lines are the user's text, kept verbatim: but never a secret in it.
         note["fields"] = {key: _field_value(redactor, key, str(value))
                           for key, value in object_or_empty(note["fields"]).items()}
-        note["unclaimed"] = [redactor.text(str(line)) for line in list_or_empty(note["unclaimed"])]
+        # As one list: a private key pasted over several lines is found whole.
+        note["unclaimed"] = redactor.json([str(line) for line in list_or_empty(note["unclaimed"])])
         host["report"] = note
     if conflicts:
         host["conflicts"] = conflicts
