@@ -35,8 +35,10 @@ _SHIPPER_PREFIX = re.compile(r"^(INFO|WARNING|ERROR|DEBUG)\s+\d{4}-\d\d-\d\dT\d\
 
 
 # What `_split_fused` cuts (a run of 40 blanks before text) and the trailing blanks `of` strips.
-_FUSED = re.compile(r"\s{40,}(?=\S)")
-_TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
+# Both start only where a run of blanks begins (the look-behind): tried at every blank of a run, they would
+# read the rest of the run each time (40,000 blank lines took minutes).
+_FUSED = re.compile(r"(?<!\s)\s{40,}(?=\S)")
+_TRAILING = re.compile(r"(?<![ \t])[ \t]+$", re.MULTILINE)
 
 
 @dataclass
@@ -101,7 +103,7 @@ def _split_fused(line: str, anchors: tuple[str, ...]) -> list[str]:
         if at > 0 and not line[:at].endswith(("(", "/")):
             return [*_split_fused(line[:at], anchors), *_split_fused(line[at:], anchors)]
     # A banner or log line followed by long runs of spaces (a terminal's wrapped width) on one line.
-    parts = re.split(r"\s{40,}(?=\S)", line)
+    parts = _FUSED.split(line)
     return parts if len(parts) > 1 else [line]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.analysis.explain.bench import bench_better, bench_evidence, bench_moved
 from driftcheck.analysis.explain.conditions import claims, classify, explains_member, fix_is_inert
-from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, template_vars
+from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, render_fix, template_vars
 from driftcheck.analysis.explain.lookup import lookup, probe_data
 from driftcheck.analysis.explain.model import Explained, Explanation
 from driftcheck.analysis.explain.ranking import BenchMoves, confidence, magnitude, order_key, ranked
@@ -104,7 +104,7 @@ def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool
     category = first.category if rule.inherit_category and first.category != "other" else rule.category
     prior = rule.prior * (subject.prior if subject else 1.0)
     affects = subject.affects if subject and subject.affects else rule.affects
-    fix = render(rule.fix, values)
+    fix = render_fix(rule.fix, values)
     return Explanation(rule.id, category, title, tuple(sorted(c.path for c, _ in members)),
                        confidence(prior, rule, first, affects, moves), fix, reboot,
                        _revert(rule, first, captures), why=subject.why if subject else "", relevance=prior,
