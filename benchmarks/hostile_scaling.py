@@ -50,9 +50,9 @@ def _redaction_cases(size: int) -> dict[str, Callable[[], object]]:
 def _import_cases(size: int) -> dict[str, Callable[[], object]]:
     report = REPORT.read_text("utf-8")
     long_line = report + "\n" + "x" * size + "\n"
-    blank_lines = report.replace("\n", "\n" + "\n" * (size // 1000), 1)  # size/1000 blank lines near the top
+    blank_lines = report.replace("\n", "\n" + "\n" * (size // 25), 1)  # 40,000 blank lines per MB, near the top
     return {"import one long line": lambda: import_texts([("paste", "paste", long_line)]),
-            f"import {size // 1000} blank lines": lambda: import_texts([("paste", "paste", blank_lines)])}
+            f"import {size // 25} blank lines": lambda: import_texts([("paste", "paste", blank_lines)])}
 
 
 def _diff_documents(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -97,7 +97,7 @@ def main() -> None:
         for family in args.only.split(","):
             for size in sizes:
                 for name, run in CASES[family](size).items():
-                    times.setdefault(name.replace(str(size // 1000), "N/1000"), {})[size] = _timed(run)
+                    times.setdefault(name.replace(str(size // 25), "N/25"), {})[size] = _timed(run)
     header = "".join(f"{size / 1e6:>10g} MB" for size in sizes)
     print(f"{'case':<40}{header}   ratio last/first")
     for name, by_size in times.items():

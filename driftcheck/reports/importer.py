@@ -25,7 +25,7 @@ from driftcheck.probes.runner import ProbeOutcome
 from driftcheck.reports import formats
 from driftcheck.reports.facts import package_key as formats_key
 from driftcheck.reports.formats.base import Format, Parsed
-from driftcheck.reports.paste import Paste, split_sections
+from driftcheck.reports.paste import Paste, blank_runs_capped, split_sections
 from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty, value_at
 from driftcheck.snapshot.keys import KeyPair, load_redaction_secret
@@ -83,7 +83,8 @@ def parse_text(text: str, name: str) -> ImportedFile:
     if fmt is None:
         raise ImportFormatError(name, _unknown_reason(text))
     # Claimed only once the paste's line noise is gone (a quoted e-mail reply, a log prefix): read it so.
-    text_read = text if fmt.detect(text) else "\n".join(Paste.of(text).lines)
+    capped = blank_runs_capped(text)
+    text_read = capped if fmt.detect(capped) else "\n".join(Paste.of(capped).lines)
     try:
         parsed = fmt.parse(text_read)
     except ValueError as exc:  # NvidiaFormatError is a ValueError

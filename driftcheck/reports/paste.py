@@ -107,6 +107,18 @@ def _split_fused(line: str, anchors: tuple[str, ...]) -> list[str]:
     return parts if len(parts) > 1 else [line]
 
 
+# A run of blank lines longer than this is read as this many: a format's pattern that lets `^\s*` span lines
+# would read the rest of a run at every line of it (40,000 blank lines took minutes in one detector).
+MAX_BLANK_RUN = 50
+_LONG_BLANK_RUN = re.compile(r"(?:\n[^\S\n]*){" + str(MAX_BLANK_RUN + 1) + r",}(?=\n)")
+
+
+def blank_runs_capped(text: str) -> str:
+    """`text` with every run of more than `MAX_BLANK_RUN` blank lines cut to that many (what formats detect and
+    parse; sections keep their own line numbers). Linear: each run is read once."""
+    return _LONG_BLANK_RUN.sub("\n" * MAX_BLANK_RUN, text) if "\n\n" in text else text
+
+
 # Lines that close one pasted block and open the next: fences and the `<details>` tags around them.
 _BOUNDARY = re.compile(r"^\s*(```.*|~~~.*|</?details>.*|<summary>.*|</summary>\s*)$", re.IGNORECASE)
 
