@@ -13,7 +13,8 @@ from driftcheck.errors import SnapshotError
 from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.canonical import snapshot_id
 from driftcheck.snapshot.inputs import InputError, read_input
-from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
+from driftcheck.snapshot.undecodable import undecodable_escaped
 from driftcheck.snapshot.version import VERSION
 from driftcheck.snapshot.vocabulary import STATUSES
 
@@ -80,16 +81,18 @@ def utc_now() -> str:
 
 def new_document(host: Mapping[str, JSONValue], probes: Mapping[str, Mapping[str, JSONValue]],
                  label: str | None = None, origin: str = "probed", created_at: str | None = None) -> JSONObject:
-    """An unsigned snapshot document. `origin` is `probed`, `replayed` or `imported`."""
-    return {
+    """An unsigned snapshot document. `origin` is `probed`, `replayed` or `imported`. A byte that was not UTF-8
+    anywhere in it (an environment value, a file name) is kept as its escape (`\\xe9`), never fatal."""
+    document: JSONObject = {
         "schema": SCHEMA_VERSION,
         "created_at": created_at or utc_now(),
         "tool": {"name": "driftcheck", "version": VERSION},
         "origin": origin,
-        "host": host,
+        "host": dict(host),
         "label": label,
-        "probes": probes,
+        "probes": {name: dict(outcome) for name, outcome in probes.items()},
     }
+    return object_or_empty(undecodable_escaped(document))
 
 
 def _fail(source: str, reason: str) -> SnapshotError:
