@@ -136,6 +136,12 @@ def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = 
         # does (128 + 13), never 0: a gate's verdict must not turn into "all well" because of a pager.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        # The system refused a path or a resource the user named (a name over 255 bytes, no permission, a full
+        # disk): trouble with the input, said in one line, as every other.
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        sys.stderr.write(f"driftcheck: error: {shown_message(where + (exc.strerror or str(exc)))}\n")
+        return 2
     except Exception as exc:  # a bug of ours: never a traceback, and never exit 1, which reads as "drift found"
         if os.environ.get("DRIFTCHECK_DEBUG"):
             traceback.print_exc()

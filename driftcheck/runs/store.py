@@ -30,6 +30,8 @@ from driftcheck.snapshot.jsontypes import JSONValue
 from driftcheck.store.database import STORE_FILE, open_database
 from driftcheck.store.pins import Pin, release_pins
 
+# SQLite's integers are 64-bit: a larger run number names no run (and would not even reach the query).
+_SQLITE_INTEGERS = 2**63
 _COLUMNS = ("id, label, command, cwd, host, started_at, duration_s, exit_code, signal, snapshot_id, "
             "after_snapshot_id, metrics, telemetry")
 
@@ -138,6 +140,8 @@ class RunStore:
 
     def get(self, run_id: int) -> RunRecord:
         """The run with this id; UnknownSnapshotError when there is none."""
+        if not 0 <= run_id < _SQLITE_INTEGERS:
+            raise UnknownSnapshotError(f"run:{run_id}", "no such run in the store; `driftcheck runs` lists them")
         with self._connect() as db:
             row = db.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
@@ -146,6 +150,8 @@ class RunStore:
 
     def nth_newest(self, n: int) -> RunRecord:
         """The n-th newest run (0 = latest)."""
+        if not 0 <= n < _SQLITE_INTEGERS:
+            raise UnknownSnapshotError(f"run:@{n}", "no run is that far back")
         with self._connect() as db:
             row = db.execute(f"SELECT {_COLUMNS} FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (n,)).fetchone()
             count = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]

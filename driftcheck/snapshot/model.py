@@ -14,7 +14,7 @@ from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.canonical import snapshot_id
 from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
-from driftcheck.snapshot.undecodable import undecodable_escaped
+from driftcheck.snapshot.storable import storable
 from driftcheck.snapshot.version import VERSION
 from driftcheck.snapshot.vocabulary import STATUSES
 
@@ -82,7 +82,8 @@ def utc_now() -> str:
 def new_document(host: Mapping[str, JSONValue], probes: Mapping[str, Mapping[str, JSONValue]],
                  label: str | None = None, origin: str = "probed", created_at: str | None = None) -> JSONObject:
     """An unsigned snapshot document. `origin` is `probed`, `replayed` or `imported`. A byte that was not UTF-8
-    anywhere in it (an environment value, a file name) is kept as its escape (`\\xe9`), never fatal."""
+    anywhere in it (an environment value, a file name) is kept as its escape (`\\xe9`), a number that is not
+    finite as null: never fatal."""
     document: JSONObject = {
         "schema": SCHEMA_VERSION,
         "created_at": created_at or utc_now(),
@@ -92,7 +93,7 @@ def new_document(host: Mapping[str, JSONValue], probes: Mapping[str, Mapping[str
         "label": label,
         "probes": {name: dict(outcome) for name, outcome in probes.items()},
     }
-    return object_or_empty(undecodable_escaped(document))
+    return object_or_empty(storable(document))
 
 
 def _fail(source: str, reason: str) -> SnapshotError:

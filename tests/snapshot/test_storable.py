@@ -1,5 +1,6 @@
-"""A byte that is not UTF-8 anywhere (an environment value or name) is kept as its escape, never fatal: the
-reproduction of the issue, `X=$(printf 'caf\\xe9') driftcheck run -- true`, in-process."""
+"""What a document can hold: a byte that is not UTF-8 anywhere (an environment value or name) is kept as its
+escape, a number that is not finite as null, never fatal: the reproduction of the issue, `X=$(printf 'caf\\xe9')
+driftcheck run -- true`, in-process."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from driftcheck.snapshot.undecodable import escape_undecodable, undecodable_escaped
+from driftcheck.snapshot.storable import escape_undecodable, storable
 from tests.conftest import CliResult
 
 
@@ -18,7 +19,13 @@ def test_a_surrogate_escaped_byte_is_written_as_its_escape() -> None:
     assert escape_undecodable(read) == "caf\\xe9 \\xff"
     assert escape_undecodable("café") == "café"
     assert escape_undecodable("\ud800x") == "\\ud800x"
-    assert undecodable_escaped({read: [read, 1, None]}) == {"caf\\xe9 \\xff": ["caf\\xe9 \\xff", 1, None]}
+    assert storable({read: [read, 1, None]}) == {"caf\\xe9 \\xff": ["caf\\xe9 \\xff", 1, None]}
+
+
+def test_a_number_that_is_not_finite_is_kept_as_null() -> None:
+    assert storable({"uptime_s": float("inf"), "x": [float("nan"), 1.5]}) == {"uptime_s": None, "x": [None, 1.5]}
+    plain = {"a": [1, 2.5, "text"]}
+    assert storable(plain) is plain
 
 
 @pytest.mark.parametrize("args", [("snapshot", "--probe", "env"), ("run", "--probe", "env", "--", "true"),
