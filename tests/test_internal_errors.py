@@ -41,3 +41,20 @@ def test_a_home_that_is_a_file(args: tuple[str, ...], cli: Callable[..., CliResu
                                        "run:@99999999999999999999999"])
 def test_a_run_number_past_any_stored(reference: str, cli: Callable[..., CliResult]) -> None:
     _one_line_trouble(cli("runs", reference))
+
+
+def test_a_figure_that_is_not_finite_is_no_figure(cli: Callable[..., CliResult]) -> None:
+    """`try -- echo 1e999 ms` (the issue's case): the figure reads as infinity, which no ratio can use."""
+    done = cli("try", "--max-pairs", "2", "-q", "--", "echo", "1e999", "ms")
+    assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
+    ran = cli("run", "--probe", "env", "--", "echo", "1e999", "ms")
+    assert ran.returncode == 0 and "no figure found" in ran.stderr + ran.stdout
+    assert "Infinity" not in cli("runs", "1", "--format", "json").stdout
+
+
+def test_a_signing_key_that_is_a_device_is_refused(cli: Callable[..., CliResult], driftcheck_home: Path) -> None:
+    driftcheck_home.mkdir(parents=True, exist_ok=True)
+    (driftcheck_home / "signing_key.pem").symlink_to("/dev/zero")
+    done = cli("key", "show")
+    _one_line_trouble(done)
+    assert "not a regular file" in done.stderr

@@ -14,6 +14,7 @@ answers, and stopped afterwards, its whole process tree, whatever happens (an er
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import random
 import re
@@ -373,8 +374,9 @@ def _one_run(state: _State, variant: Variant, round_no: int) -> TrialRun:
         state.metric = figure.name
     if state.unit is None:
         state.unit, state.higher = figure.unit, figure.higher_is_better
-    if figure.value <= 0:
-        raise TrialError(f"variant {variant.name}: {figure.label} = {figure.value:g}: a ratio needs positive figures")
+    if not figure.value > 0 or math.isinf(figure.value):  # `not >`: NaN too (`echo 1e999 ms` reads as infinity)
+        raise TrialError(f"variant {variant.name}: {figure.label} = {figure.value:g}: a ratio needs positive, "
+                         "finite figures")
     run_id = None
     if state.store is not None and plan.record:
         label = f"try:{plan.label or state.seed}:{variant.name}"
