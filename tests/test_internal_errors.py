@@ -3,6 +3,7 @@ characters, DRIFTCHECK_HOME naming a file, a run number past SQLite's integers."
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,3 +59,15 @@ def test_a_signing_key_that_is_a_device_is_refused(cli: Callable[..., CliResult]
     done = cli("key", "show")
     _one_line_trouble(done)
     assert "not a regular file" in done.stderr
+
+
+def test_a_damaged_store_row_says_so(cli: Callable[..., CliResult], driftcheck_home: Path) -> None:
+    assert cli("snapshot", "--probe", "env", "-q").returncode == 0
+    db = sqlite3.connect(driftcheck_home / "snapshots.db")
+    db.execute("UPDATE snapshots SET status_counts = '[[['")
+    db.commit()
+    db.close()
+    for args in (("log",), ("gc", "--dry-run", "--keep-last", "1")):
+        done = cli(*args)
+        _one_line_trouble(done)
+        assert "damaged in the store" in done.stderr
