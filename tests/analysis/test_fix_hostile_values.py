@@ -18,7 +18,7 @@ from driftcheck.analysis.explain.fixes import Vars, command_words, plain_word, r
 from driftcheck.snapshot.model import Snapshot
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
-HOSTILE = ["1`touch /tmp/x`", "1$(touch /tmp/x)", "1; touch /tmp/x", "1 && reboot", "--help", "1\ntouch /tmp/x",
+HOSTILE = ["1`touch ~/pwned`", "1$(touch ~/pwned)", "1; touch ~/pwned", "1 && reboot", "--help", "1\ntouch ~/pwned",
            "1|sh", "'1'", "1 # comment", "x" * 5000]
 
 
@@ -55,7 +55,7 @@ def test_a_hostile_value_in_a_pipeline_gives_the_reason(value: str) -> None:
     assert fix.startswith("no command: ") and kind == "advice", fix
 
 
-@pytest.mark.parametrize("name", ["X;touch /tmp/x", "X`id`", "A B", "$(id)", "1X"])
+@pytest.mark.parametrize("name", ["X;touch ~/pwned", "X`id`", "A B", "$(id)", "1X"])
 def test_a_hostile_variable_name_gives_the_reason(name: str) -> None:
     a, b = _pair("env-other")
     for side in (a, b):
@@ -67,10 +67,10 @@ def test_a_hostile_variable_name_gives_the_reason(name: str) -> None:
 
 def test_a_hostile_variable_value_is_quoted_as_one_word() -> None:
     a, b = _pair("env-other")
-    a["probes"]["env"]["data"]["vars"]["LANG"] = "C.UTF-8`touch /tmp/x`"
+    a["probes"]["env"]["data"]["vars"]["LANG"] = "C.UTF-8`touch ~/pwned`"
     fix, kind = _fixes(a, b)[0]
-    assert kind == "command" and fix == "export LANG=" + shlex.quote("C.UTF-8`touch /tmp/x`")
-    assert command_words(fix) == [["export", "LANG=C.UTF-8`touch /tmp/x`"]]
+    assert kind == "command" and fix == "export LANG=" + shlex.quote("C.UTF-8`touch ~/pwned`")
+    assert command_words(fix) == [["export", "LANG=C.UTF-8`touch ~/pwned`"]]
 
 
 def test_plain_values_still_give_their_commands() -> None:
