@@ -146,7 +146,8 @@ def test_what_is_no_secret_stays_as_it_was() -> None:
     redactor = Redactor(b"k" * 32)
     plain = ["--port 30000 --tp 8", "https://pypi.org/simple", "git@github.com:org/repo.git",
              '{"max_tokens": 128, "api_key": null, "ok": true}', "NCCL_ALGO=Tree", "torch==2.7.0+cu128",
-             "MAX_TOKENS=4096", "tokenizer: /models/tok", "12:30:01 done", "a@b.example.org"]
+             "MAX_TOKENS=4096", "tokenizer: /models/tok", "12:30:01 done", "a@b.example.org",
+             "IMAGE=pytorch:24.01-py3@sha256:0123abcd"]
     assert [redactor.text(text) for text in plain] == plain
 
 

@@ -41,8 +41,10 @@ _PEM_BEGIN_WORD = re.compile(r"-----BEGIN(?:$|\s| (?:[A-Z0-9]+ ){0,3}PRIVATE KEY
 # `git+https://TOKEN@host` (pip freeze of a VCS install) is a scheme too.
 _URL_AUTHORITY = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?#\s\"'<>]*)")
 # `user:password@host` without a scheme (a proxy as `http_proxy=user:pw@proxy:3128`, `pip --proxy` takes it):
-# a word that starts with `name:`, holds no `/` before the `@`, and goes on with a host name.
-_BARE_USER_INFO = re.compile(r"(?<![^\s\"'=,;(\[])(?P<info>[A-Za-z0-9._%+~-]+:[^\s@/\"'<>]+)@(?=[A-Za-z0-9\[])")
+# a word that starts with `name:`, holds no `/` before the `@`, and goes on with a host name (not a digest: an
+# image pinned as `pytorch:24.01-py3@sha256:...` is no credential).
+_BARE_USER_INFO = re.compile(r"(?<![^\s\"'=,;(\[])(?P<info>[A-Za-z0-9._%+~-]+:[^\s@/\"'<>]+)@(?!sha\d+:)"
+                             r"(?=[A-Za-z0-9\[])")
 # `name=value` in a query string or a `key=value;` connection string.
 _QUERY_PARAMETER = re.compile(r"(?P<head>[?&;](?P<name>[A-Za-z0-9_.-]+)=)(?P<value>[^&;#\s\"'<>]*)")
 # Webhook URLs carry their secret in the path; so does a conda channel's token (`https://HOST/t/TOKEN/channel`,
