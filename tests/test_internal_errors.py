@@ -3,6 +3,7 @@ characters, DRIFTCHECK_HOME naming a file, a run number past SQLite's integers."
 
 from __future__ import annotations
 
+import resource
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -71,3 +72,16 @@ def test_a_damaged_store_row_says_so(cli: Callable[..., CliResult], driftcheck_h
         done = cli(*args)
         _one_line_trouble(done)
         assert "damaged in the store" in done.stderr
+
+
+def test_a_snapshot_of_millions_of_empty_objects_is_refused_before_it_is_built(cli: Callable[..., CliResult],
+                                                                                 tmp_path: Path) -> None:
+    """The issue's 250 MB snapshot of `{}` needed over 4 GiB; 30 MB of them (the shape, smaller) is refused in
+    one line, with the memory it cost bounded."""
+    path = tmp_path / "objects.json"
+    path.write_text('{"schema":1,"probes":{"p":{"status":"ok","data":[' + ",".join(["{}"] * 10_000_000) + "]}}}")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    done = cli("show", str(path))
+    _one_line_trouble(done)
+    assert "objects and arrays" in done.stderr
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 400 * 1024  # KiB

@@ -243,6 +243,10 @@ def _check_values(value: object, depth: int = 0) -> None:
             _check_values(item, depth + 1)
 
 
+# About 500 MiB of empty objects at most; a real snapshot (600 packages, 2,400 files, 8 GPUs) holds ~50,000.
+MAX_CONTAINERS = 2_000_000
+
+
 @without_gc
 def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
     """Read a snapshot from its JSON text; SnapshotError for truncated, non-JSON or foreign content."""
@@ -251,6 +255,13 @@ def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise _fail(source, "not a driftcheck snapshot (not UTF-8 text)") from None
+    # Each JSON object or array costs Python a few hundred bytes: a file of nothing but `{}` needs ~20 times its
+    # size in memory (250 MB of it took over 4 GiB). A machine's snapshot holds tens of thousands; braces counted
+    # (strings' included, so never fewer than there are) bound the memory before anything is built.
+    containers = text.count("{") + text.count("[")
+    if containers > MAX_CONTAINERS:
+        raise _fail(source, f"not a driftcheck snapshot ({containers:,} objects and arrays, more than the "
+                            f"{MAX_CONTAINERS:,} a machine's snapshot can hold)")
     try:
         document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int,
                                object_pairs_hook=_unique_keys)
