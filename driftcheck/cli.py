@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
+from driftcheck.snapshot.printable import printable
 from driftcheck.snapshot.version import VERSION
 
 
@@ -125,6 +126,19 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def shown_message(message: str) -> str:
+    """An error message as it is printed: control characters escaped on every line, and redacted (a message
+    may quote a URL with its password, or a command line with its token)."""
+    message = "\n".join(printable(line) for line in message.split("\n"))
+    # Imported here: the redactor loads the probes, which a command that ends well never pays for.
+    from driftcheck.probes.redact import Redactor
+    from driftcheck.snapshot.keys import existing_redaction_secret
+
+    # An error creates nothing: without the user's secret (or with a home that cannot hold one), a one-time
+    # key still hides the secret, only its digest will not match the stored ones.
+    return Redactor(existing_redaction_secret() or os.urandom(32)).text(message)
+
+
 def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = None) -> int:
     """Run the command line (or the `parsed` one); returns the exit code (the console script exits with it)."""
     args = parsed if parsed is not None else parse(argv)
@@ -134,7 +148,7 @@ def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = 
             validate(args)
         return int(args.handler(args))
     except DriftcheckError as exc:
-        sys.stderr.write(f"driftcheck: error: {exc}\n")
+        sys.stderr.write(f"driftcheck: error: {shown_message(str(exc))}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("driftcheck: interrupted\n")
@@ -144,10 +158,16 @@ def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = 
         # does (128 + 13), never 0: a gate's verdict must not turn into "all well" because of a pager.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        # The system refused a path or a resource the user named (a name over 255 bytes, no permission, a full
+        # disk): trouble with the input, said in one line, as every other.
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        sys.stderr.write(f"driftcheck: error: {shown_message(where + (exc.strerror or str(exc)))}\n")
+        return 2
     except Exception as exc:  # a bug of ours: never a traceback, and never exit 1, which reads as "drift found"
         if os.environ.get("DRIFTCHECK_DEBUG"):
             traceback.print_exc()
-        message = " ".join(str(exc).split())[:300]  # one line, whatever the exception holds
+        message = shown_message(" ".join(str(exc).split())[:300])  # one line, whatever the exception holds
         what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
         sys.stderr.write(f"driftcheck: internal error: {what} "
                          "(set DRIFTCHECK_DEBUG=1 for the traceback; please report it)\n")

@@ -2,7 +2,10 @@
 
 Hypothesis mutates real snapshots (tests/data/pairs: truncation, byte flips, wrong-typed values deep inside
 probe data, huge numbers, deep nesting, lone surrogates), real pasted reports (tests/data/reports), and
-generates references (`@N`, `run:ID`, `baseline:NAME`, id prefixes) and option values. Each is run through
+generates references (`@N`, `run:ID`, `baseline:NAME`, id prefixes) and option values; it also mutates a real
+recording of this machine for `--replay`, makes pastes hostile by size and shape (blank runs, long lines and
+tokens, secrets, bytes that are not UTF-8), and runs commands under odd homes (a file, a name over 255
+characters, `$`, U+2028) and environments holding such bytes. Each is run through
 the command line in-process; the exit code must be 0, 1 or 2, stderr at most a few lines with no traceback
 nor "internal error" (a bug of ours), and each example must end within the deadline.
 
@@ -13,7 +16,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import random
+import resource
+import shutil
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -34,9 +40,10 @@ REPORTS = sorted(p for p in (DATA / "reports").rglob("*") if p.is_file() and p.s
 SNAPSHOT_TEXTS = [p.read_bytes() for p in PAIRS[:40]]
 REPORT_TEXTS = [p.read_bytes() for p in REPORTS]
 
-# Examples per test: 6 snapshot readers x 150 + reports 150 (each read twice) + references 150 + options 100:
-# 1,300 inputs, 1,450 command runs.
-EXAMPLES = {"snapshot": 150, "report": 150, "reference": 150, "options": 100}
+# Examples per test: 6 snapshot readers x 150 + reports 150 (each read twice) + references 150 + options 100
+# + replays 100 + hostile pastes 60 + configuration and environment 60: 1,520 inputs, 1,670 command runs.
+EXAMPLES = {"snapshot": 150, "report": 150, "reference": 150, "options": 100, "replay": 100, "paste": 60,
+            "config": 60}
 COMMON = settings(deadline=timedelta(seconds=10), derandomize=True, database=None,
                   suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                          HealthCheck.data_too_large])
@@ -285,3 +292,129 @@ def test_options(cli: Callable[..., CliResult], tmp_path: Path) -> None:
 
     run()
     assert len(calls) >= EXAMPLES["options"]
+
+
+# --- Recordings replayed (issue 31): host.json and the recorded files are another machine's bytes. ---
+
+def _recorded_files(directory: Path) -> list[Path]:
+    return sorted(p for p in (directory / "files").rglob("*") if p.is_file())
+
+
+def test_malformed_replays(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """A real recording of this machine (`record --probe system --probe env`), then host.json mutated as a
+    snapshot is, or one recorded file replaced by hostile bytes: `snapshot --replay` stays clean."""
+    original = tmp_path / "original"
+    assert cli("record", str(original), "--probe", "system", "--probe", "env").returncode == 0
+    manifest = (original / "host.json").read_bytes()
+    files = [p.relative_to(original) for p in _recorded_files(original)]
+    work = tmp_path / "replay"
+    odd_contents = [b"", b"\x00" * 100, b"9" * 1_000_000, b"-1e400 nan\n", b"\xff\xfe\xfd", b"a\n" * 50_000,
+                    b"[" * 5000, "\u202e\x1b[2J".encode()]
+
+    calls: list[None] = []
+
+    @settings(COMMON, max_examples=EXAMPLES["replay"])
+    @given(st.integers(0, 2**32))
+    def run(seed: int) -> None:
+        calls.append(None)
+        rng = random.Random(seed)
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(original, work)
+        if rng.random() < 0.5:
+            if rng.random() < 0.7:
+                document = json.loads(manifest)
+                for _ in range(rng.randrange(1, 4)):
+                    document = mutate_document(document, rng)
+                (work / "host.json").write_bytes(_encode(document))
+            else:
+                (work / "host.json").write_bytes(mutate_bytes(manifest, rng))
+        else:
+            (work / rng.choice(files)).write_bytes(rng.choice(odd_contents))
+        argv = ["snapshot", "--replay", str(work), "--no-store", "-o", "-", "-q"]
+        _assert_clean(cli(*argv), argv)
+
+    run()
+    assert len(calls) >= EXAMPLES["replay"]
+
+
+# --- Pastes that are hostile by size or shape, and secrets in them (issue 31). ---
+
+@st.composite
+def hostile_pastes(draw: st.DrawFn) -> bytes:
+    raw = draw(st.sampled_from([t for t in REPORT_TEXTS if not t.lstrip().startswith(b"{")]))
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    lines = raw.split(b"\n")
+    at = rng.randrange(len(lines) + 1)
+    insert = rng.choice([
+        b"\n" * rng.choice((1_000, 40_000)),  # blank runs (40,000 took 114 s)
+        b"x" * rng.choice((10_000, 200_000)),  # one long line (200 KB took 50 s)
+        b"a=" * 50_000, b"-a" * 50_000, b"hf_" + b"a" * 100_000, b"https://" + b"u:" * 20_000,
+        b" " * 100_000 + b"X", b"\t" * 10_000 + b"[", b"HF_TOKEN=hf_" + b"b" * 40 + b"\n\xff\xfe caf\xe9",
+        b"Authorization: Bearer " + b"c" * 50_000, b"-----BEGIN PRIVATE KEY-----\n" + b"k" * 10_000,
+    ])
+    return b"\n".join([*lines[:at], insert, *lines[at:]])
+
+
+def test_hostile_pastes(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    calls: list[None] = []
+
+    @settings(COMMON, max_examples=EXAMPLES["paste"])
+    @given(hostile_pastes())
+    def run(data: bytes) -> None:
+        calls.append(None)
+        path = tmp_path / "paste.txt"
+        path.write_bytes(data)
+        argv = ["import", str(path), "--no-store", "-o", "-"]
+        result = cli(*argv)
+        _assert_clean(result, argv)
+        assert "hf_" + "b" * 40 not in result.stdout and "c" * 40 not in result.stdout
+
+    run()
+    assert len(calls) >= EXAMPLES["paste"]
+
+
+# --- Configuration and environment (issue 31): where the home is, and bytes that are not UTF-8. ---
+
+HOMES = st.sampled_from(["file", "long", "dollar", "separator", "devnull", "deep", "percent"])
+ENVIRONMENTS = st.lists(st.tuples(st.sampled_from([b"DC_FUZZ", b"DC_FUZZ_\xff", b"HF_TOKEN", b"LANG"]),
+                                  st.binary(max_size=60)), max_size=4)
+CONFIG_COMMANDS = [["log"], ["key", "show"], ["runs"], ["snapshot", "--probe", "env", "-q"],
+                   ["run", "--probe", "env", "--", "true"], ["gc", "--dry-run", "--keep-last", "1"]]
+
+
+def _home(kind: str, root: Path) -> Path:
+    if kind == "file":
+        path = root / "home-file"
+        path.write_text("x")
+        return path
+    return {"long": root / ("h" * 300), "dollar": root / "a$HOME$$b", "separator": root / "a\u2028b\u0085c",
+            "devnull": Path("/dev/null"), "deep": root / "a" / "b" / "c", "percent": root / "50%\\%d"}[kind]
+
+
+def test_configuration_and_environment(cli: Callable[..., CliResult], tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[None] = []
+
+    @settings(COMMON, max_examples=EXAMPLES["config"])
+    @given(HOMES, ENVIRONMENTS, st.sampled_from(CONFIG_COMMANDS))
+    def run(home: str, environment: list[tuple[bytes, bytes]], argv: list[str]) -> None:
+        calls.append(None)
+        root = tmp_path / f"case{len(calls)}"
+        root.mkdir()
+        with monkeypatch.context() as patch:
+            patch.setenv("DRIFTCHECK_HOME", str(_home(home, root)))
+            for name, value in environment:
+                patch.setitem(os.environb, name, value.replace(b"\x00", b""))
+            result = cli(*argv)
+        _assert_clean(result, argv)
+        assert all(value.replace(b"\x00", b"").decode("latin-1") not in result.stdout
+                   for name, value in environment if name == b"HF_TOKEN" and len(value) > 8)
+
+    run()
+    assert len(calls) >= EXAMPLES["config"]
+
+
+def test_memory_stays_under_a_gibibyte() -> None:
+    """The whole file's peak resident memory, every family above included (run it last, alone or after them)."""
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert peak_kib < 1024 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB"

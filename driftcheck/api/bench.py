@@ -23,6 +23,7 @@ from driftcheck.baselines.serving import ServingPlan, measure_server, measure_sg
 from driftcheck.errors import OptionError, UsageError
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.server import redacting_scrub
+from driftcheck.snapshot.jsontypes import object_or_empty
 from driftcheck.snapshot.keys import load_redaction_secret
 from driftcheck.stats.looks import planned_looks
 
@@ -92,8 +93,10 @@ def bench(*, suite: str = "quick", device: str = "auto", runs: int = 1, budget_s
         raise OptionError("runs", str(runs), "repeats the benchmark suites; a serving measurement takes the "
                                              "requests of its plan instead")
     if server:
-        scrub = redacting_scrub(Redactor(load_redaction_secret()))
-        return BenchResult(measure_server(server, plan or ServingPlan(), scrub, progress))
+        redactor = Redactor(load_redaction_secret())
+        measured = measure_server(server, plan or ServingPlan(), redacting_scrub(redactor), progress)
+        # The server's own words (its URL with a password, a header, an error it answered) are shown redacted.
+        return BenchResult(object_or_empty(redactor.json(measured)))
     if sglang_model:
         return BenchResult(measure_sglang_engine(sglang_model, plan or ServingPlan()))
     data = run_repeated(suite, device, runs, budget_s, list(only) or None, progress)

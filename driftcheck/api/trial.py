@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from driftcheck.errors import OptionError
+from driftcheck.probes.redact import Redactor
 from driftcheck.runs.metrics import pattern_name, user_pattern
 from driftcheck.runs.store import RunStore
 from driftcheck.runs.trial import (
@@ -66,8 +67,19 @@ def trial(command: Sequence[str] = (), *, variants: Sequence[Variant], metrics: 
           note: Progress | None = None, store: RunStore | None = None) -> TrialResult:
     """Run `command` as each of `variants` (A first: every other is compared with it) in interleaved rounds and
     say whether each differs from A (the options as `trial_plan` reads them). With `record`, every run is kept
-    as a run record (in `store`, default the user's). `note` receives one-line progress."""
+    as a run record (in `store`, default the user's). `note` receives one-line progress. What is returned,
+    noted and kept is redacted (a variant's `HF_TOKEN=...` is a digest); what runs is the variant as given."""
     plan = trial_plan(command, variants=variants, metrics=metrics, figure=figure, wall=wall, max_pairs=max_pairs,
                       budget_s=budget_s, alpha=alpha, seed=seed, server_command=server_command, ready_url=ready_url,
                       ready_timeout_s=ready_timeout_s, run_timeout_s=run_timeout_s, label=label, record=record)
-    return run_trial(plan, note=note, store=(store or RunStore()) if record else None)
+    store = (store or RunStore()) if record else None
+    redactor = store.redactor if store is not None else Redactor.of_user()
+    return run_trial(plan, note=redacting(note, redactor), store=store).redacted(redactor)
+
+
+def redacting(note: Progress | None, redactor: Redactor) -> Progress | None:
+    """`note` receiving every progress line redacted (a line may name a variant's secret value)."""
+    if note is None:
+        return None
+    shown = note
+    return lambda line: shown(redactor.text(line))

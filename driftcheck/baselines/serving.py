@@ -32,7 +32,7 @@ from typing import Any, TypedDict
 from driftcheck.baselines.deps import import_sglang
 from driftcheck.errors import UsageError
 from driftcheck.serving.engine import Scrub, describe_server, no_scrub
-from driftcheck.serving.http import ServerError, connection, error_line, parse_url
+from driftcheck.serving.http import ServerError, connection, error_line, parse_url, stream_lines
 from driftcheck.stats.summary import percentile, summarize
 
 __all__ = ["PROMPT_WORDS", "Dialect", "RequestTiming", "ServerError", "ServingPlan", "level_results",
@@ -180,13 +180,11 @@ def payload(plan: ServingPlan, model: str, prompt: str, dialect: Dialect) -> dic
     return body
 
 
-def _sse_events(response: http.client.HTTPResponse) -> Iterator[bytes]:
-    """The `data:` payloads of a server-sent event stream, as they arrive."""
-    while True:
-        line = response.readline()
-        if not line:
-            return
-        line = line.strip()
+def _sse_events(response: http.client.HTTPResponse, deadline: float) -> Iterator[bytes]:
+    """The `data:` payloads of a server-sent event stream, as they arrive, until `deadline` (a server sending
+    one byte a second never ends a line, nor trips the socket's timeout)."""
+    for raw in stream_lines(response, deadline):
+        line = raw.strip()
         if line.startswith(b"data:"):
             data = line[5:].strip()
             if data == b"[DONE]":
@@ -235,7 +233,7 @@ def stream_request(url: str, endpoint: str, body: Mapping[str, object], timeout_
         if response.status != 200:
             timing.error = error_line(response.status, response.read(300))
             return timing
-        for data in _sse_events(response):
+        for data in _sse_events(response, time.monotonic() + timeout_s):
             _read_event(timing, data, clock() - started)
         timing.ttft_s = timing.chunk_times_s[0] if timing.chunk_times_s else None
     except (OSError, ValueError, http.client.HTTPException) as exc:

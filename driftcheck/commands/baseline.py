@@ -28,6 +28,7 @@ from driftcheck.commands.common import (
     run_progress,
 )
 from driftcheck.errors import UsageError
+from driftcheck.snapshot.printable import printable
 from driftcheck.snapshot.trust import TrustStore
 
 
@@ -85,7 +86,7 @@ def _cmd_save(args: argparse.Namespace) -> int:
                                   progress=progress_printer(sys.stderr.isatty()) if asked_bench else None,
                                   step_progress=run_progress() if asked_bench else None)
     sys.stdout.write("".join(line + "\n" for line in saved.signers.lines()))
-    print(f"baseline {saved.entry.name} -> {saved.entry.snapshot_id[:12]} ({saved.entry.host})")
+    print(f"baseline {printable(saved.entry.name)} -> {saved.entry.snapshot_id[:12]} ({printable(saved.entry.host)})")
     if saved.bench:
         sys.stdout.write(results_text(saved.bench))
     if saved.sessions > 1:
@@ -101,8 +102,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print("no baselines yet; `driftcheck baseline save NAME [SNAP]`")
     else:
         for e in listed.entries:
-            print(f"{e.name}  {e.snapshot_id[:12]}  {e.saved_at[:19].replace('T', ' ')}  {e.host}"
-                  + (f"  {e.label!r}" if e.label else ""))
+            print(f"{printable(e.name)}  {e.snapshot_id[:12]}  {e.saved_at[:19].replace('T', ' ')}  "
+                  f"{printable(e.host)}" + (f"  '{printable(e.label)}'" if e.label else ""))
     return EXIT_OK
 
 

@@ -9,6 +9,7 @@ import sys
 from driftcheck.analysis.render import human_size
 from driftcheck.api.gc import gc
 from driftcheck.commands.common import EXIT_OK, add_format, count
+from driftcheck.snapshot.printable import printable
 
 
 def _days(text: str) -> float:
@@ -46,12 +47,13 @@ def _cmd_gc(args: argparse.Namespace) -> int:
         return EXIT_OK
     verb = "would remove" if result.dry_run else "removed"
     for entry in result.plan.remove:
-        sys.stdout.write(f"{verb} {entry.id[:12]}  {entry.created_at[:19].replace('T', ' ')}  {entry.host}"
-                         + (f"  {entry.label!r}" if entry.label else "") + "\n")
+        # Host and label may be a stranger's text (an imported snapshot): shown, never obeyed by the terminal.
+        sys.stdout.write(f"{verb} {entry.id[:12]}  {entry.created_at[:19].replace('T', ' ')}  {printable(entry.host)}"
+                         + (f"  '{printable(entry.label)}'" if entry.label else "") + "\n")
     pinned = [(entry, why) for entry, why in result.plan.keep if any(not w.startswith(("newest", "younger"))
                                                                      for w in why)]
     for entry, why in pinned:
-        sys.stdout.write(f"kept {entry.id[:12]}  {entry.host}: {', '.join(why)}\n")
+        sys.stdout.write(f"kept {entry.id[:12]}  {printable(entry.host)}: {printable(', '.join(why))}\n")
     sys.stdout.write(f"gc: {verb} {len(result.plan.remove)} snapshot(s), kept {len(result.plan.keep)}"
                      + ("" if result.dry_run else f"; hash cache: dropped {result.hash_rows_dropped} row(s) of files "
                         f"gone; store {human_size(result.bytes_before)} -> {human_size(result.bytes_after)}")

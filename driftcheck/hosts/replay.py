@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -9,7 +10,12 @@ from pathlib import Path
 from driftcheck.errors import HostError, failure_by_name
 from driftcheck.hosts.base import Capabilities, CommandResult, Host
 from driftcheck.hosts.recording import RECORDING_FORMAT, command_key, python_key
+from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
+
+# The largest file a probe reads on a real machine is a few MB (/proc/cpuinfo of 512 CPUs, a module list): a
+# recorded file past this is no recording of a machine, and is refused rather than read into memory.
+RECORDED_FILE_LIMIT = 64 * 1024 * 1024
 
 
 def _raise_recorded(entry: Mapping[str, object]) -> None:
@@ -28,13 +34,14 @@ class ReplayHost(Host):
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
         manifest = self.directory / "host.json"
+        if not manifest.exists() and not manifest.is_symlink():
+            raise HostError(f"{self.directory} is not a recording (a directory with host.json)")
         try:
-            document: JSONValue = json.loads(manifest.read_text("utf-8"))
-        except (FileNotFoundError, NotADirectoryError) as exc:
-            raise HostError(f"{self.directory} is not a recording (a directory with host.json)") from exc
-        except OSError as exc:
-            raise HostError(f"{manifest}: cannot read: {exc.strerror or exc}") from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            # Bounded, and a regular file only: a FIFO would block the replay for ever, /dev/zero never ends.
+            document: JSONValue = json.loads(read_input(manifest, "a recording's host.json").decode("utf-8"))
+        except InputError as exc:
+            raise HostError(f"{manifest} {exc}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise HostError(f"{manifest} is not valid JSON: {exc}") from exc
         if not isinstance(document, dict) or document.get("format") != RECORDING_FORMAT:
             raise HostError(f"{manifest} is not a driftcheck recording of format {RECORDING_FORMAT}")
@@ -56,7 +63,10 @@ class ReplayHost(Host):
         target = self.directory / "files" / path.lstrip("/")
         if not target.is_file():
             raise FileNotFoundError(f"{path} (not in the recording)")
-        return target.read_bytes()
+        try:
+            return read_input(target, "a recorded file", limit=RECORDED_FILE_LIMIT)
+        except InputError as exc:  # a read failure of that file, as the probe reading it sees one
+            raise OSError(errno.EFBIG, f"{path}: {exc}") from None
 
     def list_dir(self, path: str) -> list[str]:
         entry = self._section("dirs").get(path)

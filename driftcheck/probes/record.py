@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from driftcheck.errors import UsageError
+from driftcheck.errors import HostError, UsageError
 from driftcheck.hosts import Host, RecordingHost
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.redact import Redactor
@@ -106,7 +106,11 @@ def record(directory: Path, host: Host, probes: Sequence[Probe], redactor: Redac
 def replay_options(host: Host, pids: Sequence[int] = (), patterns: Sequence[str] = ()) -> ProbeOptions:
     """The options to replay `host` with: the processes given now, else those the recording was taken with,
     and the rest as recorded (a live host has no recorded options: the defaults)."""
-    recorded = ProbeOptions.from_json(host.recorded_options or {})
+    try:
+        recorded = ProbeOptions.from_json(host.recorded_options or {})
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:  # OptionError is a DriftcheckError
+        # A recording is another machine's bytes: options of another shape are its fault, said in one line.
+        raise HostError(f"the recording's probe options are not of the shape driftcheck writes ({exc})") from None
     if pids or patterns:
         return replace(recorded, pids=tuple(pids), process_patterns=tuple(patterns))
     return recorded

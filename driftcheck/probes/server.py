@@ -15,11 +15,11 @@ import ipaddress
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
-from driftcheck.probes.redact import Redactor
+from driftcheck.probes.redact import Redactor, is_secret_name
 from driftcheck.serving.engine import Scrub, describe, gather_replies
 from driftcheck.serving.http import ServerError, parse_url
 from driftcheck.serving.launch import engine_of, launch_flags, listening_port
-from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
 _SECRET_ARG_PARTS = ("api_key", "password", "secret", "token_value", "hf_token", "access_key", "private_key")
 
@@ -37,7 +37,7 @@ def _is_loopback(url: str) -> bool:
 def is_secret_argument(name: str) -> bool:
     """Whether a server argument's name says its value is a credential (`api_key`, `ssl_keyfile_password`)."""
     lowered = name.lower()
-    return any(part in lowered for part in _SECRET_ARG_PARTS)
+    return is_secret_name(name) or any(part in lowered for part in _SECRET_ARG_PARTS)
 
 
 def redacting_scrub(redactor: Redactor) -> Scrub:
@@ -119,7 +119,10 @@ class ServerProbe(Probe):
         data = describe(raw, redacting_scrub(self.redactor))
         launch = raw.get("launch")
         data["launch"] = launch if isinstance(launch, dict) else _no_launch("not recorded by this driftcheck version")
-        return data
+        # A server's reply is another program's text: a token at any depth (a top-level `token`, a nested
+        # `{"password": ...}`, `auth_token` in a rank's state), a model root URL with credentials, a `Server:`
+        # header holding a token shape, all pass the same redaction as the arguments.
+        return object_or_empty(self.redactor.json(data))
 
 
 def _no_launch(why: str) -> JSONObject:

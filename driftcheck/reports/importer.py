@@ -26,7 +26,7 @@ from driftcheck.reports import formats
 from driftcheck.reports.facts import package_key as formats_key
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.gpu_descriptions import merge_descriptions
-from driftcheck.reports.paste import Paste, split_sections
+from driftcheck.reports.paste import Paste, blank_runs_capped, split_sections
 from driftcheck.snapshot.inputs import InputError, read_input
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty, value_at
 from driftcheck.snapshot.keys import KeyPair, load_redaction_secret
@@ -84,7 +84,8 @@ def parse_text(text: str, name: str) -> ImportedFile:
     if fmt is None:
         raise ImportFormatError(name, _unknown_reason(text))
     # Claimed only once the paste's line noise is gone (a quoted e-mail reply, a log prefix): read it so.
-    text_read = text if fmt.detect(text) else "\n".join(Paste.of(text).lines)
+    capped = blank_runs_capped(text)
+    text_read = capped if fmt.detect(capped) else "\n".join(Paste.of(capped).lines)
     try:
         parsed = fmt.parse(text_read)
     except ValueError as exc:  # NvidiaFormatError is a ValueError
@@ -332,7 +333,8 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
         # Raw fields and unclaimed lines are the user's text, kept verbatim: but never a secret in it.
         note["fields"] = {key: _field_value(redactor, key, str(value))
                           for key, value in object_or_empty(note["fields"]).items()}
-        note["unclaimed"] = [redactor.text(str(line)) for line in list_or_empty(note["unclaimed"])]
+        # As one list: a private key pasted over several lines is found whole.
+        note["unclaimed"] = redactor.json([str(line) for line in list_or_empty(note["unclaimed"])])
         host["report"] = note
     if conflicts:
         host["conflicts"] = conflicts
@@ -347,8 +349,11 @@ def import_files(files: Sequence[ImportedFile], label: str | None = None, key: K
     cut = sorted({path for f in files for path in f.parsed.cut})
     if cut:
         host["cut"] = cut
-    document = new_document(host, probes, label=redactor.text(label) if label is not None else None,
-                             origin="imported")
+    # Every fact read from a paste is the user's text: an environment section's `HF_TOKEN`, a pip freeze line's
+    # `git+https://TOKEN@`, a conda channel's `/t/TOKEN/` are digested wherever a format put them.
+    kept_probes = {name: object_or_empty(redactor.json(outcome)) for name, outcome in probes.items()}
+    document = new_document(object_or_empty(redactor.json(host)), kept_probes,
+                            label=redactor.text(label) if label is not None else None, origin="imported")
     if key is not None:
         document = sign_document(document, key)
     return Snapshot(document, source="<imported>")

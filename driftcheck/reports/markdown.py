@@ -47,7 +47,8 @@ def _child_path(prefix: str, key: str) -> str:
 
 def _scalar(value: object) -> str:
     if isinstance(value, str):
-        return value
+        # One line whatever it holds: a newline in a value would end the code block and write Markdown.
+        return printable(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -82,8 +83,8 @@ def _code_span(text: str) -> str:
 
 
 def _cell(text: str) -> str:
-    """A table cell: pipes escaped, HTML inert, no line breaks."""
-    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
+    """A table cell: control characters shown, pipes escaped, HTML inert, no line breaks."""
+    return html.escape(printable(text), quote=False).replace("|", "\\|")
 
 
 def summary_table(snapshot: Snapshot) -> str:

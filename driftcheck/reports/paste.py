@@ -35,8 +35,10 @@ _SHIPPER_PREFIX = re.compile(r"^(INFO|WARNING|ERROR|DEBUG)\s+\d{4}-\d\d-\d\dT\d\
 
 
 # What `_split_fused` cuts (a run of 40 blanks before text) and the trailing blanks `of` strips.
-_FUSED = re.compile(r"\s{40,}(?=\S)")
-_TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
+# Both start only where a run of blanks begins (the look-behind): tried at every blank of a run, they would
+# read the rest of the run each time (40,000 blank lines took minutes).
+_FUSED = re.compile(r"(?<!\s)\s{40,}(?=\S)")
+_TRAILING = re.compile(r"(?<![ \t])[ \t]+$", re.MULTILINE)
 
 
 @dataclass
@@ -104,8 +106,20 @@ def _split_fused(line: str, anchors: tuple[str, ...]) -> list[str]:
     # table's row is never one: its empty cells are long runs of spaces between bars.
     if line.lstrip().startswith("|"):
         return [line]
-    parts = re.split(r"\s{40,}(?=\S)", line)
+    parts = _FUSED.split(line)
     return parts if len(parts) > 1 else [line]
+
+
+# A run of blank lines longer than this is read as this many: a format's pattern that lets `^\s*` span lines
+# would read the rest of a run at every line of it (40,000 blank lines took minutes in one detector).
+MAX_BLANK_RUN = 50
+_LONG_BLANK_RUN = re.compile(r"(?:\n[^\S\n]*){" + str(MAX_BLANK_RUN + 1) + r",}(?=\n)")
+
+
+def blank_runs_capped(text: str) -> str:
+    """`text` with every run of more than `MAX_BLANK_RUN` blank lines cut to that many (what formats detect and
+    parse; sections keep their own line numbers). Linear: each run is read once."""
+    return _LONG_BLANK_RUN.sub("\n" * MAX_BLANK_RUN, text) if "\n\n" in text else text
 
 
 # Lines that close one pasted block and open the next: fences and the `<details>` tags around them.

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.jsontypes import JSONValue, list_or_empty, object_or_empty, value_at
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.printable import printable
 
 _CLOSE_LEVELS = re.compile(r"^(NV\d+|PIX|PXB)$")
 _WIDTH = 100
@@ -445,8 +446,10 @@ def header_line(snapshot: Snapshot, signer: str | None) -> str:
 def summary_text(snapshot: Snapshot, signer: str | None, colour: bool = False) -> str:
     """The summary as terminal text; section labels in colour when `colour`."""
     bold, dim, reset = ("\033[1m", "\033[2m", "\033[0m") if colour else ("", "", "")
-    lines = [f"{bold}{header_line(snapshot, signer)}{reset}"]
-    rows = summary_rows(snapshot)
+    # Every fact may be a stranger's text (an imported or received snapshot): shown, never obeyed by the
+    # terminal (a label's ESC sequence would retitle it, clear it, or forge a line such as "signed by you").
+    lines = [f"{bold}{printable(header_line(snapshot, signer))}{reset}"]
+    rows = [Row(row.section, printable(row.label), printable(row.value)) for row in summary_rows(snapshot)]
     width = max((len(r.label) for r in rows), default=0)
     for row in rows:
         label = row.label.ljust(width)

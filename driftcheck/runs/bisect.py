@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from driftcheck.errors import OptionError
+from driftcheck.probes.redact import Redactor
 from driftcheck.runs.overlay import Overlays, PackageChange, distributions, package_changes
 from driftcheck.runs.shapes import BisectionJson, StepJson, TrialTags
 from driftcheck.runs.store import RunRecord, RunStore
@@ -50,6 +51,10 @@ class Change:
     def describe(self) -> str:
         """`NAME=VALUE` or `-NAME`."""
         return f"-{self.name}" if self.value is None else f"{self.name}={self.value}"
+
+    def redacted(self, redactor: Redactor) -> Change:
+        """The change as it is shown and kept: a secret value digested."""
+        return self if self.value is None else Change(self.name, redactor.environ({self.name: self.value})[self.name])
 
 
 AnyChange = Change | PackageChange
@@ -89,6 +94,10 @@ class Step:
     reused: bool = False  # decided again from the run records of an earlier, interrupted bisection
     run_ids: tuple[int, ...] = ()
 
+    def redacted(self, redactor: Redactor) -> Step:
+        """The step as it is shown: its changes redacted."""
+        return replace(self, changes=tuple(_redacted(c, redactor) for c in self.changes))
+
     def to_json(self) -> StepJson:
         """The step as `bisect --format json` prints it."""
         return {"changes": [c.describe() for c in self.changes], "effect_pct": round(self.effect_pct, 3),
@@ -123,6 +132,14 @@ class Bisection:
             return None
         return math.log1p(step.effect_pct / 100) / math.log1p(self.full.effect_pct / 100) * 100
 
+    def redacted(self, redactor: Redactor) -> Bisection:
+        """The bisection as it is shown: every change of it redacted."""
+        return replace(self, changes=[_redacted(c, redactor) for c in self.changes],
+                       culprits=[_redacted(c, redactor) for c in self.culprits],
+                       full=None if self.full is None else self.full.redacted(redactor),
+                       steps=[s.redacted(redactor) for s in self.steps],
+                       rest=None if self.rest is None else self.rest.redacted(redactor))
+
     def to_json(self) -> BisectionJson:
         """The bisection as `bisect --format json` prints it."""
         return {"id": self.bisection_id, "finished": self.finished, "reused": self.reused,
@@ -131,6 +148,11 @@ class Bisection:
                 "culprits": [c.describe() for c in self.culprits], "share_pct": self.share_pct(),
                 "verdict": self.verdict_word, "steps": [s.to_json() for s in self.steps],
                 "rest": None if self.rest is None else self.rest.to_json()}
+
+
+def _redacted(change: AnyChange, redactor: Redactor) -> AnyChange:
+    """An environment change redacted; a package version change is no secret."""
+    return change.redacted(redactor) if isinstance(change, Change) else change
 
 
 class _BudgetSpent(Exception):
@@ -184,7 +206,8 @@ class _Tester:
 
     def trial(self, changes: Sequence[AnyChange]) -> tuple[TrialResult, Step]:
         described = tuple(c.describe() for c in changes)
-        result = self.recorded.get(described)
+        # The store keeps the changes redacted: an earlier run's trial is found by the same redaction.
+        result = self.recorded.get(tuple(self.store.redactor.text(d) for d in described) if self.store else described)
         reused = result is not None
         if result is None:
             result = self._run(changes, described)

@@ -17,7 +17,7 @@ from typing import Any
 
 from driftcheck.runs.store import RunRecord
 from driftcheck.runs.summary import condition_text
-from driftcheck.snapshot.printable import printable
+from driftcheck.snapshot.printable import printable, script_json
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def _table(runs: list[RunRecord]) -> str:
 
 def runs_html(runs: list[RunRecord], changes: list[ChangePoint], title: str = "driftcheck runs") -> str:
     """The whole page: styles, data and script inline; it loads nothing from anywhere."""
-    data = json.dumps(page_data(runs, changes), sort_keys=True).replace("</", "<\\/")
+    data = script_json(json.dumps(page_data(runs, changes), sort_keys=True))
     span = f"{runs[0].started_at} to {runs[-1].started_at}" if runs else "no runs"
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "

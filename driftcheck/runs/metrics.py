@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -434,6 +435,8 @@ class MetricScanner:
 
     def _keep(self, hits: Found, source: str) -> None:
         for name, value, unit, label in hits:
+            if not math.isfinite(value):  # `1e999 ms` reads as infinity: no figure a run can be judged by
+                continue
             previous = self.found.get(name)
             count = previous.count + 1 if previous else 1
             self.found[name] = Metric(name, value, unit, label, source, count)

@@ -5,6 +5,11 @@ before the command and the one after it); garbage collection treats them as pinn
 written, the run's process pins them itself (store/pins.py); writing the record takes over that pin in
 the same transaction, so there is no moment when gc may take them. The raw telemetry
 series sits in its own column beside the summary, so listing runs never loads it.
+
+A record is redacted on its way in (`add`): its command, label, working directory and the strings of its
+telemetry (a trial's `differs_by`, a bisection's changes) pass through the user's redactor, so a token
+given on a command line (`try --b HF_TOKEN=...`, `run -- env AWS_SECRET_ACCESS_KEY=... cmd`) is a digest in
+the table, in `runs`, in the HTML page and in every report made from it.
 """
 
 from __future__ import annotations
@@ -12,17 +17,21 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from driftcheck.errors import UnknownSnapshotError
+from driftcheck.probes.redact import Redactor
 from driftcheck.runs.metrics import Metric
 from driftcheck.runs.shapes import Condition, RunRecordJson, SeriesJson, Telemetry
 from driftcheck.snapshot.home import data_dir
+from driftcheck.snapshot.jsontypes import JSONValue
 from driftcheck.store.database import STORE_FILE, open_database
 from driftcheck.store.pins import Pin, release_pins
 
+# SQLite's integers are 64-bit: a larger run number names no run (and would not even reach the query).
+_SQLITE_INTEGERS = 2**63
 _COLUMNS = ("id, label, command, cwd, host, started_at, duration_s, exit_code, signal, snapshot_id, "
             "after_snapshot_id, metrics, telemetry")
 
@@ -73,8 +82,23 @@ def _record(row: tuple[Any, ...]) -> RunRecord:
 class RunStore:
     """The runs of the local store, addressable by id and by position (`@latest`, `@prev`, `@N`)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, redactor: Redactor | None = None) -> None:
         self.path = path or data_dir() / STORE_FILE
+        self._redactor = redactor
+
+    @property
+    def redactor(self) -> Redactor:
+        """What every record passes through on its way in: the given redactor, else the user's own."""
+        if self._redactor is None:
+            self._redactor = Redactor.of_user()
+        return self._redactor
+
+    def redacted(self, record: RunRecord) -> RunRecord:
+        """`record` as the store keeps it: command, label, working directory and telemetry strings redacted."""
+        redactor = self.redactor
+        telemetry = cast(Telemetry, redactor.json(cast(JSONValue, record.telemetry)))
+        return replace(record, command=redactor.argv(record.command), cwd=redactor.text(record.cwd),
+                       label=None if record.label is None else redactor.text(record.label), telemetry=telemetry)
 
     def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
         return open_database(self.path, "snapshot store")
@@ -82,15 +106,16 @@ class RunStore:
     def add(self, record: RunRecord, series: SeriesJson | None = None, pin: Pin | None = None) -> int:
         """Keep `record` (and its raw telemetry series); returns the run's id and sets it on the record.
         `pin`: the process's own hold on the record's snapshots, released once the record holds them."""
+        kept = self.redacted(record)
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
             cursor = db.execute(
                 "INSERT INTO runs (label, command, cwd, host, started_at, duration_s, exit_code, signal, "
                 "snapshot_id, after_snapshot_id, metrics, telemetry, telemetry_series) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (record.label, json.dumps(record.command), record.cwd, record.host, record.started_at,
-                 record.duration_s, record.exit_code, record.signal, record.snapshot_id, record.after_snapshot_id,
-                 json.dumps([m.to_json() for m in record.metrics]), json.dumps(record.telemetry),
+                (kept.label, json.dumps(kept.command), kept.cwd, kept.host, kept.started_at,
+                 kept.duration_s, kept.exit_code, kept.signal, kept.snapshot_id, kept.after_snapshot_id,
+                 json.dumps([m.to_json() for m in kept.metrics]), json.dumps(kept.telemetry),
                  None if series is None else json.dumps(series)))
             if pin is not None:
                 release_pins(db, [sid for sid in (record.snapshot_id, record.after_snapshot_id) if sid], pin)
@@ -115,6 +140,8 @@ class RunStore:
 
     def get(self, run_id: int) -> RunRecord:
         """The run with this id; UnknownSnapshotError when there is none."""
+        if not 0 <= run_id < _SQLITE_INTEGERS:
+            raise UnknownSnapshotError(f"run:{run_id}", "no such run in the store; `driftcheck runs` lists them")
         with self._connect() as db:
             row = db.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
@@ -123,6 +150,8 @@ class RunStore:
 
     def nth_newest(self, n: int) -> RunRecord:
         """The n-th newest run (0 = latest)."""
+        if not 0 <= n < _SQLITE_INTEGERS:
+            raise UnknownSnapshotError(f"run:@{n}", "no run is that far back")
         with self._connect() as db:
             row = db.execute(f"SELECT {_COLUMNS} FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (n,)).fetchone()
             count = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]

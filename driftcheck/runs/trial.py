@@ -14,6 +14,7 @@ answers, and stopped afterwards, its whole process tree, whatever happens (an er
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import random
 import re
@@ -27,7 +28,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
@@ -35,6 +36,7 @@ from types import FrameType
 from driftcheck.errors import DriftcheckError, OptionError
 from driftcheck.hosts.process_tree import interrupts_deferred, signal_group, stop_tree
 from driftcheck.hosts.signals import handlers_installed
+from driftcheck.probes.redact import Redactor
 from driftcheck.runs.metrics import Metric, Pattern
 from driftcheck.runs.output import TAIL_LINES, OutputReader, split_lines
 from driftcheck.runs.render import describe_comparison as describe_comparison  # where `explain --confirm` takes it
@@ -102,6 +104,16 @@ class Variant:
                                   "in its place")
             argv[0] = self.python
         return argv
+
+    def redacted(self, redactor: Redactor) -> Variant:
+        """This variant as it is shown and kept: secret values of its environment and command lines digested
+        (what runs is the variant itself)."""
+        def argv(words: tuple[str, ...] | None) -> tuple[str, ...] | None:
+            return None if words is None else tuple(redactor.argv(words))
+
+        return replace(self, set_env=redactor.environ(self.set_env), command=argv(self.command),
+                       python=None if self.python is None else redactor.text(self.python),
+                       server_command=argv(self.server_command))
 
     def to_json(self) -> VariantJson:
         """The variant as reports keep it."""
@@ -198,6 +210,13 @@ class TrialResult:
     def differs(self) -> bool:
         """Whether any comparison was decided."""
         return any(c.decided for c in self.comparisons.values())
+
+    def redacted(self, redactor: Redactor) -> TrialResult:
+        """The result as it is shown: its command, label and variants redacted."""
+        plan = replace(self.plan, command=tuple(redactor.argv(self.plan.command)),
+                       variants=tuple(v.redacted(redactor) for v in self.plan.variants),
+                       label=None if self.plan.label is None else redactor.text(self.plan.label))
+        return replace(self, plan=plan)
 
     def to_json(self) -> TrialJson:
         """The trial as `try --format json` prints it."""
@@ -355,8 +374,9 @@ def _one_run(state: _State, variant: Variant, round_no: int) -> TrialRun:
         state.metric = figure.name
     if state.unit is None:
         state.unit, state.higher = figure.unit, figure.higher_is_better
-    if figure.value <= 0:
-        raise TrialError(f"variant {variant.name}: {figure.label} = {figure.value:g}: a ratio needs positive figures")
+    if not figure.value > 0 or math.isinf(figure.value):  # `not >`: NaN too (`echo 1e999 ms` reads as infinity)
+        raise TrialError(f"variant {variant.name}: {figure.label} = {figure.value:g}: a ratio needs positive, "
+                         "finite figures")
     run_id = None
     if state.store is not None and plan.record:
         label = f"try:{plan.label or state.seed}:{variant.name}"

@@ -36,7 +36,9 @@ MARKER = "# driftcheck-schedule:"
 DIGEST = "# driftcheck-digest:"
 # systemd and cron take absurd spans, but a snapshot every few centuries is a typo, not a schedule.
 MAX_EVERY_S = 366 * 86400
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0 and C1 controls and the Unicode line separators: systemd and cron end a line only at \n, but Python's
+# str.splitlines (and many a reader) also at U+0085 and U+2028, so a unit holding one is not read back as written.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 HEADER = "# Written by `driftcheck schedule install`; `driftcheck schedule remove` takes it away."
 BOOT_SERVICE = "driftcheck-boot.service"
 SCHEDULED_SERVICE = "driftcheck-scheduled.service"
@@ -207,9 +209,13 @@ def refuse_control_characters(value: str, what: str) -> str:
     return value
 
 
-def _systemd_quote(word: str) -> str:
-    # `%` starts a specifier and `$` a variable in ExecStart=; quote anything with spaces or quotes.
-    escaped = word.replace("%", "%%").replace("$", "$$")
+def _systemd_quote(word: str, expands_variables: bool = True) -> str:
+    # `%` starts a specifier everywhere and `$` a variable in ExecStart=, not in Environment= ("Variable expansion
+    # is not performed inside the strings, and $ has no special meaning": systemd.exec(5), since systemd 198), where
+    # `$$` would stay two dollars; quote anything with spaces or quotes.
+    escaped = word.replace("%", "%%")
+    if expands_variables:
+        escaped = escaped.replace("$", "$$")
     if re.search(r"[\s\"'\\;]", escaped):
         escaped = '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return escaped
@@ -228,7 +234,7 @@ def _in_machine(path: Path, target: Target) -> str:
 
 def _made_dirs(path: Path, target: Target) -> list[Path]:
     """The directories the install that wrote `path` created, as paths here."""
-    for line in path.read_text("utf-8", errors="replace").splitlines():
+    for line in _file_lines(path.read_text("utf-8", errors="replace")):
         if line.startswith(MARKER):
             try:
                 made = json.loads(line[len(MARKER):]).get("made_dirs", [])
@@ -249,7 +255,7 @@ def _missing_dirs(path: Path) -> list[Path]:
 
 def _service(label: str, settings: Settings, after: Sequence[str], install: str | None,
              made_dirs: Sequence[str]) -> str:
-    env = " ".join(_systemd_quote(f"{k}={v}") for k, v in _environment().items())
+    env = " ".join(_systemd_quote(f"{k}={v}", expands_variables=False) for k, v in _environment().items())
     lines = [HEADER, _marker(settings, made_dirs), "[Unit]",
              f"Description=driftcheck snapshot ({label}): record the machine's state for later diffs"]
     lines += [f"After={unit}" for unit in after]
@@ -279,9 +285,14 @@ def with_digest(lines: Sequence[str]) -> str:
     return "\n".join([lines[0], f"{DIGEST} sha256:{_digest_of(lines)}", *lines[1:]]) + "\n"
 
 
+def _file_lines(text: str) -> list[str]:
+    """The lines of a unit or cron file as systemd and cron read them: ended by \n only."""
+    return text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+
+
 def is_unedited(text: str) -> bool:
     """Whether `text` is still exactly what driftcheck wrote (its digest line matches its other lines)."""
-    lines = text.splitlines()
+    lines = _file_lines(text)
     recorded = next((line[len(DIGEST):].strip() for line in lines if line.startswith(DIGEST)), None)
     return recorded == f"sha256:{_digest_of(lines)}"
 
@@ -329,7 +340,7 @@ def is_ours(path: Path) -> bool:
 
 
 def _settings_from(text: str) -> Settings | None:
-    for line in text.splitlines():
+    for line in _file_lines(text):
         if line.startswith(MARKER):
             try:
                 data = json.loads(line[len(MARKER):])
@@ -498,7 +509,9 @@ def _cron_command(label: str, settings: Settings) -> str:
     export = export_argv(settings)
     if export:  # after the snapshot, whatever its exit: the textfile says what the check found
         command += f"; {env} " + " ".join(shlex.quote(w) for w in export) + " >/dev/null"
-    return command.replace("%", "\\%")  # cron turns a bare % into a newline
+    # cron turns a bare % into a newline and `\%` into `%`, but reads `\\%` as a backslash and a bare %: a
+    # backslash the shell text holds before a % (only inside shlex's single quotes) is closed off from it first.
+    return command.replace("\\%", "\\''%").replace("%", "\\%")
 
 
 def cron_lines(settings: Settings, user_field: str | None) -> list[str]:

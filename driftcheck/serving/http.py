@@ -6,7 +6,9 @@ Only the standard library talks HTTP, so driftcheck needs no HTTP client in the 
 from __future__ import annotations
 
 import http.client
+import time
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from driftcheck.errors import DriftcheckError, UsageError
@@ -68,15 +70,53 @@ class Reply:
         return self.body.decode("utf-8", errors="replace")
 
 
+class BodyTooSlow(TimeoutError):
+    """A server kept sending, too slowly to end within the time a request is given (one byte a second)."""
+
+
+def _read_some(response: http.client.HTTPResponse, size: int, deadline: float) -> bytes:
+    """What has arrived of the body, up to `size` bytes (b"" at its end); BodyTooSlow past `deadline`. The
+    socket's own timeout bounds each wait; the deadline bounds them all together."""
+    if time.monotonic() > deadline:
+        raise BodyTooSlow("the answer did not end within the time given to it")
+    return response.read1(size)
+
+
+def read_body(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes:
+    """The body, cut at `limit` bytes, read by the chunk as it arrives; BodyTooSlow past `deadline`."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit and (chunk := _read_some(response, min(65536, limit - size), deadline)):
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def stream_lines(response: http.client.HTTPResponse, deadline: float, longest: int = MAX_BODY_BYTES,
+                 ) -> Iterator[bytes]:
+    """The lines of a streamed body as they arrive (without their line ends); BodyTooSlow past `deadline`,
+    ValueError for a line longer than `longest` (a stream is made of short events)."""
+    pending = b""
+    while chunk := _read_some(response, 65536, deadline):
+        *complete, pending = (pending + chunk).split(b"\n")
+        yield from complete
+        if len(pending) > longest:
+            raise ValueError(f"a streamed line longer than {longest} bytes")
+    if pending:
+        yield pending
+
+
 def get(url: str, path: str, timeout_s: float = 10.0) -> Reply:
     """GET `path` on the server at `url`; any status is a Reply, an unreachable server a ServerError."""
     conn, prefix = connection(url, timeout_s)
     try:
         conn.request("GET", prefix + path, headers={"Accept": "application/json, text/plain"})
         response = conn.getresponse()
-        body = response.read(MAX_BODY_BYTES)
+        body = read_body(response, MAX_BODY_BYTES, time.monotonic() + timeout_s)
         return Reply(response.status, body, response.getheader("Content-Type") or "",
                      response.getheader("Server") or "")
+    except BodyTooSlow as exc:
+        raise ServerError(f"{url}{path}: {exc}") from None
     except OSError as exc:
         raise ServerError(f"cannot reach {url}: {exc.strerror or exc}") from None
     except http.client.HTTPException as exc:

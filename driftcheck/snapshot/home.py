@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from driftcheck.errors import UsageError
+
 HOME_VARIABLE = "DRIFTCHECK_HOME"
 
 
@@ -27,6 +29,13 @@ def data_dir() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and parents) readable by the owner only, if it does not exist yet."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create `path` (and parents) readable by the owner only, if it does not exist yet. UsageError (one line)
+    when it cannot be a directory: a file in its place (DRIFTCHECK_HOME naming a file), a name too long, no
+    permission."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        home = os.environ.get(HOME_VARIABLE)
+        where = f" (${HOME_VARIABLE})" if home and str(path).startswith(home) else ""
+        raise UsageError(f"{path}{where} cannot be driftcheck's directory: {exc.strerror or exc}") from None
     return path

@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from driftcheck.errors import KeyFileError
 from driftcheck.snapshot.home import config_dir, ensure_private_dir
+from driftcheck.snapshot.inputs import InputError, read_input
 
 SIGNING_KEY_FILE = "signing_key.pem"
 REDACTION_SECRET_FILE = "redaction.secret"
@@ -46,10 +47,30 @@ def _read_or_create(path: Path, make: bytes) -> bytes:
     finally:
         with contextlib.suppress(OSError):  # nothing to remove, or a read-only home: the file is not ours
             tmp.unlink(missing_ok=True)
+    return _read_key_file(path)
+
+
+# A PEM Ed25519 key is 119 bytes and the redaction secret 32: a key file larger than this is no key file (a
+# link to /dev/zero would otherwise be read until memory runs out).
+KEY_FILE_LIMIT = 64 * 1024
+
+
+def _read_key_file(path: Path) -> bytes:
+    """The bytes of the key file `path`, bounded, a regular file only; KeyFileError (one line) else."""
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise KeyFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        return read_input(path, "a key file", limit=KEY_FILE_LIMIT)
+    except InputError as exc:
+        raise KeyFileError(f"{path} {exc}") from None
+
+
+def existing_redaction_secret(directory: Path | None = None) -> bytes | None:
+    """The user's redaction secret when it exists and can be read; None else (nothing is created)."""
+    path = (directory or config_dir()) / REDACTION_SECRET_FILE
+    try:
+        secret = _read_key_file(path)
+    except KeyFileError:
+        return None
+    return secret if len(secret) >= 16 else None
 
 
 def public_key_text(public_key: Ed25519PublicKey) -> str:

@@ -13,7 +13,8 @@ from driftcheck.errors import SnapshotError
 from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.canonical import snapshot_id
 from driftcheck.snapshot.inputs import InputError, read_input
-from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
+from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
+from driftcheck.snapshot.storable import storable
 from driftcheck.snapshot.version import VERSION
 from driftcheck.snapshot.vocabulary import STATUSES
 
@@ -80,16 +81,19 @@ def utc_now() -> str:
 
 def new_document(host: Mapping[str, JSONValue], probes: Mapping[str, Mapping[str, JSONValue]],
                  label: str | None = None, origin: str = "probed", created_at: str | None = None) -> JSONObject:
-    """An unsigned snapshot document. `origin` is `probed`, `replayed` or `imported`."""
-    return {
+    """An unsigned snapshot document. `origin` is `probed`, `replayed` or `imported`. A byte that was not UTF-8
+    anywhere in it (an environment value, a file name) is kept as its escape (`\\xe9`), a number that is not
+    finite as null: never fatal."""
+    document: JSONObject = {
         "schema": SCHEMA_VERSION,
         "created_at": created_at or utc_now(),
         "tool": {"name": "driftcheck", "version": VERSION},
         "origin": origin,
-        "host": host,
+        "host": dict(host),
         "label": label,
-        "probes": probes,
+        "probes": {name: dict(outcome) for name, outcome in probes.items()},
     }
+    return object_or_empty(storable(document))
 
 
 def _fail(source: str, reason: str) -> SnapshotError:
@@ -239,6 +243,10 @@ def _check_values(value: object, depth: int = 0) -> None:
             _check_values(item, depth + 1)
 
 
+# About 500 MiB of empty objects at most; a real snapshot (600 packages, 2,400 files, 8 GPUs) holds ~50,000.
+MAX_CONTAINERS = 2_000_000
+
+
 @without_gc
 def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
     """Read a snapshot from its JSON text; SnapshotError for truncated, non-JSON or foreign content."""
@@ -247,6 +255,13 @@ def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise _fail(source, "not a driftcheck snapshot (not UTF-8 text)") from None
+    # Each JSON object or array costs Python a few hundred bytes: a file of nothing but `{}` needs ~20 times its
+    # size in memory (250 MB of it took over 4 GiB). A machine's snapshot holds tens of thousands; braces counted
+    # (strings' included, so never fewer than there are) bound the memory before anything is built.
+    containers = text.count("{") + text.count("[")
+    if containers > MAX_CONTAINERS:
+        raise _fail(source, f"not a driftcheck snapshot ({containers:,} objects and arrays, more than the "
+                            f"{MAX_CONTAINERS:,} a machine's snapshot can hold)")
     try:
         document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int,
                                object_pairs_hook=_unique_keys)

@@ -77,6 +77,15 @@ class Signer:
                 "note": self.note, "text": self.text()}
 
 
+# Names that would make another's key read as the user's own in "signed by NAME".
+_YOU = frozenset({"you", "me", "myself", "yourself", "your key", "my key", "you (this machine)"})
+
+
+def _reads_as_you(name: str) -> bool:
+    """Whether a trusted key's `name` reads as the user's own key."""
+    return " ".join(name.lower().split()) in _YOU
+
+
 class UntrustedSignerError(DriftcheckError):
     """A snapshot that `--require-trusted` refuses: unsigned, altered, or signed by a key the user does not
     trust. `role` names the side (A, B, the reference, a host), `signer` says who signed it."""
@@ -133,7 +142,9 @@ class TrustStore:
             key, _, name = line.strip().partition(" ")
             if _FINGERPRINT.match(key):
                 # A hand-edited name that `add` would refuse (control characters) is shown as the fingerprint.
-                found.append(TrustedKey(key, name.strip() if _NAME.match(name.strip()) else key))
+                # So is a name that reads as the user's own key: only the user's key is "you".
+                shown = name.strip() if _NAME.match(name.strip()) and not _reads_as_you(name) else key
+                found.append(TrustedKey(key, shown))
         return found
 
     def add(self, key: str, name: str | None = None) -> TrustedKey:
@@ -142,6 +153,9 @@ class TrustStore:
         label = (name or wanted).strip()
         if not _NAME.match(label) and label != wanted:
             raise UsageError(f"name {label[:60]!r}: letters, digits, spaces and . @ : + - only, up to 64")
+        if _reads_as_you(label):
+            raise UsageError(f"name {label!r}: it would read as your own key (\"signed by you\"); give the key "
+                             "its owner's name")
         kept = [k for k in self.entries() if k.fingerprint != wanted]
         self._write([*kept, TrustedKey(wanted, label)])
         return TrustedKey(wanted, label)

@@ -290,8 +290,19 @@ class Store:
             for seq, host, boot in boots:
                 previous_boot[seq] = last_seen.get(host)
                 last_seen[host] = boot
-        return [StoredSnapshot(seq, sid, created, host, label, json.loads(counts), boot, previous_boot.get(seq))
+        return [StoredSnapshot(seq, sid, created, host, label, self._status_counts(seq, counts), boot,
+                               previous_boot.get(seq))
                 for seq, sid, created, host, label, counts, boot in rows]
+
+    def _status_counts(self, seq: int, counts: object) -> dict[str, int]:
+        """A row's probe outcome counts; SnapshotError (one line) for a row damaged in the store."""
+        try:
+            decoded = json.loads(str(counts))
+        except (ValueError, RecursionError):
+            decoded = None
+        if not isinstance(decoded, dict) or not all(isinstance(n, int) for n in decoded.values()):
+            raise SnapshotError(f"{self.path} row {seq}", "damaged in the store (its probe outcome counts)")
+        return {str(status): n for status, n in decoded.items()}
 
     def _load_row(self, snapshot_id: str) -> Snapshot:
         with self._connect() as db:

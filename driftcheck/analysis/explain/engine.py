@@ -11,7 +11,7 @@ from typing import Any
 from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.analysis.explain.bench import bench_better, bench_evidence, bench_moved
 from driftcheck.analysis.explain.conditions import claims, classify, explains_member, fix_is_inert
-from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, template_vars
+from driftcheck.analysis.explain.fixes import Sides, fix_kind, render, render_fix, template_vars
 from driftcheck.analysis.explain.interpreter import one_interpreter_cause
 from driftcheck.analysis.explain.lookup import lookup, probe_data
 from driftcheck.analysis.explain.machine import NO_GPU_WHY, machine_weight
@@ -120,7 +120,7 @@ def _explanation(sides: Sides, rule: Rule, members: list[Member], rebooted: bool
     weight = machine_weight(rule, captures, sides.reference, sides.current)
     prior = rule.prior * (subject.prior if subject else 1.0) * weight
     affects = subject.affects if subject and subject.affects else rule.affects
-    fix = render(rule.fix, values)
+    fix = render_fix(rule.fix, values)
     why = NO_GPU_WHY if weight < 1.0 else (subject.why if subject else "")
     return Explanation(rule.id, category, title, tuple(sorted(c.path for c, _ in members)),
                        confidence(prior, rule, first, affects, moves), fix, reboot,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +59,58 @@ def render(template: str, values: Vars) -> str:
         return template
 
 
+# Variables this module builds as whole commands or sentences, quoting and checking what goes into them, and
+# the shell lists `all_<capture>_sh`: a fix template puts them in as they are. Every other variable is a value
+# read from a snapshot, which may be a stranger's: it goes into a command only as one plain shell word.
+BUILT = frozenset({"locked_fix", "ac_fix", "pl_fix", "mig_fix", "numactl", "hugepages_fix", "pin_a", "conda_pin_a",
+                   "pip_a", "pip", "pip_uninstall", "reinstall_a", "binary_change", "modified_change", "driver_fix",
+                   "torch_pip_a", "torch_reinstall_a", "dist_pin", "nccl_fix", "cudnn_fix", "cublas_fix",
+                   "torch_pin_a", "module_changes", "module_fix", "iface_fix", "python_a", "conf_change", "conf_fix",
+                   "restore_env", "before_sh", "after_sh", "gpus", "default_why", "fact", "subject"})
+# A word a shell reads as itself: what `shlex.quote` leaves unquoted, not starting with `-` (an option).
+_PLAIN_WORD = re.compile(r"(?!-(?![\d.]))[\w@%+=:,./-]+", re.ASCII)
+
+
+# No setting a fix restores holds a value this long (a path is at most 4,096 bytes on Linux).
+LONGEST_WORD = 4096
+
+
+def plain_word(value: str) -> bool:
+    """Whether `value` can stand in a command as one word that means only itself (no quoting, no expansion,
+    no option, no longer than `LONGEST_WORD`): `1`, `performance`, `0000:19:00.0`, `madvise`, `-1`."""
+    return len(value) <= LONGEST_WORD and _PLAIN_WORD.fullmatch(value) is not None
+
+
+def render_fix(template: str, values: Vars) -> str:
+    """A fix `template` with `values` filled in, safe to paste.
+
+    A value read from a snapshot goes into a command only as a plain word; one that is not (a backquote, a `;`,
+    a space, an option) cannot be a value the setting holds, so the fix is no command, only the reason. In
+    advice (a sentence), such a value is shown quoted. Variables this module builds (`BUILT`) quote their own
+    parts."""
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(template) if name]
+        command = fix_kind(re.sub(r"\{[^{}]*\}", "x", template)) == "command"
+    except ValueError:
+        return template
+    shown = Vars(values)
+    for name in fields:
+        value = values[name]
+        if name in BUILT or (name.startswith("all_") and name.endswith("_sh")) or plain_word(value):
+            continue
+        if command:
+            return (f"no command: {human_field(name)} {show_quoted(value)} is not a value this setting can hold "
+                    "(the snapshot may be damaged or forged)")
+        shown[name] = shlex.quote(value if len(value) <= LONGEST_WORD else value[:LONGEST_WORD] + "...")
+    return render(template, shown)
+
+
+def show_quoted(value: str) -> str:
+    """`value` quoted for a sentence, control characters escaped and cut to 60 characters."""
+    cut = value if len(value) <= 60 else value[:57] + "..."
+    return repr(cut)
+
+
 def target_python(sides: Sides) -> str | None:
     """The interpreter whose packages a fix changes: B's target (its packages/python probe, as taken), else A's;
     None when neither side recorded one (never the shell's `python3`, which may be any interpreter)."""
@@ -94,7 +147,10 @@ def _is_tool(word: str) -> bool:
 
 def command_words(text: str) -> list[list[str]] | None:
     """The simple commands of `text` (split at ; && || |), each as shlex words; None when `text` is not a
-    shell command of known tools (a sentence, parentheses, a word no tool starts with)."""
+    shell command of known tools (a sentence, parentheses, a word no tool starts with, or longer than any fix
+    this module builds: shlex reads a character at a time)."""
+    if len(text) > 4 * LONGEST_WORD:
+        return None
     try:
         lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()")
         lexer.whitespace_split = True
@@ -150,8 +206,7 @@ def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]], ta
         values[f"all_{name}_sh"] = " ".join(shlex.quote(subject) for subject in subjects)
     values["field"] = human_field(_field(first, captures))
     values["fact"] = _fact(first)
-    values["restore_env"] = (f"unset {captures.get('var', '?')}" if first.before is None else
-                             f"export {captures.get('var', '?')}={values['before_sh']}")
+    values["restore_env"] = _restore_env(captures.get("var", "?"), first.before is None, values["before_sh"])
     after_n, before_n = number(first.after), number(first.before)
     if after_n is not None and before_n is not None:
         values["delta"] = show_value(round(after_n - before_n, 3))
@@ -176,6 +231,16 @@ def template_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]], ta
     if any(f"{{{name}}}" in wanted for name in _LIBRARY_FIXES):
         values.update(library_fixes(sides, first, table))
     return values
+
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+
+
+def _restore_env(name: str, unset: bool, before_sh: str) -> str:
+    """`unset NAME` or `export NAME=VALUE` (the value quoted); only the reason when NAME cannot be a variable's."""
+    if _VARIABLE_NAME.fullmatch(name) is None:
+        return f"no command: {show_quoted(name)} is not a name an environment variable can have"
+    return f"unset {name}" if unset else f"export {name}={before_sh}"
 
 
 def _fact(change: Change) -> str:
@@ -204,9 +269,12 @@ def _module_vars(changes: list[tuple[Change, dict[str, str]]]) -> dict[str, str]
         else:
             said.append(f"{module} {human_field(_field(change, captures))} {show_value(change.before)} -> "
                         f"{show_value(change.after)}")
-    commands = [f"sudo modprobe -r {name}" for name in unload] + [f"sudo modprobe {name}" for name in load]
-    return {"module_changes": ", ".join(said) or "none",
-            "module_fix": "; ".join(commands) or "load the module versions of A (modinfo; the driver or OFED of A)"}
+    named = [name for name in [*unload, *load] if not plain_word(name)]
+    commands = [shlex.join(["sudo", "modprobe", "-r", name]) for name in unload] + \
+               [shlex.join(["sudo", "modprobe", name]) for name in load]
+    fix = ("; ".join(commands) or "load the module versions of A (modinfo; the driver or OFED of A)") if not named \
+        else f"no command: {show_quoted(named[0])} is not a kernel module's name"
+    return {"module_changes": ", ".join(said) or "none", "module_fix": fix}
 
 
 def library_fixes(sides: Sides, change: Change, table: RelevanceTable) -> dict[str, str]:
@@ -261,10 +329,16 @@ def _gpu_vars(sides: Sides, changes: list[tuple[Change, dict[str, str]]]) -> dic
 def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
     """Commands that put a GPU back as the reference has it, computed from the reference's record."""
     ref, now = gpu_record(sides.reference, key), gpu_record(sides.current, key)
+    if not plain_word(indexes):
+        reason = f"no command: {show_quoted(indexes)} is not a list of GPU indexes"
+        return dict.fromkeys(("ac_fix", "locked_fix", "pl_fix", "mig_fix"), reason) | {
+            "numa_node": show_value(gpu_record(sides.current, key, "pcie").get("numa_node"))}
     smi = f"sudo nvidia-smi -i {indexes}"
     out: dict[str, str] = {}
     app = mapping(ref.get("application_clocks"))
     memory, graphics = app.get("memory_mhz"), app.get("graphics_mhz")
+    if number(memory) is None or number(graphics) is None:  # a clock is a number, or there is none to set
+        memory = graphics = None
     out["ac_fix"] = (f"{smi} -ac {show_value(memory)},{show_value(graphics)}"
                      if memory is not None and graphics is not None else f"{smi} -rac")
     out["locked_fix"] = _locked_fix(smi, out["ac_fix"], ref, now)
@@ -281,6 +355,11 @@ def gpu_fix_vars(sides: Sides, key: str, indexes: str) -> dict[str, str]:
     instances = lookup(ref, ("mig", "instances"))
     profiles = [str(item.get("profile")).removeprefix("MIG ") for _, item in sorted(instances.items())
                 if isinstance(item, dict) and item.get("profile")] if isinstance(instances, dict) else []
+    odd = [profile for profile in profiles if not plain_word(profile)]
+    if odd:
+        out["mig_fix"] = f"no command: {show_quoted(odd[0])} is not a MIG profile's name"
+        out["numa_node"] = show_value(gpu_record(sides.current, key, "pcie").get("numa_node"))
+        return out
     clear = f"sudo nvidia-smi mig -i {indexes} -dci; sudo nvidia-smi mig -i {indexes} -dgi"
     out["mig_fix"] = (f"{clear}; sudo nvidia-smi mig -i {indexes} -cgi {','.join(profiles)} -C" if profiles
                       else f"{clear} (A had no MIG instances)")
@@ -323,7 +402,7 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
         numa = lookup(probe_data(sides.current, "pcie"), ("topology", "numa_affinity", captures["dev"]))
         out["numa_node"] = show_value(numa)
     node = out.get("numa_node", values.get("numa_node", "none"))
-    out["numactl"] = (f"numactl --cpunodebind={node} --membind={node}" if node not in ("none", "?", "")
+    out["numactl"] = (f"numactl --cpunodebind={node} --membind={node}" if node.isdigit()
                       else "numactl --cpunodebind=N --membind=N, N from nvidia-smi topo -m")
     out["hugepages_fix"] = _hugepages_fix(sides)
     if "iface" in captures:
@@ -385,7 +464,7 @@ def _hugepages_fix(sides: Sides) -> str:
     commands = []
     for size, record in sorted(sizes.items()):
         pages = mapping(record).get("pages")
-        if isinstance(pages, int) and pages != mapping(now.get(size)).get("pages"):
+        if isinstance(pages, int) and re.fullmatch(r"\d+kB", size) and pages != mapping(now.get(size)).get("pages"):
             commands.append(f"echo {pages} | sudo tee /sys/kernel/mm/hugepages/hugepages-{size}/nr_hugepages")
     return "; ".join(commands) or "restore the huge page pools of A (/sys/kernel/mm/hugepages/*/nr_hugepages)"
 
@@ -394,7 +473,7 @@ def _pins(sides: Sides, change: Change, pkg: str, name: str) -> dict[str, str]:
     packages = probe_data(sides.reference, "packages")
     if change.parts[:4] == ("probes", "packages", "data", "conda"):
         version = lookup(packages, ("conda", pkg, "version"))
-        return {"conda_pin_a": f"{pkg}={version}" if version is not None else pkg}
+        return {"conda_pin_a": shlex.quote(f"{pkg}={version}" if version is not None else pkg)}
     record = mapping(lookup(packages, ("packages", pkg)))
     version = record.get("version")
     uninstall = pip_words(sides, "uninstall", "-y", shlex.quote(name))
@@ -443,10 +522,12 @@ def _modified_on_a(sides: Sides, change: Change, dist: str, relpath: str) -> str
 
 
 def _iface_fix(sides: Sides, iface: str) -> str:
+    if not plain_word(iface):
+        return f"no command: {show_quoted(iface)} is not a network interface's name"
     record = mapping(lookup(probe_data(sides.reference, "nccl"), ("net", iface)))
     now = mapping(lookup(probe_data(sides.current, "nccl"), ("net", iface)))
     commands = []
-    if record.get("mtu") is not None and record.get("mtu") != now.get("mtu"):
+    if number(record.get("mtu")) is not None and record.get("mtu") != now.get("mtu"):
         commands.append(f"sudo ip link set {iface} mtu {show_value(record['mtu'])}")
     if record.get("operstate") in ("up", "down") and record.get("operstate") != now.get("operstate"):
         commands.append(f"sudo ip link set {iface} {record['operstate']}")

@@ -33,7 +33,7 @@ from driftcheck.reports.formats import (
     vllm_collect_env,
 )
 from driftcheck.reports.formats.base import Format, Parsed
-from driftcheck.reports.paste import Paste
+from driftcheck.reports.paste import Paste, blank_runs_capped
 
 FORMATS: tuple[Format, ...] = (
     vllm_collect_env.FORMAT,
@@ -63,6 +63,7 @@ FORMATS: tuple[Format, ...] = (
 def detect(text: str) -> Format | None:
     """The first format in `FORMATS` that claims `text` as pasted, or once a paste's line noise is removed
     (CR line ends, a log shipper's prefix on every line); None when none does."""
+    text = blank_runs_capped(text)
     found = next((fmt for fmt in FORMATS if fmt.detect(text)), None)
     if found is None and Paste.changes(text):
         cleaned = "\n".join(Paste.of(text).lines)
