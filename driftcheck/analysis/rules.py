@@ -17,15 +17,13 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any
-
-import yaml
 
 from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.paths import PathPart
 from driftcheck.snapshot.patterns import PathPattern, compile_pattern
+from driftcheck.snapshot.shipped_yaml import shipped_yaml
 from driftcheck.snapshot.vocabulary import AFFECTS, CATEGORIES
 
 KINDS = ("added", "removed", "changed")
@@ -229,5 +227,4 @@ def parse_catalog(document: Any, source: str = "rules.yaml") -> Catalog:
 @lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
     """The catalog shipped with driftcheck (`driftcheck/analysis/rules.yaml`)."""
-    text = resources.files("driftcheck.analysis").joinpath("rules.yaml").read_text("utf-8")
-    return parse_catalog(yaml.safe_load(text))
+    return parse_catalog(shipped_yaml("driftcheck.analysis", "rules.yaml"))
