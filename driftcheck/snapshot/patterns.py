@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.paths import PathPart
@@ -22,6 +22,9 @@ _CAPTURE = re.compile(r"^<([a-z_]+)(?::(.+))?>$")
 
 
 
+_GLOB_CHARS = frozenset("*?[")
+
+
 @dataclass(frozen=True)
 class Segment:
     """One segment of a path pattern."""
@@ -29,10 +32,24 @@ class Segment:
     globs: tuple[str, ...] = ()  # empty: any segment
     capture: str | None = None
     many: bool = False  # `**`
+    # `globs` made ready once: explain matches every change against every rule, a million times on a
+    # large diff. Literal names are a set lookup; the wildcard globs one regex of fnmatch's own translation
+    # (what `fnmatch.fnmatchcase` matches with), so a segment accepts exactly what fnmatchcase accepts.
+    _literals: frozenset[str] = field(init=False, repr=False, compare=False)
+    _wildcards: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        literal = {glob for glob in self.globs if not _GLOB_CHARS & set(glob)}
+        wildcard = [glob for glob in self.globs if glob not in literal]
+        object.__setattr__(self, "_literals", frozenset(literal))
+        object.__setattr__(self, "_wildcards", re.compile("|".join(f"(?:{fnmatch.translate(glob)})"
+                                                                    for glob in wildcard)) if wildcard else None)
 
     def accepts(self, part: PathPart) -> bool:
+        if not self.globs:
+            return True
         text = str(part)
-        return not self.globs or any(fnmatch.fnmatchcase(text, glob) for glob in self.globs)
+        return text in self._literals or (self._wildcards is not None and self._wildcards.match(text) is not None)
 
 
 @dataclass(frozen=True)
@@ -41,14 +58,38 @@ class PathPattern:
 
     source: str
     segments: tuple[Segment, ...]
+    # The number of parts a path needs: exactly that without `**`, at least that with one. Most paths of a
+    # large diff fail most patterns on their length alone, before any segment is tried.
+    _length: int = field(init=False, repr=False, compare=False)
+    _open_ended: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_length", sum(1 for segment in self.segments if not segment.many))
+        object.__setattr__(self, "_open_ended", any(segment.many for segment in self.segments))
 
     def match(self, parts: Sequence[PathPart]) -> dict[str, str] | None:
+        if len(parts) < self._length or (len(parts) > self._length and not self._open_ended):
+            return None
         return _match(self.segments, tuple(parts), {})
 
     def covers(self, parts: Sequence[PathPart]) -> bool:
         """Whether `parts` matches, or is an ancestor of a path that could match (a whole GPU removed
         covers its clocks)."""
+        if len(parts) > self._length and not self._open_ended:
+            return False
         return _covers(self.segments, tuple(parts))
+
+    def may_match(self, parts: Sequence[PathPart], depth: int) -> bool:
+        """Whether a path as long as `parts`, with the same first `depth` parts, could match: False only where
+        none can, so a table of rules keyed by those parts (`Catalog.rules_for`) skips no rule that matches."""
+        if len(parts) < self._length or (len(parts) > self._length and not self._open_ended):
+            return False
+        for segment, part in zip(self.segments, parts[:depth], strict=False):
+            if segment.many:  # the parts after it may sit anywhere: nothing more is certain
+                return True
+            if not segment.accepts(part):
+                return False
+        return True
 
 
 def _covers(segments: tuple[Segment, ...], parts: tuple[PathPart, ...]) -> bool:
