@@ -1,7 +1,8 @@
 """`driftcheck.api` imports each verb when it is first used, and a verb imports what it runs.
 
 Reading one snapshot (`show`, `verify`) pays for the loader and the trust check, not the diff engine; an
-explain of two snapshots pays for the diff and the rules, not the run store, the trial runner or the probes.
+explain of two snapshots pays for the diff and the rules, not the run store, the trial runner, the probes or
+the benchmark verdicts.
 A fresh interpreter each: what a module imports is only visible from an empty `sys.modules`.
 """
 
@@ -54,7 +55,8 @@ def test_explaining_two_snapshots_imports_no_run_store_no_trial_and_no_probes() 
     loaded = _loaded_after("driftcheck.api.explain", "driftcheck.commands.explain")
     assert "driftcheck.analysis.explain" in loaded
     assert _under(loaded, "driftcheck.runs.store", "driftcheck.runs.trial", "driftcheck.analysis.confirm",
-                  "driftcheck.api.confirm", "driftcheck.probes") == []
+                  "driftcheck.api.confirm", "driftcheck.probes", "driftcheck.analysis.bench_verdicts",
+                  "driftcheck.baselines") == []
 
 
 @pytest.mark.parametrize("verb", ["show", "explain", "check", "verify", "log", "bench", "report", "record"])
