@@ -75,8 +75,11 @@ class PathPattern:
     def covers(self, parts: Sequence[PathPart]) -> bool:
         """Whether `parts` matches, or is an ancestor of a path that could match (a whole GPU removed
         covers its clocks)."""
-        if len(parts) > self._length and not self._open_ended:
-            return False
+        if not self._open_ended:
+            # Without `**` each part meets its own segment: the first that refuses ends it, no recursion
+            # (explain asks this of every usual suspect for every change).
+            return len(parts) <= self._length and all(
+                segment.accepts(part) for segment, part in zip(self.segments, parts, strict=False))
         return _covers(self.segments, tuple(parts))
 
     def may_match(self, parts: Sequence[PathPart], depth: int) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.rules import KINDS, default_catalog
 from driftcheck.snapshot.model import read_snapshot_file
-from driftcheck.snapshot.patterns import Segment, _match, compile_pattern
+from driftcheck.snapshot.patterns import Segment, _covers, _match, compile_pattern
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
 
@@ -38,13 +38,15 @@ def test_a_segment_accepts_exactly_what_fnmatchcase_accepts(globs: tuple[str, ..
 
 @pytest.mark.parametrize("source", ["probes.env.data.vars.<var:NCCL_*>", "probes.**.power_limit_w", "**",
                                     "probes.gpu.data.gpus.*.clocks.<which>", "a.**.b.**.c", "probes.*"])
-def test_the_length_shortcut_changes_no_answer(source: str) -> None:
+def test_the_length_and_segment_shortcuts_change_no_answer(source: str) -> None:
     pattern = compile_pattern(source)
     paths = [("probes",), ("probes", "env"), ("probes", "env", "data", "vars", "NCCL_ALGO"),
              ("probes", "env", "data", "vars", "NCCL_ALGO", "x"), ("a", "b", "c"), ("a", "x", "b", "y", "c"),
-             ("probes", "gpu", "data", "gpus", "GPU-1", "clocks", "sm"), ("probes", "gpu", "power_limit_w"), ()]
+             ("probes", "gpu", "data", "gpus", "GPU-1", "clocks", "sm"), ("probes", "gpu", "power_limit_w"), (),
+             ("probes", "gpu", "data"), ("probes", "gpu", "data", "gpus", "GPU-1"), ("probes", "env", "data")]
     for parts in paths:
         assert pattern.match(parts) == _match(pattern.segments, parts, {}), (source, parts)
+        assert pattern.covers(parts) == _covers(pattern.segments, parts), (source, parts)
 
 
 def _pair_changes() -> list[tuple[tuple[object, ...], str]]:
