@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from driftcheck.errors import RuleCatalogError
@@ -82,6 +82,10 @@ class PathPattern:
                 segment.accepts(part) for segment, part in zip(self.segments, parts, strict=False))
         return _covers(self.segments, tuple(parts))
 
+    def covers_any(self, tree: PathTree) -> bool:
+        """Whether the pattern covers one of the paths of `tree` (`covers` of each, answered in one walk)."""
+        return _covers_any(self.segments, tree)
+
     def may_match(self, parts: Sequence[PathPart], depth: int) -> bool:
         """Whether a path as long as `parts`, with the same first `depth` parts, could match: False only where
         none can, so a table of rules keyed by those parts (`Catalog.rules_for`) skips no rule that matches."""
@@ -93,6 +97,40 @@ class PathPattern:
             if not segment.accepts(part):
                 return False
         return True
+
+
+class PathTree:
+    """Paths (a diff's change paths) as a tree of their parts: a pattern asked whether it covers any of them
+    walks the parts it accepts once, instead of every path from its root (a million paths share
+    `probes.env.data.vars`, which a pattern of the gpu probe refuses once, at `env`)."""
+
+    def __init__(self, paths: Iterable[Sequence[PathPart]] = ()) -> None:
+        self.ends_here = False  # a path ends at this node
+        self.children: dict[PathPart, PathTree] = {}
+        for parts in paths:
+            self.add(parts)
+
+    def add(self, parts: Sequence[PathPart]) -> None:
+        """Hold the path `parts`."""
+        node = self
+        for part in parts:
+            child = node.children.get(part)
+            if child is None:
+                child = node.children[part] = PathTree()
+            node = child
+        node.ends_here = True
+
+
+def _covers_any(segments: tuple[Segment, ...], node: PathTree) -> bool:
+    """`_covers(segments, path)` for some path of the tree under `node` (its parts from `node` on)."""
+    if node.ends_here:
+        return True
+    if not segments:
+        return False
+    head, rest = segments[0], segments[1:]
+    if head.many:
+        return _covers_any(rest, node) or any(_covers_any(segments, child) for child in node.children.values())
+    return any(head.accepts(part) and _covers_any(rest, child) for part, child in node.children.items())
 
 
 def _covers(segments: tuple[Segment, ...], parts: tuple[PathPart, ...]) -> bool:

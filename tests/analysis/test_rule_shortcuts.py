@@ -1,4 +1,5 @@
-"""The shortcuts of rule matching skip only what cannot match: the same rules claim the same changes.
+"""The shortcuts of rule matching skip only what cannot match: the same rules claim the same changes, and
+the same usual suspects are voided.
 
 A large diff asks every rule about every change; segments now test their globs as one regex, patterns
 reject a path on its length first, and the catalog keys the rules that may claim a change by its first
@@ -16,7 +17,7 @@ import pytest
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.rules import KINDS, default_catalog
 from driftcheck.snapshot.model import read_snapshot_file
-from driftcheck.snapshot.patterns import Segment, _covers, _match, compile_pattern
+from driftcheck.snapshot.patterns import PathTree, Segment, _covers, _match, compile_pattern
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
 
@@ -68,3 +69,16 @@ def test_the_rules_that_may_claim_a_change_hold_every_rule_that_matches_it() -> 
             assert [rule for rule in candidates if rule in matching] == matching, (parts, kind)
             assert catalog.first_match(parts, kind) == (
                 (matching[0], matching[0].match(parts, kind)) if matching else None)
+
+
+def test_covering_any_path_of_a_tree_is_covering_one_of_the_paths() -> None:
+    catalog = default_catalog()
+    paths = [parts for parts, _ in _pair_changes()]
+    patterns = [p for suspect in catalog.suspects for p in suspect.patterns] + [
+        p for rule in catalog.rules for p in rule.patterns]
+    samples = [paths, paths[:40], paths[::7], [("probes",)], [()], [], [("probes", "env", "data", "vars", "X")],
+               [("probes", "gpu"), ("probes", "gpu", "data", "gpus", "GPU-1", "clocks", "sm")]]
+    for sample in samples:
+        tree = PathTree(sample)
+        for pattern in patterns:
+            assert pattern.covers_any(tree) == any(pattern.covers(parts) for parts in sample), pattern.source
