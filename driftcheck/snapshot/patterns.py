@@ -70,7 +70,16 @@ class PathPattern:
     def match(self, parts: Sequence[PathPart]) -> dict[str, str] | None:
         if len(parts) < self._length or (len(parts) > self._length and not self._open_ended):
             return None
-        return _match(self.segments, tuple(parts), {})
+        if self._open_ended:
+            return _match(self.segments, tuple(parts), {})
+        # Without `**` each part meets its own segment: one loop, no recursion (see `covers`).
+        captured: dict[str, str] = {}
+        for segment, part in zip(self.segments, parts, strict=True):
+            if not segment.accepts(part):
+                return None
+            if segment.capture:
+                captured[segment.capture] = str(part)
+        return captured
 
     def covers(self, parts: Sequence[PathPart]) -> bool:
         """Whether `parts` matches, or is an ancestor of a path that could match (a whole GPU removed

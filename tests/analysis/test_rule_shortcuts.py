@@ -82,3 +82,13 @@ def test_covering_any_path_of_a_tree_is_covering_one_of_the_paths() -> None:
         tree = PathTree(sample)
         for pattern in patterns:
             assert pattern.covers_any(tree) == any(pattern.covers(parts) for parts in sample), pattern.source
+
+
+def test_every_pattern_of_the_catalog_matches_the_corpus_as_the_recursive_walk_does() -> None:
+    catalog = default_catalog()
+    patterns = [p for rule in catalog.rules for p in rule.patterns] + [
+        p for suspect in catalog.suspects for p in suspect.patterns]
+    for parts, _ in _pair_changes():
+        for pattern in patterns:
+            assert pattern.match(parts) == _match(pattern.segments, tuple(parts), {}), (pattern.source, parts)
+            assert pattern.covers(parts) == _covers(pattern.segments, tuple(parts)), (pattern.source, parts)
