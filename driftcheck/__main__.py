@@ -47,6 +47,13 @@ def _parsed() -> tuple[Callable[..., int], Namespace]:
 
 def run() -> None:
     """Run the command line and exit with its code; an interrupt at any moment is one line and 130."""
+    if sys.argv[1:] == ["--version"]:
+        # The parser would print this same line (cli.py declares it from VERSION_LINE too); building it first
+        # (argparse, the commands' shared options, the terminal's width) would double the command's time.
+        from driftcheck.snapshot.version import VERSION_LINE
+
+        sys.stdout.write(VERSION_LINE + "\n")
+        sys.exit(0)
     try:
         main, args = _interrupts_held(_parsed)
         code = main(parsed=args)

@@ -19,14 +19,13 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from driftcheck.commands.common import Parser
 from driftcheck.errors import DriftcheckError
 from driftcheck.snapshot.printable import printable
-from driftcheck.snapshot.version import VERSION
+from driftcheck.snapshot.version import VERSION_LINE
 
 
 class CommandInfo(NamedTuple):
@@ -102,7 +101,7 @@ def build_parser(*commands: str) -> argparse.ArgumentParser:
                                 "and compare two of them to see what changed.",
                     epilog="Exit codes: 0 no relevant difference / all well, 1 differences or a failed "
                            "verification, 2 trouble. Files live under $DRIFTCHECK_HOME when it is set.")
-    parser.add_argument("--version", action="version", version=f"driftcheck {VERSION}")
+    parser.add_argument("--version", action="version", version=VERSION_LINE)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for name, info in COMMANDS.items():
@@ -166,6 +165,8 @@ def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = 
         return 2
     except Exception as exc:  # a bug of ours: never a traceback, and never exit 1, which reads as "drift found"
         if os.environ.get("DRIFTCHECK_DEBUG"):
+            import traceback  # only here: its import (linecache, tokenize) is a tenth of `--version`'s start
+
             traceback.print_exc()
         message = shown_message(" ".join(str(exc).split())[:300])  # one line, whatever the exception holds
         what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__

@@ -334,3 +334,27 @@ def test_help_lists_every_command_with_its_summary(cli) -> None:
     assert shown.returncode == 0
     for name, info in COMMANDS.items():
         assert f"{name}  " in shown.stdout and info.summary.split()[0] in shown.stdout
+
+
+_VERSION_ONLY = """
+import json, sys
+sys.argv = ["driftcheck", "--version"]
+from driftcheck.__main__ import run
+try:
+    run()
+except SystemExit as exc:
+    print(json.dumps({"code": exc.code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def test_version_prints_what_the_parser_would_without_building_it(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as parsed:
+        build_parser().parse_args(["--version"])
+    assert parsed.value.code == 0
+    from_parser = capsys.readouterr().out
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", _VERSION_ONLY], capture_output=True, text=True, env=env,
+                          timeout=60, check=True)
+    ended = json.loads(done.stderr.strip().splitlines()[-1])
+    assert done.stdout == from_parser and ended["code"] == 0
+    assert "driftcheck.cli" not in ended["modules"] and "argparse" not in ended["modules"]

@@ -17,18 +17,19 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any
-
-import yaml
 
 from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.paths import PathPart
 from driftcheck.snapshot.patterns import PathPattern, compile_pattern
+from driftcheck.snapshot.shipped_yaml import shipped_yaml
 from driftcheck.snapshot.vocabulary import AFFECTS, CATEGORIES
 
 KINDS = ("added", "removed", "changed")
+# How many leading parts of a change path key the table of rules that may claim it: `probes.env.data.vars`
+# is shared by every environment variable; one more would key each variable on its own.
+_SHAPE_DEPTH = 4
 DIRECTIONS = ("slower", "faster", "either")
 @dataclass(frozen=True)
 class Rule:
@@ -98,12 +99,27 @@ class Catalog:
     suspects: tuple[Suspect, ...] = ()
     packages: tuple[str, ...] = ()
     bench_affects: tuple[tuple[str, str], ...] = field(default=())
+    # The rules that may claim a change, by the change's kind, length and first parts (see `rules_for`).
+    _by_shape: dict[tuple[str, int, tuple[str, ...]], tuple[Rule, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def rule(self, rule_id: str) -> Rule:
         return next(rule for rule in self.rules if rule.id == rule_id)
 
+    def rules_for(self, parts: Sequence[PathPart], kind: str) -> tuple[Rule, ...]:
+        """The rules that may claim a change of `kind` at `parts`, in catalog order: every rule that matches
+        it is among them. A diff of a million environment variables asks this a million times with the same
+        first parts (`probes.env.data.vars`); the answer is worked out once per kind, length and those parts."""
+        key = (kind, len(parts), tuple(str(part) for part in parts[:_SHAPE_DEPTH]))
+        found = self._by_shape.get(key)
+        if found is None:
+            found = tuple(rule for rule in self.rules if kind in rule.kinds
+                          and any(pattern.may_match(parts, _SHAPE_DEPTH) for pattern in rule.patterns))
+            self._by_shape[key] = found
+        return found
+
     def first_match(self, parts: Sequence[PathPart], kind: str) -> tuple[Rule, dict[str, str]] | None:
-        for rule in self.rules:
+        for rule in self.rules_for(parts, kind):
             found = rule.match(parts, kind)
             if found is not None:
                 return rule, found
@@ -235,5 +251,4 @@ def parse_catalog(document: Any, source: str = "rules.yaml") -> Catalog:
 @lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
     """The catalog shipped with driftcheck (`driftcheck/analysis/rules.yaml`)."""
-    text = resources.files("driftcheck.analysis").joinpath("rules.yaml").read_text("utf-8")
-    return parse_catalog(yaml.safe_load(text))
+    return parse_catalog(shipped_yaml("driftcheck.analysis", "rules.yaml"))

@@ -19,32 +19,91 @@ connected host, the store, progress reporters) is a keyword argument too. Errors
 
 from __future__ import annotations
 
-from driftcheck.analysis.diff import SnapshotDiff
-from driftcheck.analysis.explain import Explained
-from driftcheck.analysis.gate import CheckResult
-from driftcheck.api.baseline import (
-    BaselineList,
-    SavedBaseline,
-    ShownBaseline,
-    list_baselines,
-    remove_baseline,
-    save_baseline,
-    show_baseline,
-)
-from driftcheck.api.bench import BenchResult, bench
-from driftcheck.api.check import DEFAULT_MIN_CONFIDENCE, CheckRequest, bench_rerun, check
-from driftcheck.api.compare import DiffResult, diff, load
-from driftcheck.api.confirm import DEFAULT_READY_TIMEOUT_S, ConfirmRequest, check_trial_options
-from driftcheck.api.explain import ExplainResult, explain
-from driftcheck.api.importing import STDIN, import_reports
-from driftcheck.api.log import SnapshotLog, log
-from driftcheck.api.record import record
-from driftcheck.api.report import report
-from driftcheck.api.show import Shown, show
-from driftcheck.api.snapshot import SnapshotRequest, hash_cache_note, keep_snapshot, take_snapshot
-from driftcheck.api.verify import Verified, verify
-from driftcheck.probes.base import BenchRequest, ProbeOptions
-from driftcheck.snapshot.model import Snapshot
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from driftcheck.analysis.diff import SnapshotDiff
+    from driftcheck.analysis.explain import Explained
+    from driftcheck.analysis.gate import CheckResult
+    from driftcheck.api.baseline import (
+        BaselineList,
+        SavedBaseline,
+        ShownBaseline,
+        list_baselines,
+        remove_baseline,
+        save_baseline,
+        show_baseline,
+    )
+    from driftcheck.api.bench import BenchResult, bench
+    from driftcheck.api.check import DEFAULT_MIN_CONFIDENCE, CheckRequest, bench_rerun, check
+    from driftcheck.api.compare import DiffResult, diff
+    from driftcheck.api.confirm import ConfirmRequest
+    from driftcheck.api.explain import ExplainResult, explain
+    from driftcheck.api.importing import STDIN, import_reports
+    from driftcheck.api.loading import load
+    from driftcheck.api.log import SnapshotLog, log
+    from driftcheck.api.record import record
+    from driftcheck.api.report import report
+    from driftcheck.api.show import Shown, show
+    from driftcheck.api.snapshot import SnapshotRequest, hash_cache_note, keep_snapshot, take_snapshot
+    from driftcheck.api.trial_options import DEFAULT_READY_TIMEOUT_S, check_trial_options
+    from driftcheck.api.verify import Verified, verify
+    from driftcheck.probes.base import BenchRequest, ProbeOptions
+    from driftcheck.snapshot.model import Snapshot
+
+# name -> module that defines it, imported on first use: `driftcheck show` imports the verb it runs (its
+# loader, its trust check), not every verb's engine (explain's rules, the probes, the benchmarks, the importers).
+_LAZY = {
+    "SnapshotDiff": "driftcheck.analysis.diff", "Explained": "driftcheck.analysis.explain",
+    "CheckResult": "driftcheck.analysis.gate", "BaselineList": "driftcheck.api.baseline",
+    "SavedBaseline": "driftcheck.api.baseline", "ShownBaseline": "driftcheck.api.baseline",
+    "list_baselines": "driftcheck.api.baseline", "remove_baseline": "driftcheck.api.baseline",
+    "save_baseline": "driftcheck.api.baseline", "show_baseline": "driftcheck.api.baseline",
+    "BenchResult": "driftcheck.api.bench", "bench": "driftcheck.api.bench",
+    "DEFAULT_MIN_CONFIDENCE": "driftcheck.api.check", "CheckRequest": "driftcheck.api.check",
+    "bench_rerun": "driftcheck.api.check", "check": "driftcheck.api.check", "DiffResult": "driftcheck.api.compare",
+    "diff": "driftcheck.api.compare", "load": "driftcheck.api.loading",
+    "DEFAULT_READY_TIMEOUT_S": "driftcheck.api.trial_options", "ConfirmRequest": "driftcheck.api.confirm",
+    "check_trial_options": "driftcheck.api.trial_options", "ExplainResult": "driftcheck.api.explain",
+    "explain": "driftcheck.api.explain", "STDIN": "driftcheck.api.importing",
+    "import_reports": "driftcheck.api.importing", "SnapshotLog": "driftcheck.api.log", "log": "driftcheck.api.log",
+    "record": "driftcheck.api.record", "report": "driftcheck.api.report", "Shown": "driftcheck.api.show",
+    "show": "driftcheck.api.show", "SnapshotRequest": "driftcheck.api.snapshot",
+    "hash_cache_note": "driftcheck.api.snapshot", "keep_snapshot": "driftcheck.api.snapshot",
+    "take_snapshot": "driftcheck.api.snapshot", "Verified": "driftcheck.api.verify", "verify": "driftcheck.api.verify",
+    "BenchRequest": "driftcheck.probes.base", "ProbeOptions": "driftcheck.probes.base",
+    "Snapshot": "driftcheck.snapshot.model",
+}
+
+if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above
+
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'driftcheck.api' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later uses are plain attribute reads
+        return value
+
+
+class _Face(types.ModuleType):
+    """This package, where a verb's function keeps its name over the submodule that defines it.
+
+    Importing `driftcheck.api.show` makes the import system bind the module to the name `show` here, which
+    would hide the function `show` from `api.show(...)`. When every verb was imported eagerly, the function
+    was bound last and won; the binding below keeps that, whatever imports a verb's module first."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, types.ModuleType) and _LAZY.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Face
+
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "DEFAULT_READY_TIMEOUT_S", "STDIN", "BaselineList", "BenchRequest", "BenchResult",
            "CheckRequest", "CheckResult", "ConfirmRequest", "DiffResult", "ExplainResult", "Explained", "ProbeOptions",

@@ -1,4 +1,4 @@
-"""`load` and `diff`: snapshots named by reference, and every difference between two of them.
+"""`diff`: two snapshots named by reference, and every difference between them.
 
 A side is a reference (`@latest`, a file, an id, `baseline:NAME`, `run:ID`) or a Snapshot already in hand;
 who signed each side is looked up, and `require_trusted` refuses a side no trusted key signed before anything
@@ -14,18 +14,10 @@ from driftcheck.analysis.diff import Change, SnapshotDiff, diff_snapshots
 from driftcheck.analysis.explain import Explained, explain
 from driftcheck.analysis.signers import Signers, signers_of
 from driftcheck.analysis.signers import require_trusted as refuse_untrusted
+from driftcheck.api.loading import Side
 from driftcheck.api.references import resolve_snapshot
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
-
-Side = str | Snapshot
-
-
-def load(reference: str, *, check_signature: bool = True, store: Store | None = None) -> Snapshot:
-    """The snapshot `reference` names: a file (a snapshot or a pasted report), an id or its prefix,
-    `@latest`, `@prev`, `@N`, `@boot`, `@before-boot`, `baseline:NAME` or `run:ID`. A signed snapshot whose
-    content was altered is refused (TamperedSnapshotError) unless `check_signature=False`."""
-    return resolve_snapshot(reference, store or Store(), check_signature)
 
 
 def sides(a: Side, b: Side, *, require_trusted: bool = False,

@@ -31,6 +31,7 @@ from driftcheck.analysis.confirm import (
 )
 from driftcheck.analysis.explain.model import Explained
 from driftcheck.api._shared import frozen_tuple
+from driftcheck.api.trial_options import DEFAULT_READY_TIMEOUT_S, check_trial_options
 from driftcheck.errors import DriftcheckError, OptionError, UsageError
 from driftcheck.runs.metrics import pattern_name, user_pattern
 from driftcheck.runs.overlay import Distribution, distributions
@@ -50,20 +51,6 @@ from driftcheck.runs.trial import (
 )
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
-
-# How long a server gets to answer its readiness URL, unless the request says otherwise.
-DEFAULT_READY_TIMEOUT_S = 120.0
-
-
-def check_trial_options(server_command: bool, ready: bool, wall: bool, figure: bool, max_pairs: int) -> None:
-    """Refuse trial options that cannot go together: a server without the URL that says it is up (or the
-    reverse), wall time with a figure of the output, fewer than 2 rounds."""
-    if server_command != ready:
-        raise UsageError("--server-cmd and --ready go together: the server, and the URL that answers once it is up")
-    if wall and figure:
-        raise UsageError("--wall compares wall time; leave out --metric/--figure")
-    if max_pairs < 2:
-        raise OptionError("max_pairs", str(max_pairs), "a trial needs at least 2 rounds")
 
 
 @dataclass(frozen=True)

@@ -5,20 +5,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from driftcheck.analysis.confirm import Confirmation
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import Explained
 from driftcheck.analysis.explain import explain as explain_diff
-from driftcheck.analysis.run_causes import rank_with_telemetry
 from driftcheck.api.compare import Side, sides
-from driftcheck.api.confirm import ConfirmRequest
-from driftcheck.api.confirm import confirm as confirm_causes
-from driftcheck.api.run_causes import ComparedRuns, compare_references
 from driftcheck.errors import UsageError
-from driftcheck.runs.compare import RunComparison
+from driftcheck.runs.reference import is_run_reference
 from driftcheck.store.snapshots import Store
+
+# Two runs' telemetry and a confirmation are imported by the calls that ask for them (see `explain`): two
+# snapshots, the common case, would otherwise pay for the run store, the trial runner and the probes.
+if TYPE_CHECKING:
+    from driftcheck.analysis.confirm import Confirmation
+    from driftcheck.api.confirm import ConfirmRequest
+    from driftcheck.api.run_causes import ComparedRuns
+    from driftcheck.runs.compare import RunComparison
 
 
 @dataclass
@@ -73,16 +76,22 @@ def explain(a: Side, b: Side, *, all: bool = False, require_trusted: bool = Fals
     result = ExplainResult(**{f.name: getattr(explained, f.name) for f in fields(Explained)})
     result.signers = signers
     if runs is not None:
+        from driftcheck.analysis.run_causes import rank_with_telemetry
+
         rank_with_telemetry(result, runs)
         result.runs = runs
     if confirm is not None:
+        from driftcheck.api.confirm import confirm as confirm_causes
+
         result.confirmations = confirm_causes(result, second, confirm, tell=tell, note=note)
     return result
 
 
 def _runs(a: Side, b: Side, non_spec: str | None, store: Store) -> ComparedRuns | None:
     """The comparison of A and B when both are run references; None when not (a `non_spec` then refused)."""
-    if isinstance(a, str) and isinstance(b, str):
+    if isinstance(a, str) and isinstance(b, str) and is_run_reference(a) and is_run_reference(b):
+        from driftcheck.api.run_causes import compare_references
+
         return compare_references(a, b, non_spec, store)
     if non_spec is not None:
         raise UsageError("--non-spec compares runs: use it with explain run:A run:B")

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
-from driftcheck.reports.importer import read_snapshot_or_report
 from driftcheck.runs.reference import is_run_reference, resolve_run
-from driftcheck.runs.store import RunRecord, RunStore
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.store.named import PREFIX as BASELINE_PREFIX
 from driftcheck.store.named import NamedSnapshots
 from driftcheck.store.snapshots import Store
+
+if TYPE_CHECKING:
+    from driftcheck.runs.store import RunRecord
 
 _POSITION = re.compile(r"^@(latest|prev|\d+)$")
 # The longest reference read: longer than any path (PATH_MAX is 4096) or id, so a longer one names nothing.
@@ -53,6 +55,8 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
         snapshot = NamedSnapshots(store).snapshot(reference[len(BASELINE_PREFIX):])
     elif is_run_reference(reference):
         _check_number(reference, _RUN_NUMBER.match(reference), "no run has that number")
+        from driftcheck.runs.store import RunStore  # a run's reference only, as the importer in `_read_file`
+
         run, after = resolve_run(reference, RunStore(store.path))
         snapshot = run_snapshot(reference, run, after, store)
     elif position:
@@ -66,13 +70,21 @@ def resolve_snapshot(reference: str, store: Store | None = None, check_signature
         raise UnknownSnapshotError(reference, "unknown position; use @latest, @prev, @N (0 = newest), @boot "
                                               "or @before-boot")
     elif _is_path(reference):
-        # A pasted report (collect_env, check_env, nvidia-smi) is imported on the fly.
-        snapshot = read_snapshot_or_report(Path(reference))
+        snapshot = _read_file(Path(reference))
     elif "/" in reference or reference.endswith((".json", ".yaml")):
         raise UnknownSnapshotError(reference, "no such file")
     else:
         snapshot = store.by_prefix(reference)
     return check_not_tampered(snapshot) if check_signature else snapshot
+
+
+def _read_file(path: Path) -> Snapshot:
+    """The snapshot file at `path`, or the pasted report there (collect_env, check_env, nvidia-smi) imported on
+    the fly. The importer and its report formats are imported here, not at the top: `@latest`, an id or a
+    baseline never needs them, and `show @latest` would pay for them on every call."""
+    from driftcheck.reports.importer import read_snapshot_or_report
+
+    return read_snapshot_or_report(path)
 
 
 def _check_number(reference: str, match: re.Match[str] | None, reason: str) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.analysis.explain.render import explain_markdown
-from driftcheck.api.compare import Side
+from driftcheck.api.loading import Side
 from driftcheck.api.references import resolve_snapshot
 from driftcheck.reports.anonymize import Anonymizer
 from driftcheck.reports.report import ReportFiles, prepare, write_report

@@ -18,7 +18,8 @@ from pathlib import Path
 from driftcheck.analysis.restore_exports import env_file_text, server_command_text
 from driftcheck.analysis.restore_plan import IndexOptions, RestorePlan, plan_restore
 from driftcheck.analysis.restore_verify import RestoreCheck, check_restore
-from driftcheck.api.compare import Side, load
+from driftcheck.api.compare import Side
+from driftcheck.api.loading import load
 from driftcheck.api.snapshot import take_snapshot
 from driftcheck.errors import OptionError
 from driftcheck.runs.restore_build import (

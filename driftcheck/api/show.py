@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from driftcheck.api.compare import Side, load
+from driftcheck.api.loading import Side, load
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.trust import Signer, TrustStore
 from driftcheck.store.snapshots import Store

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from driftcheck.api.compare import Side, load
+from driftcheck.api.loading import Side, load
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.signing import verify_document
 from driftcheck.snapshot.trust import Signer, TrustStore

@@ -22,7 +22,6 @@ from driftcheck.commands.common import (
     use_colour,
 )
 from driftcheck.errors import UsageError
-from driftcheck.runs.render import comparison_head_text
 from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
 
 
@@ -157,10 +156,18 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     elif args.format == "markdown":
         if result.runs is not None:
-            sys.stdout.write("```\n" + comparison_head_text(result.runs) + "```\n\n")
+            sys.stdout.write("```\n" + _runs_head(result) + "```\n\n")
         sys.stdout.write(explain_markdown(result, result.confirmation_texts()))
     else:
         if result.runs is not None:
-            sys.stdout.write(comparison_head_text(result.runs) + "\n")
+            sys.stdout.write(_runs_head(result) + "\n")
         sys.stdout.write(explain_text(result, use_colour(), result.confirmation_texts(), fold=not args.all))
     return EXIT_DIFFERENT if result.explanations else EXIT_OK
+
+
+def _runs_head(result: api.ExplainResult) -> str:
+    """The head of two runs' comparison. Its renderer is imported here, where two runs were compared: it
+    brings the run store, which an explain of two snapshots (the common case) never reads."""
+    from driftcheck.runs.render import comparison_head_text
+
+    return comparison_head_text(result.runs) if result.runs is not None else ""

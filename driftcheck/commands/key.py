@@ -1,4 +1,8 @@
-"""`driftcheck key [show]`, `key trust`, `key untrust`, `key trusted`."""
+"""`driftcheck key [show]`, `key trust`, `key untrust`, `key trusted`.
+
+The trust store is imported by the actions that use it: `key show` is the start-up benchmark's command,
+and the store brings the signature checks and dataclasses with it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ import json
 from driftcheck.commands.common import EXIT_DIFFERENT, EXIT_OK, Parser, add_format
 from driftcheck.errors import UsageError
 from driftcheck.snapshot.keys import load_signing_key
-from driftcheck.snapshot.trust import TrustStore, normalize_fingerprint
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,6 +51,8 @@ def _cmd_key_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_key_trust(args: argparse.Namespace) -> int:
+    from driftcheck.snapshot.trust import TrustStore
+
     store = TrustStore()
     added = store.add(args.key, args.name)
     own = " (your own key: trusted already)" if added.fingerprint == store.own_fingerprint() else ""
@@ -56,6 +61,8 @@ def _cmd_key_trust(args: argparse.Namespace) -> int:
 
 
 def _cmd_key_untrust(args: argparse.Namespace) -> int:
+    from driftcheck.snapshot.trust import TrustStore, normalize_fingerprint
+
     store = TrustStore()
     wanted = normalize_fingerprint(args.key)
     if wanted == store.own_fingerprint():
@@ -68,6 +75,8 @@ def _cmd_key_untrust(args: argparse.Namespace) -> int:
 
 
 def _cmd_key_trusted(args: argparse.Namespace) -> int:
+    from driftcheck.snapshot.trust import TrustStore
+
     store = TrustStore()
     own = load_signing_key().fingerprint
     rows = [{"fingerprint": own, "name": "you"}] + \

@@ -1,14 +1,15 @@
-"""`driftcheck show`."""
+"""`driftcheck show`.
+
+The YAML writer and the full renderer (which knows every probe) are imported by the formats that use them:
+the one-screen summary is the common case, and they would double its start-up.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-import yaml
-
 from driftcheck import api
-from driftcheck.analysis.render import snapshot_text
 from driftcheck.commands.common import EXIT_OK, SNAPSHOT_REF_HELP, add_format, use_colour
 from driftcheck.reports.summary import summary_text
 from driftcheck.snapshot.canonical import pretty_json
@@ -30,11 +31,15 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(pretty_json(shown.to_json()))
     elif args.format == "yaml":
+        import yaml
+
         sys.stdout.write(yaml.safe_dump(shown.to_json(), sort_keys=True, allow_unicode=True))
     else:
         # Who signed it, in the user's terms (you / a trusted name / an unknown key), as `verify` says it.
         signer = shown.signer.who()
         if args.full:
+            from driftcheck.analysis.render import snapshot_text
+
             sys.stdout.write(snapshot_text(shown.snapshot, signer))
         else:
             sys.stdout.write(summary_text(shown.snapshot, signer, colour=use_colour()))

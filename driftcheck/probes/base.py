@@ -139,6 +139,11 @@ class Probe(ABC):
         """For an `on_request` probe: whether `options` ask for it."""
         return False
 
+    def unavailable_on(self, host: Host) -> str | None:
+        """Why nothing can be gathered on `host`, where a look of microseconds tells (no device, no driver),
+        checked before `gather` and before an isolated probe's child is started; None: go on and gather."""
+        return None
+
     # What a recording of the probe needs (driftcheck.probes.record asks every probe it records).
 
     def record_file(self, path: str, content: bytes) -> bytes | None:

@@ -4,6 +4,7 @@ memory, ECC/retired/remapped, MIG, utilization, processes, NVLink and fabric sta
 from __future__ import annotations
 
 from driftcheck.hosts import Host
+from driftcheck.nvidia.driver import missing_driver
 from driftcheck.nvidia.gather import gather_nvidia, smi_text
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.xid import CURRENT_BOOT, PREVIOUS_BOOT, attach_xids, read_kernel_xid_log
@@ -18,6 +19,10 @@ class GpuProbe(Probe):
     description = "GPUs: clocks, power, throttling, temperatures, ECC, MIG, processes (NVML or nvidia-smi)"
     timeout_s = 45.0
     isolated = True
+
+    def unavailable_on(self, host: Host) -> str | None:
+        """No driver on this machine: see `driftcheck.nvidia.driver`."""
+        return missing_driver(host)
 
     def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
         raw = gather_nvidia(host, with_topology=False)

@@ -4,6 +4,7 @@ topology and P2P capability, CPU/NUMA affinity, NICs in the matrix, and Linux sy
 from __future__ import annotations
 
 from driftcheck.hosts import Host
+from driftcheck.nvidia.driver import missing_driver
 from driftcheck.nvidia.gather import gather_nvidia, smi_text
 from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.sysfs import gather_sysfs, parse_sysfs
@@ -20,6 +21,12 @@ class PcieProbe(Probe):
     description = "PCIe links, GPU topology and P2P, CPU/NUMA affinity (NVML or nvidia-smi, and sysfs)"
     timeout_s = 45.0
     isolated = True
+
+    def unavailable_on(self, host: Host) -> str | None:
+        """No driver on this machine (`driftcheck.nvidia.driver`) and no NVIDIA display device in sysfs
+        either: nothing that `gather` could read. With a device in sysfs, its link facts are still read."""
+        reason = missing_driver(host)
+        return reason if reason is not None and not gather_sysfs(host) else None
 
     def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
         sysfs = gather_sysfs(host)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from driftcheck.errors import probe_status, probe_status_by_name
+from driftcheck.errors import ProbeUnavailable, probe_status, probe_status_by_name
 from driftcheck.hosts import Host
 from driftcheck.hosts.child import ChildDied, ChildFailed, ChildTimeout, call
 from driftcheck.probes.base import Probe, ProbeOptions
@@ -71,6 +71,9 @@ def run_one(probe: Probe, host: Host, options: ProbeOptions) -> ProbeOutcome:
     """Gather and parse one probe in this thread, turning every failure into an outcome."""
     started = time.monotonic()
     try:
+        reason = probe.unavailable_on(host)
+        if reason is not None:
+            raise ProbeUnavailable(reason)
         if probe.isolated and host.capabilities.in_process:
             raw = _gather_isolated(probe, host, options, probe.timeout_s)
         else:

@@ -7,9 +7,12 @@ A run stands wherever a snapshot does: `run:12` is the snapshot taken just befor
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from driftcheck.errors import UnknownSnapshotError
-from driftcheck.runs.store import RunRecord, RunStore
+
+if TYPE_CHECKING:
+    from driftcheck.runs.store import RunRecord, RunStore
 
 PREFIX = "run:"
 _REFERENCE = re.compile(r"^run:(?P<which>@latest|@prev|@\d+|\d+)(?P<after>:after)?$")
@@ -26,7 +29,12 @@ def resolve_run(reference: str, store: RunStore | None = None) -> tuple[RunRecor
     match = _REFERENCE.match(reference)
     if not match:
         raise UnknownSnapshotError(reference, f"not a run reference; use {REFERENCE_HELP}")
-    store = store or RunStore()
+    if store is None:
+        # Here, not at the top: every snapshot reference asks `is_run_reference`, and only a run's opens the
+        # run store (its metrics and records).
+        from driftcheck.runs.store import RunStore
+
+        store = RunStore()
     which = match["which"]
     if which.startswith("@"):
         position = which[1:]

@@ -17,12 +17,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from importlib import resources
 from typing import Any
 
-import yaml
-
 from driftcheck.errors import RuleCatalogError
+from driftcheck.snapshot.shipped_yaml import shipped_yaml
 from driftcheck.snapshot.vocabulary import AFFECTS, CATEGORIES
 
 _GLOB_CHARS = "*?["
@@ -223,5 +221,4 @@ def parse_catalog(document: Any) -> NameCatalog:
 @lru_cache(maxsize=1)
 def name_catalog() -> NameCatalog:
     """The catalog shipped with driftcheck (`driftcheck/snapshot/catalog.yaml`)."""
-    text = resources.files("driftcheck.snapshot").joinpath("catalog.yaml").read_text("utf-8")
-    return parse_catalog(yaml.safe_load(text))
+    return parse_catalog(shipped_yaml("driftcheck.snapshot", "catalog.yaml"))

@@ -13,15 +13,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
-
-import yaml
 
 from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.paths import PathPart
 from driftcheck.snapshot.patterns import PathPattern, compile_pattern
+from driftcheck.snapshot.shipped_yaml import shipped_yaml
 from driftcheck.snapshot.vocabulary import CATEGORIES
 
 # What a fact is: which thing (identity), what was set (setting), what moves on its own (reading), or how
@@ -198,8 +196,7 @@ def parse_facts(document: Any) -> FactTable:
 @lru_cache(maxsize=1)
 def fact_table() -> FactTable:
     """The table shipped with driftcheck (`driftcheck/snapshot/facts.yaml`)."""
-    text = resources.files("driftcheck.snapshot").joinpath("facts.yaml").read_text("utf-8")
-    return parse_facts(yaml.safe_load(text))
+    return parse_facts(shipped_yaml("driftcheck.snapshot", "facts.yaml"))
 
 
 def category_of(parts: Sequence[PathPart]) -> str:

@@ -1,16 +1,22 @@
-"""The user's signing key pair and redaction secret, created on first use with mode 0600."""
+"""The user's signing key pair and redaction secret, created on first use with mode 0600.
+
+Reading the key is on the path of every signing command and of `driftcheck key show`, so the key file that
+driftcheck itself writes is read without `cryptography.hazmat.primitives.serialization`, whose import (it
+brings the SSH key formats, bcrypt and the ciphers) costs more than the rest of `key show`: see
+`_ed25519_seed`. Any other PEM goes through cryptography's own loader, as before.
+"""
 
 from __future__ import annotations
 
 import base64
+import binascii
 import contextlib
 import hashlib
 import os
-import secrets
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from driftcheck.errors import KeyFileError
@@ -32,14 +38,14 @@ def _write_new_private_file(path: Path, content: bytes) -> bool:
     return True
 
 
-def _read_or_create(path: Path, make: bytes) -> bytes:
-    """The content of `path`, created with `make` if absent. Safe against concurrent first use."""
+def _read_or_create(path: Path, make: Callable[[], bytes]) -> bytes:
+    """The content of `path`, created with `make()` if absent. Safe against concurrent first use."""
     ensure_private_dir(path.parent)
     # A temp file renamed into place would race two first runs into two different keys; O_EXCL
     # makes exactly one writer win, and a loser reads the winner's file once it is complete.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        if not path.exists() and _write_new_private_file(tmp, make):
+        if not path.exists() and _write_new_private_file(tmp, make()):
             with contextlib.suppress(FileExistsError):  # another first run won: read its file
                 os.link(tmp, path)
     except OSError as exc:  # a full disk or a read-only home on first use: one line naming why
@@ -75,8 +81,7 @@ def existing_redaction_secret(directory: Path | None = None) -> bytes | None:
 
 def public_key_text(public_key: Ed25519PublicKey) -> str:
     """The raw 32-byte public key in base64: what travels in a snapshot and what `--trust` accepts."""
-    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return base64.b64encode(raw).decode("ascii")
+    return base64.b64encode(public_key.public_bytes_raw()).decode("ascii")
 
 
 def fingerprint(public_key_b64: str) -> str:
@@ -85,8 +90,7 @@ def fingerprint(public_key_b64: str) -> str:
     return "SHA256:" + base64.b64encode(hashlib.sha256(raw).digest()).decode("ascii").rstrip("=")
 
 
-@dataclass(frozen=True)
-class KeyPair:
+class KeyPair(NamedTuple):
     """The user's Ed25519 signing key and where it lives."""
 
     private_key: Ed25519PrivateKey
@@ -101,25 +105,59 @@ class KeyPair:
         return fingerprint(self.public_key_b64)
 
 
-def load_signing_key(directory: Path | None = None) -> KeyPair:
-    """The user's signing key, created (mode 0600) on first use."""
-    path = (directory or config_dir()) / SIGNING_KEY_FILE
-    fresh = Ed25519PrivateKey.generate().private_bytes(
+# RFC 8410 section 7: an Ed25519 private key in PKCS #8 (version 0, no attributes, no public key) is these
+# 16 DER bytes, then the 32-byte seed. It is what `private_bytes(PEM, PKCS8, NoEncryption())` writes.
+_PKCS8_ED25519_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
+_PEM_HEADER, _PEM_FOOTER = b"-----BEGIN PRIVATE KEY-----", b"-----END PRIVATE KEY-----"
+
+
+def _ed25519_seed(pem: bytes) -> bytes | None:
+    """The 32-byte seed of an unencrypted PKCS #8 Ed25519 PEM, as driftcheck writes it; None for any other."""
+    text = pem.strip()
+    if not (text.startswith(_PEM_HEADER) and text.endswith(_PEM_FOOTER)):
+        return None
+    try:
+        der = base64.b64decode(b"".join(text[len(_PEM_HEADER):-len(_PEM_FOOTER)].split()), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(der) != len(_PKCS8_ED25519_PREFIX) + 32 or not der.startswith(_PKCS8_ED25519_PREFIX):
+        return None
+    return der[len(_PKCS8_ED25519_PREFIX):]
+
+
+def _new_private_key_pem() -> bytes:
+    from cryptography.hazmat.primitives import serialization  # first use only: see the module's docstring
+
+    return Ed25519PrivateKey.generate().private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    pem = _read_or_create(path, fresh)
+
+
+def _load_other_pem(pem: bytes, path: Path) -> Ed25519PrivateKey:
+    """A PEM that is not the plain PKCS #8 Ed25519 form, through cryptography's loader (and its errors)."""
+    from cryptography.hazmat.primitives import serialization  # rare: see the module's docstring
+
     try:
         key = serialization.load_pem_private_key(pem, password=None)
     except ValueError as exc:
         raise KeyFileError(f"{path} is not a PEM private key: {exc}") from exc
     if not isinstance(key, Ed25519PrivateKey):
         raise KeyFileError(f"{path} holds a {type(key).__name__}, not an Ed25519 key")
+    return key
+
+
+def load_signing_key(directory: Path | None = None) -> KeyPair:
+    """The user's signing key, created (mode 0600) on first use."""
+    path = (directory or config_dir()) / SIGNING_KEY_FILE
+    pem = _read_or_create(path, _new_private_key_pem)
+    seed = _ed25519_seed(pem)
+    key = Ed25519PrivateKey.from_private_bytes(seed) if seed is not None else _load_other_pem(pem, path)
     return KeyPair(key, path)
 
 
 def load_redaction_secret(directory: Path | None = None) -> bytes:
     """The per-user secret that keys the digests of redacted values, created on first use."""
     path = (directory or config_dir()) / REDACTION_SECRET_FILE
-    secret = _read_or_create(path, secrets.token_bytes(32))
+    secret = _read_or_create(path, lambda: os.urandom(32))
     if len(secret) < 16:
         raise KeyFileError(f"{path} is too short to be a redaction secret")
     return secret

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -24,13 +25,16 @@ REQUIRED_KEYS = ("schema", "created_at", "host", "probes")
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A validated snapshot document and where it was read from."""
+    """A validated snapshot document and where it was read from. The document is a value: nothing changes
+    it once it is a Snapshot's (a changed document is a new Snapshot), so its id is worked out once."""
 
     document: dict[str, Any]
     source: str = "<memory>"
 
-    @property
+    @cached_property
     def id(self) -> str:
+        # The hash of the canonical JSON of the whole document: a diff of a million facts asked for it
+        # four times, at seconds each.
         return snapshot_id(self.document)
 
     @property

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.paths import PathPart
@@ -22,6 +22,9 @@ _CAPTURE = re.compile(r"^<([a-z_]+)(?::(.+))?>$")
 
 
 
+_GLOB_CHARS = frozenset("*?[")
+
+
 @dataclass(frozen=True)
 class Segment:
     """One segment of a path pattern."""
@@ -29,10 +32,24 @@ class Segment:
     globs: tuple[str, ...] = ()  # empty: any segment
     capture: str | None = None
     many: bool = False  # `**`
+    # `globs` made ready once: explain matches every change against every rule, a million times on a
+    # large diff. Literal names are a set lookup; the wildcard globs one regex of fnmatch's own translation
+    # (what `fnmatch.fnmatchcase` matches with), so a segment accepts exactly what fnmatchcase accepts.
+    _literals: frozenset[str] = field(init=False, repr=False, compare=False)
+    _wildcards: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        literal = {glob for glob in self.globs if not _GLOB_CHARS & set(glob)}
+        wildcard = [glob for glob in self.globs if glob not in literal]
+        object.__setattr__(self, "_literals", frozenset(literal))
+        object.__setattr__(self, "_wildcards", re.compile("|".join(f"(?:{fnmatch.translate(glob)})"
+                                                                    for glob in wildcard)) if wildcard else None)
 
     def accepts(self, part: PathPart) -> bool:
+        if not self.globs:
+            return True
         text = str(part)
-        return not self.globs or any(fnmatch.fnmatchcase(text, glob) for glob in self.globs)
+        return text in self._literals or (self._wildcards is not None and self._wildcards.match(text) is not None)
 
 
 @dataclass(frozen=True)
@@ -41,14 +58,88 @@ class PathPattern:
 
     source: str
     segments: tuple[Segment, ...]
+    # The number of parts a path needs: exactly that without `**`, at least that with one. Most paths of a
+    # large diff fail most patterns on their length alone, before any segment is tried.
+    _length: int = field(init=False, repr=False, compare=False)
+    _open_ended: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_length", sum(1 for segment in self.segments if not segment.many))
+        object.__setattr__(self, "_open_ended", any(segment.many for segment in self.segments))
 
     def match(self, parts: Sequence[PathPart]) -> dict[str, str] | None:
-        return _match(self.segments, tuple(parts), {})
+        if len(parts) < self._length or (len(parts) > self._length and not self._open_ended):
+            return None
+        if self._open_ended:
+            return _match(self.segments, tuple(parts), {})
+        # Without `**` each part meets its own segment: one loop, no recursion (see `covers`).
+        captured: dict[str, str] = {}
+        for segment, part in zip(self.segments, parts, strict=True):
+            if not segment.accepts(part):
+                return None
+            if segment.capture:
+                captured[segment.capture] = str(part)
+        return captured
 
     def covers(self, parts: Sequence[PathPart]) -> bool:
         """Whether `parts` matches, or is an ancestor of a path that could match (a whole GPU removed
         covers its clocks)."""
+        if not self._open_ended:
+            # Without `**` each part meets its own segment: the first that refuses ends it, no recursion
+            # (explain asks this of every usual suspect for every change).
+            return len(parts) <= self._length and all(
+                segment.accepts(part) for segment, part in zip(self.segments, parts, strict=False))
         return _covers(self.segments, tuple(parts))
+
+    def covers_any(self, tree: PathTree) -> bool:
+        """Whether the pattern covers one of the paths of `tree` (`covers` of each, answered in one walk)."""
+        return _covers_any(self.segments, tree)
+
+    def may_match(self, parts: Sequence[PathPart], depth: int) -> bool:
+        """Whether a path as long as `parts`, with the same first `depth` parts, could match: False only where
+        none can, so a table of rules keyed by those parts (`Catalog.rules_for`) skips no rule that matches."""
+        if len(parts) < self._length or (len(parts) > self._length and not self._open_ended):
+            return False
+        for segment, part in zip(self.segments, parts[:depth], strict=False):
+            if segment.many:  # the parts after it may sit anywhere: nothing more is certain
+                return True
+            if not segment.accepts(part):
+                return False
+        return True
+
+
+class PathTree:
+    """Paths (a diff's change paths) as a tree of their parts: a pattern asked whether it covers any of them
+    walks the parts it accepts once, instead of every path from its root (a million paths share
+    `probes.env.data.vars`, which a pattern of the gpu probe refuses once, at `env`)."""
+
+    def __init__(self, paths: Iterable[Sequence[PathPart]] = ()) -> None:
+        self.ends_here = False  # a path ends at this node
+        self.children: dict[PathPart, PathTree] = {}
+        for parts in paths:
+            self.add(parts)
+
+    def add(self, parts: Sequence[PathPart]) -> None:
+        """Hold the path `parts`."""
+        node = self
+        for part in parts:
+            child = node.children.get(part)
+            if child is None:
+                child = node.children[part] = PathTree()
+            node = child
+        node.ends_here = True
+
+
+def _covers_any(segments: tuple[Segment, ...], node: PathTree) -> bool:
+    """`_covers(segments, path)` for some path of the tree under `node` (its parts from `node` on)."""
+    if node.ends_here:
+        return True
+    if not segments:
+        return False
+    head, rest = segments[0], segments[1:]
+    if head.many:
+        return _covers_any(rest, node) or any(_covers_any(segments, child) for child in node.children.values())
+    return any(head.accepts(part) and _covers_any(rest, child) for part, child in node.children.items())
 
 
 def _covers(segments: tuple[Segment, ...], parts: tuple[PathPart, ...]) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from driftcheck.analysis.bench_verdicts import compare_records
 from driftcheck.snapshot.model import Snapshot
 
 
@@ -27,6 +26,10 @@ def bench_evidence(a: Snapshot, b: Snapshot) -> tuple[list[dict[str, Any]], str 
     before, after = a.probe_data("bench"), b.probe_data("bench")
     if not before or not after or not before.get("results") or not after.get("results"):
         return [], None
+    # Imported here, where both sides hold benchmark results: the verdicts bring the statistics and the
+    # control's arithmetic, which an explain of two plain snapshots (the common case) never uses.
+    from driftcheck.analysis.bench_verdicts import compare_records
+
     try:
         entries = compare_records(before, after)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -142,7 +142,7 @@ def claims(reference: Snapshot, current: Snapshot, change: Change, catalog: Cata
     must not hide the second.
     """
     found: list[tuple[Rule, dict[str, str]]] = []
-    for rule in catalog.rules:
+    for rule in catalog.rules_for(change.parts, change.kind):  # the rules that can match, in catalog order
         if found and not explains_member(rule):
             continue
         captures = rule.match(change.parts, change.kind)

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
-
-import yaml
 
 from driftcheck.analysis.explain.lookup import mapping, normalized, package_record, probe_data
 from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.catalog import PackageGroup, name_catalog
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.shipped_yaml import shipped_yaml
 
 
 @dataclass(frozen=True)
@@ -112,5 +110,4 @@ def parse_relevance(document: Any, groups: tuple[PackageGroup, ...]) -> Relevanc
 @lru_cache(maxsize=1)
 def relevance_table() -> RelevanceTable:
     """The table shipped with driftcheck (`relevance.yaml` and the catalog's `package_groups`)."""
-    text = resources.files("driftcheck.analysis").joinpath("relevance.yaml").read_text("utf-8")
-    return parse_relevance(yaml.safe_load(text), name_catalog().groups)
+    return parse_relevance(shipped_yaml("driftcheck.analysis", "relevance.yaml"), name_catalog().groups)

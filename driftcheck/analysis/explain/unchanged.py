@@ -10,7 +10,7 @@ from driftcheck.analysis.partial import ComparedSnapshot
 from driftcheck.analysis.rules import Catalog
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import PathPart
-from driftcheck.snapshot.patterns import PathPattern, Segment
+from driftcheck.snapshot.patterns import PathPattern, PathTree, Segment
 
 
 def _count_nodes(data: Any, pattern: PathPattern, prefix: tuple[PathPart, ...]) -> int:
@@ -150,6 +150,7 @@ def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Chang
     of the same GPUs compares their identities (UUIDs, serials, names).
     """
     out = _packages_unchanged(diff, catalog, changed)
+    changed_paths = PathTree(c.parts for c in changed)  # one walk per pattern, not one per change
     for suspect in catalog.suspects:
         if not suspect.probes:
             continue
@@ -157,7 +158,7 @@ def unchanged_suspects(diff: SnapshotDiff, catalog: Catalog, changed: list[Chang
             continue
         if not both_hold(diff, suspect.patterns) or not all(both_hold(diff, (need,)) for need in suspect.needs):
             continue
-        if any(pattern.covers(c.parts) for c in changed for pattern in suspect.patterns):
+        if any(pattern.covers_any(changed_paths) for pattern in suspect.patterns):
             continue
         title = suspect.title
         if "UUID" in title:

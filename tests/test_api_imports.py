@@ -1,0 +1,73 @@
+"""`driftcheck.api` imports each verb when it is first used, and a verb imports what it runs.
+
+Reading one snapshot (`show`, `verify`) pays for the loader and the trust check, not the diff engine; an
+explain of two snapshots pays for the diff and the rules, not the run store, the trial runner, the probes or
+the benchmark verdicts.
+A fresh interpreter each: what a module imports is only visible from an empty `sys.modules`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from driftcheck import api
+from tests.conftest import REPO_ROOT
+
+_MODULES_AFTER = """
+import importlib, json, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _loaded_after(*modules: str) -> set[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", _MODULES_AFTER, *modules], capture_output=True, text=True,
+                          env=env, timeout=60, check=True)
+    return set(json.loads(done.stdout))
+
+
+def _under(loaded: set[str], *packages: str) -> list[str]:
+    return sorted(m for m in loaded if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def test_importing_the_face_imports_no_verb() -> None:
+    assert _under(_loaded_after("driftcheck.api"), "driftcheck.analysis", "driftcheck.probes", "driftcheck.runs",
+                  "driftcheck.store", "yaml") == []
+
+
+def test_reading_one_snapshot_imports_no_diff_engine_no_importer_and_no_run_store() -> None:
+    loaded = _loaded_after("driftcheck.api.show", "driftcheck.api.verify")
+    assert "driftcheck.store.snapshots" in loaded  # it does read the store
+    assert _under(loaded, "driftcheck.analysis.diff", "driftcheck.analysis.explain", "driftcheck.reports.importer",
+                  "driftcheck.runs.store", "driftcheck.probes") == []
+
+
+def test_explaining_two_snapshots_imports_no_run_store_no_trial_and_no_probes() -> None:
+    loaded = _loaded_after("driftcheck.api.explain", "driftcheck.commands.explain")
+    assert "driftcheck.analysis.explain" in loaded
+    assert _under(loaded, "driftcheck.runs.store", "driftcheck.runs.trial", "driftcheck.analysis.confirm",
+                  "driftcheck.api.confirm", "driftcheck.probes", "driftcheck.analysis.bench_verdicts",
+                  "driftcheck.baselines") == []
+
+
+@pytest.mark.parametrize("verb", ["show", "explain", "check", "verify", "log", "bench", "report", "record"])
+def test_a_verb_stays_the_function_when_its_module_is_imported_first(verb: str) -> None:
+    importlib.import_module(f"driftcheck.api.{verb}")  # binds the submodule on the package, as any import does
+    assert inspect.isfunction(getattr(api, verb))
+    assert getattr(api, verb) is getattr(sys.modules[f"driftcheck.api.{verb}"], verb)
+
+
+def test_every_name_of_the_face_resolves_to_what_its_module_defines() -> None:
+    for name in api.__all__:
+        assert getattr(api, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'no_such_verb'"):
+        api.no_such_verb  # noqa: B018 - the attribute access is the test
