@@ -54,7 +54,7 @@ def _pair_changes() -> list[tuple[tuple[object, ...], str]]:
     found = []
     for case in sorted(p for p in PAIRS.iterdir() if (p / "a.json").exists()):
         diff = diff_snapshots(read_snapshot_file(case / "a.json"), read_snapshot_file(case / "b.json"))
-        found += [(tuple(c.parts), c.kind) for c in diff.changes + diff.readings]
+        found += [(tuple(c.parts), c.kind) for c in diff.changes + diff.readings + diff.unlisted]
     return found
 
 
