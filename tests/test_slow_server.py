@@ -14,9 +14,8 @@ from driftcheck.baselines.serving import stream_request
 from driftcheck.serving.http import ServerError, get
 
 
-@pytest.fixture
-def trickling_server() -> Iterator[str]:
-    """A server that sends a valid header, then its body one byte every 0.1 s for ever (until closed)."""
+def _trickle(head: bytes) -> Iterator[str]:
+    """A server that sends `head` at once, then one byte every 0.1 s for ever (until closed)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
@@ -26,7 +25,7 @@ def trickling_server() -> Iterator[str]:
         with conn:
             try:
                 conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 100000000\r\n\r\n")
+                conn.sendall(head)
                 while not stop.is_set():
                     conn.sendall(b"x")
                     time.sleep(0.1)
@@ -47,6 +46,19 @@ def trickling_server() -> Iterator[str]:
     listener.close()
 
 
+@pytest.fixture
+def trickling_server() -> Iterator[str]:
+    """A valid header, then the body a byte at a time."""
+    yield from _trickle(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 100000000\r\n\r\n")
+
+
+@pytest.fixture
+def trickling_headers() -> Iterator[str]:
+    """A status line, then one header that never ends, a byte at a time (each byte well inside a socket's
+    timeout; http.client allows a header line of 64 KiB: 1.8 hours at this pace)."""
+    yield from _trickle(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+
+
 def test_a_get_ends_within_its_time(trickling_server: str) -> None:
     started = time.monotonic()
     with pytest.raises(ServerError, match="did not end within the time"):
@@ -59,3 +71,12 @@ def test_a_streamed_request_ends_within_its_time(trickling_server: str) -> None:
     timing = stream_request(trickling_server, "/v1/completions", {"prompt": "x"}, timeout_s=1.0)
     assert time.monotonic() - started < 5
     assert timing.error is not None and "did not end within the time" in timing.error
+
+
+def test_headers_sent_a_byte_at_a_time_end_within_the_time_too(trickling_headers: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="did not end within the time"):
+        get(trickling_headers, "/get_server_info", timeout_s=1.0)
+    timing = stream_request(trickling_headers, "/v1/completions", {"prompt": "x"}, timeout_s=1.0)
+    assert timing.error is not None and "did not end within the time" in timing.error
+    assert time.monotonic() - started < 10

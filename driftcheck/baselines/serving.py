@@ -32,7 +32,16 @@ from typing import Any, TypedDict
 from driftcheck.baselines.deps import import_sglang
 from driftcheck.errors import UsageError
 from driftcheck.serving.engine import Scrub, describe_server, no_scrub
-from driftcheck.serving.http import ServerError, connection, error_line, parse_url, stream_lines
+from driftcheck.serving.http import (
+    TOO_SLOW,
+    ServerError,
+    connection,
+    error_line,
+    exchange_within,
+    parse_url,
+    read_body,
+    stream_lines,
+)
 from driftcheck.stats.summary import percentile, summarize
 
 __all__ = ["PROMPT_WORDS", "Dialect", "RequestTiming", "ServerError", "ServingPlan", "level_results",
@@ -225,22 +234,29 @@ def stream_request(url: str, endpoint: str, body: Mapping[str, object], timeout_
     timing = RequestTiming()
     conn, prefix = connection(url, timeout_s)
     started = clock()
-    try:
-        conn.request("POST", prefix + endpoint, body=json.dumps(body).encode("utf-8"),
-                     headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
-        response = conn.getresponse()
-        timing.status = response.status
-        if response.status != 200:
-            timing.error = error_line(response.status, response.read(300))
-            return timing
-        for data in _sse_events(response, time.monotonic() + timeout_s):
-            _read_event(timing, data, clock() - started)
-        timing.ttft_s = timing.chunk_times_s[0] if timing.chunk_times_s else None
-    except (OSError, ValueError, http.client.HTTPException) as exc:
-        timing.error = f"{type(exc).__name__}: {exc}"
-    finally:
-        timing.total_s = clock() - started
-        conn.close()
+    # The headers within timeout_s, the stream within as much again (a server trickling either is cut).
+    with exchange_within(conn, 2 * timeout_s) as cut:
+        try:
+            conn.request("POST", prefix + endpoint, body=json.dumps(body).encode("utf-8"),
+                         headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+            response = conn.getresponse()
+            timing.status = response.status
+            if cut.is_set():
+                timing.error = f"BodyTooSlow: {TOO_SLOW}"
+                return timing
+            if response.status != 200:
+                timing.error = error_line(response.status, read_body(response, 300, time.monotonic() + timeout_s))
+                return timing
+            for data in _sse_events(response, time.monotonic() + timeout_s):
+                _read_event(timing, data, clock() - started)
+            timing.ttft_s = timing.chunk_times_s[0] if timing.chunk_times_s else None
+            if cut.is_set():  # the stream ended because it was cut: not a finished answer
+                timing.error = f"BodyTooSlow: {TOO_SLOW}"
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            timing.error = f"BodyTooSlow: {TOO_SLOW}" if cut.is_set() else f"{type(exc).__name__}: {exc}"
+        finally:
+            timing.total_s = clock() - started
+            conn.close()
     return timing
 
 

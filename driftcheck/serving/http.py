@@ -5,7 +5,10 @@ Only the standard library talks HTTP, so driftcheck needs no HTTP client in the 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import socket
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -74,11 +77,38 @@ class BodyTooSlow(TimeoutError):
     """A server kept sending, too slowly to end within the time a request is given (one byte a second)."""
 
 
+TOO_SLOW = "the answer did not end within the time given to it"
+
+
+@contextlib.contextmanager
+def exchange_within(conn: http.client.HTTPConnection, seconds: float) -> Iterator[threading.Event]:
+    """Cut `conn` once `seconds` have passed, whatever it is waiting for: a socket's timeout bounds one wait
+    only, so a server sending its status line or headers a byte at a time would hold a request for hours. The
+    event yielded says the connection was cut (the caller then reports TOO_SLOW, not the error the cut caused)."""
+    cut = threading.Event()
+
+    def shut() -> None:
+        cut.set()
+        sock = conn.sock
+        if sock is not None:
+            # shutdown, not close: it wakes a recv blocked in another thread
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(seconds, shut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield cut
+    finally:
+        timer.cancel()
+
+
 def _read_some(response: http.client.HTTPResponse, size: int, deadline: float) -> bytes:
     """What has arrived of the body, up to `size` bytes (b"" at its end); BodyTooSlow past `deadline`. The
     socket's own timeout bounds each wait; the deadline bounds them all together."""
     if time.monotonic() > deadline:
-        raise BodyTooSlow("the answer did not end within the time given to it")
+        raise BodyTooSlow(TOO_SLOW)
     return response.read1(size)
 
 
@@ -107,22 +137,28 @@ def stream_lines(response: http.client.HTTPResponse, deadline: float, longest: i
 
 
 def get(url: str, path: str, timeout_s: float = 10.0) -> Reply:
-    """GET `path` on the server at `url`; any status is a Reply, an unreachable server a ServerError."""
+    """GET `path` on the server at `url`; any status is a Reply, an unreachable server a ServerError. The
+    headers must come within `timeout_s` and the body within as much again."""
     conn, prefix = connection(url, timeout_s)
-    try:
-        conn.request("GET", prefix + path, headers={"Accept": "application/json, text/plain"})
-        response = conn.getresponse()
-        body = read_body(response, MAX_BODY_BYTES, time.monotonic() + timeout_s)
-        return Reply(response.status, body, response.getheader("Content-Type") or "",
-                     response.getheader("Server") or "")
-    except BodyTooSlow as exc:
-        raise ServerError(f"{url}{path}: {exc}") from None
-    except OSError as exc:
-        raise ServerError(f"cannot reach {url}: {exc.strerror or exc}") from None
-    except http.client.HTTPException as exc:
-        raise ServerError(f"{url} does not answer HTTP: {type(exc).__name__}") from None
-    finally:
-        conn.close()
+    with exchange_within(conn, 2 * timeout_s) as cut:
+        try:
+            conn.request("GET", prefix + path, headers={"Accept": "application/json, text/plain"})
+            response = conn.getresponse()
+            body = read_body(response, MAX_BODY_BYTES, time.monotonic() + timeout_s)
+            if cut.is_set():  # what arrived before the cut may parse, but it is not the whole answer
+                raise ServerError(f"{url}{path}: {TOO_SLOW}")
+            return Reply(response.status, body, response.getheader("Content-Type") or "",
+                         response.getheader("Server") or "")
+        except BodyTooSlow as exc:
+            raise ServerError(f"{url}{path}: {exc}") from None
+        except (OSError, http.client.HTTPException) as exc:
+            if cut.is_set():
+                raise ServerError(f"{url}{path}: {TOO_SLOW}") from None
+            if isinstance(exc, OSError):
+                raise ServerError(f"cannot reach {url}: {exc.strerror or exc}") from None
+            raise ServerError(f"{url} does not answer HTTP: {type(exc).__name__}") from None
+        finally:
+            conn.close()
 
 
 
