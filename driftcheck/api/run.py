@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 from driftcheck.errors import OptionError
@@ -31,7 +32,9 @@ def run(command: Sequence[str], *, label: str | None = None, metrics: Sequence[s
     if not _INTERVAL_S[0] <= interval_s <= _INTERVAL_S[1]:
         raise OptionError("interval_s", f"{interval_s:g}", f"give between {_INTERVAL_S[0]:g} and {_INTERVAL_S[1]:g} "
                                                           "seconds")
-    options = ProbeOptions(pids=tuple(pids), process_patterns=tuple(processes), server_url=server)
+    # The directory the command runs in: its git commit says which version of the benchmark ran.
+    options = ProbeOptions(pids=tuple(pids), process_patterns=tuple(processes), server_url=server,
+                           workdir=os.getcwd())
     plan = RunPlan(argv=list(command), label=label, user_patterns=tuple(user_pattern(spec) for spec in metrics),
                    probes=list(probes) if probes is not None else None, python=python, options=options,
                    interval_s=interval_s, sign=sign)

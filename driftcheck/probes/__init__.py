@@ -20,6 +20,7 @@ from driftcheck.probes.redact import Redactor
 from driftcheck.probes.server import ServerProbe
 from driftcheck.probes.system import SystemProbe
 from driftcheck.probes.torch import TorchProbe
+from driftcheck.probes.workdir import WorkdirProbe
 
 PROBE_CLASSES: tuple[type[Probe], ...] = (
     PythonProbe,
@@ -36,6 +37,7 @@ PROBE_CLASSES: tuple[type[Probe], ...] = (
     ClocksourceProbe,
     ProcessProbe,
     ServerProbe,
+    WorkdirProbe,
     BenchProbe,
 )
 

@@ -61,13 +61,15 @@ class ProbeOptions:
     """Choices the user made that change what probes gather, checked when built (an OptionError names the
     field). JSON-able, to cross process boundaries and to be kept in a recording.
 
-    `bench` asks for the `bench` probe, `server_url` for the `server` probe (the engine's own report)."""
+    `bench` asks for the `bench` probe, `server_url` for the `server` probe (the engine's own report),
+    `workdir` for the `workdir` probe (the git commit of the directory a run ran in)."""
 
     deep: bool = False
     pids: tuple[int, ...] = ()
     process_patterns: tuple[str, ...] = ()
     bench: BenchRequest | None = None
     server_url: str | None = None
+    workdir: str | None = None
 
     def __post_init__(self) -> None:
         bad_pids = [pid for pid in self.pids if pid <= 0]
@@ -83,7 +85,8 @@ class ProbeOptions:
 
     def to_json(self) -> dict[str, Any]:
         return {"deep": self.deep, "pids": list(self.pids), "process_patterns": list(self.process_patterns),
-                "bench": self.bench.to_json() if self.bench else None, "server_url": self.server_url}
+                "bench": self.bench.to_json() if self.bench else None, "server_url": self.server_url,
+                "workdir": self.workdir}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ProbeOptions:
@@ -92,7 +95,7 @@ class ProbeOptions:
         return cls(deep=bool(data.get("deep", False)), pids=tuple(data.get("pids", ())),
                    process_patterns=tuple(data.get("process_patterns", ())),
                    bench=BenchRequest.from_json(bench) if isinstance(bench, dict) else None,
-                   server_url=data.get("server_url") or None)
+                   server_url=data.get("server_url") or None, workdir=data.get("workdir") or None)
 
 
 def _is_http_url(url: str) -> bool:

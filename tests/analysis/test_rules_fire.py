@@ -43,6 +43,9 @@ Parts = tuple[PathPart, ...]
 
 # Facts no recording holds, each as (example path, the declaration in docs/data-shapes.md).
 DOCUMENTED: tuple[tuple[str, str], ...] = (
+    # written by `driftcheck run` only (tests/probes/test_workdir.py runs it in a real git repository)
+    ("probes.workdir.data.commit", "workdir: commit (`git rev-parse HEAD` of the directory `driftcheck run` ran in)"),
+    ("probes.workdir.data.modified_files", "changed on top of it, `git status --porcelain --untracked-files=no`"),
     ("probes.gpu.data.gpus.GPU-0.nvlink.0.state", "nvlink{<link>: {state, version, remote_pci_bus_id}} | null"),
     ("probes.gpu.data.gpus.GPU-0.fabric.state", "fabric{state, status} | null"),
     ("probes.gpu.data.gpus.GPU-0.nvlink.0.errors.replay", "errors{replay, recovery, crc_flit, crc_data}"),

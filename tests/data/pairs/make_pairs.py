@@ -599,6 +599,24 @@ CASES.update({
     "clocksource-changed": (_clocksource("hpet", "acpi_pm"), ["clocksource-changed"], "kernel_os"),
 })
 
+# ---- the benchmark's code (workdir probe, taken by `driftcheck run`) ----------------------------------------
+# base.json predates the workdir probe: both sides get its facts, as tests/probes/test_workdir.py reads them
+# from a real repository.
+def _workdir(before: tuple[str, int], after: tuple[str, int]) -> Edit:
+    def edit(a: Doc, b: Doc) -> None:
+        for doc, (commit, modified) in ((a, before), (b, after)):
+            doc["probes"]["workdir"] = {"status": "ok", "error": None, "duration_s": 0.01, "data": {
+                "commit": commit, "modified_files": modified}}
+    return edit
+
+
+_COMMIT_A, _COMMIT_B = "3f9c2d1e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e", "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b"
+CASES.update({
+    "benchmark-commit-changed": (_workdir((_COMMIT_A, 0), (_COMMIT_B, 0)), ["benchmark-commit-changed"], "other"),
+    "benchmark-tracked-files-modified": (_workdir((_COMMIT_A, 0), (_COMMIT_A, 3)),
+                                         ["benchmark-tracked-files-modified"], "other"),
+})
+
 # ---- "same flags, new default": the launch command line read beside the server's answers ----------------
 LAUNCH_ARGV = ["python3", "-m", "sglang.launch_server", "--model-path", "qwen/qwen2.5-0.5b-instruct",
                "--attention-backend", "fa3", "--port", "30000"]
