@@ -25,6 +25,7 @@ from driftcheck.analysis.explain.lookup import (
     probe_data,
 )
 from driftcheck.analysis.explain.relevance import RelevanceTable
+from driftcheck.analysis.explain.server_fixes import restore_phrase, setting_name
 from driftcheck.analysis.explain.values import human_field, show_at, show_value
 from driftcheck.analysis.explain.versions import is_pinnable, wheel_index
 from driftcheck.snapshot.model import Snapshot
@@ -310,10 +311,11 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     out["python_a"] = show_value(python) if python else "the interpreter of A"
     if "conf" in captures:
         out.update(conf_vars(change, captures["conf"]))
-    if change.parts[:4] in (("probes", "server", "data", "server_args"), ("probes", "server", "data", "vllm_config"),
-                            ("probes", "server", "data", "launch")):
+    if change.parts[:3] == ("probes", "server", "data"):
         out["flag"] = "--" + str(change.parts[-1]).replace("_", "-")
         out["default_why"] = _default_why(sides)
+        out["restore"] = restore_phrase(sides.reference, sides.current, change)
+        out["setting"] = setting_name(sides.reference, sides.current, change)
     return out
 
 
