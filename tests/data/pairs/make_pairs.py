@@ -691,6 +691,26 @@ def _server_process(plugin_on_a: bool, plugin_on_b: bool) -> Edit:
     return edit
 
 
+def _server_environ(before: dict[str, str], after: dict[str, str]) -> Edit:
+    """The same SGLang server process on both sides, started with another environment on B."""
+    def edit(a: Doc, b: Doc) -> None:
+        for doc, environ in ((a, before), (b, after)):
+            process = _server_process(False, False)
+            process(doc, doc)
+            data(doc, "process")["processes"]["sglang.launch_server"]["environ"] = dict(environ)
+    return edit
+
+
+CASES.update({
+    "process-env-thread-count": (_server_environ({}, {"OMP_NUM_THREADS": "2"}), ["process-env-thread-count"],
+                                 "env_var_other"),
+    "process-env-visible-devices": (_server_environ({"CUDA_VISIBLE_DEVICES": "0,1"}, {"CUDA_VISIBLE_DEVICES": "0"}),
+                                    ["process-env-visible-devices"], "env_var_other"),
+    "process-env-performance-family": (_server_environ({}, {"LD_PRELOAD": "/usr/lib/libjemalloc.so.2"}),
+                                       ["process-env-performance-family"], "env_var_other"),
+})
+
+
 CASES.update({
     "nccl-net-plugin-lost": (_server_process(True, False), ["nccl-net-plugin-lost", "merged:other-change"],
                              "nccl_env"),
