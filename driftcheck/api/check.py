@@ -123,7 +123,9 @@ class CheckRequest:
     where the first runs leave a benchmark undecided: `bench_runs` overrides the runs, `rerun_bench=False`
     skips it, `rerun_bench=True` insists (an error when the reference holds none). `keep=False` keeps
     the fresh snapshot out of the store. `require_trusted` refuses (UntrustedSignerError) a reference signed
-    by no key the user trusts, before anything is taken.
+    by no key the user trusts, before anything is taken. `server`: the URL of the running engine to check
+    (default: the one the reference asked); `processes`: regexes of running processes (the engine's own
+    environment and libraries) to take again.
     """
 
     against: str | Snapshot | None = None
@@ -138,9 +140,13 @@ class CheckRequest:
     bench_max_runs: int | None = None
     keep: bool = True
     require_trusted: bool = False
+    server: str | None = None
+    processes: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         frozen_tuple(self, "probes")
+        frozen_tuple(self, "processes")
+        ProbeOptions(server_url=self.server, process_patterns=tuple(self.processes))  # an OptionError names the bad one
         check_min_confidence(self.min_confidence)
         if self.bench_runs is not None and self.bench_runs < 1:
             raise OptionError("bench_runs", str(self.bench_runs), "must be at least 1")
@@ -179,7 +185,8 @@ def check(request: CheckRequest | None = None, /, *, against: str | Snapshot | N
           policy: Policy | str | Path | None = None, probes: Sequence[str] = (), target: str = LOCAL,
           python: str | None = None, min_confidence: float = DEFAULT_MIN_CONFIDENCE, label: str = "driftcheck check",
           rerun_bench: bool | None = None, bench_runs: int | None = None, bench_max_runs: int | None = None,
-          keep: bool = True, require_trusted: bool = False, host: Host | None = None, store: Store | None = None,
+          keep: bool = True, require_trusted: bool = False, server: str | None = None,
+          processes: Sequence[str] = (), host: Host | None = None, store: Store | None = None,
           progress: ProgressCallback | None = None, step_progress: StepReporter | None = None) -> CheckResult:
     """The pre-benchmark gate: a fresh snapshot (cheap probes) of the target compared with `against`, under
     `policy`: `driftcheck.check(against="baseline:default", policy="gate.yaml")`. `result.drift` is the
@@ -194,7 +201,8 @@ def check(request: CheckRequest | None = None, /, *, against: str | Snapshot | N
     """
     asked = CheckRequest(against=against, policy=policy, probes=probes, target=target, python=python,
                          min_confidence=min_confidence, label=label, rerun_bench=rerun_bench, bench_runs=bench_runs,
-                         bench_max_runs=bench_max_runs, keep=keep, require_trusted=require_trusted)
+                         bench_max_runs=bench_max_runs, keep=keep, require_trusted=require_trusted, server=server,
+                         processes=processes)
     if request is not None and asked != CheckRequest():
         raise OptionError("request", None, "give a CheckRequest or its options as keywords, not both")
     request = request or asked
@@ -225,9 +233,11 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
     if request.require_trusted:  # the reference only: the fresh side is taken and signed here, by the user
         require_trusted(signers_for({"a": reference}, roles={"a": "the reference"}))
     rules = load_policy(Path(request.policy)) if isinstance(request.policy, (str, Path)) else request.policy
+    # A running engine is checked like the machine: the server it answers at (`server`, else the reference's)
+    # and the processes named (`processes`: their own environment and mapped libraries) are taken again.
     options = ProbeOptions(bench=bench_rerun(reference, request.rerun_bench, request.bench_runs,
                                              request.bench_max_runs),
-                           server_url=recorded.server)
+                           server_url=request.server or recorded.server, process_patterns=tuple(request.processes))
     progress, step_progress = reporters
     prober = Prober.for_user(host, options_for(host, options), progress=progress, step_progress=step_progress)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".

@@ -21,6 +21,7 @@ from driftcheck.commands.common import (
     add_python,
     add_require_trusted,
     add_runs,
+    add_server_argument,
     flag_terms,
     fraction,
     positive_int,
@@ -60,6 +61,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the runs; equal to them: never more). Each of the two looks is judged at 0.5%%, so "
                         "looking twice keeps the 1%% false-alarm level")
     add_require_trusted(p, "the reference")
+    add_server_argument(p)
+    p.add_argument("--process", action="append", default=[], metavar="PATTERN",
+                   help="also check running processes whose command line matches this regex (their environment, "
+                        "affinity, mapped libraries) against the reference's; repeatable")
     p.set_defaults(handler=_cmd_check, validate=_validate)
 
 
@@ -75,7 +80,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                            python=None if host else args.python, min_confidence=args.min_confidence,
                            keep=not args.no_store, rerun_bench=False if args.no_bench else None,
                            bench_runs=args.runs, bench_max_runs=args.max_runs, require_trusted=args.require_trusted,
-                           host=host, progress=progress_printer(sys.stderr.isatty()), step_progress=run_progress())
+                           server=args.server, processes=tuple(args.process), host=host,
+                           progress=progress_printer(sys.stderr.isatty()), step_progress=run_progress())
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:

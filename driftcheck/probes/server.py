@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import ipaddress
 
+import yaml
+
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.redact import Redactor, is_secret_name
 from driftcheck.serving.engine import Scrub, describe, gather_replies
+from driftcheck.serving.flag_tables import table_for
 from driftcheck.serving.http import ServerError, parse_url
-from driftcheck.serving.launch import engine_of, launch_flags, listening_port
+from driftcheck.serving.launch import config_file_of, engine_of, launch_flags, listening_port, vllm_argv
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
 _SECRET_ARG_PARTS = ("api_key", "password", "secret", "token_value", "hf_token", "access_key", "private_key")
@@ -95,7 +98,7 @@ class ServerProbe(Probe):
             pids = [name for name in host.list_dir("/proc") if name.isdigit()]
         except OSError:
             return _no_launch("/proc cannot be listed here")
-        found = []
+        found: list[tuple[str, list[str]]] = []
         for pid in pids:
             try:
                 argv = [part.decode("utf-8", "replace") for part in host.read_bytes(f"/proc/{pid}/cmdline").split(b"\0")
@@ -104,25 +107,68 @@ class ServerProbe(Probe):
                 continue
             engine = engine_of(argv)
             if engine is not None and listening_port(argv, engine[1]) == port:
-                found.append(argv)
+                found.append((pid, argv))
         if len(found) != 1:
             why = (f"no SGLang or vLLM server started with --port {port} runs here (or its command line is not ours "
                    "to read)" if not found else f"{len(found)} engine processes name port {port}: which one answers "
                    "is not known")
             return _no_launch(why)
-        argv = self.redactor.argv(found[0])
-        return {"found": True, "why": None, "cmdline": argv, "flags": launch_flags(argv)}
+        pid, raw_argv = found[0]
+        argv = self.redactor.argv(raw_argv)
+        launch: JSONObject = {"found": True, "why": None, "cmdline": argv, "flags": launch_flags(argv)}
+        config_path = config_file_of(raw_argv)
+        if config_path is not None:
+            launch["config_file"] = self._config_file(host, pid, config_path)
+        return launch
+
+    def _config_file(self, host: Host, pid: str, path: str) -> JSONObject:
+        """vLLM's `--config FILE`, read where the server reads it (a relative path from its working
+        directory): {path, settings} with the YAML parsed, or {path, why} when it cannot be read."""
+        where = path if path.startswith("/") else f"/proc/{pid}/cwd/{path}"
+        try:
+            loaded = yaml.safe_load(host.read_bytes(where).decode("utf-8", "replace"))
+        except (OSError, yaml.YAMLError) as exc:
+            return {"path": path, "settings": None, "why": f"{type(exc).__name__}: {exc}"}
+        settings = _scrubbed_tree(loaded, redacting_scrub(self.redactor)) if isinstance(loaded, dict) else None
+        return {"path": path, "settings": settings, "why": None if settings is not None else "not a YAML mapping"}
 
     def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict) or not isinstance(raw.get("replies"), dict):
             raise ValueError("server probe output has no replies")
         data = describe(raw, redacting_scrub(self.redactor))
         launch = raw.get("launch")
-        data["launch"] = launch if isinstance(launch, dict) else _no_launch("not recorded by this driftcheck version")
+        data["launch"] = resolved_launch(launch, data.get("engine"), data.get("version")) if isinstance(launch, dict) \
+            else _no_launch("not recorded by this driftcheck version")
         # A server's reply is another program's text: a token at any depth (a top-level `token`, a nested
         # `{"password": ...}`, `auth_token` in a rank's state), a model root URL with credentials, a `Server:`
         # header holding a token shape, all pass the same redaction as the arguments.
         return object_or_empty(self.redactor.json(data))
+
+
+def _scrubbed_tree(value: object, scrub: Scrub, key: str = "") -> JSONValue:
+    """A parsed YAML file as JSON, every string scrubbed under the key it sits at (an `api-key:` digested)."""
+    if isinstance(value, dict):
+        return {str(inner): _scrubbed_tree(item, scrub, str(inner).replace("-", "_")) for inner, item in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed_tree(item, scrub, key) for item in value]
+    if isinstance(value, str):
+        return scrub(key, value)
+    return value if value is None or isinstance(value, (bool, int, float)) else str(value)
+
+
+def resolved_launch(launch: JSONObject, engine: JSONValue, version: JSONValue) -> JSONObject:
+    """The launch record with its flags read as the engine's parser reads them, by field (`-tp 8` ->
+    tensor_parallel_size: 8, `--tp 4` on SGLang -> tp_size: 4), when the release's flag table is known;
+    `flags_by` says which table (or that the flags are only split by name)."""
+    argv = launch.get("cmdline")
+    table = table_for(engine, version)
+    if not launch.get("found") or not isinstance(argv, list) or table is None:
+        return {**launch, "flags_by": None}
+    words = [str(word) for word in argv]
+    if table.engine == "vllm":
+        config = launch.get("config_file")
+        words = vllm_argv(words, config.get("settings") if isinstance(config, dict) else None)
+    return {**launch, "flags": table.fields_of(words), "flags_by": f"{table.engine} {table.version} parser table"}
 
 
 def _no_launch(why: str) -> JSONObject:

@@ -8,8 +8,12 @@ test feeds it real responses recorded from SGLang, vLLM and `transformers serve`
   resolved backends, memory use, last throughput) and `version`; `/get_model_info` (`/model_info`)
   describes the model.
 - vLLM answers `/version` and publishes its configuration as Prometheus "info" gauges on `/metrics`
-  (`vllm:cache_config_info{block_size="16",cache_dtype="auto",...} 1.0`, newer releases also
-  `vllm:vllm_config_info`), one series per engine.
+  (`vllm:cache_config_info{block_size="16",cache_dtype="auto",...} 1.0`; 0.22 and 0.34 publish only
+  that one), one series per engine. Started with `VLLM_SERVER_DEV_MODE=1` it also answers `/server_info`
+  (vllm/entrypoints/serve/dev/server_info/api_router.py of 0.34.0): `{"vllm_config": ..., "vllm_env": ...,
+  "system_env": ...}`, the configuration as text, or as JSON sections (`cache_config`, `parallel_config`,
+  ...) with `?config_format=json`. Which engine answered is decided by what the reply holds, never by
+  the path: SGLang's `/server_info` holds its arguments, vLLM's a `vllm_config`.
 - Any OpenAI-compatible server lists its models at `/v1/models`; one that answers neither
   `/get_server_info` nor `/version` is still identified, as `openai-compatible`, with what it exposes.
 """
@@ -20,6 +24,7 @@ import json
 import re
 from collections.abc import Callable
 
+from driftcheck.serving.flag_tables import table_for
 from driftcheck.serving.http import ServerError, get
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
@@ -27,6 +32,12 @@ SGLANG_INFO_PATHS = ("/get_server_info", "/server_info")
 SGLANG_MODEL_PATHS = ("/get_model_info", "/model_info")
 # Keys of /get_server_info that are not server arguments: the scheduler's limits and its state.
 _SGLANG_NOT_ARGS = ("internal_states", "version", "status", "max_total_num_tokens", "max_req_input_len")
+# Keys of SGLang 0.5.23's /server_info that describe this start, not a setting (sglang/srt/entrypoints/
+# http_server.py `server_info`, sglang/srt/utils/common.py `build_server_info`): how long each startup phase
+# took, the command line as text (its flags are read as fields elsewhere), where KV events are published,
+# which frontend answers, and the HiCache storage layout the scheduler reports.
+_SGLANG_CONTEXT = ("startup_time", "launch_command", "kv_events", "frontend", "hicache_object_layout")
+VLLM_DEV_INFO_JSON = "/server_info?config_format=json"
 _PROM_LINE = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)")
 _PROM_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
 # vLLM's info gauges that describe configuration (a `*_config_info` gauge dumps one config object).
@@ -60,7 +71,10 @@ def gather_replies(url: str, timeout_s: float = 10.0) -> JSONObject:
 
     ask("/v1/models")
     if any(ask(path) for path in SGLANG_INFO_PATHS):
-        any(ask(path) for path in SGLANG_MODEL_PATHS)
+        if _is_vllm_info(_json_body(replies, *SGLANG_INFO_PATHS)):
+            ask(VLLM_DEV_INFO_JSON)
+        else:
+            any(ask(path) for path in SGLANG_MODEL_PATHS)
     if ask("/version"):
         ask("/metrics")
     return {"url": url, "replies": replies}
@@ -136,10 +150,16 @@ def _models(listing: JSONValue) -> JSONObject:
     return models
 
 
+def _is_vllm_info(info: JSONValue) -> bool:
+    """Whether a /server_info answer is vLLM's (dev mode): it holds a `vllm_config`."""
+    return isinstance(info, dict) and "vllm_config" in info
+
+
 def _sglang(info: JSONObject, model_info: JSONValue, scrub: Scrub) -> JSONObject:
-    """SGLang's server arguments, scheduler limits and per-rank state, secrets scrubbed."""
+    """SGLang's server arguments, scheduler limits and per-rank state, and the context of this start
+    (timings, the launch command text), secrets scrubbed."""
     args: JSONObject = {key: _scrubbed(key, value, scrub) for key, value in sorted(info.items())
-                        if key not in _SGLANG_NOT_ARGS}
+                        if key not in _SGLANG_NOT_ARGS and key not in _SGLANG_CONTEXT}
     # Older releases nest the arguments; newer ones flatten them (`**dataclasses.asdict(server_args)`).
     nested = args.pop("server_args", None)
     if isinstance(nested, dict):
@@ -151,7 +171,9 @@ def _sglang(info: JSONObject, model_info: JSONValue, scrub: Scrub) -> JSONObject
             if isinstance(state, dict):
                 states[str(rank)] = _rank_state(state, args, scrub)
     data: JSONObject = {"server_args": args, "internal_states": states,
-                        "scheduler": {key: info[key] for key in _SGLANG_NOT_ARGS[2:] if key in info}}
+                        "scheduler": {key: info[key] for key in _SGLANG_NOT_ARGS[2:] if key in info},
+                        "context": {key: _scrubbed_deep(key, info[key], scrub)
+                                    for key in _SGLANG_CONTEXT if key in info}}
     if isinstance(model_info, dict):
         data["model_info"] = {key: _scrubbed(key, value, scrub) for key, value in sorted(model_info.items())}
     return data
@@ -167,6 +189,33 @@ def _rank_state(state: JSONObject, args: JSONObject, scrub: Scrub) -> JSONObject
     return {"resolved": resolved, "state": measured}
 
 
+def _scrubbed_deep(key: str, value: JSONValue, scrub: Scrub) -> JSONValue:
+    """Every string of a nested value scrubbed (under the key it sits at)."""
+    if isinstance(value, dict):
+        return {inner: _scrubbed_deep(inner, item, scrub) for inner, item in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed_deep(key, item, scrub) for item in value]
+    return scrub(key, value) if isinstance(value, str) else value
+
+
+def _vllm_server_args(config: JSONValue, version: JSONValue, scrub: Scrub) -> JSONObject:
+    """vLLM's resolved configuration (dev-mode /server_info as JSON) as engine arguments: each section's
+    field under the argument that sets it (`cache_config.cache_dtype` -> kv_cache_dtype, through the
+    release's flag table); a field no argument sets keeps its `section.field` name."""
+    if not isinstance(config, dict):
+        return {}
+    table = table_for("vllm", version)
+    args: JSONObject = {}
+    for section, fields in sorted(config.items()):
+        if not isinstance(fields, dict):
+            continue
+        for key, value in sorted(fields.items()):
+            path = f"{section}.{key}"
+            name = (table.field_at(path) if table is not None else None) or path
+            args[name] = _scrubbed_deep(key, value, scrub)
+    return args
+
+
 def _scrubbed(key: str, value: JSONValue, scrub: Scrub) -> JSONValue:
     if isinstance(value, str):
         return scrub(key, value)
@@ -177,7 +226,10 @@ def _scrubbed(key: str, value: JSONValue, scrub: Scrub) -> JSONValue:
 
 def engine_name(replies: JSONObject) -> str:
     """sglang, vllm, openai-compatible (lists models or has a /version, nothing engine-specific), or unknown."""
-    if _json_body(replies, *SGLANG_INFO_PATHS) is not None:
+    info = _json_body(replies, *SGLANG_INFO_PATHS)
+    if _is_vllm_info(info):
+        return "vllm"
+    if isinstance(info, dict):
         return "sglang"
     models = _models(_json_body(replies, "/v1/models"))
     if _vllm_signs(replies, models):
@@ -234,6 +286,9 @@ def describe(raw: JSONObject, scrub: Scrub = no_scrub) -> JSONObject:
         metrics = object_or_empty(replies.get("/metrics"))
         if metrics.get("status") == 200:
             data["vllm_config"] = _vllm_config(_body(metrics), scrub)
+        dev_info = _json_body(replies, VLLM_DEV_INFO_JSON)
+        if isinstance(dev_info, dict):
+            data["server_args"] = _vllm_server_args(dev_info.get("vllm_config"), data["version"], scrub)
     return data
 
 

@@ -10,8 +10,11 @@ argv; the probe finds the process.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+
+from driftcheck.snapshot.jsontypes import JSONValue
 
 # Command lines that start an engine's HTTP server (`python -m sglang.launch_server`, `sglang serve`,
 # `vllm serve`, `python -m vllm.entrypoints.openai.api_server`), and the port each listens on by default.
@@ -49,3 +52,61 @@ def listening_port(argv: Sequence[str], default: int) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
+
+
+def config_file_of(argv: Sequence[str]) -> str | None:
+    """The file of vLLM's `--config FILE` (or `--config=FILE`), None when the command line names none."""
+    for index, word in enumerate(argv):
+        if word == "--config" and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith("--config="):
+            return word.partition("=")[2]
+    return None
+
+
+def vllm_argv(argv: Sequence[str], config: JSONValue = None) -> list[str]:
+    """A vLLM command line as its parser reads it (vllm/utils/argparse_utils.py of 0.34.0,
+    `FlexibleArgumentParser.parse_args` and `load_config_file`): the `--config` file's keys become flags where
+    the file stood (`key: true` -> `--key`, a list -> `--key a b`, a mapping -> `--key '{json}'`), `--a_b` is
+    `--a-b`, and `-O3` / `-O 3` are `--optimization-level 3`. `config` is the parsed YAML of the file."""
+    words: list[str] = []
+    for index, word in enumerate(argv):
+        if word == "--config" or word.startswith("--config="):
+            words += _config_words(config)
+            continue
+        if index > 0 and argv[index - 1] == "--config":
+            continue
+        words += _vllm_word(word, argv[index + 1] if index + 1 < len(argv) else None)
+    return words
+
+
+def _vllm_word(word: str, following: str | None) -> list[str]:
+    """One word of a vLLM command line as its parser rewrites it."""
+    if word.startswith("--"):
+        name, sep, value = word.partition("=")
+        head, dot, tail = name[2:].partition(".")
+        return ["--" + head.replace("_", "-") + dot + tail + sep + value]
+    if word.startswith("-O") and word != "-O":
+        return ["--optimization-level", word[3:] if word[2:3] == "=" else word[2:]]
+    if word == "-O" and following in ("0", "1", "2", "3"):
+        return ["--optimization-level"]
+    return [word]
+
+
+def _config_words(config: JSONValue) -> list[str]:
+    """The flags of a vLLM `--config` YAML file, as `load_config_file` of 0.34.0 makes them."""
+    if not isinstance(config, dict):
+        return []
+    words: list[str] = []
+    for key, value in config.items():
+        if isinstance(value, bool):
+            # vLLM adds `--no-key` for false only where the parser has one; the flag table decides that here.
+            words.append(f"--{key}" if value else f"--no-{key}")
+        elif isinstance(value, list):
+            if value:
+                words += [f"--{key}", *(str(item) for item in value)]
+        elif isinstance(value, dict):
+            words += [f"--{key}", json.dumps(value)]
+        else:
+            words += [f"--{key}", str(value)]
+    return words

@@ -43,6 +43,12 @@ Parts = tuple[PathPart, ...]
 
 # Facts no recording holds, each as (example path, the declaration in docs/data-shapes.md).
 DOCUMENTED: tuple[tuple[str, str], ...] = (
+    # vLLM's dev-mode /server_info read back to engine arguments (tests/analysis/test_server_engines.py)
+    ("probes.server.data.server_args.enforce_eager",
+     "server_args{<engine argument>: value} (dev mode's `/server_info?config_format=json`, its resolved"),
+    # a server's own environment, as the process probe reads /proc/<pid>/environ
+    ("probes.process.data.processes.sglang.environ.CUDA_VISIBLE_DEVICES",
+     "process: processes{<stable key>: {pid, name, started_ticks, cmdline[], environ{}, affinity, mems_allowed,"),
     # written by `driftcheck run` only (tests/probes/test_workdir.py runs it in a real git repository)
     ("probes.workdir.data.commit", "workdir: commit (`git rev-parse HEAD` of the directory `driftcheck run` ran in)"),
     ("probes.workdir.data.modified_files", "changed on top of it, `git status --porcelain --untracked-files=no`"),
@@ -77,7 +83,7 @@ DOCUMENTED: tuple[tuple[str, str], ...] = (
      'services{<"nvidia-persistenced" | "nvidia-fabricmanager">: systemctl is-active state} | null'),
     ('probes.cpu.data.devfreq["17000000.gv11b"].governor', "devfreq{<device>: {governor}} | null"),
     ("probes.server.data.launch.flags.chunked_prefill_size",
-     "launch{found, why, cmdline[] | null, flags{<argument>: value | true} | null}"),
+     "launch{found, why, cmdline[] | null, flags{<argument>: value | true} | null, flags_by"),
     ('probes.server.data.vllm_config.cache_config_info["0"].enable_prefix_caching',
      'vllm_config{<gauge without "vllm:">: {<engine index>: {<label>: value}}}'),
 )
@@ -135,6 +141,12 @@ def _imported() -> Nodes:
         if replies:
             _merge(out, _nodes(describe({"url": "http://127.0.0.1:30000", "replies": replies}),
                                ("probes", "server", "data")))
+        # /server_info answers computed by a release's own code for one launch line each (sglang-0.5.23/SOURCE)
+        for answer in sorted(folder.glob("*.json")):
+            if answer.with_suffix(".argv").exists():
+                reply = {"/server_info": {"status": 200, "body": answer.read_text("utf-8"), "server": "uvicorn"}}
+                _merge(out, _nodes(describe({"url": "http://127.0.0.1:30000", "replies": reply}),
+                                   ("probes", "server", "data")))
     return out
 
 

@@ -28,6 +28,7 @@ from driftcheck.analysis.explain.lookup import (
 )
 from driftcheck.analysis.explain.package_source import install_command, interpreter_of
 from driftcheck.analysis.explain.relevance import RelevanceTable
+from driftcheck.analysis.explain.server_fixes import restore_phrase, setting_name
 from driftcheck.analysis.explain.values import human_field, show_at, show_value
 from driftcheck.analysis.explain.versions import is_pinnable
 from driftcheck.snapshot.model import Snapshot
@@ -66,7 +67,9 @@ BUILT = frozenset({"locked_fix", "ac_fix", "pl_fix", "mig_fix", "numactl", "huge
                    "pip_a", "pip", "pip_uninstall", "reinstall_a", "binary_change", "modified_change", "driver_fix",
                    "torch_pip_a", "torch_reinstall_a", "dist_pin", "nccl_fix", "cudnn_fix", "cublas_fix",
                    "torch_pin_a", "module_changes", "module_fix", "iface_fix", "python_a", "conf_change", "conf_fix",
-                   "restore_env", "before_sh", "after_sh", "gpus", "default_why", "fact", "subject"})
+                   "restore_env", "before_sh", "after_sh", "gpus", "default_why", "fact", "subject",
+                   # the restoring flags of a server setting, spelled by the release's flag table, values quoted
+                   "restore"})
 # A word a shell reads as itself: what `shlex.quote` leaves unquoted, not starting with `-` (an option).
 _PLAIN_WORD = re.compile(r"(?!-(?![\d.]))[\w@%+=:,./-]+", re.ASCII)
 
@@ -430,10 +433,11 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     out["python_a"] = show_value(python) if python else "the interpreter of A"
     if "conf" in captures:
         out.update(conf_vars(change, captures["conf"]))
-    if change.parts[:4] in (("probes", "server", "data", "server_args"), ("probes", "server", "data", "vllm_config"),
-                            ("probes", "server", "data", "launch")):
+    if change.parts[:3] == ("probes", "server", "data"):
         out["flag"] = "--" + str(change.parts[-1]).replace("_", "-")
         out["default_why"] = _default_why(sides)
+        out["restore"] = restore_phrase(sides.reference, sides.current, change)
+        out["setting"] = setting_name(sides.reference, sides.current, change)
     return out
 
 

@@ -409,6 +409,22 @@ def _args(**values: Any) -> Callable[[Doc], None]:
     return lambda doc: data(doc, "server")["server_args"].update(values)
 
 
+def _release(version: str, **values: Any) -> Callable[[Doc], None]:
+    """Both sides run SGLang `version` with these arguments."""
+    def prepare(doc: Doc) -> None:
+        data(doc, "server")["version"] = version
+        data(doc, "server")["server_args"].update(copy.deepcopy(values))
+    return prepare
+
+
+def _vllm_args(**values: Any) -> Callable[[Doc], None]:
+    """Both sides are vLLM 0.34.0 answering dev-mode /server_info, read as engine arguments."""
+    def prepare(doc: Doc) -> None:
+        data(doc, "server")["version"] = "0.34.0"
+        data(doc, "server")["server_args"] = copy.deepcopy(values)
+    return prepare
+
+
 CASES.update({
     "server-engine-changed": (_sglang(set_at(f"{SV}/engine", "vllm")), ["server-engine-changed"], "other"),
     "server-model-served": (_sglang(set_at(f"{SV}/models/Qwen~2FQwen3-8B", {"owned_by": "sglang"})),
@@ -475,7 +491,7 @@ CASES.update({
     "server-rank-state": (_sglang(set_at(f"{RANK}/state/use_mla_backend", True)), ["server-rank-state"], "other"),
     "server-argument-other-release": (_sglang(set_at(f"{SA}/enable_new_scheduler", False)),
                                       ["note:server-argument-other-release"], "other"),
-    "server-argument": (_sglang(set_at(f"{SA}/page_size", 16)), ["server-argument"], "other"),
+    "server-argument": (_sglang(set_at(f"{SA}/served_model_name", "qwen-small")), ["server-argument"], "other"),
     "server-vllm-gpu-memory-utilization": (_vllm(set_at(f"{VC}/gpu_memory_utilization", 0.8)),
                                            ["server-vllm-gpu-memory-utilization"], "other"),
     "server-vllm-kv-cache-dtype": (_vllm(set_at(f"{VC}/cache_dtype", "fp8")), ["server-vllm-kv-cache-dtype"], "other"),
@@ -485,6 +501,41 @@ CASES.update({
                                              enable_prefix_caching=True)),
                                    ["server-vllm-prefix-caching"], "other"),
     "server-vllm-gpu-blocks": (_vllm(set_at(f"{VC}/num_gpu_blocks", 19000)), ["server-vllm-gpu-blocks"], "other"),
+    # SGLang 0.5.23's fields (its parser's names, driftcheck/serving/engine_flags/sglang-0.5.23.json)
+    "server-phase-cuda-graph-disabled": (_sglang(set_at(f"{SA}/disable_decode_cuda_graph", True),
+                                                 _release("0.5.23", disable_decode_cuda_graph=False)),
+                                         ["server-phase-cuda-graph-disabled"], "other"),
+    "server-phase-cuda-graph-enabled": (_sglang(set_at(f"{SA}/disable_prefill_cuda_graph", False),
+                                                _release("0.5.23", disable_prefill_cuda_graph=True)),
+                                        ["server-phase-cuda-graph-enabled"], "other"),
+    "server-phase-cuda-graph-backend-disabled": (_sglang(set_at(f"{SA}/cuda_graph_backend_decode", "disabled"),
+                                                         _release("0.5.23", cuda_graph_backend_decode="full")),
+                                                 ["server-phase-cuda-graph-backend-disabled"], "other"),
+    # The flag's field and the resolved cuda_graph_config move together: one cause.
+    "server-phase-cuda-graph-setting": (_sglang(do(set_at(f"{SA}/cuda_graph_max_bs_decode", 4),
+                                                   set_at(f"{SA}/cuda_graph_config/decode/max_bs", 4)),
+                                                _release("0.5.23", cuda_graph_max_bs_decode=160,
+                                                         cuda_graph_config={"decode": {"max_bs": 160}})),
+                                        ["server-phase-cuda-graph-setting"], "other"),
+    "server-speculative-shape": (_sglang(set_at(f"{SA}/speculative_attention_mode", "decode"),
+                                         _release("0.5.23", speculative_attention_mode="prefill")),
+                                 ["server-speculative-shape"], "other"),
+    "server-overlap-off": (_sglang(set_at(f"{SA}/disable_overlap_schedule", True), _release("0.5.23")),
+                           ["server-overlap-off"], "other"),
+    "server-custom-all-reduce-off": (_sglang(set_at(f"{SA}/disable_custom_all_reduce", True), _release("0.5.23")),
+                                     ["server-custom-all-reduce-off"], "other"),
+    "server-kernel-backend": (_sglang(set_at(f"{SA}/moe_runner_backend", "triton"), _release("0.5.23")),
+                              ["server-kernel-backend"], "other"),
+    "server-communication-setting": (_sglang(set_at(f"{SA}/enable_symm_mem", True),
+                                             _release("0.5.23", enable_symm_mem=False)),
+                                     ["server-communication-setting"], "other"),
+    "server-capacity-setting": (_sglang(set_at(f"{SA}/page_size", 16), _release("0.5.23")),
+                                ["server-capacity-setting"], "other"),
+    # vLLM 0.34.0 in dev mode: its configuration as engine arguments
+    "server-vllm-eager": (_vllm(set_at(f"{SA}/enforce_eager", True), _vllm_args(enforce_eager=False)),
+                          ["server-vllm-eager"], "other"),
+    "server-vllm-setting": (_vllm(set_at(f"{SA}/tensor_parallel_size", 8), _vllm_args(tensor_parallel_size=4)),
+                            ["server-vllm-setting"], "other"),
 })
 
 
@@ -693,6 +744,26 @@ def _server_process(plugin_on_a: bool, plugin_on_b: bool) -> Edit:
         data(a, "process")["processes"] = {"sglang.launch_server": entry(plugin_on_a)}
         data(b, "process")["processes"] = {"sglang.launch_server": entry(plugin_on_b)}
     return edit
+
+
+def _server_environ(before: dict[str, str], after: dict[str, str]) -> Edit:
+    """The same SGLang server process on both sides, started with another environment on B."""
+    def edit(a: Doc, b: Doc) -> None:
+        for doc, environ in ((a, before), (b, after)):
+            process = _server_process(False, False)
+            process(doc, doc)
+            data(doc, "process")["processes"]["sglang.launch_server"]["environ"] = dict(environ)
+    return edit
+
+
+CASES.update({
+    "process-env-thread-count": (_server_environ({}, {"OMP_NUM_THREADS": "2"}), ["process-env-thread-count"],
+                                 "env_var_other"),
+    "process-env-visible-devices": (_server_environ({"CUDA_VISIBLE_DEVICES": "0,1"}, {"CUDA_VISIBLE_DEVICES": "0"}),
+                                    ["process-env-visible-devices"], "env_var_other"),
+    "process-env-performance-family": (_server_environ({}, {"LD_PRELOAD": "/usr/lib/libjemalloc.so.2"}),
+                                       ["process-env-performance-family"], "env_var_other"),
+})
 
 
 CASES.update({

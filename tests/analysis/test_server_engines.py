@@ -1,0 +1,146 @@
+"""Today's engines explained: SGLang 0.5.23's /server_info as its own code computes it
+(tests/data/servers/sglang-0.5.23, make_server_info.py) and vLLM 0.34.0 read from its launch line and its
+dev-mode /server_info; every fix checked against the flag table of the release B runs."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from driftcheck.analysis.diff import diff_snapshots
+from driftcheck.analysis.explain import explain
+from driftcheck.probes.redact import Redactor
+from driftcheck.probes.server import ServerProbe
+from driftcheck.serving.flag_tables import table_for
+from driftcheck.snapshot.model import read_snapshot_file
+from tests.servers import SERVERS_DATA
+
+BASE = json.loads((SERVERS_DATA.parent / "pairs" / "base.json").read_text("utf-8"))
+SGLANG = SERVERS_DATA / "sglang-0.5.23"
+
+
+def _reply(body: Any, status: int = 200) -> dict[str, Any]:
+    text = body if isinstance(body, str) else json.dumps(body)
+    return {"status": status, "content_type": "application/json", "server": "uvicorn", "body": text}
+
+
+def _launch(argv: list[str]) -> dict[str, Any]:
+    return {"found": True, "why": None, "cmdline": argv, "flags": {}}
+
+
+def _server_data(replies: dict[str, Any], argv: list[str]) -> dict[str, Any]:
+    probe = ServerProbe(Redactor(b"test-secret"))
+    return probe.parse({"url": "http://127.0.0.1:30000", "replies": replies, "launch": _launch(argv)})
+
+
+def _sglang(name: str) -> dict[str, Any]:
+    argv = (SGLANG / f"{name}.argv").read_text().split()
+    return _server_data({"/server_info": _reply((SGLANG / f"{name}.json").read_text())}, argv)
+
+
+def _explained(tmp_path: Path, a: dict[str, Any], b: dict[str, Any]) -> Any:
+    return explain(diff_snapshots(*_snapshots(tmp_path, a, b)))
+
+
+def _snapshots(tmp_path: Path, a: dict[str, Any], b: dict[str, Any]) -> tuple[Any, Any]:
+    paths = []
+    for label, data in (("a", a), ("b", b)):
+        doc = copy.deepcopy(BASE)
+        doc["label"] = label
+        doc["probes"]["server"] = {"status": "ok", "data": data, "error": None, "duration_s": 0.1}
+        path = tmp_path / f"{label}.json"
+        path.write_text(json.dumps(doc), "utf-8")
+        paths.append(path)
+    return read_snapshot_file(paths[0]), read_snapshot_file(paths[1])
+
+
+def _accepted(engine: str, version: str, fix: str, field: str, value: Any) -> bool:
+    """The fix's restoring change is the one B's release's table gives for A's value, and that change parses."""
+    table = table_for(engine, version)
+    assert table is not None
+    restoration = table.restoring(field, value)
+    assert restoration is not None and fix.endswith(restoration.text), (fix, restoration)
+    if restoration.add:
+        namespace, unknown = table.parser().parse_known_args(list(restoration.add))
+        return not unknown and getattr(namespace, field) == value
+    return table.spec(field) is not None and table.spec(field).default == value  # type: ignore[union-attr]
+
+
+def test_two_identical_sglang_starts_have_no_cause(tmp_path: Path) -> None:
+    a, b = _sglang("start-a"), _sglang("start-b")
+    assert a["context"]["startup_time"]["load_weight"] == 12.5 and b["context"]["startup_time"]["load_weight"] == 19
+    assert a["launch"]["flags"] == {"model_path": "Qwen/Qwen3-8B", "tp_size": 4}
+    result = _explained(tmp_path, a, b)
+    assert result.explanations == [] and result.notes == []  # exit 0: no relevant difference
+    diff = diff_snapshots(*_snapshots(tmp_path, a, b))
+    assert diff.changes == []
+    assert "probes.server.data.context.startup_time.load_weight" in {change.path for change in diff.readings}
+
+
+def test_sglang_decode_cuda_graphs_turned_off_ranks_first_with_a_fix_0_5_23_accepts(tmp_path: Path) -> None:
+    result = _explained(tmp_path, _sglang("start-a"), _sglang("decode-cuda-graph-off"))
+    top = result.explanations[0]
+    assert top.rule == "server-phase-cuda-graph-disabled" and top.confidence >= 0.8
+    assert top.fix == "restart the server without --disable-decode-cuda-graph"
+    assert _accepted("sglang", "0.5.23", top.fix, "disable_decode_cuda_graph", False)
+    # the flag on the launch line and the argument it set are one change, told once
+    assert len(result.explanations) == 1
+    assert set(top.evidence) == {"probes.server.data.server_args.disable_decode_cuda_graph",
+                                 "probes.server.data.launch.flags.disable_decode_cuda_graph"}
+
+
+def test_sglang_speculative_attention_mode_ranks_first(tmp_path: Path) -> None:
+    result = _explained(tmp_path, _sglang("speculative-prefill"), _sglang("speculative-decode"))
+    top = result.explanations[0]
+    assert top.rule == "server-speculative-shape"
+    assert top.fix == "restart the server with --speculative-attention-mode prefill"
+    assert _accepted("sglang", "0.5.23", top.fix, "speculative_attention_mode", "prefill")
+    assert len(result.explanations) == 1
+
+
+def test_speculative_decoding_turned_on_is_told_once(tmp_path: Path) -> None:
+    result = _explained(tmp_path, _sglang("start-a"), _sglang("speculative-prefill"))
+    speculative = [e for e in result.explanations if "speculative" in e.rule]
+    assert [e.rule for e in speculative] == ["server-speculative-off-on-a"], [e.to_json() for e in speculative]
+    assert "--speculative-num-steps none" not in speculative[0].fix
+    assert speculative[0].fix.startswith("restart the server without --speculative-algorithm")
+
+
+# vLLM 0.34.0: `/version` and `/v1/models` (owned_by vllm) answer; its launch line names the settings.
+def _vllm(argv: list[str], dev_config: dict[str, Any] | None = None) -> dict[str, Any]:
+    replies = {"/v1/models": _reply({"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "vllm",
+                                                                 "root": "m", "max_model_len": 8192}]}),
+               "/version": _reply({"version": "0.34.0"})}
+    if dev_config is not None:
+        # vllm/entrypoints/serve/dev/server_info/api_router.py (0.34.0): text by default, JSON sections on request
+        replies["/server_info"] = _reply({"vllm_config": "model='m', ...", "vllm_env": {}, "system_env": {}})
+        replies["/server_info?config_format=json"] = _reply({"vllm_config": dev_config, "vllm_env": {},
+                                                             "system_env": {}})
+    return _server_data(replies, argv)
+
+
+def test_vllm_short_tensor_parallel_flag_ranks_first(tmp_path: Path) -> None:
+    a, b = _vllm(["vllm", "serve", "m", "-tp", "4"]), _vllm(["vllm", "serve", "m", "-tp", "8"])
+    assert a["engine"] == "vllm" and a["launch"]["flags"] == {"tensor_parallel_size": 4}
+    result = _explained(tmp_path, a, b)
+    top = result.explanations[0]
+    assert top.fix == "restart the server with --tensor-parallel-size 4"
+    assert _accepted("vllm", "0.34.0", top.fix, "tensor_parallel_size", 4)
+
+
+def test_vllm_in_dev_mode_is_vllm_and_its_kv_cache_dtype_ranks_first(tmp_path: Path) -> None:
+    parallel = {"tensor_parallel_size": 1}
+    a = _vllm(["vllm", "serve", "m"], {"cache_config": {"cache_dtype": "auto", "block_size": 16},
+                                       "parallel_config": parallel})
+    b = _vllm(["vllm", "serve", "m", "--kv-cache-dtype", "fp8"],
+              {"cache_config": {"cache_dtype": "fp8", "block_size": 16}, "parallel_config": parallel})
+    assert a["engine"] == "vllm"  # /server_info answered, and what it holds is vLLM's
+    assert a["server_args"]["kv_cache_dtype"] == "auto" and a["server_args"]["block_size"] == 16
+    result = _explained(tmp_path, a, b)
+    top = result.explanations[0]
+    assert top.rule == "server-kv-cache-dtype"
+    assert top.fix == "restart the server with --kv-cache-dtype auto"
+    assert _accepted("vllm", "0.34.0", top.fix, "kv_cache_dtype", "auto")
+    assert len(result.explanations) == 1  # the flag and the setting it made: one change

@@ -1,0 +1,65 @@
+"""The shipped flag tables against the releases themselves (slow: a wheel is downloaded, or given).
+
+- SGLang 0.5.9's table is read from its source: its wheel (pure Python) is downloaded from the package
+  index and read again by tools/engine_flag_table.py; the result must be the shipped table.
+- The tables of SGLang 0.5.23 and vLLM 0.22.0 / 0.34.0 come from their real parsers, which need the unpacked
+  wheel and the light packages their argument modules import. Given as
+  DRIFTCHECK_ENGINE_PATHS="sglang-0.5.23=PYTHONPATH;vllm-0.34.0=PYTHONPATH;...", each is built again and every
+  restoring change the table can produce is run through the real parser (`--check`). Without it, skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from driftcheck.serving.flag_tables import load_table
+from tests.serving.restorations import restorations
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+TOOL = ROOT / "tools" / "engine_flag_table.py"
+SHIPPED = ROOT / "driftcheck" / "serving" / "engine_flags"
+
+
+def _engine_paths() -> dict[str, str]:
+    given = os.environ.get("DRIFTCHECK_ENGINE_PATHS", "")
+    return dict(item.split("=", 1) for item in given.split(";") if "=" in item)
+
+
+def test_sglang_0_5_9_read_again_from_its_wheel(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "sglang==0.5.9", "-d",
+                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    wheels = list(tmp_path.glob("sglang-0.5.9-*.whl"))
+    if done.returncode != 0 or not wheels:
+        pytest.skip(f"the sglang 0.5.9 wheel cannot be downloaded here: {done.stderr.strip()[-200:]}")
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        wheel.extractall(tmp_path / "unpacked")
+    table = subprocess.run([sys.executable, str(TOOL), "sglang", "--from-source", str(tmp_path / "unpacked")],
+                           capture_output=True, text=True, check=True, timeout=120).stdout
+    assert json.loads(table) == json.loads((SHIPPED / "sglang-0.5.9.json").read_text("utf-8"))
+
+
+@pytest.mark.parametrize("name", ["sglang-0.5.23", "vllm-0.22.0", "vllm-0.34.0"])
+def test_the_real_parser_builds_the_table_and_takes_every_restoring_change(name: str, tmp_path: Path) -> None:
+    path = _engine_paths().get(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed for this test (DRIFTCHECK_ENGINE_PATHS)")
+    engine = name.partition("-")[0]
+    env = {**os.environ, "PYTHONPATH": path}
+    built = subprocess.run([sys.executable, str(TOOL), engine], capture_output=True, text=True, env=env,
+                           timeout=600, cwd=tmp_path)
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert json.loads(built.stdout) == json.loads((SHIPPED / f"{name}.json").read_text("utf-8"))
+    cases = [{"field": r.field, "value": value, "add": list(r.add), "drop": list(r.drop)}
+             for value, r in restorations(load_table(name))]
+    (tmp_path / "cases.json").write_text(json.dumps(cases), "utf-8")
+    checked = subprocess.run([sys.executable, str(TOOL), engine, "--check", str(tmp_path / "cases.json")],
+                             capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout[-3000:]
