@@ -31,6 +31,7 @@ from driftcheck.reports.formats import (
     tensorrt_llm_version,
     triton_server,
     vllm_collect_env,
+    xformers_info,
 )
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste
@@ -46,6 +47,7 @@ FORMATS: tuple[Format, ...] = (
     nvidia_smi_csv.FORMAT,
     hf_env.FORMAT,
     ds_report.FORMAT,
+    xformers_info.FORMAT,
     conda_packages.FORMAT,
     numactl_hardware.FORMAT,
     ibstat.FORMAT,
