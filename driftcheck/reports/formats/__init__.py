@@ -1,6 +1,7 @@
 """The text formats `driftcheck import` reads, as a registry: one module per format, listed here.
 
 Order matters: a report that embeds another format comes first (vLLM's report holds PyTorch's lines;
+OpenMMLab's collect_env holds SGLang's `Python:` and `GPU 0,1:` lines after its own `sys.platform:`;
 SGLang's and vLLM's hold a topology matrix), so the most specific format claims the text. A new format
 is a new module with a `FORMAT` entry, added to `FORMATS`.
 """
@@ -17,6 +18,7 @@ from driftcheck.reports.formats import (
     ibstat,
     ibv_devinfo,
     lspci_link,
+    mm_collect_env,
     numactl_hardware,
     nvcc_version,
     nvidia_smi_csv,
@@ -38,6 +40,7 @@ from driftcheck.reports.paste import Paste
 
 FORMATS: tuple[Format, ...] = (
     vllm_collect_env.FORMAT,
+    mm_collect_env.FORMAT,
     sglang_check_env.FORMAT,
     pytorch_collect_env.FORMAT,
     nvidia_smi_xml.FORMAT,
