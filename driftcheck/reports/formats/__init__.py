@@ -2,8 +2,8 @@
 
 Order matters: a report that embeds another format comes first (vLLM's report holds PyTorch's lines;
 OpenMMLab's collect_env holds SGLang's `Python:` and `GPU 0,1:` lines after its own `sys.platform:`;
-SGLang's and vLLM's hold a topology matrix), so the most specific format claims the text. A new format
-is a new module with a `FORMAT` entry, added to `FORMATS`.
+SGLang's and vLLM's hold a topology matrix, TGI's `--env` an nvidia-smi table), so the most specific
+format claims the text. A new format is a new module with a `FORMAT` entry, added to `FORMATS`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from driftcheck.reports.formats import (
     rocm_smi,
     sglang_check_env,
     tensorrt_llm_version,
+    tgi_env,
     triton_server,
     vllm_collect_env,
     xformers_info,
@@ -42,6 +43,7 @@ FORMATS: tuple[Format, ...] = (
     vllm_collect_env.FORMAT,
     mm_collect_env.FORMAT,
     sglang_check_env.FORMAT,
+    tgi_env.FORMAT,
     pytorch_collect_env.FORMAT,
     nvidia_smi_xml.FORMAT,
     nvidia_smi_text.FORMAT,
