@@ -32,11 +32,13 @@ _PROMPT = re.compile(r"^.*\bpython3? -m xformers\.info\W*$")
 FIELDS = "host.report.fields"
 
 
-def _features(lines: list[str]) -> tuple[int, list[tuple[int, str, str | None]]] | None:
-    """The version line's index and the `(line index, name, value)` rows after it; None without a version line."""
-    start = next((i for i, line in enumerate(lines) if _VERSION_LINE.match(line)), None)
-    if start is None:
+def _features(lines: list[str]) -> tuple[int, str, list[tuple[int, str, str | None]]] | None:
+    """The version line's index, xformers' version and the `(line index, name, value)` rows after it; None
+    without a version line."""
+    found = next(((i, m["version"]) for i, line in enumerate(lines) if (m := _VERSION_LINE.match(line))), None)
+    if found is None:
         return None
+    start, version = found
     rows: list[tuple[int, str, str | None]] = []
     for i in range(start + 1, len(lines)):
         match = _FEATURE.match(lines[i])
@@ -47,13 +49,13 @@ def _features(lines: list[str]) -> tuple[int, list[tuple[int, str, str | None]]]
             rows[-1] = (i, rows[-1][1], lines[i].strip())
         elif lines[i].strip():
             break
-    return start, rows
+    return start, version, rows
 
 
 def detect(text: str) -> bool:
     """An `xFormers <version>` line followed by at least two `name: status` lines."""
     found = _features(text.replace("\r", "").splitlines())
-    return found is not None and len(found[1]) >= 2
+    return found is not None and len(found[2]) >= 2
 
 
 def starts(lines: list[str], i: int) -> bool:
@@ -86,9 +88,7 @@ def parse(text: str) -> Parsed:
     found = _features(paste.lines)
     if found is None:
         raise ValueError("no `xFormers <version>` line")
-    start, rows = found
-    version_line = _VERSION_LINE.match(paste.lines[start])
-    assert version_line is not None  # _features found it by this pattern
+    start, version, rows = found
     paste.claim(start)
     values: dict[str, str] = {}
     cut = _cut(paste, rows, rows[-1][0] + 1 if rows else start + 1)
@@ -105,7 +105,7 @@ def parse(text: str) -> Parsed:
     cuda = values.pop("pytorch.cuda", None)
     cuda_available = {"available": True, "not available": False}.get(cuda or "")
     gpu = _gpu(facts.known(values.pop("gpu.name", None)), facts.known(values.pop("gpu.compute_capability", None)))
-    packages = [("xformers", version_line["version"])] + ([("torch", torch_version)] if torch_version else [])
+    packages = [("xformers", version)] + ([("torch", torch_version)] if torch_version else [])
     probes: dict[str, JSONObject | None] = {
         "packages": facts.packages_data(packages, None),
         "torch": facts.torch_data(torch_version, cuda=facts.torch_version_cuda(torch_version),
