@@ -1,8 +1,9 @@
 """The text formats `driftcheck import` reads, as a registry: one module per format, listed here.
 
 Order matters: a report that embeds another format comes first (vLLM's report holds PyTorch's lines;
-SGLang's and vLLM's hold a topology matrix), so the most specific format claims the text. A new format
-is a new module with a `FORMAT` entry, added to `FORMATS`.
+OpenMMLab's collect_env holds SGLang's `Python:` and `GPU 0,1:` lines after its own `sys.platform:`;
+SGLang's and vLLM's hold a topology matrix, TGI's `--env` an nvidia-smi table), so the most specific
+format claims the text. A new format is a new module with a `FORMAT` entry, added to `FORMATS`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from driftcheck.reports.formats import (
     hf_env,
     ibstat,
     ibv_devinfo,
+    lightning_env,
     lspci_link,
+    mm_collect_env,
     numactl_hardware,
     nvcc_version,
     nvidia_smi_csv,
@@ -29,15 +32,19 @@ from driftcheck.reports.formats import (
     rocm_smi,
     sglang_check_env,
     tensorrt_llm_version,
+    tgi_env,
     triton_server,
     vllm_collect_env,
+    xformers_info,
 )
 from driftcheck.reports.formats.base import Format, Parsed
 from driftcheck.reports.paste import Paste, blank_runs_capped
 
 FORMATS: tuple[Format, ...] = (
     vllm_collect_env.FORMAT,
+    mm_collect_env.FORMAT,
     sglang_check_env.FORMAT,
+    tgi_env.FORMAT,
     pytorch_collect_env.FORMAT,
     nvidia_smi_xml.FORMAT,
     nvidia_smi_text.FORMAT,
@@ -46,6 +53,8 @@ FORMATS: tuple[Format, ...] = (
     nvidia_smi_csv.FORMAT,
     hf_env.FORMAT,
     ds_report.FORMAT,
+    xformers_info.FORMAT,
+    lightning_env.FORMAT,
     conda_packages.FORMAT,
     numactl_hardware.FORMAT,
     ibstat.FORMAT,
