@@ -82,6 +82,17 @@ def stop_tree(process: subprocess.Popen[Any], grace_s: float = STOP_GRACE_S,
         _stop_tree(process, grace_s, signals, wait or process.wait)
 
 
+@contextlib.contextmanager
+def stopped_on_the_way_out(process: subprocess.Popen[Any]) -> Iterator[None]:
+    """Stop `process` and its children (`stop_tree`) if the block is left while it still runs: a child started in
+    its own session gets no Ctrl-C from the terminal, so leaving early must end it."""
+    try:
+        yield
+    finally:
+        if process.poll() is None:
+            stop_tree(process)
+
+
 def _stop_tree(process: subprocess.Popen[Any], grace_s: float, signals: Sequence[int], wait: Waiter) -> None:
     family = family_of(process.pid)
     for signum in signals:

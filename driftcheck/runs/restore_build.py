@@ -15,12 +15,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from driftcheck.errors import DriftcheckError
-from driftcheck.hosts.process_tree import stop_tree
+from driftcheck.hosts.process_tree import stopped_on_the_way_out
 
 _INSTALL_TIMEOUT_S = 1800.0
 _VERSION_SCRIPT = "import platform; print(platform.python_version())"
@@ -157,7 +157,7 @@ def _run_install(installer: Installer, python: Path, options: Sequence[str],
                                            start_new_session=True)
             except OSError as exc:
                 return 127, f"{installer.kind} cannot start: {exc}"
-            with _stopped_on_the_way_out(process):
+            with stopped_on_the_way_out(process):
                 try:
                     code = process.wait(timeout=_INSTALL_TIMEOUT_S)
                 except subprocess.TimeoutExpired:
@@ -165,15 +165,6 @@ def _run_install(installer: Installer, python: Path, options: Sequence[str],
             output.seek(0)
             return code, output.read().decode(errors="replace")
 
-
-@contextlib.contextmanager
-def _stopped_on_the_way_out(process: subprocess.Popen[bytes]) -> Iterator[None]:
-    """The installer runs in its own session (a Ctrl-C reaches this process only): end it if we leave early."""
-    try:
-        yield
-    finally:
-        if process.poll() is None:
-            stop_tree(process)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

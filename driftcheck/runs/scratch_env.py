@@ -17,18 +17,17 @@ them and everything else from its own site-packages. They come from one of two p
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
 from driftcheck.errors import DriftcheckError
-from driftcheck.hosts.process_tree import stop_tree
+from driftcheck.hosts.process_tree import stopped_on_the_way_out
 from driftcheck.runs.overlay import Distribution, Overlays, PackageChange
 from driftcheck.snapshot.home import data_dir, ensure_private_dir
 
@@ -117,7 +116,7 @@ def _pip_target(python: str, requirement: str, target: Path) -> None:
                                        start_new_session=True)
         except OSError as exc:
             raise NotBuildable(f"pip cannot start: {exc}") from None
-        with _stopped_on_the_way_out(process):
+        with stopped_on_the_way_out(process):
             try:
                 code = process.wait(timeout=_PIP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
@@ -126,15 +125,6 @@ def _pip_target(python: str, requirement: str, target: Path) -> None:
             output.seek(0)
             raise NotBuildable(f"pip install {requirement} for {python} failed: {_last_error(output.read())}")
 
-
-@contextlib.contextmanager
-def _stopped_on_the_way_out(process: subprocess.Popen[bytes]) -> Iterator[None]:
-    """pip runs in its own session (a Ctrl-C reaches this process only): end it if we leave early."""
-    try:
-        yield
-    finally:
-        if process.poll() is None:
-            stop_tree(process)
 
 
 def _last_error(output: bytes) -> str:
