@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from driftcheck.api.trial_options import DEFAULT_READY_TIMEOUT_S, check_trial_options
     from driftcheck.api.verify import Verified, verify
     from driftcheck.probes.base import BenchRequest, ProbeOptions
+    from driftcheck.probes.runner import ProbeOutcome
     from driftcheck.snapshot.model import Snapshot
 
 # name -> module that defines it, imported on first use: `driftcheck show` imports the verb it runs (its
@@ -75,6 +76,8 @@ _LAZY = {
     "hash_cache_note": "driftcheck.api.snapshot", "keep_snapshot": "driftcheck.api.snapshot",
     "take_snapshot": "driftcheck.api.snapshot", "Verified": "driftcheck.api.verify", "verify": "driftcheck.api.verify",
     "BenchRequest": "driftcheck.probes.base", "ProbeOptions": "driftcheck.probes.base",
+    # what a progress callback of take_snapshot/check receives, one probe at a time
+    "ProbeOutcome": "driftcheck.probes.runner",
     "Snapshot": "driftcheck.snapshot.model",
 }
 
@@ -107,7 +110,7 @@ sys.modules[__name__].__class__ = _Face
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "DEFAULT_READY_TIMEOUT_S", "STDIN", "BaselineList", "BenchRequest", "BenchResult",
            "CheckRequest", "CheckResult", "ConfirmRequest", "DiffResult", "ExplainResult", "Explained", "ProbeOptions",
-           "SavedBaseline", "Shown", "ShownBaseline", "Snapshot", "SnapshotDiff", "SnapshotLog", "SnapshotRequest",
-           "Verified", "bench", "bench_rerun", "check", "check_trial_options", "diff", "explain", "hash_cache_note",
-           "import_reports", "keep_snapshot", "list_baselines", "load", "log", "record", "remove_baseline", "report",
-           "save_baseline", "show", "show_baseline", "take_snapshot", "verify"]
+           "ProbeOutcome", "SavedBaseline", "Shown", "ShownBaseline", "Snapshot", "SnapshotDiff", "SnapshotLog",
+           "SnapshotRequest", "Verified", "bench", "bench_rerun", "check", "check_trial_options", "diff", "explain",
+           "hash_cache_note", "import_reports", "keep_snapshot", "list_baselines", "load", "log", "record",
+           "remove_baseline", "report", "save_baseline", "show", "show_baseline", "take_snapshot", "verify"]

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 from driftcheck.errors import OptionError, UsageError
 
 if TYPE_CHECKING:
+    from driftcheck.api import ProbeOptions, ProbeOutcome
     from driftcheck.hosts import Host
-    from driftcheck.probes.base import ProbeOptions
-    from driftcheck.probes.runner import ProbeOutcome
     from driftcheck.snapshot.model import Snapshot
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2

@@ -39,7 +39,7 @@ def _text(value: JSONValue) -> str | None:
 
 def node_features(snapshot: Snapshot, verdict: DriftVerdict | None) -> dict[str, str]:
     """name -> label value: the facts a scheduler selects nodes by. A fact the snapshot lacks is left out,
-    never written as a placeholder; `drift` and `baseline` only when a check ran."""
+    never given a stand-in value; `drift` and `baseline` only when a check ran."""
     gpu = snapshot.probe_data("gpu") or {}
     torch = snapshot.probe_data("torch") or {}
     server = snapshot.probe_data("server") or {}

@@ -4,9 +4,10 @@ finite dropped, never fatal.
 Python reads the environment, command lines and file names with `surrogateescape`: a byte that is not UTF-8
 (`X=$(printf 'caf\\xe9')`) becomes a lone surrogate (U+DCE9), which no UTF-8 encoder accepts, so a document
 holding one could not be written, hashed or signed. Every such character is written instead as the escape
-Python would show for the byte (`\\xe9`), and any other lone surrogate as `\\udXXX`: the text stays what was
-read, byte for byte readable, and the document stays valid UTF-8 JSON. A number parsed from a hostile file
-(`/proc/uptime` holding a million 9s reads as infinity) has no JSON form: it is kept as null, no value.
+Python would show for the byte (`\\xe9`), and any other lone surrogate as its `\\u` escape (`\\ud800`):
+the text stays what was read, byte for byte readable, and the document stays valid UTF-8 JSON. A number parsed
+from a hostile file (`/proc/uptime` holding a million 9s reads as infinity) has no JSON form: it is kept as null,
+no value.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def _escape(match: re.Match[str]) -> str:
 
 def escape_undecodable(text: str) -> str:
     """`text` with each byte that was not UTF-8 (a surrogate escape) written as `\\xNN`, other lone surrogates
-    as `\\uXXXX`; text without any is returned as it is."""
+    as their `\\u` escape (`\\ud800`); text without any is returned as it is."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
