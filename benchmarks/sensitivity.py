@@ -29,7 +29,7 @@ full run takes at it (~7 s a run alone on the 2-core VM: ~25 min). `--quick` is 
 1 trial, 2 runs: a few minutes), not a measurement; it prints the same projection.
 
 3. Apart (`--apart S`, `--apart-pairs P`, default 40): P + 1 unchanged records, each started S seconds after
-   the previous one ended (each run a fresh benchmark process, as always), no busy core; each with its
+   the previous one started (each run a fresh benchmark process, as always), no busy core; each with its
    predecessor is a pair. Issue 36 saw a false `faster` on a record two minutes after its baseline, which
    back-to-back records cannot show. False verdicts are printed for back-to-back and apart pairs separately.
    Every check's record carries the between-session spread measured from the quiet records before it, as
@@ -38,7 +38,9 @@ full run takes at it (~7 s a run alone on the 2-core VM: ~25 min). `--quick` is 
    benchmark is printed. The OMP trials then run against the apart records, with their measured spread.
    The issue's target (false slower/faster <= 5 % of >= 40 apart checks >= 2 minutes apart, OMP_NUM_THREADS=1
    caught in >= 95 % of >= 20) needs the machine alone for well over an hour:
-   `python benchmarks/sensitivity.py --pairs 0 --apart 120 --apart-pairs 40 --trials 20 --no-busy`.
+   `python benchmarks/sensitivity.py --pairs 0 --apart 120 --apart-pairs 40 --trials 20 --no-busy
+   --trials-in-waits` (the OMP trials taken in the waits, each before the wait's end, never during an apart
+   record: ~85 min instead of ~100).
    It does not vary the CPU placement of the runs beyond what the scheduler gives a fresh process.
 
 Beside the raw and normalised figures it prints "first look only": the same pairs judged on the check's first
@@ -282,17 +284,30 @@ def unchanged_chain(args: argparse.Namespace) -> tuple[list[Taken], Tally]:
     return records, tally
 
 
-def apart_chain(args: argparse.Namespace, tally: Tally) -> list[Taken]:
-    """`args.apart_pairs` + 1 quiet records, each `args.apart` seconds after the previous one; each check carries
-    the between-session spread of the apart records before it. Their pairs go into `tally` as kind `apart`."""
+def apart_chain(args: argparse.Namespace, tally: Tally, planned: list[Injection]) -> list[Taken]:
+    """`args.apart_pairs` + 1 quiet records, each started `args.apart` seconds after the previous one started;
+    each check carries the between-session spread of the apart records before it. Their pairs go into `tally` as
+    kind `apart`. With `--trials-in-waits`, the injected trials run in the last waits, one a wait where there are
+    enough (never while an apart record is taken), against the apart records so far."""
     records: list[Taken] = []
+    started = time.monotonic()
     for index in range(args.apart_pairs + 1):
         if index and not args.replay:
-            print(f"  waiting {args.apart:g} s", flush=True)
-            time.sleep(args.apart)
+            # the trials go in the last waits, where the most apart records measure the spread they carry
+            waiting = [i for i in planned if i.pending] if args.trials_in_waits else []
+            to_take = sum(i.args.trials - i.trials for i in waiting) - (args.apart_pairs - index)
+            for _ in range(max(to_take, 0)):
+                injection = next(i for i in planned if i.pending)
+                quiet = [r.baseline for r in records]
+                injection.trial(quiet[injection.trials % len(quiet)], quiet)
+            wait = started + args.apart - time.monotonic()
+            print(f"  waiting {max(wait, 0.0):.0f} s: the next record starts at "
+                  f"{time.strftime('%H:%M:%S', time.localtime(time.time() + max(wait, 0.0)))}", flush=True)
+            time.sleep(max(wait, 0.0))
+        started = time.monotonic()
         history = [r.baseline for r in records]
         records.append(record(args, reference=records[-1].baseline if records else None, history=history))
-        print(f"apart record {index + 1}/{args.apart_pairs + 1}: other work "
+        print(f"apart record {index + 1}/{args.apart_pairs + 1} at {time.strftime('%H:%M:%S')}: other work "
               f"{', '.join(f'{x:.2f}' for x in others(records[-1].check))} CPUs", flush=True)
         if index == 0:
             continue
@@ -300,9 +315,10 @@ def apart_chain(args: argparse.Namespace, tally: Tally) -> list[Taken]:
         tally.add("apart", raw, normalised,
                   compare_records(records[-2].baseline, with_history(records[-1].baseline, history)))
         more = f", {len(records[-1].runs)} runs (undecided after {args.runs})" if records[-1].extended else ""
-        print(f"apart pair {index} ({args.apart:g} s apart{more}):", flush=True)
+        print(f"apart pair {index} (started {args.apart:g} s apart{more}):", flush=True)
         for r, n in zip(raw, normalised, strict=True):
             print(f"  {n['name']}: raw {r['verdict']} | {n['verdict_text']}", flush=True)
+        print(f"  done at {time.strftime('%H:%M:%S')}", flush=True)
     return records
 
 
@@ -347,44 +363,74 @@ def report_unchanged(args: argparse.Namespace, tally: Tally) -> None:
                       f"normalised {dict(sorted((norm or {}).items()))}{control}")
 
 
-def injections(args: argparse.Namespace, taken: list[Taken], apart: list[Taken]) -> None:
-    """The injected trials, against the quiet records (the apart ones when taken), each check carrying the
-    between-session spread those records measure."""
-    quiet = [r.baseline for r in apart] if apart else \
-        [r.baseline for i, r in enumerate(taken) if not (args.busy and i % 2 == 1)]
-    records = [r.baseline for r in taken + apart]
-    kinds = {"threads": ({"OMP_NUM_THREADS": "1"}, 1.0)}
-    if "work" in args.inject:
+class Injection:
+    """One injected change's trials and what they caught, raw, normalised and on the first look alone."""
+
+    def __init__(self, args: argparse.Namespace, kind: str, env: dict[str, str], factor: float) -> None:
+        self.args, self.kind, self.env, self.factor = args, kind, env, factor
+        self.caught = {"raw": 0, "normalised": 0, FIRST: 0}
+        self.slower: dict[tuple[str, str], int] = {}
+        self.trials = 0
+
+    @property
+    def pending(self) -> bool:
+        return self.trials < self.args.trials
+
+    def trial(self, base: dict[str, Any], quiet: list[dict[str, Any]]) -> None:
+        """One trial: a check record with the change, against `base`, carrying the spread `quiet` measures."""
+        args, kind = self.args, self.kind
+        after = record(args, self.env, self.factor, reference=base, history=quiet)
+        raw, normalised = both(base, after.check)
+        first = compare_records(base, with_history(after.baseline, quiet))
+        for figure, rows in (("raw", raw), ("normalised", normalised), (FIRST, first)):
+            watched = [r for r in rows if kind != "work" or r["name"].startswith(("gemm", "skinny"))]
+            self.caught[figure] += any(r["verdict"] == "slower" for r in watched)
+            for r in watched:
+                self.slower[(figure, r["name"])] = self.slower.get((figure, r["name"]), 0) + (r["verdict"] == "slower")
+        self.trials += 1
+        more = f" ({len(after.runs)} runs, undecided after {args.runs})" if after.extended else ""
+        print(f"{kind} trial {self.trials}{more}:", flush=True)
+        for r, n in zip(raw, normalised, strict=True):
+            print(f"  {n['name']}: raw {r['verdict']} | {n['verdict_text']}", flush=True)
+
+    def report(self, records: list[dict[str, Any]]) -> None:
+        label = f"work factor {self.factor:.3f}" if self.kind == "work" else "OMP_NUM_THREADS=1"
+        print(f"\nINJECTED {label}, {self.trials} trials against quiet baselines:")
+        for figure in ("raw", "normalised", FIRST):
+            print(f"  caught (some benchmark slower), {figure}: {rate(self.caught[figure], self.trials)} "
+                  "(target >= 95%)")
+        for (figure, name), hits in sorted(self.slower.items()):
+            entry = next((r["results"][name] for r in records if name in r["results"]), {"unit": name})
+            direction = "higher" if higher_is_better(entry) else "lower"
+            print(f"  {name} ({direction} is better) slower, {figure}: {rate(hits, self.trials)}")
+
+
+def planned_injections(args: argparse.Namespace, taken: list[Taken]) -> list[Injection]:
+    """The injections `--inject` names; `work` scales by the chain's median MDS (5 % without a chain)."""
+    made = []
+    for kind in args.inject:
+        if kind == "threads":
+            made.append(Injection(args, kind, {"OMP_NUM_THREADS": "1"}, 1.0))
+            continue
         pairs = [both(a.baseline, b.check)[1] for a, b in zip(taken, taken[1:], strict=False)]
         mds = [float(r["mds_pct"]) / 100.0 for rows in pairs for r in rows
                if r["mds_pct"] is not None and r["name"].startswith(("gemm", "skinny"))]
-        kinds["work"] = ({}, 1.0 + 2.0 * (statistics.median(mds) if mds else 0.05))
-    for kind in args.inject:
-        env, factor = kinds[kind]
-        caught = {"raw": 0, "normalised": 0, FIRST: 0}
-        slower: dict[tuple[str, str], int] = {}
-        for trial in range(args.trials):
-            base = quiet[trial % len(quiet)]
-            after = record(args, env, factor, reference=base, history=quiet)
-            raw, normalised = both(base, after.check)
-            first = compare_records(base, with_history(after.baseline, quiet))
-            for figure, rows in (("raw", raw), ("normalised", normalised), (FIRST, first)):
-                watched = [r for r in rows if kind != "work" or r["name"].startswith(("gemm", "skinny"))]
-                caught[figure] += any(r["verdict"] == "slower" for r in watched)
-                for r in watched:
-                    slower[(figure, r["name"])] = slower.get((figure, r["name"]), 0) + (r["verdict"] == "slower")
-            more = f" ({len(after.runs)} runs, undecided after {args.runs})" if after.extended else ""
-            print(f"{kind} trial {trial + 1}{more}:", flush=True)
-            for r, n in zip(raw, normalised, strict=True):
-                print(f"  {n['name']}: raw {r['verdict']} | {n['verdict_text']}", flush=True)
-        label = f"work factor {factor:.3f}" if kind == "work" else "OMP_NUM_THREADS=1"
-        print(f"\nINJECTED {label}, {args.trials} trials against quiet baselines:")
-        for figure in ("raw", "normalised", FIRST):
-            print(f"  caught (some benchmark slower), {figure}: {rate(caught[figure], args.trials)} (target >= 95%)")
-        for (figure, name), hits in sorted(slower.items()):
-            entry = next((r["results"][name] for r in records if name in r["results"]), {"unit": name})
-            direction = "higher" if higher_is_better(entry) else "lower"
-            print(f"  {name} ({direction} is better) slower, {figure}: {rate(hits, args.trials)}")
+        made.append(Injection(args, kind, {}, 1.0 + 2.0 * (statistics.median(mds) if mds else 0.05)))
+    return made
+
+
+def injections(args: argparse.Namespace, taken: list[Taken], apart: list[Taken],
+               planned: list[Injection]) -> None:
+    """The injected trials still to take, against the quiet records (the apart ones when taken), each check
+    carrying the between-session spread those records measure; then every injection's figures."""
+    quiet = [r.baseline for r in apart] if apart else \
+        [r.baseline for i, r in enumerate(taken) if not (args.busy and i % 2 == 1)]
+    for injection in planned:
+        while injection.pending:
+            injection.trial(quiet[injection.trials % len(quiet)], quiet)
+    records = [r.baseline for r in taken + apart]
+    for injection in planned:
+        injection.report(records)
 
 
 def main() -> int:
@@ -401,7 +447,10 @@ def main() -> int:
                         help="comma-separated injections: threads, work (empty: none)")
     parser.add_argument("--no-busy", dest="busy", action="store_false", help="no busy core in the unchanged pairs")
     parser.add_argument("--apart", type=float, default=120.0, metavar="S",
-                        help="seconds between two apart records (default 120; issue 36's target: >= 120)")
+                        help="seconds from the start of one apart record to the next (default 120; "
+                        "issue 36's target: >= 120)")
+    parser.add_argument("--trials-in-waits", action="store_true",
+                        help="take the injected trials in the apart records' waits (never during an apart record)")
     parser.add_argument("--apart-pairs", type=int, default=0, metavar="P",
                         help="pairs of quiet records --apart seconds apart (default 0: none; target >= 40)")
     parser.add_argument("--save", type=Path, metavar="FILE",
@@ -421,15 +470,16 @@ def main() -> int:
         REPLAY.extend(json.loads(args.replay.read_text("utf-8")))
     started = time.monotonic()
     records, tally = unchanged_chain(args)
-    apart = apart_chain(args, tally) if args.apart_pairs else []
+    planned = planned_injections(args, records) if args.inject and args.trials else []
+    apart = apart_chain(args, tally, planned) if args.apart_pairs else []
     report_unchanged(args, tally)
     quiet_chain = [r.baseline for i, r in enumerate(records) if not (args.busy and i % 2 == 1)]
     if quiet_chain:
         report_spreads("back to back", quiet_chain)
     if apart:
         report_spreads(f"{args.apart:g} s apart", [r.baseline for r in apart])
-    if args.inject and args.trials:
-        injections(args, records, apart)
+    if planned:
+        injections(args, records, apart, planned)
     if EXTENDED:
         print(f"\nchecks: {sum(n > args.runs for n in EXTENDED)} of {len(EXTENDED)} took more runs (up to "
               f"{args.max_runs}); {statistics.fmean(EXTENDED):.2f} runs a check on average")
@@ -445,11 +495,11 @@ def main() -> int:
     each = statistics.median(WALL_S)
     full = argparse.Namespace(pairs=40, trials=20, runs=3, max_runs=default_max_runs(3), inject=["threads"], busy=True,
                               apart_pairs=0, apart=120.0)
-    apart = argparse.Namespace(**{**vars(full), "pairs": 0, "busy": False, "apart_pairs": 40})
+    apart_args = argparse.Namespace(**{**vars(full), "pairs": 0, "busy": False, "apart_pairs": 40})
     print(f"{time.monotonic() - started:.0f} s in all; a run took {each:.1f} s (median); the full run "
           f"(--pairs 40 --trials 20 --runs 3) would take about {minutes(full, each)} min "
           f"under this load, and the apart one (--pairs 0 --apart 120 --apart-pairs 40 --trials 20 --no-busy) about "
-          f"{minutes(apart, each)} min")
+          f"{minutes(apart_args, each)} min")
     return 0
 
 
