@@ -39,10 +39,15 @@ def test_the_face_is_plain_functions_that_survive_importing_every_submodule() ->
                                                               if getattr(driftcheck, name, None) is not None}
 
 
-def test_every_lazy_name_is_in_all_and_resolves() -> None:
-    lazy = set(driftcheck._LAZY)  # noqa: SLF001 - the table the face is served from
-    assert {"SnapshotRequest", "CheckRequest", "BenchRequest"} <= lazy <= set(driftcheck.__all__)
+def test_every_name_of_the_face_is_served_from_the_one_table_of_the_api() -> None:
+    from driftcheck import api
+
+    face = set(driftcheck._FACE)  # noqa: SLF001 - the names the root re-exports
+    assert {"SnapshotRequest", "CheckRequest", "BenchRequest", "run", "restore"} <= face
+    assert face <= set(api._LAZY) & set(api.__all__)  # noqa: SLF001 - one table says where each lives
+    assert all(getattr(driftcheck, name) is getattr(api, name) for name in face)
     assert all(getattr(driftcheck, name) is not None for name in driftcheck.__all__)
+    assert callable(driftcheck.run) and callable(driftcheck.fleet)  # the verb, not its module
     assert "OptionError" in driftcheck.__all__ and issubclass(driftcheck.OptionError, driftcheck.UsageError)
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from driftcheck.analysis.diff import SnapshotDiff
     from driftcheck.analysis.explain import Explained
     from driftcheck.analysis.gate import CheckResult
+    from driftcheck.analysis.policy import Policy
     from driftcheck.api.baseline import (
         BaselineList,
         SavedBaseline,
@@ -38,17 +39,27 @@ if TYPE_CHECKING:
         show_baseline,
     )
     from driftcheck.api.bench import BenchResult, bench
+    from driftcheck.api.bisect import bisect
     from driftcheck.api.check import DEFAULT_MIN_CONFIDENCE, CheckRequest, bench_rerun, check
     from driftcheck.api.compare import DiffResult, diff
     from driftcheck.api.confirm import ConfirmRequest
     from driftcheck.api.explain import ExplainResult, explain
+    from driftcheck.api.export import ExportRequest, MachineState, PrometheusServer, export_nfd, export_prometheus
+    from driftcheck.api.fleet import FleetResult, fleet
+    from driftcheck.api.gc import GcResult, gc
     from driftcheck.api.importing import STDIN, import_reports
     from driftcheck.api.loading import load
     from driftcheck.api.log import SnapshotLog, log
     from driftcheck.api.record import record
     from driftcheck.api.report import report
+    from driftcheck.api.restore import Restored, restore, restore_export, restore_plan
+    from driftcheck.api.run import run
+    from driftcheck.api.runs import RunHistory, run_history, run_record
+    from driftcheck.api.schedule import ScheduleStatus, schedule_install, schedule_remove, schedule_status
     from driftcheck.api.show import Shown, show
+    from driftcheck.api.slurm_health import SlurmHealth, SlurmHealthRequest, slurm_health
     from driftcheck.api.snapshot import SnapshotRequest, hash_cache_note, keep_snapshot, take_snapshot
+    from driftcheck.api.trial import trial, trial_plan, variant
     from driftcheck.api.trial_options import DEFAULT_READY_TIMEOUT_S, check_trial_options
     from driftcheck.api.verify import Verified, verify
     from driftcheck.probes.base import BenchRequest, ProbeOptions
@@ -78,7 +89,22 @@ _LAZY = {
     "BenchRequest": "driftcheck.probes.base", "ProbeOptions": "driftcheck.probes.base",
     # what a progress callback of take_snapshot/check receives, one probe at a time
     "ProbeOutcome": "driftcheck.probes.runner",
-    "Snapshot": "driftcheck.snapshot.model",
+    "Snapshot": "driftcheck.snapshot.model", "Policy": "driftcheck.analysis.policy",
+    # runs, trials and fleets: each from its own module, so a verb pays only for what it uses
+    "run": "driftcheck.api.run", "run_history": "driftcheck.api.runs", "run_record": "driftcheck.api.runs",
+    "RunHistory": "driftcheck.api.runs", "trial": "driftcheck.api.trial", "trial_plan": "driftcheck.api.trial",
+    "variant": "driftcheck.api.trial", "bisect": "driftcheck.api.bisect", "fleet": "driftcheck.api.fleet",
+    "FleetResult": "driftcheck.api.fleet", "gc": "driftcheck.api.gc", "GcResult": "driftcheck.api.gc",
+    "schedule_install": "driftcheck.api.schedule", "schedule_remove": "driftcheck.api.schedule",
+    "schedule_status": "driftcheck.api.schedule", "ScheduleStatus": "driftcheck.api.schedule",
+    # where operators look: Prometheus, NFD, a Slurm health check (prometheus_client only when asked)
+    "export_prometheus": "driftcheck.api.export", "export_nfd": "driftcheck.api.export",
+    "ExportRequest": "driftcheck.api.export", "MachineState": "driftcheck.api.export",
+    "PrometheusServer": "driftcheck.api.export", "slurm_health": "driftcheck.api.slurm_health",
+    "SlurmHealth": "driftcheck.api.slurm_health", "SlurmHealthRequest": "driftcheck.api.slurm_health",
+    # rebuilding a snapshot's Python environment, and its exports
+    "restore": "driftcheck.api.restore", "restore_plan": "driftcheck.api.restore",
+    "restore_export": "driftcheck.api.restore", "Restored": "driftcheck.api.restore",
 }
 
 if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above
@@ -114,3 +140,9 @@ __all__ = ["DEFAULT_MIN_CONFIDENCE", "DEFAULT_READY_TIMEOUT_S", "STDIN", "Baseli
            "SnapshotRequest", "Verified", "bench", "bench_rerun", "check", "check_trial_options", "diff", "explain",
            "hash_cache_note", "import_reports", "keep_snapshot", "list_baselines", "load", "log", "record",
            "remove_baseline", "report", "save_baseline", "show", "show_baseline", "take_snapshot", "verify"]
+# runs, trials, fleets, operators' exports, restore (the root package's face names them too)
+__all__ += ["ExportRequest", "FleetResult", "GcResult", "MachineState", "Policy", "PrometheusServer", "Restored",
+            "RunHistory", "ScheduleStatus", "SlurmHealth", "SlurmHealthRequest", "bisect", "export_nfd",
+            "export_prometheus", "fleet", "gc", "restore", "restore_export", "restore_plan", "run", "run_history",
+            "run_record", "schedule_install", "schedule_remove", "schedule_status", "slurm_health", "trial",
+            "trial_plan", "variant"]

@@ -46,6 +46,14 @@ DOCUMENTED: tuple[tuple[str, str], ...] = (
     # vLLM's dev-mode /server_info read back to engine arguments (tests/analysis/test_server_engines.py)
     ("probes.server.data.server_args.enforce_eager",
      "server_args{<engine argument>: value} (dev mode's `/server_info?config_format=json`, its resolved"),
+    ("probes.server.data.server_args.gpu_memory_utilization",
+     "server_args{<engine argument>: value} (dev mode's `/server_info?config_format=json`, its resolved"),
+    ("probes.server.data.server_args.optimization_level",
+     "server_args{<engine argument>: value} (dev mode's `/server_info?config_format=json`, its resolved"),
+    ("probes.server.data.server_args.async_scheduling",
+     "server_args{<engine argument>: value} (dev mode's `/server_info?config_format=json`, its resolved"),
+    ("probes.server.data.server_args.enable_prefix_caching",
+     "server_args{<engine argument>: value} (dev mode's `/server_info?config_format=json`, its resolved"),
     # a server's own environment, as the process probe reads /proc/<pid>/environ
     ("probes.process.data.processes.sglang.environ.CUDA_VISIBLE_DEVICES",
      "process: processes{<stable key>: {pid, name, started_ticks, cmdline[], environ{}, affinity, mems_allowed,"),

@@ -11,6 +11,7 @@ from typing import Any
 
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
+from driftcheck.analysis.rules import default_catalog
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.server import ServerProbe
 from driftcheck.serving.flag_tables import table_for
@@ -144,3 +145,61 @@ def test_vllm_in_dev_mode_is_vllm_and_its_kv_cache_dtype_ranks_first(tmp_path: P
     assert top.fix == "restart the server with --kv-cache-dtype auto"
     assert _accepted("vllm", "0.34.0", top.fix, "kv_cache_dtype", "auto")
     assert len(result.explanations) == 1  # the flag and the setting it made: one change
+
+
+# Directions claimed from the engines' own tuning guides (rules.yaml cites them): a lowered KV pool or batch cap
+# is slower; a raised one stays undirected.
+def _direction(rule_id: str) -> str:
+    return default_catalog().rule(rule_id).direction
+
+
+def _sglang_with(name: str, **settings: Any) -> dict[str, Any]:
+    """A start of SGLang 0.5.23 with `settings` given as flags: on its launch line and in what it resolved."""
+    argv = (SGLANG / f"{name}.argv").read_text().split()
+    info = json.loads((SGLANG / f"{name}.json").read_text())
+    table = table_for("sglang", "0.5.23")
+    assert table is not None
+    for field, value in settings.items():
+        spec = table.spec(field)
+        assert spec is not None
+        info[field] = value
+        argv += [spec.flag, str(value)]
+    return _server_data({"/server_info": _reply(info)}, argv)
+
+
+def test_sglang_memory_fraction_lowered_is_slower_and_raised_is_undirected(tmp_path: Path) -> None:
+    lowered = _explained(tmp_path, _sglang_with("start-a", mem_fraction_static=0.85),
+                         _sglang_with("start-b", mem_fraction_static=0.7))
+    top = lowered.explanations[0]
+    assert (top.rule, _direction(top.rule)) == ("server-mem-fraction-lowered", "slower")
+    assert top.fix == "restart the server with --mem-fraction-static 0.85"
+    assert _accepted("sglang", "0.5.23", top.fix, "mem_fraction_static", 0.85)
+    raised = _explained(tmp_path, _sglang_with("start-a", mem_fraction_static=0.7),
+                        _sglang_with("start-b", mem_fraction_static=0.85))
+    assert raised.explanations[0].rule == "server-mem-fraction" and _direction("server-mem-fraction") == "either"
+
+
+def test_sglang_batch_caps_lowered_are_slower(tmp_path: Path) -> None:
+    for field, before, after in (("max_running_requests", 256, 64), ("max_total_tokens", 400000, 100000)):
+        result = _explained(tmp_path, _sglang_with("start-a", **{field: before}),
+                            _sglang_with("start-b", **{field: after}))
+        top = result.explanations[0]
+        assert _direction(top.rule) == "slower" and top.rule.endswith("-lowered"), (field, top.rule)
+        assert _accepted("sglang", "0.5.23", top.fix, field, before)
+
+
+def test_vllm_memory_utilization_lowered_is_slower(tmp_path: Path) -> None:
+    a = _vllm(["vllm", "serve", "m", "--gpu-memory-utilization", "0.9"])
+    b = _vllm(["vllm", "serve", "m", "--gpu-memory-utilization", "0.6"])
+    top = _explained(tmp_path, a, b).explanations[0]
+    assert (top.rule, _direction(top.rule)) == ("server-vllm-memory-lowered", "slower")
+    assert top.fix == "restart the server with --gpu-memory-utilization 0.9"
+    assert _accepted("vllm", "0.34.0", top.fix, "gpu_memory_utilization", 0.9)
+
+
+def test_vllm_async_scheduling_turned_off_is_slower(tmp_path: Path) -> None:
+    a = _vllm(["vllm", "serve", "m", "--async-scheduling"])
+    b = _vllm(["vllm", "serve", "m", "--no-async-scheduling"])
+    top = _explained(tmp_path, a, b).explanations[0]
+    assert (top.rule, _direction(top.rule)) == ("server-vllm-async-scheduling-off", "slower")
+    assert _accepted("vllm", "0.34.0", top.fix, "async_scheduling", True)

@@ -44,9 +44,9 @@ def test_sglang_settings_are_ranked_with_the_flag_that_restores_a(cli: Any, repl
     speculative = next(e for e in report["explanations"] if e["rule"] == "server-speculative-algorithm")
     assert "probes.server.data.server_args.speculative_num_steps" in speculative["evidence"]
     assert "server-speculative-num-steps" not in fixes
-    assert fixes["server-mem-fraction"] == "restart the server with --mem-fraction-static 0.88"
+    assert fixes["server-mem-fraction-lowered"] == "restart the server with --mem-fraction-static 0.88"
     ranked = [e["rule"] for e in report["explanations"]]
-    assert ranked.index("server-speculative-algorithm") < ranked.index("server-mem-fraction")
+    assert ranked.index("server-speculative-algorithm") < ranked.index("server-mem-fraction-lowered")
     assert all(rule.startswith("server-") for rule in ranked), ranked  # nothing left to the catch-all
     # Where it listened and the seed it drew are not causes.
     paths = {c["path"] for c in report["changes"]}
@@ -76,7 +76,7 @@ def test_vllm_cache_config(cli: Any, replay_server: Replay) -> None:
         assert done.returncode == 0, done.stderr
     report = json.loads(cli("explain", "@prev", "@latest", "--format", "json").stdout)
     fixes = {e["rule"]: e["fix"] for e in report["explanations"]}
-    assert fixes["server-vllm-gpu-memory-utilization"] == "restart the server with --gpu-memory-utilization 0.9"
+    assert fixes["server-vllm-gauge-memory-lowered"] == "restart the server with --gpu-memory-utilization 0.9"
     assert "server-vllm-gpu-blocks" in fixes
 
 
