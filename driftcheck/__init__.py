@@ -124,6 +124,5 @@ __all__ += ["ExportRequest", "MachineState", "PrometheusServer", "SlurmHealth", 
 # rebuilding a snapshot's Python environment
 __all__ += ["Restored", "restore", "restore_export", "restore_plan"]
 
-# what the face re-exports from driftcheck.api (the rest of __all__ is defined in this module)
-_FACE = frozenset(__all__) - {"DriftcheckError", "HostError", "OptionError", "SnapshotError", "TamperedSnapshotError",
-                              "UnknownSnapshotError", "UsageError", "__version__"}
+# what the face re-exports from driftcheck.api: every name of __all__ this module does not define itself
+_FACE = frozenset(__all__) - globals().keys()

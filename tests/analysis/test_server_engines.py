@@ -36,9 +36,19 @@ def _server_data(replies: dict[str, Any], argv: list[str]) -> dict[str, Any]:
     return probe.parse({"url": "http://127.0.0.1:30000", "replies": replies, "launch": _launch(argv)})
 
 
-def _sglang(name: str) -> dict[str, Any]:
+def _sglang(name: str, **settings: Any) -> dict[str, Any]:
+    """A recorded start of SGLang 0.5.23, with `settings` given as flags: on its launch line and in what it
+    resolved."""
     argv = (SGLANG / f"{name}.argv").read_text().split()
-    return _server_data({"/server_info": _reply((SGLANG / f"{name}.json").read_text())}, argv)
+    info = json.loads((SGLANG / f"{name}.json").read_text())
+    table = table_for("sglang", "0.5.23")
+    assert table is not None
+    for field, value in settings.items():
+        spec = table.spec(field)
+        assert spec is not None
+        info[field] = value
+        argv += [spec.flag, str(value)]
+    return _server_data({"/server_info": _reply(info)}, argv)
 
 
 def _explained(tmp_path: Path, a: dict[str, Any], b: dict[str, Any]) -> Any:
@@ -153,36 +163,22 @@ def _direction(rule_id: str) -> str:
     return default_catalog().rule(rule_id).direction
 
 
-def _sglang_with(name: str, **settings: Any) -> dict[str, Any]:
-    """A start of SGLang 0.5.23 with `settings` given as flags: on its launch line and in what it resolved."""
-    argv = (SGLANG / f"{name}.argv").read_text().split()
-    info = json.loads((SGLANG / f"{name}.json").read_text())
-    table = table_for("sglang", "0.5.23")
-    assert table is not None
-    for field, value in settings.items():
-        spec = table.spec(field)
-        assert spec is not None
-        info[field] = value
-        argv += [spec.flag, str(value)]
-    return _server_data({"/server_info": _reply(info)}, argv)
-
-
 def test_sglang_memory_fraction_lowered_is_slower_and_raised_is_undirected(tmp_path: Path) -> None:
-    lowered = _explained(tmp_path, _sglang_with("start-a", mem_fraction_static=0.85),
-                         _sglang_with("start-b", mem_fraction_static=0.7))
+    lowered = _explained(tmp_path, _sglang("start-a", mem_fraction_static=0.85),
+                         _sglang("start-b", mem_fraction_static=0.7))
     top = lowered.explanations[0]
     assert (top.rule, _direction(top.rule)) == ("server-mem-fraction-lowered", "slower")
     assert top.fix == "restart the server with --mem-fraction-static 0.85"
     assert _accepted("sglang", "0.5.23", top.fix, "mem_fraction_static", 0.85)
-    raised = _explained(tmp_path, _sglang_with("start-a", mem_fraction_static=0.7),
-                        _sglang_with("start-b", mem_fraction_static=0.85))
+    raised = _explained(tmp_path, _sglang("start-a", mem_fraction_static=0.7),
+                        _sglang("start-b", mem_fraction_static=0.85))
     assert raised.explanations[0].rule == "server-mem-fraction" and _direction("server-mem-fraction") == "either"
 
 
 def test_sglang_batch_caps_lowered_are_slower(tmp_path: Path) -> None:
     for field, before, after in (("max_running_requests", 256, 64), ("max_total_tokens", 400000, 100000)):
-        result = _explained(tmp_path, _sglang_with("start-a", **{field: before}),
-                            _sglang_with("start-b", **{field: after}))
+        result = _explained(tmp_path, _sglang("start-a", **{field: before}),
+                            _sglang("start-b", **{field: after}))
         top = result.explanations[0]
         assert _direction(top.rule) == "slower" and top.rule.endswith("-lowered"), (field, top.rule)
         assert _accepted("sglang", "0.5.23", top.fix, field, before)
