@@ -33,19 +33,23 @@ def test_the_command_line_refuses_sessions_without_a_benchmark(cli: Callable[...
 
 
 @pytest.mark.slow
-def test_a_baseline_in_three_sessions_measures_the_spread_every_check_counts(
+def test_a_baseline_in_four_sessions_measures_the_spread_every_check_counts(
         cli_process: Callable[..., CliResult]) -> None:
-    saved = cli_process("baseline", "save", "b3", "--bench", "quick", "--runs", "2", "--budget-s", "1",
-                        "--sessions", "3", "--interval", "1", timeout=900)
+    # Four sessions, one more than a measured spread needs (MIN_SESSIONS = 3): on a loaded CI box one session
+    # can lose a figure of a benchmark (a case skipped past its budget, a run without its control), and with
+    # exactly three sessions that figure would honestly fall back to the assumed spread.
+    saved = cli_process("baseline", "save", "b4", "--bench", "quick", "--runs", "2", "--budget-s", "1",
+                        "--sessions", "4", "--interval", "1", timeout=900)
     assert saved.returncode == 0, saved.stdout + saved.stderr
-    assert "between sessions (3 taken" in saved.stdout
-    measured = [line for line in saved.stdout.splitlines() if line.startswith("  ") and "over 3 sessions" in line]
+    assert "between sessions (4 taken" in saved.stdout
+    measured = [line for line in saved.stdout.splitlines()
+                if line.startswith("  ") and ("over 4 sessions" in line or "over 3 sessions" in line)]
     assert measured, saved.stdout
-    checked = cli_process("check", "--against", "b3", "--max-runs", "2", "--no-store", "--format", "json",
+    checked = cli_process("check", "--against", "b4", "--max-runs", "2", "--no-store", "--format", "json",
                           timeout=900)
     assert checked.returncode in (0, 1), checked.stdout + checked.stderr
     rows = json.loads(checked.stdout)["bench"]
-    assert rows and all(row["between_sessions"]["measured"] and row["between_sessions"]["sessions"] == 3
+    assert rows and all(row["between_sessions"]["measured"] and row["between_sessions"]["sessions"] >= 3
                         for row in rows if row["direction"] != "missing"), rows
     assert all("between-session spread ±" in row["verdict_text"] or "between sessions" in str(row["reason"])
                for row in rows if row["direction"] != "missing")
