@@ -151,6 +151,6 @@ def test_a_missing_local_log_is_a_one_line_usage_error(cli: Any, tmp_path: Path)
                   str(tmp_path / "s.json")),
                  ("run", "--server-log", str(missing), "--", "true")):
         done = cli(*argv)
-        assert done.returncode == 2 and done.stderr.strip() == f"driftcheck: error: --server-log {missing}: no such file", \
-            done.stderr
+        expected = f"driftcheck: error: --server-log {missing}: no such file"
+        assert done.returncode == 2 and done.stderr.strip() == expected, done.stderr
     assert not (tmp_path / "s.json").exists()
