@@ -14,6 +14,7 @@ import pytest
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.explain import explain
 from driftcheck.errors import ProbeUnavailable
+from driftcheck.hosts import Host
 from driftcheck.hosts.local import LocalHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.redact import Redactor
@@ -56,8 +57,9 @@ def test_a_vllm_log_alone_is_the_settings_of_a_server_that_runs_no_more() -> Non
     # vLLM logs only what differs from its parser's defaults: the rest are that release's defaults
     table = table_for("vllm", "0.11.0")
     assert table is not None and log["defaults_from"] == f"vllm {table.version} parser table"
-    assert "pipeline_parallel_size" not in log["fields"]
-    assert data["server_args"]["pipeline_parallel_size"] == table.spec("pipeline_parallel_size").default  # type: ignore[union-attr]
+    spec = table.spec("pipeline_parallel_size")
+    assert "pipeline_parallel_size" not in log["fields"] and spec is not None
+    assert data["server_args"]["pipeline_parallel_size"] == spec.default
 
 
 def test_an_sglang_log_gives_every_argument_under_the_names_the_server_reports() -> None:
@@ -78,6 +80,45 @@ def test_secrets_in_the_log_are_digests(tmp_path: Path) -> None:
     assert "sk-live-0123456789abcdef" not in json.dumps(data)
     key = data["server_args"]["api_key"]
     assert isinstance(key, list) and key[0] != "sk-live-0123456789abcdef" and key[0]
+
+
+class _Remote(Host):
+    """Another machine, as an SSH host is: its files are what `read_bytes` answers, never this machine's."""
+
+    kind = "ssh"
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files = files
+
+    @property
+    def name(self) -> str:
+        return "node7"
+
+    def read_bytes(self, path: str) -> bytes:
+        if path not in self.files:
+            raise FileNotFoundError(path)
+        return self.files[path]
+
+    def list_dir(self, path: str) -> list[str]:
+        raise FileNotFoundError(path)
+
+    def run(self, argv: Any, timeout_s: float = 30.0) -> Any:
+        raise AssertionError("reading a log runs nothing")
+
+    def python(self, script_name: str, args: Any = (), timeout_s: float = 60.0) -> Any:
+        raise AssertionError("reading a log runs nothing")
+
+    def environ(self) -> dict[str, str]:
+        return {}
+
+
+def test_the_log_is_read_on_the_probed_machine() -> None:
+    remote = _Remote({"/var/log/vllm.log": (LOGS / "vllm-0.11.0-issue-28910-tp8.log").read_bytes()})
+    probe = _probe()
+    data = probe.parse(probe.gather(remote, ProbeOptions(server_log="/var/log/vllm.log")))
+    assert data["server_args"]["tensor_parallel_size"] == 8 and data["server_log"]["path"] == "/var/log/vllm.log"
+    with pytest.raises(ProbeUnavailable, match="no such file on node7"):
+        probe.gather(remote, ProbeOptions(server_log=str(LOGS / "vllm-0.11.0-issue-28910.log")))
 
 
 def test_a_log_that_cannot_be_read_or_holds_no_start_is_unavailable(tmp_path: Path) -> None:
@@ -143,6 +184,18 @@ def test_snapshot_and_diff_from_the_command_line(cli: Any, tmp_path: Path) -> No
     assert changed.returncode == 1 and "--tensor-parallel-size 4" in changed.stdout
     same = cli("explain", str(a), str(again))
     assert same.returncode == 0, same.stdout
+
+
+def test_check_reads_the_log_the_reference_read_unless_told_another(cli: Any) -> None:
+    done = cli("snapshot", "--probe", "python", "--server-log", str(LOGS / "vllm-0.11.0-issue-28910.log"), "-q")
+    assert done.returncode == 0, done.stderr
+    same = cli("check", "--against", "@latest", "--probe", "python", "--no-bench", "--no-store", "--format", "json")
+    assert same.returncode == 0, same.stdout + same.stderr
+    drift = cli("check", "--against", "@latest", "--probe", "python", "--no-bench", "--no-store", "--format", "json",
+                "--server-log", str(LOGS / "vllm-0.11.0-issue-28910-tp8.log"))
+    assert drift.returncode == 1, drift.stderr
+    top = json.loads(drift.stdout)["explanations"][0]
+    assert top["rule"] == "server-vllm-setting" and top["fix"] == "restart the server with --tensor-parallel-size 4"
 
 
 def test_a_missing_local_log_is_a_one_line_usage_error(cli: Any, tmp_path: Path) -> None:
