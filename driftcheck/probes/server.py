@@ -198,7 +198,8 @@ def with_startup_log(data: JSONObject, log: JSONObject, scrub: Scrub) -> JSONObj
     is the better fact), secrets scrubbed as the server's own arguments are. vLLM logs only the arguments that
     differ from its parser's defaults; the others take the default of its release's flag table, so a flag
     dropped on B is a change, not a setting known on one side only. The engine is the log's, unless a running
-    server of the other engine answered (then the log, of another server, is not merged). `server_log`
+    server of the other engine or of another release answered (then the log, of another start, is not merged).
+    `server_log`
     records the file, the version its start line names, which settings it gave, where the defaults came from
     and which values were kept as their text."""
     lines = log.get("lines")
@@ -208,11 +209,16 @@ def with_startup_log(data: JSONObject, log: JSONObject, scrub: Scrub) -> JSONObj
     if start is None:
         return {**data, "server_log": record}
     record.update(engine=start.engine, version=start.version, as_text=list(start.as_text))
-    engine = data.get("engine")
+    engine, running = data.get("engine"), data.get("version")
     if engine in ("sglang", "vllm") and engine != start.engine:
         record["why"] = f"the log is of a {start.engine} start, the server asked is {engine}: not merged"
         return {**data, "server_log": record}
-    version = data.get("version") if data.get("version") is not None else start.version
+    if running is not None and start.version is not None and running != start.version:
+        # An older start the log kept (the server has been upgraded since, or the log is another server's).
+        record["why"] = f"the log's last start is {start.engine} {start.version}, the server answers {running}: " \
+                        "not merged"
+        return {**data, "server_log": record}
+    version = running if running is not None else start.version
     args = dict(object_or_empty(data.get("server_args")))
     given = [field for field in start.settings if field not in args]
     for field in given:

@@ -144,6 +144,15 @@ def test_a_running_server_s_report_wins_and_another_engine_s_log_is_not_merged()
     other = _probe().parse({**raw, "server_log": {"path": "/var/log/vllm.log", "lines": vllm_lines, "why": None}})
     assert other["engine"] == "sglang" and "tensor_parallel_size" not in other["server_args"]
     assert other["server_log"]["found"] is False and "not merged" in other["server_log"]["why"]
+    # a vLLM that answers 0.34.0 is not the start a 0.11.0 log line describes
+    models = {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "vllm"}]}
+    vllm_replies = {path: {"status": 200, "content_type": "application/json", "server": "uvicorn",
+                           "body": json.dumps(body)}
+                    for path, body in (("/v1/models", models), ("/version", {"version": "0.34.0"}))}
+    upgraded = _probe().parse({"url": "http://127.0.0.1:8000", "replies": vllm_replies,
+                               "server_log": {"path": "/var/log/vllm.log", "lines": vllm_lines, "why": None}})
+    assert upgraded["engine"] == "vllm" and "server_args" not in upgraded
+    assert "0.11.0" in upgraded["server_log"]["why"] and "not merged" in upgraded["server_log"]["why"]
 
 
 def test_tensor_parallel_4_to_8_from_two_logs_ranks_first_with_a_fix_the_parser_accepts(tmp_path: Path) -> None:
