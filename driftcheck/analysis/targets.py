@@ -28,6 +28,7 @@ class Target:
     server: str | None = None
     bench_suite: str | None = None
     bench_runs: int | None = None
+    server_log: str | None = None
 
 
 def _data(snapshot: Snapshot, probe: str) -> Mapping[str, object]:
@@ -53,7 +54,8 @@ def is_imported(snapshot: Snapshot) -> bool:
 
 
 def reference_target(reference: Snapshot) -> Target:
-    """What `reference` recorded about its target: interpreter, host, server URL, benchmark suite and runs.
+    """What `reference` recorded about its target: interpreter, host, server URL, benchmark suite and runs,
+    the server log it read.
 
     An imported report records no target (a paste names neither a path nor a machine we can reach).
     """
@@ -63,7 +65,14 @@ def reference_target(reference: Snapshot) -> Target:
     runs = bench.get("runs")
     return Target(python=recorded_python(reference), host=_text(reference.document["host"].get("name")),
                   server=_text(_data(reference, "server").get("url")), bench_suite=_text(bench.get("suite")),
-                  bench_runs=runs if isinstance(runs, int) and not isinstance(runs, bool) else None)
+                  bench_runs=runs if isinstance(runs, int) and not isinstance(runs, bool) else None,
+                  server_log=_server_log_path(reference))
+
+
+def _server_log_path(reference: Snapshot) -> str | None:
+    """The server log the reference's server probe read (`--server-log`), None when it read none."""
+    log = _data(reference, "server").get("server_log")
+    return _text(log.get("path")) if isinstance(log, dict) else None
 
 
 @dataclass(frozen=True)

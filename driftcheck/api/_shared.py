@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from driftcheck.errors import OptionError
 from driftcheck.hosts import Host
 from driftcheck.hosts.targets import LOCAL
@@ -29,4 +31,17 @@ def options_for(host: Host, options: ProbeOptions) -> ProbeOptions:
         return options
     if options.server_url:
         raise OptionError("server", repr(options.server_url), "a recording holds no server answers")
+    if options.server_log:
+        raise OptionError("server_log", options.server_log, "a recording holds no server log; read it on its machine")
     return replay_options(host, options.pids, options.process_patterns)
+
+
+def check_local_log(path: str | None) -> None:
+    """Refuse, before anything is probed, a server log on this machine that is not there or cannot be read
+    (an OptionError naming `server_log`); a log on another host is the probe's to read."""
+    if path is None:
+        return
+    if not os.path.isfile(path):
+        raise OptionError("server_log", path, "no such file" if not os.path.exists(path) else "not a file")
+    if not os.access(path, os.R_OK):
+        raise OptionError("server_log", path, "not readable by this user")

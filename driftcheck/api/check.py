@@ -19,7 +19,7 @@ from driftcheck.analysis.more_runs import first_look_runs
 from driftcheck.analysis.policy import Policy, PolicyError, parse_policy
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target, reference_target
-from driftcheck.api._shared import frozen_tuple, given_host, options_for
+from driftcheck.api._shared import check_local_log, frozen_tuple, given_host, options_for
 from driftcheck.api.bench import decided_record
 from driftcheck.api.references import resolve_snapshot
 from driftcheck.api.sessions import keep_passed_check, session_key, with_between
@@ -70,7 +70,8 @@ def probes_to_check(reference: Snapshot, options: ProbeOptions | None = None) ->
     A cheap probe taken only on request is retaken when the check's `options` ask for it (default: what the
     reference recorded asking, e.g. the server it measured; `retaken_target` gives its URL)."""
     if options is None:
-        options = ProbeOptions(server_url=reference_target(reference).server)
+        recorded = reference_target(reference)
+        options = ProbeOptions(server_url=recorded.server, server_log=recorded.server_log)
     names = []
     for name in reference.document["probes"]:
         cls = probe_class(name)
@@ -93,7 +94,7 @@ def retaken_target(reference: Snapshot, python: str | None, host_name: str, loca
             and (not local or _runnable_here(recorded.python)):
         python = recorded.python
     return Target(python=python, host=host_name, server=recorded.server, bench_suite=recorded.bench_suite,
-                  bench_runs=recorded.bench_runs)
+                  bench_runs=recorded.bench_runs, server_log=recorded.server_log)
 
 
 
@@ -124,7 +125,8 @@ class CheckRequest:
     skips it, `rerun_bench=True` insists (an error when the reference holds none). `keep=False` keeps
     the fresh snapshot out of the store. `require_trusted` refuses (UntrustedSignerError) a reference signed
     by no key the user trusts, before anything is taken. `server`: the URL of the running engine to check
-    (default: the one the reference asked); `processes`: regexes of running processes (the engine's own
+    (default: the one the reference asked); `server_log`: the engine's log to read its start's settings from
+    (default: the one the reference read); `processes`: regexes of running processes (the engine's own
     environment and libraries) to take again.
     """
 
@@ -142,11 +144,13 @@ class CheckRequest:
     require_trusted: bool = False
     server: str | None = None
     processes: Sequence[str] = ()
+    server_log: str | None = None
 
     def __post_init__(self) -> None:
         frozen_tuple(self, "probes")
         frozen_tuple(self, "processes")
-        ProbeOptions(server_url=self.server, process_patterns=tuple(self.processes))  # an OptionError names the bad one
+        # an OptionError names the bad one
+        ProbeOptions(server_url=self.server, process_patterns=tuple(self.processes), server_log=self.server_log)
         check_min_confidence(self.min_confidence)
         if self.bench_runs is not None and self.bench_runs < 1:
             raise OptionError("bench_runs", str(self.bench_runs), "must be at least 1")
@@ -186,8 +190,9 @@ def check(request: CheckRequest | None = None, /, *, against: str | Snapshot | N
           python: str | None = None, min_confidence: float = DEFAULT_MIN_CONFIDENCE, label: str = "driftcheck check",
           rerun_bench: bool | None = None, bench_runs: int | None = None, bench_max_runs: int | None = None,
           keep: bool = True, require_trusted: bool = False, server: str | None = None,
-          processes: Sequence[str] = (), host: Host | None = None, store: Store | None = None,
-          progress: ProgressCallback | None = None, step_progress: StepReporter | None = None) -> CheckResult:
+          processes: Sequence[str] = (), server_log: str | None = None, host: Host | None = None,
+          store: Store | None = None, progress: ProgressCallback | None = None,
+          step_progress: StepReporter | None = None) -> CheckResult:
     """The pre-benchmark gate: a fresh snapshot (cheap probes) of the target compared with `against`, under
     `policy`: `driftcheck.check(against="baseline:default", policy="gate.yaml")`. `result.drift` is the
     verdict; a benchmark rerun that is `slower` or `faster` beyond its minimum detectable shift is drift too.
@@ -202,7 +207,7 @@ def check(request: CheckRequest | None = None, /, *, against: str | Snapshot | N
     asked = CheckRequest(against=against, policy=policy, probes=probes, target=target, python=python,
                          min_confidence=min_confidence, label=label, rerun_bench=rerun_bench, bench_runs=bench_runs,
                          bench_max_runs=bench_max_runs, keep=keep, require_trusted=require_trusted, server=server,
-                         processes=processes)
+                         processes=processes, server_log=server_log)
     if request is not None and asked != CheckRequest():
         raise OptionError("request", None, "give a CheckRequest or its options as keywords, not both")
     request = request or asked
@@ -237,7 +242,10 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
     # and the processes named (`processes`: their own environment and mapped libraries) are taken again.
     options = ProbeOptions(bench=bench_rerun(reference, request.rerun_bench, request.bench_runs,
                                              request.bench_max_runs),
-                           server_url=request.server or recorded.server, process_patterns=tuple(request.processes))
+                           server_url=request.server or recorded.server, process_patterns=tuple(request.processes),
+                           server_log=request.server_log or recorded.server_log)
+    if host.capabilities.in_process and not host.capabilities.recorded:
+        check_local_log(request.server_log)  # the one the user named; the reference's is the probe's to report
     progress, step_progress = reporters
     prober = Prober.for_user(host, options_for(host, options), progress=progress, step_progress=step_progress)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from driftcheck.api._shared import check_local_log
 from driftcheck.errors import OptionError
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.runs.metrics import user_pattern
@@ -17,15 +18,17 @@ _INTERVAL_S = (0.1, 60.0)
 def run(command: Sequence[str], *, label: str | None = None, metrics: Sequence[str] = (),
         probes: Sequence[str] | None = None, python: str | None = None, pids: Sequence[int] = (),
         processes: Sequence[str] = (), server: str | None = None, interval_s: float = 1.0, sign: bool = True,
-        note: Callable[[str], None] | None = None) -> RunOutcome:
+        note: Callable[[str], None] | None = None, server_log: str | None = None) -> RunOutcome:
     """Snapshot this machine (the cheap probes, or `probes`), run `command` with its output passed through,
     sample the GPUs and CPUs every `interval_s` while it runs, snapshot again, and store the run record.
 
     `metrics`: `NAME[UNIT]=REGEX` patterns read beside the built-in ones. `python`: the interpreter whose
     packages matter (default: the command's own when it is a Python). `pids`/`processes` (regexes) and
     `server` (the engine's URL) name the processes that belong to the run, not sharers of its GPUs; the
-    server's own report of its settings goes into both snapshots. `note` receives one-line progress.
-    OptionError, before anything is taken, for no command or an interval outside 0.1-60 s.
+    server's own report of its settings goes into both snapshots, and so do the settings its log
+    (`server_log`) says it started with. `note` receives one-line progress.
+    OptionError, before anything is taken, for no command, an interval outside 0.1-60 s or a server log this
+    machine cannot read.
     """
     if not command:
         raise OptionError("command", None, "give the command to run")
@@ -34,7 +37,8 @@ def run(command: Sequence[str], *, label: str | None = None, metrics: Sequence[s
                                                           "seconds")
     # The directory the command runs in: its git commit says which version of the benchmark ran.
     options = ProbeOptions(pids=tuple(pids), process_patterns=tuple(processes), server_url=server,
-                           workdir=os.getcwd())
+                           workdir=os.getcwd(), server_log=server_log)
+    check_local_log(server_log)
     plan = RunPlan(argv=list(command), label=label, user_patterns=tuple(user_pattern(spec) for spec in metrics),
                    probes=list(probes) if probes is not None else None, python=python, options=options,
                    interval_s=interval_s, sign=sign)

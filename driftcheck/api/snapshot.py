@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from driftcheck.api._shared import frozen_tuple, given_host, options_for
+from driftcheck.api._shared import check_local_log, frozen_tuple, given_host, options_for
 from driftcheck.errors import OptionError
 from driftcheck.hosts import Host
 from driftcheck.hosts.child import StepReporter
@@ -28,7 +28,8 @@ class SnapshotRequest:
     `probes`/`skip` choose probes by name (default: every probe the options do not hold back;
     `cheap_only`: the cheap set `check` takes). `pids`/`processes` (regexes) also describe running
     processes; `server` (an http(s) URL) records what the SGLang / vLLM / OpenAI-compatible server there
-    reports about itself; `bench` embeds a calibrated benchmark. `sign=False` leaves it unsigned;
+    reports about itself, `server_log` (a path on the target) the settings the engine's log says it started
+    with (SGLang or vLLM, running or not); `bench` embeds a calibrated benchmark. `sign=False` leaves it unsigned;
     `keep=False` keeps it out of the store. Checked when built (an OptionError names the field).
     """
 
@@ -45,6 +46,7 @@ class SnapshotRequest:
     cheap_only: bool = False
     sign: bool = True
     keep: bool = True
+    server_log: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("probes", "skip", "pids", "processes"):
@@ -54,14 +56,15 @@ class SnapshotRequest:
     def probe_options(self) -> ProbeOptions:
         """The options the probes see."""
         return ProbeOptions(deep=self.deep, pids=tuple(self.pids), process_patterns=tuple(self.processes),
-                            bench=self.bench, server_url=self.server)
+                            bench=self.bench, server_url=self.server, server_log=self.server_log)
 
 def take_snapshot(request: SnapshotRequest | None = None, *, label: str | None = None, probes: Sequence[str] = (),
                   skip: Sequence[str] = (), target: str = LOCAL, python: str | None = None, pids: Sequence[int] = (),
                   processes: Sequence[str] = (), deep: bool = False, bench: BenchRequest | None = None,
                   server: str | None = None, cheap_only: bool = False, sign: bool = True, keep: bool = True,
-                  host: Host | None = None, store: Store | None = None, progress: ProgressCallback | None = None,
-                  hash_progress: HashProgress | None = None, step_progress: StepReporter | None = None) -> Snapshot:
+                  server_log: str | None = None, host: Host | None = None, store: Store | None = None,
+                  progress: ProgressCallback | None = None, hash_progress: HashProgress | None = None,
+                  step_progress: StepReporter | None = None) -> Snapshot:
     """Probe the machine `target` names (or `host`, e.g. a connected SSHHost) and return the snapshot,
     signed and kept in `store` (default: the user's) unless told otherwise:
 
@@ -74,7 +77,7 @@ def take_snapshot(request: SnapshotRequest | None = None, *, label: str | None =
     """
     asked = SnapshotRequest(label=label, probes=probes, skip=skip, target=target, python=python, pids=pids,
                             processes=processes, deep=deep, bench=bench, server=server, cheap_only=cheap_only,
-                            sign=sign, keep=keep)
+                            sign=sign, keep=keep, server_log=server_log)
     if request is not None and asked != SnapshotRequest():
         raise OptionError("request", None, "give the options as keywords or as a SnapshotRequest, not both")
     request = request or asked
@@ -88,6 +91,8 @@ def take_snapshot(request: SnapshotRequest | None = None, *, label: str | None =
 def _take(request: SnapshotRequest, host: Host, store: Store | None,
           reporters: tuple[ProgressCallback | None, HashProgress | None, StepReporter | None]) -> Snapshot:
     progress, hash_progress, step_progress = reporters
+    if host.capabilities.in_process and not host.capabilities.recorded:
+        check_local_log(request.server_log)
     prober = Prober.for_user(host, options_for(host, request.probe_options()), sign=request.sign,
                              store=(store or Store()) if request.keep else None, progress=progress,
                              hash_progress=hash_progress, step_progress=step_progress)

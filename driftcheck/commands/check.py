@@ -80,7 +80,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                            python=None if host else args.python, min_confidence=args.min_confidence,
                            keep=not args.no_store, rerun_bench=False if args.no_bench else None,
                            bench_runs=args.runs, bench_max_runs=args.max_runs, require_trusted=args.require_trusted,
-                           server=args.server, processes=tuple(args.process), host=host,
+                           server=args.server, server_log=args.server_log, processes=tuple(args.process),
+                           host=host,
                            progress=progress_printer(sys.stderr.isatty()), step_progress=run_progress())
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False))

@@ -257,10 +257,15 @@ def add_process_arguments(p: Options) -> None:
 
 
 def add_server_argument(p: Options) -> None:
-    """`--server URL`: also take the `server` probe, the running engine's own report of its settings."""
+    """`--server URL` and `--server-log FILE`: also take the `server` probe, the running engine's own report of
+    its settings, and the settings its log says it started with."""
     p.add_argument("--server", metavar="URL",
                    help="also record what the SGLang / vLLM / OpenAI-compatible server at URL reports about "
                         "itself (version, every server argument, served models)")
+    p.add_argument("--server-log", metavar="FILE",
+                   help="also record the settings an SGLang or vLLM server's log says it started with (its "
+                        "`server_args=` / `non-default args:` line, the last start in the file), read on the "
+                        "probed machine; alone, for a server that runs no more")
 
 
 def add_ssh_login(p: Options, plural: bool = False) -> None:
@@ -316,7 +321,8 @@ def probe_options(args: argparse.Namespace) -> ProbeOptions:
 
     with flag_terms():
         return ProbeOptions(deep=bool(getattr(args, "deep", False)), pids=tuple(args.pid),
-                            process_patterns=tuple(args.process), server_url=getattr(args, "server", None))
+                            process_patterns=tuple(args.process), server_url=getattr(args, "server", None),
+                            server_log=getattr(args, "server_log", None))
 
 
 @contextlib.contextmanager

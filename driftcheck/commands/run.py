@@ -92,7 +92,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     show = not args.quiet and sys.stderr.isatty()
     with flag_terms():  # refused before anything runs: a --python that is no interpreter, a bad --pid or --server
         outcome = run(_command(args), label=args.label, metrics=args.metric, probes=args.probe, python=args.python,
-                      pids=args.pid, processes=args.process, server=args.server, interval_s=args.interval,
+                      pids=args.pid, processes=args.process, server=args.server, server_log=args.server_log,
+                      interval_s=args.interval,
                       sign=not args.no_sign, note=_note if show else None)
     if not args.quiet:
         sys.stderr.write(run_summary_text(outcome))

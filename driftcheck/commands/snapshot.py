@@ -74,6 +74,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--python and --replay do not go together: a recording holds its interpreter's facts")
     if args.replay is not None and args.server:
         raise UsageError("--server and --replay do not go together: a recording holds no server answers")
+    if args.replay is not None and args.server_log:
+        raise UsageError("--server-log and --replay do not go together: a recording holds no server log")
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
@@ -86,7 +88,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         snapshot = api.take_snapshot(label=args.label, probes=args.probe or (), skip=args.skip or (),
                                      target=LOCAL if args.replay is None else f"{REPLAY_PREFIX}{args.replay}",
                                      python=None if host else args.python, pids=args.pid, processes=args.process,
-                                     deep=args.deep, bench=bench, server=args.server, sign=not args.no_sign,
+                                     deep=args.deep, bench=bench, server=args.server, server_log=args.server_log,
+                                     sign=not args.no_sign,
                                      keep=False, host=host, progress=progress_printer(show_progress),
                                      hash_progress=hash_progress_printer() if show_progress else None,
                                      step_progress=run_progress() if show_progress else None)

@@ -61,8 +61,10 @@ class ProbeOptions:
     """Choices the user made that change what probes gather, checked when built (an OptionError names the
     field). JSON-able, to cross process boundaries and to be kept in a recording.
 
-    `bench` asks for the `bench` probe, `server_url` for the `server` probe (the engine's own report),
-    `workdir` for the `workdir` probe (the git commit of the directory a run ran in)."""
+    `bench` asks for the `bench` probe, `server_url` for the `server` probe (the engine's own report), and so
+    does `server_log` (the path of the engine's log on the probed machine: the settings it started with, read
+    from its startup lines, a server that runs no more included); `workdir` for the `workdir` probe (the git
+    commit of the directory a run ran in)."""
 
     deep: bool = False
     pids: tuple[int, ...] = ()
@@ -70,6 +72,7 @@ class ProbeOptions:
     bench: BenchRequest | None = None
     server_url: str | None = None
     workdir: str | None = None
+    server_log: str | None = None
 
     def __post_init__(self) -> None:
         bad_pids = [pid for pid in self.pids if pid <= 0]
@@ -82,11 +85,13 @@ class ProbeOptions:
                 raise OptionError("processes", repr(pattern), f"not a regular expression ({exc})") from None
         if self.server_url is not None and not _is_http_url(self.server_url):
             raise OptionError("server", repr(self.server_url), "expected an http(s)://HOST[:PORT] URL")
+        if self.server_log is not None and (not self.server_log.strip() or "\0" in self.server_log):
+            raise OptionError("server_log", repr(self.server_log), "give the path of the server's log file")
 
     def to_json(self) -> dict[str, Any]:
         return {"deep": self.deep, "pids": list(self.pids), "process_patterns": list(self.process_patterns),
                 "bench": self.bench.to_json() if self.bench else None, "server_url": self.server_url,
-                "workdir": self.workdir}
+                "workdir": self.workdir, "server_log": self.server_log}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ProbeOptions:
@@ -95,7 +100,8 @@ class ProbeOptions:
         return cls(deep=bool(data.get("deep", False)), pids=tuple(data.get("pids", ())),
                    process_patterns=tuple(data.get("process_patterns", ())),
                    bench=BenchRequest.from_json(bench) if isinstance(bench, dict) else None,
-                   server_url=data.get("server_url") or None, workdir=data.get("workdir") or None)
+                   server_url=data.get("server_url") or None, workdir=data.get("workdir") or None,
+                   server_log=data.get("server_log") or None)
 
 
 def _is_http_url(url: str) -> bool:

@@ -22,6 +22,7 @@ from driftcheck.serving.engine import Scrub, describe, gather_replies
 from driftcheck.serving.flag_tables import table_for
 from driftcheck.serving.http import ServerError, parse_url
 from driftcheck.serving.launch import config_file_of, engine_of, launch_flags, listening_port, vllm_argv
+from driftcheck.serving.startup_log import is_startup_line, read_startup_log
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
 _SECRET_ARG_PARTS = ("api_key", "password", "secret", "token_value", "hf_token", "access_key", "private_key")
@@ -57,7 +58,8 @@ class ServerProbe(Probe):
     """Built with the user's redactor: a server's arguments can hold its API key."""
 
     name = "server"
-    description = "a running SGLang / vLLM / OpenAI-compatible server's own report of its settings (--server URL)"
+    description = ("a running SGLang / vLLM / OpenAI-compatible server's own report of its settings (--server URL), "
+                   "and the settings its log says it started with (--server-log FILE)")
     timeout_s = 30.0
     needs_redactor = True
     cheap = True
@@ -67,12 +69,17 @@ class ServerProbe(Probe):
 
     @classmethod
     def requested(cls, options: ProbeOptions) -> bool:
-        return bool(options.server_url)
+        return bool(options.server_url or options.server_log)
 
     def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
         url = options.server_url
+        log = _startup_lines(host, options.server_log) if options.server_log else None
         if not url:
-            raise ProbeUnavailable("no server asked for (snapshot --server URL)")
+            if log is None:
+                raise ProbeUnavailable("no server asked for (snapshot --server URL or --server-log FILE)")
+            if log["why"] is not None:
+                raise ProbeUnavailable(str(log["why"]))
+            return {"url": None, "server_log": log}
         if host.capabilities.recorded:
             raise ProbeUnavailable("a recording holds no server answers; ask the live server")
         if not host.capabilities.in_process and _is_loopback(url):
@@ -85,6 +92,8 @@ class ServerProbe(Probe):
         except ServerError as exc:
             raise ProbeUnavailable(str(exc)) from None
         raw["launch"] = self._launch(host, url)
+        if log is not None:
+            raw["server_log"] = log
         return raw
 
     def _launch(self, host: Host, url: str) -> JSONObject:
@@ -133,12 +142,21 @@ class ServerProbe(Probe):
         return {"path": path, "settings": settings, "why": None if settings is not None else "not a YAML mapping"}
 
     def parse(self, raw: JSONValue) -> JSONObject:
-        if not isinstance(raw, dict) or not isinstance(raw.get("replies"), dict):
-            raise ValueError("server probe output has no replies")
-        data = describe(raw, redacting_scrub(self.redactor))
-        launch = raw.get("launch")
-        data["launch"] = resolved_launch(launch, data.get("engine"), data.get("version")) if isinstance(launch, dict) \
-            else _no_launch("not recorded by this driftcheck version")
+        if not isinstance(raw, dict):
+            raise ValueError("server probe output is not an object")
+        log = raw.get("server_log")
+        if isinstance(raw.get("replies"), dict):
+            data = describe(raw, redacting_scrub(self.redactor))
+            launch = raw.get("launch")
+            data["launch"] = resolved_launch(launch, data.get("engine"), data.get("version")) \
+                if isinstance(launch, dict) else _no_launch("not recorded by this driftcheck version")
+        elif isinstance(log, dict):
+            data = {"url": None, "engine": "unknown", "version": None, "endpoints": {}, "http_server": None,
+                    "models": {}, "launch": _no_launch("no running server asked (--server-log alone)")}
+        else:
+            raise ValueError("server probe output has no replies and no server log")
+        if isinstance(log, dict):
+            data = with_startup_log(data, log, redacting_scrub(self.redactor))
         # A server's reply is another program's text: a token at any depth (a top-level `token`, a nested
         # `{"password": ...}`, `auth_token` in a rank's state), a model root URL with credentials, a `Server:`
         # header holding a token shape, all pass the same redaction as the arguments.
@@ -154,6 +172,65 @@ def _scrubbed_tree(value: object, scrub: Scrub, key: str = "") -> JSONValue:
     if isinstance(value, str):
         return scrub(key, value)
     return value if value is None or isinstance(value, (bool, int, float)) else str(value)
+
+
+def _startup_lines(host: Host, path: str) -> JSONObject:
+    """The server log at `path` on `host`, as the lines the startup reader reads (a log a server appends to for
+    weeks is mostly request lines): {path, lines, why}; `why` says why it could not be read."""
+    try:
+        text = host.read_bytes(path).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return {"path": path, "lines": None, "why": f"server log {path}: no such file on {host.name}"}
+    except PermissionError:
+        return {"path": path, "lines": None, "why": f"server log {path}: not readable by this user on {host.name}"}
+    except OSError as exc:
+        return {"path": path, "lines": None, "why": f"server log {path}: {exc.strerror or exc} on {host.name}"}
+    lines = [line for line in text.splitlines() if is_startup_line(line)]
+    if read_startup_log("\n".join(lines)) is None:
+        return {"path": path, "lines": lines, "why": f"server log {path} holds no vLLM `non-default args:` line and no "
+                                                     "SGLang `server_args=` line: not the log of an engine's start"}
+    return {"path": path, "lines": lines, "why": None}
+
+
+def with_startup_log(data: JSONObject, log: JSONObject, scrub: Scrub) -> JSONObject:
+    """`data` with the settings of the engine start its log holds: each under the name the engine gives it
+    (the names of `server_args`), where the running server did not report it (what a running server resolved
+    is the better fact), secrets scrubbed as the server's own arguments are. vLLM logs only the arguments that
+    differ from its parser's defaults; the others take the default of its release's flag table, so a flag
+    dropped on B is a change, not a setting known on one side only. The engine is the log's, unless a running
+    server of the other engine or of another release answered (then the log, of another start, is not merged).
+    `server_log`
+    records the file, the version its start line names, which settings it gave, where the defaults came from
+    and which values were kept as their text."""
+    lines = log.get("lines")
+    start = read_startup_log("\n".join(str(line) for line in lines)) if isinstance(lines, list) else None
+    record: JSONObject = {"path": log.get("path"), "found": False, "why": log.get("why"), "engine": None,
+                          "version": None, "fields": [], "defaults_from": None, "as_text": []}
+    if start is None:
+        return {**data, "server_log": record}
+    record.update(engine=start.engine, version=start.version, as_text=list(start.as_text))
+    engine, running = data.get("engine"), data.get("version")
+    if engine in ("sglang", "vllm") and engine != start.engine:
+        record["why"] = f"the log is of a {start.engine} start, the server asked is {engine}: not merged"
+        return {**data, "server_log": record}
+    if running is not None and start.version is not None and running != start.version:
+        # An older start the log kept (the server has been upgraded since, or the log is another server's).
+        record["why"] = f"the log's last start is {start.engine} {start.version}, the server answers {running}: " \
+                        "not merged"
+        return {**data, "server_log": record}
+    version = running if running is not None else start.version
+    args = dict(object_or_empty(data.get("server_args")))
+    given = [field for field in start.settings if field not in args]
+    for field in given:
+        args[field] = _scrubbed_tree(start.settings[field], scrub, field)
+    table = None if start.complete else table_for(start.engine, version)
+    if table is not None:
+        for field, spec in table.fields.items():
+            args.setdefault(field, spec.default)
+    record.update(found=True, fields=sorted(given),
+                  defaults_from=f"{table.engine} {table.version} parser table" if table is not None else None)
+    return {**data, "engine": start.engine, "version": version, "server_args": dict(sorted(args.items())),
+            "server_log": record}
 
 
 def resolved_launch(launch: JSONObject, engine: JSONValue, version: JSONValue) -> JSONObject:
