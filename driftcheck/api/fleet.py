@@ -25,6 +25,7 @@ from driftcheck.remote.fleet import (
 )
 from driftcheck.remote.fleet_bench import (
     DEFAULT_BENCH_CONCURRENCY,
+    DEFAULT_BENCH_RUNS,
     bench_args,
     bench_of_snapshots,
     bench_targets,
@@ -36,8 +37,9 @@ from driftcheck.remote.targets import fleet_hosts
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.store.snapshots import Store
 
-__all__ = ["DEFAULT_BENCH_CONCURRENCY", "DEFAULT_CONCURRENCY", "DEFAULT_HOST_TIMEOUT_S", "FleetProgress",
-           "FleetResult", "HostResult", "fleet", "remote_driftcheck_command", "slurm_driftcheck_command"]
+__all__ = ["DEFAULT_BENCH_CONCURRENCY", "DEFAULT_BENCH_RUNS", "DEFAULT_CONCURRENCY", "DEFAULT_HOST_TIMEOUT_S",
+           "FleetProgress", "FleetResult", "HostResult", "fleet", "remote_driftcheck_command",
+           "slurm_driftcheck_command"]
 
 
 @dataclass

@@ -13,6 +13,7 @@ from driftcheck.api import BenchRequest
 from driftcheck.api.catalog import BENCH_SUITES
 from driftcheck.api.fleet import (
     DEFAULT_BENCH_CONCURRENCY,
+    DEFAULT_BENCH_RUNS,
     DEFAULT_CONCURRENCY,
     DEFAULT_HOST_TIMEOUT_S,
     FleetProgress,
@@ -81,8 +82,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bench-suite", choices=BENCH_SUITES, metavar="SUITE",
                    help=f"with --bench: the suite ({', '.join(BENCH_SUITES)}; default quick)")
     p.add_argument("--bench-runs", type=positive_int, metavar="N",
-                   help="with --bench: independent runs on each host (default 3, the fewest that measure a host's "
-                        "run-to-run spread)")
+                   help=f"with --bench: independent runs on each host (default {DEFAULT_BENCH_RUNS}, the fewest "
+                        "that measure a host's run-to-run spread)")
     p.add_argument("--bench-concurrency", type=positive_int, metavar="K",
                    help=f"with --bench over SSH: hosts measuring at once, apart from --concurrency (default "
                         f"{DEFAULT_BENCH_CONCURRENCY}: hosts that share hardware, such as VMs or containers on one "
@@ -163,7 +164,8 @@ def _bench_progress(enabled: bool) -> FleetProgress | None:
 def _bench_request(args: argparse.Namespace) -> BenchRequest | None:
     if not args.bench:
         return None
-    return BenchRequest(args.bench_suite or "quick", args.bench_runs or 3, args.budget_s)
+    suite = {"suite": args.bench_suite} if args.bench_suite else {}  # else the request's own default suite
+    return BenchRequest(**suite, runs=args.bench_runs or DEFAULT_BENCH_RUNS, budget_s=args.budget_s)
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:

@@ -25,6 +25,8 @@ from driftcheck.snapshot.model import Snapshot, parse_snapshot
 
 # One host at a time: benchmarks of hosts that share hardware would measure each other.
 DEFAULT_BENCH_CONCURRENCY = 1
+# Runs on each host: the fewest whose spread a verdict can measure (one run leaves it assumed).
+DEFAULT_BENCH_RUNS = 3
 # The most of a host's error output a failure quotes: its last line says why.
 _LAST_LINES = 1
 
