@@ -103,7 +103,8 @@ def fleet(hosts: Sequence[str] = (), *, hosts_file: Path | None = None, slurm: b
 
     `bench`: every host that gave a snapshot also runs that suite, and each is judged against the others
     (`driftcheck.analysis.fleet_bench`). Over SSH a host runs `driftcheck_command` (default: driftcheck as a
-    module of `python`) once every snapshot is taken, `bench_concurrency` hosts at a time; over Slurm the suite
+    module of `python`) once every snapshot is taken, `bench_concurrency` hosts at a time, each within
+    `host_timeout_s`; a host whose bench fails is kept in the judgement's `failures`. Over Slurm the suite
     runs inside each node's snapshot, every node at once on its own node.
     """
     store = store or Store()
