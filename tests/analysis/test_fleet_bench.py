@@ -133,3 +133,19 @@ def test_failed_hosts_and_another_device_are_listed_with_why(loaded: dict[str, d
     assert "  bench failed:\n    node9: bench unavailable: torch is not installed\n" in text
     markdown = render_measured_markdown(bench)
     assert markdown.startswith("\n## Measured\n\n- 6 hosts measured") and "  - node9: bench unavailable" in markdown
+
+
+def test_an_unchanged_host_slowed_by_other_work_is_held_by_its_disturbance() -> None:
+    burst = {path.stem: json.loads(path.read_text())
+             for path in sorted((LOADED.parent / "load-burst").glob("node*.json"))}
+    bench = judge_fleet(burst)
+    assert bench.outliers == []
+    node4 = {row["name"]: row for row in bench.hosts["node4"].rows}
+    skinny = node4["skinny_gemm_fp32_b4_h4096_gbps"]
+    assert skinny["change_pct"] < -70 and skinny["verdict"] == "inconclusive" and skinny["held_by"] == "load"
+    assert "disturbed by other work" in row_text(skinny)
+    # The decode benchmarks it skipped within its budget count for nothing, either way.
+    assert node4["decode_eager_tok_per_s"]["direction"] == "missing"
+    assert "decode_eager_tok_per_s" not in {row["name"] for row in bench.hosts["node4"].benchmarks()}
+    # The same figures without their disturbance flags would name it: the runs' own record is what holds it.
+    assert judge_fleet({host: quiet(record) for host, record in burst.items()}).named("slower") == ["node4"]
