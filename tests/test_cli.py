@@ -279,9 +279,8 @@ def test_every_handler_is_one_function_per_sub_action() -> None:
     (["run", "--interval", "0", "--", "true"], "--interval 0"),
     (["fleet", "--driftcheck", "x", "h"], "--driftcheck goes with --slurm"),
     (["fleet", "--host-timeout", "0", "h"], "must be positive"),
-    (["fleet", "--bench-runs", "2", "--bench-concurrency", "2", "h"],
-     "--bench-runs, --bench-concurrency go with --bench"),
-    (["fleet", "--bench", "--bench-runs", "0", "h"], "argument --bench-runs: 0 is less than 1"),
+    (["fleet", "--runs", "2", "--bench-concurrency", "2", "h"], "--runs, --bench-concurrency go with --bench"),
+    (["fleet", "--bench", "--runs", "0", "h"], "argument --runs: 0 is less than 1"),
     (["gc", "-n"], "unrecognized arguments: -n"),
 ])
 def test_conflicting_options_are_refused_before_any_work(cli, args: list[str], message: str) -> None:

@@ -144,7 +144,7 @@ def fleet_reason(row: Mapping[str, Any]) -> str | None:
     within = math.log1p(runs_spread / 100.0) ** 2 * (1.0 / counts[0] + 1.0 / counts[1])
     across = 2.0 * math.log1p((hosts_spread or 0.0) / 100.0) ** 2
     where = (f"the fleet's machines differ by ±{hosts_spread:.1f}% between themselves" if across > within
-             else f"runs spread ±{runs_spread:.1f}% on these hosts (more runs, --bench-runs, would narrow it)")
+             else f"runs spread ±{runs_spread:.1f}% on these hosts (more runs, --runs, would narrow it)")
     return f"{where}: shifts under ±{mds:.1f}% cannot be told" if mds is not None else where
 
 

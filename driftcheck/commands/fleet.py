@@ -36,6 +36,7 @@ from driftcheck.commands.common import (
     add_python,
     add_quiet,
     add_require_trusted,
+    add_runs,
     add_ssh_login,
     flag_terms,
     positive_float,
@@ -81,9 +82,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "slower or faster than the rest of the fleet (with 3 hosts or more)")
     p.add_argument("--bench-suite", choices=BENCH_SUITES, metavar="SUITE",
                    help=f"with --bench: the suite ({', '.join(BENCH_SUITES)}; default quick)")
-    p.add_argument("--bench-runs", type=positive_int, metavar="N",
-                   help=f"with --bench: independent runs on each host (default {DEFAULT_BENCH_RUNS}, the fewest "
-                        "that measure a host's run-to-run spread)")
+    # `--runs`, as every command that runs the benchmarks names them (one name per concept).
+    add_runs(p, help=f"with --bench: independent runs on each host (default {DEFAULT_BENCH_RUNS}, the fewest that "
+                     "measure a host's run-to-run spread)")
     p.add_argument("--bench-concurrency", type=positive_int, metavar="K",
                    help=f"with --bench over SSH: hosts measuring at once, apart from --concurrency (default "
                         f"{DEFAULT_BENCH_CONCURRENCY}: hosts that share hardware, such as VMs or containers on one "
@@ -125,7 +126,7 @@ def _validate(args: argparse.Namespace) -> None:
                              "`--` (e.g. -- -N 4 -w gpu[01-04])")
     elif args.driftcheck and not args.bench:
         raise UsageError("--driftcheck goes with --slurm or --bench")
-    given = [flag for flag, value in (("--bench-suite", args.bench_suite), ("--bench-runs", args.bench_runs),
+    given = [flag for flag, value in (("--bench-suite", args.bench_suite), ("--runs", args.runs),
                                       ("--bench-concurrency", args.bench_concurrency),
                                       ("--budget-s", args.budget_s)) if value is not None]
     if given and not args.bench:
@@ -165,7 +166,7 @@ def _bench_request(args: argparse.Namespace) -> BenchRequest | None:
     if not args.bench:
         return None
     suite = {"suite": args.bench_suite} if args.bench_suite else {}  # else the request's own default suite
-    return BenchRequest(**suite, runs=args.bench_runs or DEFAULT_BENCH_RUNS, budget_s=args.budget_s)
+    return BenchRequest(**suite, runs=args.runs or DEFAULT_BENCH_RUNS, budget_s=args.budget_s)
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:

@@ -87,7 +87,7 @@ def test_a_node_signed_by_a_key_you_do_not_trust_is_named_and_refused_on_request
 def test_fleet_bench_over_slurm_measures_inside_the_nodes_snapshot(slurm: SlurmCluster,
                                                                    cli: Callable[..., CliResult]) -> None:
     # One node (the fixture's): its figures travel in its signed snapshot; one host is too few to judge.
-    result = cli("fleet", "--slurm", "--format", "json", "--probe", "env", "--bench", "--bench-runs", "1",
+    result = cli("fleet", "--slurm", "--format", "json", "--probe", "env", "--bench", "--runs", "1",
                  "--budget-s", "1", "--", "-N", "1")
     assert result.returncode == 0, result.stdout + result.stderr + slurm.log_tail()
     report = json.loads(result.stdout)
