@@ -279,6 +279,8 @@ def test_every_handler_is_one_function_per_sub_action() -> None:
     (["run", "--interval", "0", "--", "true"], "--interval 0"),
     (["fleet", "--driftcheck", "x", "h"], "--driftcheck goes with --slurm"),
     (["fleet", "--host-timeout", "0", "h"], "must be positive"),
+    (["fleet", "--runs", "2", "--bench-concurrency", "2", "h"], "--runs, --bench-concurrency go with --bench"),
+    (["fleet", "--bench", "--runs", "0", "h"], "argument --runs: 0 is less than 1"),
     (["gc", "-n"], "unrecognized arguments: -n"),
 ])
 def test_conflicting_options_are_refused_before_any_work(cli, args: list[str], message: str) -> None:
@@ -358,3 +360,14 @@ def test_version_prints_what_the_parser_would_without_building_it(capsys: pytest
     ended = json.loads(done.stderr.strip().splitlines()[-1])
     assert done.stdout == from_parser and ended["code"] == 0
     assert "driftcheck.cli" not in ended["modules"] and "argparse" not in ended["modules"]
+
+
+def test_fleet_bench_reports_each_host_as_it_ends_on_stderr(capsys) -> None:
+    from driftcheck.api.fleet import HostResult
+    from driftcheck.commands.fleet import _bench_progress
+
+    assert _bench_progress(False) is None
+    report = _bench_progress(True)
+    assert report is not None
+    report(HostResult("node2", None, "driftcheck exited 1 without a snapshot", 0.4), 1, 3)
+    assert capsys.readouterr().err == "[bench 1/3] node2: FAILED: driftcheck exited 1 without a snapshot (0.4 s)\n"

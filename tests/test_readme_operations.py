@@ -15,7 +15,9 @@ import pytest
 from driftcheck.cli import parse
 from tests.conftest import REPO_ROOT
 
-SECTIONS = ("### `driftcheck export prometheus", "### `driftcheck export nfd", "### `driftcheck slurm-health")
+# The fleet's examples (`--bench` among them) are held to the real parser too.
+SECTIONS = ("### `driftcheck export prometheus", "### `driftcheck export nfd", "### `driftcheck slurm-health",
+            "### `driftcheck fleet")
 
 
 def _section(title: str) -> str:

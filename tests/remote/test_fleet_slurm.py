@@ -82,3 +82,30 @@ def test_a_node_signed_by_a_key_you_do_not_trust_is_named_and_refused_on_request
     report = json.loads(refused.stdout)
     assert report["snapshots"] == {} and "which you do not trust" in report["failures"][slurm.node]
     assert Store().entries() == []
+
+
+def test_fleet_bench_over_slurm_measures_inside_the_nodes_snapshot(slurm: SlurmCluster,
+                                                                   cli: Callable[..., CliResult]) -> None:
+    # One node (the fixture's): its figures travel in its signed snapshot; one host is too few to judge.
+    result = cli("fleet", "--slurm", "--format", "json", "--probe", "env", "--bench", "--runs", "1",
+                 "--budget-s", "1", "--", "-N", "1")
+    assert result.returncode == 0, result.stdout + result.stderr + slurm.log_tail()
+    report = json.loads(result.stdout)
+    bench = report["bench"]
+    assert bench["failures"] == {} and list(bench["hosts"]) == [slurm.node]
+    measured = bench["hosts"][slurm.node]
+    assert (measured["suite"], measured["device"], measured["runs"], measured["verdict"]) == ("quick", "cpu", 1, None)
+    assert measured["figures"]["gemm_fp32_1024_gflops"]["value"] > 0
+    assert bench["judged"] is False
+    assert bench["note"] == "fleet too small to judge by measurement: 1 host measured on cpu, 3 needed"
+    stored = Store().entries()
+    assert [entry.id for entry in stored] == list(report["snapshots"].values())
+    assert "bench" in Store().load(stored[0].id).probes
+    # The bench's figures move run to run: they are no configuration finding.
+    assert report["uniform"] is True
+
+
+def test_bench_concurrency_with_slurm_is_a_usage_error(cli: Callable[..., CliResult]) -> None:
+    result = cli("fleet", "--slurm", "--bench", "--bench-concurrency", "2")
+    assert result.returncode == 2
+    assert "every node measures on its own node" in result.stderr

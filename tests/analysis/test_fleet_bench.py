@@ -1,0 +1,151 @@
+"""Slow nodes by measurement (`driftcheck.analysis.fleet_bench`) on five real records of the quick suite, taken on
+the 2-core VM under other load (tests/data/fleet_bench/loaded/SOURCE), and on copies of them edited as named."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from driftcheck.analysis.fleet_bench import (
+    MIN_HOSTS,
+    fleet_between,
+    judge_fleet,
+    judge_host,
+    pooled_record,
+    row_text,
+)
+from driftcheck.analysis.fleet_bench_render import render_measured_markdown, render_measured_text
+
+LOADED = Path(__file__).resolve().parent.parent / "data" / "fleet_bench" / "loaded"
+GEMM = "gemm_fp32_1024_gflops"
+
+
+@pytest.fixture
+def loaded() -> dict[str, dict[str, Any]]:
+    """node1..node5 as recorded (node5 with OMP_NUM_THREADS=1); every run flagged disturbed by other load."""
+    return {path.stem: json.loads(path.read_text()) for path in sorted(LOADED.glob("node*.json"))}
+
+
+def quiet(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` with its runs' disturbance flags taken out: the same figures, as though nothing else ran."""
+    out = copy.deepcopy(record)
+    for entry in out["results"].values():
+        for run in entry["runs"]:
+            run.pop("disturbed", None)
+    return out
+
+
+def scaled(record: dict[str, Any], name: str, factor: float) -> dict[str, Any]:
+    """`record` with benchmark `name`'s figures (every run's median, and the median) multiplied by `factor`."""
+    out = copy.deepcopy(record)
+    entry = out["results"][name]
+    entry["median"] *= factor
+    for run in entry["runs"]:
+        run["median"] *= factor
+    return out
+
+
+def test_under_other_load_no_host_is_named_and_each_says_why(loaded: dict[str, dict[str, Any]]) -> None:
+    bench = judge_fleet(loaded)
+    assert bench.judged and bench.note is None
+    assert bench.outliers == [] and bench.named("inconclusive") == sorted(loaded)
+    for host in bench.hosts.values():
+        rows = host.benchmarks()
+        assert {row["name"] for row in rows} == set(loaded[host.host]["results"])
+        # A loss or gain the load could explain is held, as a check holds it, in the fleet's words.
+        held = [row for row in rows if row.get("held_by") == "load"]
+        assert held, [row_text(row) for row in rows]
+        assert all("disturbed by other work (fleet " in row_text(row) and ", this host " in row_text(row)
+                   for row in held)
+        assert "A " not in row_text(held[0]).split("(")[1]
+    text = render_measured_text(bench)
+    assert text.startswith("Measured:\n  5 hosts measured (quick suite on cpu, 2 runs a host); each host compared")
+    assert "by measurement" not in text and "within the fleet's spread" not in text
+
+
+def test_a_host_is_never_part_of_its_own_reference(loaded: dict[str, dict[str, Any]]) -> None:
+    others = [record for host, record in loaded.items() if host != "node1"]
+    reference = pooled_record(others)
+    pooled_runs = sum(len(record["results"][GEMM]["runs"]) for record in others)
+    assert len(reference["results"][GEMM]["runs"]) == pooled_runs
+    medians = sorted(run["median"] for record in others for run in record["results"][GEMM]["runs"])
+    assert reference["results"][GEMM]["median"] == pytest.approx((medians[3] + medians[4]) / 2)
+    row = next(r for r in judge_host("node1", loaded) if r["name"] == GEMM)
+    assert row["runs"] == [pooled_runs, len(loaded["node1"]["results"][GEMM]["runs"])]
+    # The others' spread between machines is the between-session spread the verdict counts: 4 hosts, 3 df.
+    assert row["between_sessions"]["sessions"] == 4 and row["between_sessions"]["measured"] is True
+    assert fleet_between({h: r for h, r in loaded.items() if h != "node1"})[GEMM]["raw"]["df"] == 3
+    # The controls are not used: across machines a machine slower at everything is what is looked for.
+    assert row["control"] == {"recorded": False, "note": row["control"]["note"]}
+
+
+def test_a_host_at_a_third_of_the_speed_is_named_slower_and_no_other(loaded: dict[str, dict[str, Any]]) -> None:
+    fleet = {host: quiet(record) for host, record in loaded.items()}
+    assert judge_fleet(fleet).outliers == []
+    fleet["node3"] = scaled(fleet["node3"], GEMM, 1 / 3)
+    bench = judge_fleet(fleet)
+    assert (bench.named("slower"), bench.named("faster")) == (["node3"], [])
+    row = next(row for row in bench.hosts["node3"].rows if row["name"] == GEMM)
+    assert row["verdict"] == "slower"
+    assert abs(math.log1p(row["change_pct"] / 100)) >= math.log1p(row["mds_pct"] / 100)
+    document = bench.to_json()
+    assert document["slower"] == ["node3"]
+    node3 = document["hosts"]["node3"]
+    assert node3["verdict"] == "slower" and node3["figures"][GEMM]["unit"] == "GFLOP/s"
+    gemm = next(b for b in node3["benchmarks"] if b["name"] == GEMM)
+    assert gemm["fleet"] > gemm["host"] > 0 and gemm["between_hosts"]["hosts"] == 4 and gemm["reason"] is None
+    text = render_measured_text(bench)
+    assert "  node3: slower (MDS ±" in text and f"    {GEMM} " in text and "slower by measurement: node3" in text
+    # A halving is inside what these noisy records can resolve: inconclusive, with the resolution, not named.
+    fleet["node3"] = scaled(quiet(loaded["node3"]), GEMM, 1 / 2)
+    halved = judge_fleet(fleet)
+    assert halved.outliers == [] and halved.hosts["node3"].verdict == "inconclusive"
+    assert "cannot be told" in row_text(next(r for r in halved.hosts["node3"].rows if r["name"] == GEMM))
+
+
+def test_fewer_than_three_hosts_are_too_few_to_judge(loaded: dict[str, dict[str, Any]]) -> None:
+    two = {host: loaded[host] for host in ("node1", "node2")}
+    bench = judge_fleet(two)
+    assert MIN_HOSTS == 3 and not bench.judged
+    assert bench.note == "fleet too small to judge by measurement: 2 hosts measured on cpu, 3 needed"
+    assert all(host.verdict is None and host.rows == [] for host in bench.hosts.values())
+    assert bench.to_json()["hosts"]["node1"]["figures"][GEMM]["value"] == pytest.approx(
+        loaded["node1"]["results"][GEMM]["median"])
+    text = render_measured_text(bench)
+    assert "  fleet too small to judge by measurement: 2 hosts measured on cpu, 3 needed\n" in text
+    assert "  node1: device_copy_64mib_gbps 10.68 GB/s, gemm_fp32_1024_gflops 27.6 GFLOP/s" in text
+
+
+def test_failed_hosts_and_another_device_are_listed_with_why(loaded: dict[str, dict[str, Any]]) -> None:
+    fleet = dict(loaded)
+    fleet["gpu1"] = {**loaded["node1"], "device": "cuda"}
+    bench = judge_fleet(fleet, {"node9": "bench unavailable: torch is not installed"})
+    assert bench.judged and "gpu1" not in bench.named("inconclusive")
+    assert bench.other_device == {"gpu1": "measured on cuda, the fleet on cpu: not compared"}
+    assert bench.to_json()["failures"] == {"node9": "bench unavailable: torch is not installed"}
+    text = render_measured_text(bench)
+    assert "  gpu1: measured on cuda, the fleet on cpu: not compared\n" in text
+    assert "  bench failed:\n    node9: bench unavailable: torch is not installed\n" in text
+    markdown = render_measured_markdown(bench)
+    assert markdown.startswith("\n## Measured\n\n- 6 hosts measured") and "  - node9: bench unavailable" in markdown
+
+
+def test_an_unchanged_host_slowed_by_other_work_is_held_by_its_disturbance() -> None:
+    burst = {path.stem: json.loads(path.read_text())
+             for path in sorted((LOADED.parent / "load-burst").glob("node*.json"))}
+    bench = judge_fleet(burst)
+    assert bench.outliers == []
+    node4 = {row["name"]: row for row in bench.hosts["node4"].rows}
+    skinny = node4["skinny_gemm_fp32_b4_h4096_gbps"]
+    assert skinny["change_pct"] < -70 and skinny["verdict"] == "inconclusive" and skinny["held_by"] == "load"
+    assert "disturbed by other work" in row_text(skinny)
+    # The decode benchmarks it skipped within its budget count for nothing, either way.
+    assert node4["decode_eager_tok_per_s"]["direction"] == "missing"
+    assert "decode_eager_tok_per_s" not in {row["name"] for row in bench.hosts["node4"].benchmarks()}
+    # The same figures without their disturbance flags would name it: the runs' own record is what holds it.
+    assert judge_fleet({host: quiet(record) for host, record in burst.items()}).named("slower") == ["node4"]
