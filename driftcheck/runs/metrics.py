@@ -41,6 +41,7 @@ Speculative decoding (the figures `explain run:A run:B` splits a throughput shif
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import operator
@@ -101,6 +102,8 @@ def direction(unit: str | None) -> bool | None:
     return None
 
 
+# A log prints the same few labels on every line: their names are made once.
+@functools.lru_cache(maxsize=4096)
 def slug(text: str) -> str:
     """A metric name from a label: lower case, words joined by `_` ("Mean TTFT" -> "mean_ttft")."""
     words = re.findall(r"[a-z0-9]+", text.lower().replace("%", " pct "))
@@ -215,6 +218,7 @@ _GENERIC_UNIT = re.compile(r"(?:tok/s|tokens/s|token/s|ms)(?![A-Za-z/])")
 
 _LABEL_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz _-"  # `_GENERIC_RATE`'s label
 _NUMBER_CHARS = frozenset(".eE+-")  # with the digits: what `_NUM` is made of
+_ASCII_NUMBER_CHARS = "0123456789.eE+-"  # the ASCII ones: `str.isdigit` holds for other characters too
 
 
 def _run_before(text: str, end: int, belongs: Callable[[str], bool]) -> int:
@@ -225,7 +229,28 @@ def _run_before(text: str, end: int, belongs: Callable[[str], bool]) -> int:
     return start
 
 
-def _generic_span(line: str) -> tuple[int, int] | None:
+def _number_start(line: str, end: int) -> int:
+    """Where the run of digits and `_NUMBER_CHARS` ending at `end` of `line` starts: one `rstrip` of the ASCII
+    ones (the whole run, in a log), the loop over characters only where a non-ASCII one stops it (it may be a
+    digit to `str.isdigit`)."""
+    start = len(line[:end].rstrip(_ASCII_NUMBER_CHARS))
+    if start and not line[start - 1].isascii():
+        return _run_before(line, end, lambda c: c.isdigit() or c in _NUMBER_CHARS)
+    return start
+
+
+def _separators_start(line: str, end: int) -> int:
+    """Where the run of whitespace, ':' and '=' ending at `end` of `line` starts (`rstrip()` strips exactly
+    what `str.isspace` holds for)."""
+    head = line[:end]
+    while True:
+        stripped = head.rstrip().rstrip(":=")
+        if len(stripped) == len(head):
+            return len(head)
+        head = stripped
+
+
+def _generic_span(line: str, units: Sequence[re.Match[str]] | None = None) -> tuple[int, int] | None:
     """Where in `line` `_GENERIC_RATE` can match: from the start of the label characters before the first
     unit that a number stands before (over the number, the whitespace, ':' and '=' between), to the character
     after the last unit, which its lookahead reads. None when no number stands before a unit.
@@ -235,23 +260,25 @@ def _generic_span(line: str) -> tuple[int, int] | None:
     so the first starts no earlier than that, and the last ends at its unit. Every position tried costs ~40
     tries of the lazy label, so the words before the first figure and after the last unit (a log line's tail)
     were most of a scan's time: 100 MiB of a training log took 14 s to scan after its command had ended."""
-    units = list(_GENERIC_UNIT.finditer(line))
+    if units is None:
+        units = list(_GENERIC_UNIT.finditer(line))
     for unit in units:
         number_end = len(line[:unit.start()].rstrip())  # `rstrip()` strips what `\s` matches
         if number_end and line[number_end - 1].isdigit():
             break
     else:
         return None
-    number = _run_before(line, number_end, lambda c: c.isdigit() or c in _NUMBER_CHARS)
-    separators = _run_before(line, number, lambda c: c.isspace() or c in ":=")
+    number = _number_start(line, number_end)
+    separators = _separators_start(line, number)
     start = len(line[:separators].rstrip(_LABEL_CHARS))
     return start, min(len(line), units[-1].end() + 1)
 
 
 def _generic(line: str) -> Found | None:
-    if not _GENERIC_UNIT.search(line):
+    units = list(_GENERIC_UNIT.finditer(line))
+    if not units:
         return None
-    span = _generic_span(line)
+    span = _generic_span(line, units)
     if span is None:
         return None
     found: Found = []
@@ -367,6 +394,16 @@ def _prefilter(patterns: tuple[Pattern, ...]) -> re.Pattern[str] | None:
 # A log line that holds no piece any built-in pattern needs is passed by in one search, not eleven: a training
 # log of 20,000 such lines took a second to scan, longer than the 0.66 s command that printed it (issue 20).
 _BUILTIN_NEEDS = _prefilter((*BUILTIN_PATTERNS, *GENERIC_PATTERNS))
+# The built-in patterns' own pieces (the generic pattern's "/s" and "ms" are in most log lines): a line without
+# any is read by the generic pattern alone.
+_SPECIFIC_NEEDS = _prefilter(BUILTIN_PATTERNS)
+_SPECIFIC_PIECES = tuple(dict.fromkeys(piece for pattern in BUILTIN_PATTERNS for piece in pattern.needs))
+
+
+def _pieces_in(line: str) -> set[str]:
+    """The built-in patterns' pieces `line` holds (substring tests: a regex search finds one of two pieces that
+    overlap, "accept" or "accept len:", not both)."""
+    return {piece for piece in _SPECIFIC_PIECES if piece in line}
 
 
 # --- the user's own ----------------------------------------------------------------------------------
@@ -437,17 +474,30 @@ class MetricScanner:
                 claimed = True
         if _BUILTIN_NEEDS is not None and not _BUILTIN_NEEDS.search(line):
             return
-        for pattern in BUILTIN_PATTERNS:
-            hits = pattern.read(line)
-            if hits is not None:
-                self._keep(hits, pattern.source)
-                return
-        if claimed:
+        if self._builtin(line) or claimed:
             return
         for pattern in GENERIC_PATTERNS:
             hits = pattern.read(line)
             if hits:
                 self._keep(hits, pattern.source)
+
+    def _builtin(self, line: str) -> bool:
+        """Whether a built-in pattern claimed `line` (its figures kept). Only the patterns whose pieces the line
+        holds are tried (`Pattern.needs` is exact): a log line with "tok/s" in it reaches the generic pattern
+        after one search, not eight regex searches."""
+        present: set[str] | None = None  # None: every pattern is tried
+        if _SPECIFIC_NEEDS is not None:
+            if not _SPECIFIC_NEEDS.search(line):
+                return False
+            present = _pieces_in(line)
+        for pattern in BUILTIN_PATTERNS:
+            if present is not None and present.isdisjoint(pattern.needs):
+                continue
+            hits = pattern.read(line)
+            if hits is not None:
+                self._keep(hits, pattern.source)
+                return True
+        return False
 
     def feed_lines(self, lines: Sequence[str]) -> None:
         """`feed` each of a whole output's lines, in order; the lines no pattern could read are passed by in
