@@ -232,12 +232,14 @@ def _start(argv: Sequence[str], out_fd: int, err_fd: int, cwd: str | None) -> su
 
 
 def run_command(argv: Sequence[str], reader: OutputReader, on_start: Callable[[int], None] | None = None,
-                stdout: Stream | None = None, stderr: Stream | None = None, cwd: str | None = None) -> Finished:
+                stdout: Stream | None = None, stderr: Stream | None = None, cwd: str | None = None,
+                on_exit: Callable[[], None] | None = None) -> Finished:
     """Run `argv` with its output passed to `stdout`/`stderr` (default: ours) and read by `reader` (stdout as
     its stream 0, stderr as 1), which finds the figures in it.
 
-    `on_start` gets the command's pid as soon as it runs (to watch its process tree). Returns how it
-    ended; CommandNotRunnable when it could not start.
+    `on_start` gets the command's pid as soon as it runs (to watch its process tree); `on_exit` is called as
+    soon as it has ended, before the rest of its output is drained and scanned (work that needs only the
+    command gone starts then). Returns how it ended; CommandNotRunnable when it could not start.
     """
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
@@ -274,6 +276,8 @@ def run_command(argv: Sequence[str], reader: OutputReader, on_start: Callable[[i
         finally:
             sys.setswitchinterval(previous_interval)
         duration = time.monotonic() - started
+    if on_exit is not None:
+        on_exit()
     deadline = time.monotonic() + _DRAIN_S
     for thread, fd in zip(pumps, (out_r, err_r), strict=True):
         thread.join(max(0.0, deadline - time.monotonic()))

@@ -115,3 +115,12 @@ def test_a_log_written_in_small_pieces_passes_whole_in_fewer_reads() -> None:
     assert reader.tail()[-1] == f"step 599 12.5 tok/s {'x' * 200}"
     assert [(m.name, m.count) for m in reader.metrics()] == [("tokens_per_second", 600)]
     assert reader.pieces < 400
+
+
+def test_on_exit_comes_once_the_command_has_ended_and_before_its_output_is_scanned() -> None:
+    reader, seen = OutputReader(), []
+    finished = run_command([sys.executable, "-c", "print('Output token throughput (tok/s): 94.1')"], reader,
+                           stdout=io.BytesIO(), stderr=io.BytesIO(), on_exit=lambda: seen.append(reader.metrics()))
+    assert finished.exit_code == 0
+    assert seen == [[]]  # called once, when nothing was scanned yet
+    assert [m.name for m in reader.metrics()] == ["output_token_throughput"]
