@@ -579,5 +579,5 @@ class MetricScanner:
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _DIGITS_BLIND = str.maketrans("123456789", "000000000")
-_SHAPES_KEPT = 4096
+_SHAPES_KEPT = 1024  # keys are whole lines of up to 4,096 characters: at most 4 MiB kept
 
