@@ -110,6 +110,8 @@ def slug(text: str) -> str:
 # (name, value, unit, label) per figure; an empty list claims a line that holds no figure worth keeping.
 Found = list[tuple[str, float, str | None, str]]
 Matcher = Callable[[str], Found | None]
+# Where a line's figures are: (the value's start, its end, name, unit, label) per figure; () for none.
+Shape = tuple[tuple[int, int, str, str | None, str], ...]
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,10 @@ class Pattern:
     needs: tuple[str, ...] = ()
     # A quick test that a line may hold this pattern's figure (a user's compiled regex); None: `read` is the test.
     finds: Callable[[str], object] | None = None
+    # Where `read` finds the figures, for a pattern that tells every ASCII digit alike (each `\d`, no digit in
+    # a literal or a class): then every line that differs from `line` in its digits only has its figures at the
+    # same places, with the same names, and the scanner reads such a line from the places it remembers.
+    shape: Callable[[str], Shape] | None = None
 
 
 def _unit(raw: str | None) -> str | None:
@@ -215,6 +221,7 @@ _GENERIC_UNIT = re.compile(r"(?:tok/s|tokens/s|token/s|ms)(?![A-Za-z/])")
 
 _LABEL_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz _-"  # `_GENERIC_RATE`'s label
 _NUMBER_CHARS = frozenset(".eE+-")  # with the digits: what `_NUM` is made of
+_ASCII_NUMBER_CHARS = "0123456789.eE+-"  # the ASCII ones: `str.isdigit` holds for other characters too
 
 
 def _run_before(text: str, end: int, belongs: Callable[[str], bool]) -> int:
@@ -225,7 +232,28 @@ def _run_before(text: str, end: int, belongs: Callable[[str], bool]) -> int:
     return start
 
 
-def _generic_span(line: str) -> tuple[int, int] | None:
+def _number_start(line: str, end: int) -> int:
+    """Where the run of digits and `_NUMBER_CHARS` ending at `end` of `line` starts: one `rstrip` of the ASCII
+    ones (the whole run, in a log), the loop over characters only where a non-ASCII one stops it (it may be a
+    digit to `str.isdigit`)."""
+    start = len(line[:end].rstrip(_ASCII_NUMBER_CHARS))
+    if start and not line[start - 1].isascii():
+        return _run_before(line, end, lambda c: c.isdigit() or c in _NUMBER_CHARS)
+    return start
+
+
+def _separators_start(line: str, end: int) -> int:
+    """Where the run of whitespace, ':' and '=' ending at `end` of `line` starts (`rstrip()` strips exactly
+    what `str.isspace` holds for)."""
+    head = line[:end]
+    while True:
+        stripped = head.rstrip().rstrip(":=")
+        if len(stripped) == len(head):
+            return len(head)
+        head = stripped
+
+
+def _generic_span(line: str, units: Sequence[re.Match[str]] | None = None) -> tuple[int, int] | None:
     """Where in `line` `_GENERIC_RATE` can match: from the start of the label characters before the first
     unit that a number stands before (over the number, the whitespace, ':' and '=' between), to the character
     after the last unit, which its lookahead reads. None when no number stands before a unit.
@@ -235,32 +263,45 @@ def _generic_span(line: str) -> tuple[int, int] | None:
     so the first starts no earlier than that, and the last ends at its unit. Every position tried costs ~40
     tries of the lazy label, so the words before the first figure and after the last unit (a log line's tail)
     were most of a scan's time: 100 MiB of a training log took 14 s to scan after its command had ended."""
-    units = list(_GENERIC_UNIT.finditer(line))
+    if units is None:
+        units = list(_GENERIC_UNIT.finditer(line))
     for unit in units:
         number_end = len(line[:unit.start()].rstrip())  # `rstrip()` strips what `\s` matches
         if number_end and line[number_end - 1].isdigit():
             break
     else:
         return None
-    number = _run_before(line, number_end, lambda c: c.isdigit() or c in _NUMBER_CHARS)
-    separators = _run_before(line, number, lambda c: c.isspace() or c in ":=")
+    number = _number_start(line, number_end)
+    separators = _separators_start(line, number)
     start = len(line[:separators].rstrip(_LABEL_CHARS))
     return start, min(len(line), units[-1].end() + 1)
 
 
-def _generic(line: str) -> Found | None:
-    if not _GENERIC_UNIT.search(line):
-        return None
-    span = _generic_span(line)
+def _generic_shape(line: str) -> Shape:
+    r"""Where `_GENERIC_RATE` finds figures in `line`. It and `_generic_span` tell no ASCII digit from another
+    (`\d`, `str.isdigit`, `rstrip` of all ten), so the places hold for every line with other digits there."""
+    units = list(_GENERIC_UNIT.finditer(line))
+    if not units:
+        return ()
+    span = _generic_span(line, units)
     if span is None:
-        return None
-    found: Found = []
+        return ()
+    shape = []
     for match in _GENERIC_RATE.finditer(line, *span):
         unit = _unit(match["unit"])
         words = (match["label"] or "").strip(" :=_-")
         label = " ".join(words.split()[-4:]) or ("tokens per second" if unit == "tok/s" else "milliseconds")
-        found.append((slug(label), float(match["value"]), unit, label))
-    return found or None
+        shape.append((*match.span("value"), slug(label), unit, label))
+    return tuple(shape)
+
+
+def figures_at(line: str, shape: Shape) -> Found | None:
+    """The figures of `line` at the places `shape` gives; None when it gives none."""
+    return [(name, float(line[start:end]), unit, label) for start, end, name, unit, label in shape] or None
+
+
+def _generic(line: str) -> Found | None:
+    return figures_at(line, _generic_shape(line))
 
 
 # --- speculative decoding ----------------------------------------------------------------------------
@@ -353,7 +394,8 @@ BUILTIN_PATTERNS: tuple[Pattern, ...] = (
     Pattern("vllm SpecDecoding metrics log", _spec_log, ("metrics:",)),
     Pattern("sglang decode log (accept len)", _sglang_decode, ("accept len:",)),
 )
-GENERIC_PATTERNS: tuple[Pattern, ...] = (Pattern("generic 'N tok/s' / 'N ms'", _generic, ("/s", "ms")),)
+GENERIC_PATTERNS: tuple[Pattern, ...] = (Pattern("generic 'N tok/s' / 'N ms'", _generic, ("/s", "ms"),
+                                                 shape=_generic_shape),)
 
 
 def _prefilter(patterns: tuple[Pattern, ...]) -> re.Pattern[str] | None:
@@ -367,6 +409,16 @@ def _prefilter(patterns: tuple[Pattern, ...]) -> re.Pattern[str] | None:
 # A log line that holds no piece any built-in pattern needs is passed by in one search, not eleven: a training
 # log of 20,000 such lines took a second to scan, longer than the 0.66 s command that printed it (issue 20).
 _BUILTIN_NEEDS = _prefilter((*BUILTIN_PATTERNS, *GENERIC_PATTERNS))
+# The built-in patterns' own pieces (the generic pattern's "/s" and "ms" are in most log lines): a line without
+# any is read by the generic pattern alone.
+_SPECIFIC_NEEDS = _prefilter(BUILTIN_PATTERNS)
+_SPECIFIC_PIECES = tuple(dict.fromkeys(piece for pattern in BUILTIN_PATTERNS for piece in pattern.needs))
+
+
+def _pieces_in(line: str) -> set[str]:
+    """The built-in patterns' pieces `line` holds (substring tests: a regex search finds one of two pieces that
+    overlap, "accept" or "accept len:", not both)."""
+    return {piece for piece in _SPECIFIC_PIECES if piece in line}
 
 
 # --- the user's own ----------------------------------------------------------------------------------
@@ -422,11 +474,19 @@ class MetricScanner:
 
     user: tuple[Pattern, ...] = ()
     found: dict[str, Metric] = field(default_factory=dict)
+    # (pattern, line with its digits made 0) -> where its figures are: a training log prints one line per step
+    # that differs in its numbers only, and finding the places again cost ~5 us of each line's ~8 us.
+    _shapes: dict[tuple[str, str], Shape] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def feed(self, line: str) -> None:
         """Look for figures in one output line (without its line end)."""
+        self._feed(line, None)
+
+    def _feed(self, line: str, blind: str | None) -> None:
+        """`feed`, given `line` with its digits made 0 where that was made in bulk (None: made here if needed)."""
         if "\x1b" in line:
             line = _ANSI.sub("", line)
+            blind = None
         if len(line) > 4096:  # a progress bar redrawn without line ends: nothing to read there
             return
         claimed = False
@@ -437,27 +497,60 @@ class MetricScanner:
                 claimed = True
         if _BUILTIN_NEEDS is not None and not _BUILTIN_NEEDS.search(line):
             return
+        if self._builtin(line) or claimed:
+            return
+        for pattern in GENERIC_PATTERNS:
+            hits = self._read(pattern, line, blind)
+            if hits:
+                self._keep(hits, pattern.source)
+
+    def _builtin(self, line: str) -> bool:
+        """Whether a built-in pattern claimed `line` (its figures kept). Only the patterns whose pieces the line
+        holds are tried (`Pattern.needs` is exact): a log line with "tok/s" in it reaches the generic pattern
+        after one search, not eight regex searches."""
+        present: set[str] | None = None  # None: every pattern is tried
+        if _SPECIFIC_NEEDS is not None:
+            if not _SPECIFIC_NEEDS.search(line):
+                return False
+            present = _pieces_in(line)
         for pattern in BUILTIN_PATTERNS:
+            if present is not None and present.isdisjoint(pattern.needs):
+                continue
             hits = pattern.read(line)
             if hits is not None:
                 self._keep(hits, pattern.source)
-                return
-        if claimed:
-            return
-        for pattern in GENERIC_PATTERNS:
-            hits = pattern.read(line)
-            if hits:
-                self._keep(hits, pattern.source)
+                return True
+        return False
+
+    def _read(self, pattern: Pattern, line: str, blind: str | None = None) -> Found | None:
+        """`pattern.read(line)`, from the places remembered for a line like it where the pattern has a shape
+        (`blind`: `line` with its digits made 0, when already made)."""
+        if pattern.shape is None:
+            return pattern.read(line)
+        key = (pattern.source, line.translate(_DIGITS_BLIND) if blind is None else blind)
+        shape = self._shapes.get(key)
+        if shape is None:
+            if len(self._shapes) >= _SHAPES_KEPT:  # a log whose lines differ in words too: start again
+                self._shapes.clear()
+            shape = self._shapes[key] = pattern.shape(line)
+        return figures_at(line, shape)
 
     def feed_lines(self, lines: Sequence[str]) -> None:
         """`feed` each of a whole output's lines, in order; the lines no pattern could read are passed by in
         bulk (one search of the whole text for the built-in patterns' pieces), not one by one."""
-        for index in self._candidates(lines):
-            self.feed(lines[index])
-
-    def _candidates(self, lines: Sequence[str]) -> Iterable[int]:
-        """The indices of the lines a user pattern reads or that hold a piece a built-in pattern needs."""
         text = "\n".join(lines)
+        # Every line's digit-blind form (`_read`'s key) from one translation of the whole text, not one per line:
+        # 8 MiB of a training log's lines spent 0.15 s in `str.translate` called line by line. Lines hold no line
+        # end, so the pieces are the lines; where a caller's do, each line makes its own.
+        blinds: Sequence[str | None] = text.translate(_DIGITS_BLIND).split("\n")
+        if len(blinds) != len(lines):
+            blinds = [None] * len(lines)
+        for index in self._candidates(lines, text):
+            self._feed(lines[index], blinds[index])
+
+    def _candidates(self, lines: Sequence[str], text: str) -> Iterable[int]:
+        """The indices of the lines a user pattern reads or that hold a piece a built-in pattern needs (`text`:
+        the lines joined by \\n)."""
         if _BUILTIN_NEEDS is None or "\x1b" in text:  # a colour code may split a piece: every line is read
             return range(len(lines))
         wanted: set[int] = set()
@@ -485,4 +578,6 @@ class MetricScanner:
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_DIGITS_BLIND = str.maketrans("123456789", "000000000")
+_SHAPES_KEPT = 1024  # keys are whole lines of up to 4,096 characters: at most 4 MiB kept
 

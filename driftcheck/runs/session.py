@@ -4,6 +4,15 @@ The snapshots are taken with the cheap probes (or the ones asked for) and kept i
 other; the run record points at both. When the command is a Python interpreter (`python bench.py`,
 `/root/ml-env/bin/python3 -m sglang.bench_serving`), that interpreter is the one whose packages the
 snapshot describes, unless `--python` says otherwise.
+
+What overlaps what: the snapshot before is taken whole before the command starts, never beside it. Gathered
+while the command starts, it would read the command's own doing as the state it started in (a benchmark that
+sets clocks or installs a package first, its process and memory on the GPUs, clocks raised by its load), and
+its probes (a target interpreter started, kernel libraries hashed) would take CPU and disk from the command's
+first seconds, which its recorded duration counts. The reading after starts the moment the command has ended
+(its sampling stopped first), in a thread, while the rest of its output is drained and scanned: by then
+nothing of the command runs that driftcheck waits for, and the scan is driftcheck's own work. Nothing of the
+reading before is reused after: the command may change any of it.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ import os
 import re
 import shutil
 import socket
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -78,18 +88,53 @@ def run_prober(plan: RunPlan) -> Prober:
     return Prober.for_user(local_host(plan.python or command_python(plan.argv)), plan.options, sign=plan.sign)
 
 
+def _take(prober: Prober, plan: RunPlan, label: str) -> Snapshot:
+    return prober.snapshot(prober.probes(plan.probes, cheap_only=True), label=label)
+
+
 def _snapshot(prober: Prober, plan: RunPlan, label: str, store: Store, pin: Pin) -> Snapshot:
-    taken = prober.snapshot(prober.probes(plan.probes, cheap_only=True), label=label)
+    taken = _take(prober, plan, label)
     store.add(taken, pin=pin)
     return taken
+
+
+class _Reading:
+    """A snapshot taken in a thread of its own: the reading after the run, started the moment the command has
+    ended, while the rest of its output is drained and scanned (100 MiB of log leaves up to 8 MiB to scan:
+    a second that the reading, mostly waiting on the target interpreter, no longer waits behind). It only takes
+    the snapshot; the store is written from the run's own thread."""
+
+    def __init__(self, take: Callable[[], Snapshot]) -> None:
+        self._take = take
+        self._taken: Snapshot | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="run-after", daemon=True)
+
+    def start(self) -> None:
+        """Begin taking it."""
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._taken = self._take()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the run's thread, by `result`
+            self._error = exc
+
+    def result(self) -> Snapshot:
+        """The snapshot, once taken (what taking it raised is raised here)."""
+        self._thread.join()
+        if self._taken is None:
+            raise self._error or RuntimeError("the reading after the run ended without a snapshot")
+        return self._taken
 
 
 def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _watch(plan: RunPlan, reader: OutputReader) -> tuple[Finished, SeriesJson]:
-    """Run the command with its output scanned and the GPUs and CPUs sampled; (how it ended, the series)."""
+def _watch(plan: RunPlan, reader: OutputReader, on_exit: Callable[[], None]) -> tuple[Finished, SeriesJson]:
+    """Run the command with its output scanned and the GPUs and CPUs sampled while it runs; (how it ended, the
+    series). `on_exit` is called once it has ended and the sampling has stopped, before its output is scanned."""
     child: dict[str, int] = {}
     # The server a serving benchmark talks to uses the GPUs on the run's behalf: not a sharer.
     server = plan.options.server_url
@@ -97,12 +142,20 @@ def _watch(plan: RunPlan, reader: OutputReader) -> tuple[Finished, SeriesJson]:
     sampler = TelemetrySampler(local_host(), plan.interval_s, nvml=plan.nvml,
                                own_pids=lambda: process_tree(child.get("pid"), *plan.options.pids, *servers,
                                                              patterns=plan.options.process_patterns))
+    stopped: list[SeriesJson] = []
+
+    def ended() -> None:
+        # Sampling ends with the command: what follows (the scan, the reading after) is driftcheck's, not its.
+        stopped.append(sampler.stop().to_json())
+        on_exit()
+
     sampler.start()
     try:
-        finished = run_command(plan.argv, reader, on_start=lambda pid: child.update(pid=pid))
+        finished = run_command(plan.argv, reader, on_start=lambda pid: child.update(pid=pid), on_exit=ended)
     finally:
-        series = sampler.stop().to_json()
-    return finished, series
+        if not stopped:  # it never started, or its end was interrupted
+            stopped.append(sampler.stop().to_json())
+    return finished, stopped[0]
 
 
 def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunOutcome:
@@ -127,12 +180,18 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
         if note:
             note(f"snapshot {before.short_id} taken; running {printable(name)}")
         reader = OutputReader(plan.user_patterns)
-        finished, series = _watch(plan, reader)
+        reading = _Reading(lambda: _take(prober, plan, f"run: {name} (after)"))
+
+        def ended() -> None:
+            if note:
+                note("taking the reading after the run")
+            reading.start()
+
+        finished, series = _watch(plan, reader, ended)
         after: Snapshot | None = None
-        if note:
-            note("taking the reading after the run")
         try:
-            after = _snapshot(prober, plan, f"run: {name} (after)", store, pin)
+            after = reading.result()
+            store.add(after, pin=pin)
             held.append(after.id)
         except KeyboardInterrupt:
             after = None  # a second Ctrl-C after the command ended: keep the record, skip the reading

@@ -88,3 +88,39 @@ def test_a_terminate_sent_to_driftcheck_reaches_the_commands_grandchildren(tmp_p
     while psutil.pid_exists(worker) and psutil.Process(worker).status() != psutil.STATUS_ZOMBIE:
         assert time.monotonic() < deadline, "the worker outlived the terminate"
         time.sleep(0.05)
+
+
+class _CountingReader(OutputReader):
+    """An output reader that counts the pieces it is handed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pieces = 0
+
+    def feed(self, data: bytes, stream: int = 0) -> None:
+        self.pieces += 1
+        super().feed(data, stream)
+
+
+def test_a_log_written_in_small_pieces_passes_whole_in_fewer_reads() -> None:
+    # 600 lines, one write each, half a millisecond apart: a reader woken by each write takes ~600 pieces; one that
+    # pauses after a short read takes a few lines at a time.
+    code = ("import sys, time\nfor i in range(600):\n"
+            "    sys.stdout.write(f'step {i} 12.5 tok/s ' + 'x' * 200 + '\\n')\n"
+            "    sys.stdout.flush()\n    time.sleep(0.0005)\n")
+    out, reader = io.BytesIO(), _CountingReader()
+    finished = run_command([sys.executable, "-c", code], reader, stdout=out, stderr=io.BytesIO())
+    expected = "".join(f"step {i} 12.5 tok/s " + "x" * 200 + "\n" for i in range(600)).encode()
+    assert finished.exit_code == 0 and out.getvalue() == expected
+    assert reader.tail()[-1] == f"step 599 12.5 tok/s {'x' * 200}"
+    assert [(m.name, m.count) for m in reader.metrics()] == [("tokens_per_second", 600)]
+    assert reader.pieces < 300
+
+
+def test_on_exit_comes_once_the_command_has_ended_and_before_its_output_is_scanned() -> None:
+    reader, seen = OutputReader(), []
+    finished = run_command([sys.executable, "-c", "print('Output token throughput (tok/s): 94.1')"], reader,
+                           stdout=io.BytesIO(), stderr=io.BytesIO(), on_exit=lambda: seen.append(reader.metrics()))
+    assert finished.exit_code == 0
+    assert seen == [[]]  # called once, when nothing was scanned yet
+    assert [m.name for m in reader.metrics()] == ["output_token_throughput"]

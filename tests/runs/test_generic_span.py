@@ -18,7 +18,9 @@ from driftcheck.runs.output import scan_text
 PIECES = ["throughput", "tok/s", "tokens/s", "token/s", "ms", "msx", "tok/sx", "s", " ", "  ", "\t", "\u00a0",
           "\u2003", ":", "=", "-", "+", "_", "1", "12.5", "-3", "+4e-2", "3.0e-4", "0.0231", "step", "lr",
           "loss", "latency", "x" * 40, "a" * 45, "/", ",", "(", ")", "e", "E", "|", "élan", "Output token",
-          "5ms", "7 ms/", "9 msec", "mean ITL (ms):"]
+          "5ms", "7 ms/", "9 msec", "mean ITL (ms):",
+          # digits to `str.isdigit` that are not ASCII: where the number's run is found by a loop, not `rstrip`
+          "\u0661\u0662", "\u00b2", "\u0663.5"]
 
 
 def _plain(line: str) -> list[tuple[int, int, dict[str, str | None]]]:

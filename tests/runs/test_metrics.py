@@ -182,3 +182,13 @@ def test_user_pattern_with_a_fixed_unit() -> None:
 def test_the_sglang_decode_log_counts_its_intervals() -> None:
     found = {m.name: m for m in scan_text((OUTPUTS / "sglang_decode_log_eagle3_11948.txt").read_text("utf-8"))}
     assert found["accept_length"].count == 5
+
+
+def test_log_lines_that_differ_in_their_digits_are_each_read_for_their_own_figures() -> None:
+    # The second and third lines are read from the places the first one's figures were found at.
+    scanner = MetricScanner()
+    for line in ("step 10: decode 12.5 ms, prefill 300 tok/s", "step 11: decode 99.1 ms, prefill 712 tok/s",
+                 "step 12: decode 40.0 ms, prefill 5 tok/s", "step 13: decode 7 ms"):
+        scanner.feed(line)
+    assert [(m.name, m.value, m.unit, m.count) for m in scanner.metrics()] == [
+        ("decode", 7.0, "ms", 4), ("prefill", 5.0, "tok/s", 3)]
