@@ -16,11 +16,11 @@ from driftcheck.hosts import LocalHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.kernels import KernelsProbe
 from driftcheck.probes.packages import PackagesProbe
-from driftcheck.probes.runner import run_one
+from driftcheck.probes.runner import run_one, run_probes
 from driftcheck.probes.torch import TorchProbe
 from driftcheck.store.hashcache import HashCache
 
-SCRIPTS = ("dist_facts", "torch_facts")
+SCRIPTS = ("dist_facts", "torch_facts", "python_facts", "facts_batch")
 
 
 def _python38() -> str | None:
@@ -57,3 +57,8 @@ def test_probes_run_in_a_python_3_8_interpreter(tmp_path) -> None:  # type: igno
     assert kernels.status == "ok", kernels.error
     torch = run_one(TorchProbe(), host, ProbeOptions(deep=True))
     assert torch.status in ("ok", "unavailable"), torch.error
+    # The same probes answered by one run of that interpreter (facts_batch) read the same.
+    together = run_probes(host, [PackagesProbe(), KernelsProbe(HashCache(tmp_path / "cache.db")), TorchProbe()])
+    assert together["packages"].data == packages.data
+    assert together["kernels"].status == "ok", together["kernels"].error
+    assert together["torch"].status in ("ok", "unavailable"), together["torch"].error
