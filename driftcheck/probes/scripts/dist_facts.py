@@ -50,12 +50,25 @@ def metadata_headers(path):
     return found
 
 
+# RECORDs already read by this process: the `packages` and `files` answers of one facts_batch run read the
+# same ones, and torch's alone is tens of thousands of lines.
+_RECORDS = {}  # type: dict[str, list[list[object]] | None]
+
+
 def record_compiled(meta_dir):
     """[relative path, hash, size] of each compiled file a RECORD lists; None when there is no readable RECORD.
 
     A damaged RECORD (a NUL byte, a broken quote) costs that one distribution its file list, not the
     whole answer: the other packages are still described.
     """
+    if meta_dir not in _RECORDS:
+        _RECORDS[meta_dir] = _read_record(meta_dir)
+    rows = _RECORDS[meta_dir]
+    return None if rows is None else [list(row) for row in rows]
+
+
+def _read_record(meta_dir):
+    """record_compiled's answer, read from the file."""
     text = read_text(os.path.join(meta_dir, "RECORD"))
     if text is None:
         return None
@@ -331,4 +344,6 @@ def main(argv):
     return 0
 
 
-sys.exit(main(sys.argv[1:]))
+# Run as `python -c SOURCE ARGS`; facts_batch loads the source once and calls main for each of its parts.
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
