@@ -159,10 +159,8 @@ class Host(ABC):
         """
         if self.capabilities.recorded or len(calls) < 2:
             return [self._python_answer(call) for call in calls]
-        request = {"parts": [{"name": call.script_name, "source": facts_script(call.script_name),
-                              "args": list(call.args)} for call in calls]}
         try:
-            reply = self.python("facts_batch", [json.dumps(request)], max(call.timeout_s for call in calls))
+            reply = self.python("facts_batch", batch_arguments(calls), max(call.timeout_s for call in calls))
         except Exception as exc:  # noqa: BLE001 - every part's answer is this failure, for its probe to report
             return [ScriptAnswer(error=exc) for _ in calls]
         parts = reply.get("parts") if isinstance(reply, dict) else None
@@ -233,6 +231,20 @@ class Host(ABC):
     def describe(self) -> JSONObject:
         """What a snapshot records about the host it was taken on."""
         return {"name": self.name, "kind": self.kind}
+
+
+def batch_arguments(calls: Sequence[ScriptCall]) -> list[str]:
+    """The arguments of `facts_batch` asking for `calls`: each script's source once, then each call's words.
+
+    Words as the calls' own runs would get them, not one JSON argument: a kernels call names hundreds of
+    libraries, and one argument may not pass the kernel's limit on a single argument (128 KiB on Linux).
+    """
+    words: list[str] = []
+    for name in dict.fromkeys(call.script_name for call in calls):
+        words += ["--script", name, facts_script(name)]
+    for call in calls:
+        words += ["--part", call.script_name, str(len(call.args)), *call.args]
+    return words
 
 
 def _part_answer(call: ScriptCall, part: JSONValue, interpreter: str) -> ScriptAnswer:

@@ -19,6 +19,7 @@ import copy
 import threading
 from collections.abc import Sequence
 
+from driftcheck.errors import CommandTimeout
 from driftcheck.hosts.base import CommandResult, GatherAll, Host, LineStream, ScriptAnswer, ScriptCall
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
@@ -107,8 +108,11 @@ class SharedScriptsHost(_Delegating):
         position = self._index.get(key)
         if position is None:
             return self.inner.python(script_name, args, timeout_s)
-        # The run has its own time limit (the longest of its calls); the runner abandons a probe at its own.
-        self._done.wait()
+        # The run's limit is the longest of its calls'; a caller with a shorter one (nccl reads sys.path within
+        # 10 s, and goes on without it) is not held past its own.
+        if not self._done.wait(timeout_s):
+            raise CommandTimeout(f"{script_name} in {self.script_interpreter}: the run answering every probe's "
+                                 f"scripts gave no answer within {timeout_s:g} s")
         value = self._answers[position].result()
         with self._lock:
             again = key in self._taken

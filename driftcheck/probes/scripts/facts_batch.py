@@ -1,7 +1,10 @@
 # Several facts scripts answered by one run of the interpreter executing this one. Stdlib only, Python 3.8+:
 # it runs in the *target* interpreter (a benchmark venv, possibly on another host). Starting that interpreter
 # (its site, its .pth files) costs more than most scripts' own work, so a snapshot starts it once for all of
-# them. The request, first argument, is JSON: {"parts": [{"name": ..., "source": ..., "args": [...]}, ...]}.
+# them. The request is its arguments, words as the scripts' own runs would get them (a kernels call names
+# hundreds of libraries: one argument holding them all could pass the kernel's limit on one argument):
+#   --script NAME SOURCE              a script's source, once, before the parts that run it
+#   --part NAME COUNT ARG...          a part: run NAME's main with the COUNT arguments that follow
 # Each part answers as `python -c SOURCE ARGS...` would: its own sys.argv, stdout and stderr, its exit code
 # from main's return or SystemExit, and a traceback on its stderr when it raises, so a part that fails costs
 # only its own answer. A script is loaded once (its `if __name__ == "__main__"` call left out) and its
@@ -23,19 +26,35 @@ def exit_code(code, err):
     return 1
 
 
-def run_part(part, loaded):
+def request_of(argv):
+    """The sources ({name: source}) and the parts ([(name, args)]) the arguments ask for."""
+    sources, parts = {}, []
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--script":
+            sources[argv[index + 1]] = argv[index + 2]
+            index += 3
+        elif word == "--part":
+            count = int(argv[index + 2])
+            parts.append((argv[index + 1], argv[index + 3:index + 3 + count]))
+            index += 3 + count
+        else:
+            raise ValueError("facts_batch: unexpected argument " + repr(word))
+    return sources, parts
+
+
+def run_part(name, args, sources, loaded):
     """Run one part with its own argv and captured output; its answer. `loaded`: script name -> globals."""
     out, err = io.StringIO(), io.StringIO()
     saved = sys.argv, sys.stdout, sys.stderr
-    args = [str(arg) for arg in part.get("args", [])]
-    sys.argv = ["-c"] + args
+    sys.argv = ["-c"] + list(args)
     sys.stdout, sys.stderr = out, err
-    name = str(part.get("name"))
     try:
         if name not in loaded:
             namespace = {"__name__": "__facts_part__"}
             loaded[name] = namespace
-            exec(compile(part["source"], "<" + name + ">", "exec"), namespace)
+            exec(compile(sources[name], "<" + name + ">", "exec"), namespace)
         main = loaded[name].get("main")
         if not callable(main):
             raise RuntimeError(name + " defines no main(argv) for facts_batch to call")
@@ -51,10 +70,10 @@ def run_part(part, loaded):
 
 
 def main(argv):
-    """Answer every part of the request in argv[0]; the exit code."""
-    request = json.loads(argv[0])
+    """Answer every part the arguments ask for; the exit code."""
+    sources, parts = request_of(argv)
     loaded = {}  # type: dict[str, dict[str, object]]
-    answers = [run_part(part, loaded) for part in request.get("parts", [])]
+    answers = [run_part(name, args, sources, loaded) for name, args in parts]
     sys.stdout.write(json.dumps({"parts": answers}))
     return 0
 
