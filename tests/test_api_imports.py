@@ -59,6 +59,17 @@ def test_explaining_two_snapshots_imports_no_run_store_no_trial_and_no_probes() 
                   "driftcheck.baselines") == []
 
 
+
+def test_taking_a_snapshot_imports_no_benchmark_plan_and_no_http_client() -> None:
+    loaded = _loaded_after("driftcheck.commands.snapshot", "driftcheck.api.catalog", "driftcheck.api.snapshot",
+                           "driftcheck.probes.prober")
+    assert "driftcheck.probes.kernels" in loaded and "driftcheck.baselines.suites" in loaded  # it does probe
+    # The suites' names come without their plans; the server probe's HTTP client and the bench probe's looks
+    # are imported where they run.
+    assert _under(loaded, "driftcheck.baselines.plans", "driftcheck.baselines.workloads", "http.client",
+                  "driftcheck.stats") == []
+
+
 @pytest.mark.parametrize("verb", ["show", "explain", "check", "verify", "log", "bench", "report", "record"])
 def test_a_verb_stays_the_function_when_its_module_is_imported_first(verb: str) -> None:
     importlib.import_module(f"driftcheck.api.{verb}")  # binds the submodule on the package, as any import does

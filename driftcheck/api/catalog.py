@@ -5,7 +5,8 @@ The command line builds its choices and help from these, so it never reaches int
 
 from __future__ import annotations
 
-from driftcheck.baselines.plans import DEVICES, SUITES
+# The names alone: the plans behind them load the workloads, which only a benchmark that runs needs.
+from driftcheck.baselines.suites import DEVICES, SUITES
 from driftcheck.probes import probe_names
 
 BENCH_SUITES: tuple[str, ...] = SUITES

@@ -26,8 +26,6 @@ from driftcheck.baselines.workloads import (
     skinny_case,
 )
 
-SUITES = ("quick", "standard", "full")
-DEVICES = ("auto", "cpu", "cuda")
 # Total time budget of each suite, seconds; spread evenly over its benchmarks.
 SUITE_BUDGET_S = {"cpu": {"quick": 22.0, "standard": 120.0, "full": 480.0},
                   "cuda": {"quick": 12.0, "standard": 150.0, "full": 540.0}}

@@ -185,7 +185,8 @@ def suite_run(suite: str, device: str, budget_s: float | None = None, only: Sequ
     """One run of `suite` in a child interpreter, checked first: torch is there, the suite and device exist."""
     if budget_s is not None and budget_s <= 0:
         raise UsageError("--budget-s must be positive")
-    from driftcheck.baselines.plans import DEVICES, SUITE_BUDGET_S, SUITES
+    from driftcheck.baselines.plans import SUITE_BUDGET_S
+    from driftcheck.baselines.suites import DEVICES, SUITES
 
     require_torch()
     if suite not in SUITES:

@@ -15,9 +15,10 @@ from driftcheck.baselines.control import FIGURES, UNITS, ControlMeter, around
 from driftcheck.baselines.deps import import_torch
 from driftcheck.baselines.disturbance import DisturbanceMeter, throttle_reasons
 from driftcheck.baselines.load import OtherLoad, load_report, load_warning
-from driftcheck.baselines.plans import DEVICES, SUITE_BUDGET_S, SUITES, cpu_plan, gpu_plan
+from driftcheck.baselines.plans import SUITE_BUDGET_S, cpu_plan, gpu_plan
 from driftcheck.baselines.record import BenchEntry, BenchRecord, ControlEntry, Efficiency
 from driftcheck.baselines.references import efficiency, reference_for
+from driftcheck.baselines.suites import DEVICES, SUITES
 from driftcheck.baselines.workloads import Case
 from driftcheck.errors import UsageError
 from driftcheck.stats.summary import Summary, summarize

@@ -7,10 +7,19 @@
 
 from __future__ import annotations
 
-from driftcheck.hosts.base import Capabilities, CommandResult, GatherAll, Host, facts_script, parse_script_output
+from driftcheck.hosts.base import (
+    Capabilities,
+    CommandResult,
+    GatherAll,
+    Host,
+    ScriptAnswer,
+    ScriptCall,
+    facts_script,
+    parse_script_output,
+)
 from driftcheck.hosts.local import LocalHost
 from driftcheck.hosts.recording import RECORDING_FORMAT, RecordingHost
 from driftcheck.hosts.replay import ReplayHost
 
 __all__ = ["RECORDING_FORMAT", "Capabilities", "CommandResult", "GatherAll", "Host", "LocalHost", "RecordingHost",
-           "ReplayHost", "facts_script", "parse_script_output"]
+           "ReplayHost", "ScriptAnswer", "ScriptCall", "facts_script", "parse_script_output"]

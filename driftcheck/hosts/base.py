@@ -68,6 +68,34 @@ def facts_script(script_name: str) -> str:
     return resources.files("driftcheck.probes.scripts").joinpath(f"{script_name}.py").read_text("utf-8")
 
 
+@dataclass(frozen=True)
+class ScriptCall:
+    """One run of a facts script by the target interpreter: the script's name, its arguments and time limit."""
+
+    script_name: str
+    args: tuple[str, ...] = ()
+    timeout_s: float = 60.0
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """What makes two calls the same question (the time limit does not)."""
+        return (self.script_name, *self.args)
+
+
+@dataclass(frozen=True)
+class ScriptAnswer:
+    """What one facts-script call gave: the JSON it printed, or the failure its own run would have raised."""
+
+    value: JSONValue = None
+    error: Exception | None = None
+
+    def result(self) -> JSONValue:
+        """The JSON the script printed; raises the call's failure when it had one."""
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
 # Called with a host to run every probe's gather against it once; exceptions are the caller's to swallow.
 GatherAll = Callable[["Host"], None]
 
@@ -121,6 +149,37 @@ class Host(ABC):
     def environ(self) -> dict[str, str]:
         """The environment the probes describe (for a local host, this process's)."""
 
+    def python_many(self, calls: Sequence[ScriptCall]) -> list[ScriptAnswer]:
+        """The answers to several facts-script calls, in order, from one run of the target interpreter.
+
+        Starting the interpreter (its site, its .pth files) costs more than most scripts' own work, so the
+        calls run as parts of `facts_batch`, each with its own output and exit code: a part that fails
+        answers with its failure and the others keep theirs. A host that answers calls from a recording
+        (a replay) answers them one by one, as they were recorded.
+        """
+        if self.capabilities.recorded or len(calls) < 2:
+            return [self._python_answer(call) for call in calls]
+        try:
+            reply = self.python("facts_batch", batch_arguments(calls), max(call.timeout_s for call in calls))
+        except Exception as exc:  # noqa: BLE001 - every part's answer is this failure, for its probe to report
+            return [ScriptAnswer(error=exc) for _ in calls]
+        parts = reply.get("parts") if isinstance(reply, dict) else None
+        if not isinstance(parts, list) or len(parts) != len(calls):
+            lost = TargetPythonError(f"facts_batch in {self.script_interpreter} answered no list of parts")
+            return [ScriptAnswer(error=lost) for _ in calls]
+        return [_part_answer(call, part, self.script_interpreter) for call, part in zip(calls, parts, strict=True)]
+
+    def _python_answer(self, call: ScriptCall) -> ScriptAnswer:
+        try:
+            return ScriptAnswer(value=self.python(call.script_name, call.args, call.timeout_s))
+        except Exception as exc:  # noqa: BLE001 - kept as this call's answer, raised where it is asked
+            return ScriptAnswer(error=exc)
+
+    @property
+    def script_interpreter(self) -> str:
+        """The target interpreter as failures of its facts scripts name it."""
+        return self.target_python
+
     def connect(self) -> Host:
         """Make the host ready for calls (log in, for a remote one); a host with nothing to open returns itself."""
         return self
@@ -172,6 +231,33 @@ class Host(ABC):
     def describe(self) -> JSONObject:
         """What a snapshot records about the host it was taken on."""
         return {"name": self.name, "kind": self.kind}
+
+
+def batch_arguments(calls: Sequence[ScriptCall]) -> list[str]:
+    """The arguments of `facts_batch` asking for `calls`: each script's source once, then each call's words.
+
+    Words as the calls' own runs would get them, not one JSON argument: a kernels call names hundreds of
+    libraries, and one argument may not pass the kernel's limit on a single argument (128 KiB on Linux).
+    """
+    words: list[str] = []
+    for name in dict.fromkeys(call.script_name for call in calls):
+        words += ["--script", name, facts_script(name)]
+    for call in calls:
+        words += ["--part", call.script_name, str(len(call.args)), *call.args]
+    return words
+
+
+def _part_answer(call: ScriptCall, part: JSONValue, interpreter: str) -> ScriptAnswer:
+    """One part of a `facts_batch` reply as the answer its own run would have given."""
+    if not isinstance(part, dict):
+        return ScriptAnswer(error=TargetPythonError(f"{call.script_name} in {interpreter}: no answer in the batch"))
+    returncode = part.get("returncode")
+    try:
+        return ScriptAnswer(value=parse_script_output(call.script_name, interpreter,
+                                                      returncode if isinstance(returncode, int) else 1,
+                                                      str(part.get("stdout", "")), str(part.get("stderr", ""))))
+    except (FactsScriptError, TargetPythonError) as exc:
+        return ScriptAnswer(error=exc)
 
 
 def parse_script_output(script_name: str, interpreter: str, returncode: int, stdout: str, stderr: str) -> JSONValue:

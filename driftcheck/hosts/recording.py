@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from driftcheck.errors import CommandTimeout, ConnectionLost, FactsScriptError, HostError, TargetPythonError
-from driftcheck.hosts.base import CommandResult, GatherAll, Host
+from driftcheck.hosts.base import CommandResult, GatherAll, Host, ScriptAnswer, ScriptCall
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 RECORDING_FORMAT = 1
@@ -127,6 +127,20 @@ class RecordingHost(Host):
         with self._lock:
             self.scripts[python_key(script_name, args)] = {"result": stored}
         return result
+
+    def python_many(self, calls: Sequence[ScriptCall]) -> list[ScriptAnswer]:
+        # One run of the inner host's interpreter, as without recording; each call kept under its own key,
+        # so a replay answers it one by one.
+        answers = self.inner.python_many(calls)
+        for call, answer in zip(calls, answers, strict=True):
+            with self._lock:
+                if answer.error is None:
+                    stored = _map_strings(answer.value, self._redact_text) if self._redact_text is not None \
+                        else answer.value
+                    self.scripts[python_key(call.script_name, call.args)] = {"result": stored}
+                elif isinstance(answer.error, (*_CALL_FAILURES, TargetPythonError, FactsScriptError)):
+                    self.scripts[python_key(call.script_name, call.args)] = _failure(answer.error)
+        return answers
 
     def environ(self) -> dict[str, str]:
         return self.inner.environ()

@@ -171,8 +171,12 @@ class SSHHost(Host):
         key = python_key(script_name, args)
         answer = self._answer("script", key,
                               lambda batch: batch.scripts.__setitem__(key, (script_name, list(args), timeout_s)))
-        return parse_script_output(script_name, f"{self.target_python} on {self.target}", _returncode(answer),
+        return parse_script_output(script_name, self.script_interpreter, _returncode(answer),
                                    str(answer["stdout"]), str(answer["stderr"]))
+
+    @property
+    def script_interpreter(self) -> str:
+        return f"{self.target_python} on {self.target}"
 
     def describe(self) -> JSONObject:
         return {"name": self.name, "kind": self.kind, "address": str(self.target), "python": self.target_python,

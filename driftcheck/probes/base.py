@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from driftcheck.errors import OptionError, ProbeDenied, ProbeUnavailable, UsageError
-from driftcheck.hosts import Host
+from driftcheck.hosts import Host, ScriptCall
 from driftcheck.serving.http import parse_url
 from driftcheck.snapshot.vocabulary import CATEGORIES, STATUSES
 
@@ -147,6 +147,17 @@ class Probe(ABC):
     def requested(cls, options: ProbeOptions) -> bool:
         """For an `on_request` probe: whether `options` ask for it."""
         return False
+
+    def isolated_with(self, options: ProbeOptions) -> bool:
+        """Whether this run of the probe gathers in a child process (`isolated`); a probe whose risky work
+        is only done with some options (torch's import with --deep) says so here."""
+        return self.isolated
+
+    def interpreter_calls(self, host: Host, options: ProbeOptions) -> list[ScriptCall]:
+        """The facts-script calls `gather` will make of the target interpreter, named before it runs so
+        that one run of that interpreter answers every probe's (driftcheck.hosts.shared). Any I/O needed
+        to name them goes through `host`; a call not named here is still answered, by a run of its own."""
+        return []
 
     def unavailable_on(self, host: Host) -> str | None:
         """Why nothing can be gathered on `host`, where a look of microseconds tells (no device, no driver),

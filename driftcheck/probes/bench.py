@@ -14,7 +14,6 @@ from typing import Any
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import BenchRequest, Probe, ProbeOptions, ProbeUnavailable
-from driftcheck.stats.looks import planned_looks
 
 
 class BenchProbe(Probe):
@@ -34,9 +33,11 @@ class BenchProbe(Probe):
     def gather(self, host: Host, options: ProbeOptions) -> Any:
         if not host.capabilities.in_process:
             raise ProbeUnavailable("benchmarks run only on the local machine")
-        # Imported here: the suites pull in torch-facing code that a plain snapshot never needs.
+        # Imported here: the suites pull in torch-facing code, and the looks the statistics modules, that a
+        # plain snapshot never needs.
         from driftcheck.baselines.deps import BenchDependencyError
         from driftcheck.baselines.repeated import combine, repeated_runs, suite_run
+        from driftcheck.stats.looks import planned_looks
 
         asked = options.bench or BenchRequest()
         before = asked.taken_before

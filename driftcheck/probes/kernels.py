@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from driftcheck.errors import CommandTimeout, ConnectionLost
-from driftcheck.hosts import Host
+from driftcheck.hosts import Host, ScriptCall
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.packages import normalize_name
 from driftcheck.probes.toolchain import read_toolchain, toolchain_facts
@@ -234,18 +234,30 @@ class KernelsProbe(Probe):
             paths.extend(f"{directory.rstrip('/')}/{name}" for name in names if SYSTEM_LIBRARY.match(name))
         return list(dict.fromkeys(paths))
 
-    def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
-        libraries = self._system_libraries(host)
+    def _files_call(self, libraries: list[str]) -> ScriptCall:
         args = ["files"]
         for path in libraries:
             args.extend(["--lib", path])
-        files = host.python("dist_facts", args)
-        found = candidates(object_or_empty(files))
+        return ScriptCall("dist_facts", tuple(args))
+
+    def interpreter_calls(self, host: Host, options: ProbeOptions) -> list[ScriptCall]:
+        return [self._files_call(self._system_libraries(host))]
+
+    def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
+        # The libraries are looked up again rather than kept from interpreter_calls: a probe kept across
+        # snapshots must not describe an old loader cache. The look-up (ldconfig, a few listings) runs while
+        # the shared interpreter run answers; the same list names the same call, answered by that run.
+        call = self._files_call(self._system_libraries(host))
+        # The compilers and the cached hashes are read before asking for the file listing, not after: the
+        # listing comes from the target interpreter's one run for all probes, and these need none of it.
+        toolchain = read_toolchain(host)
         # The host says whether hashes may be cached (not in a recording or a replay: the cache describes
         # the live machine) and whether to hash in one sorted call (a replay answers only recorded calls;
         # over SSH each call is a round trip).
         cache = (self.cache or HashCache()) if host.capabilities.hash_cache else None
         cached = cache.lookup(host.name) if cache else {}
+        files = host.python(call.script_name, call.args, call.timeout_s)
+        found = candidates(object_or_empty(files))
         plan = plan_hashing(found, cached)
         hashes: JSONObject = dict(plan.known)
         batches = [sorted(plan.to_hash)] if host.capabilities.few_calls and plan.to_hash \
@@ -253,7 +265,7 @@ class KernelsProbe(Probe):
         hashed_bytes = self._hash(host, batches, plan.to_hash, hashes)
         if cache:
             cache.remember(host.name, self._learned(found, hashes, cached))
-        return {"files": files, "hashes": hashes, "toolchain": read_toolchain(host),
+        return {"files": files, "hashes": hashes, "toolchain": toolchain,
                 "cache": {"hits": len(plan.known), "hashed": len(plan.to_hash), "hashed_bytes": hashed_bytes,
                           "files_checked": len(found)}}
 

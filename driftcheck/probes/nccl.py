@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from driftcheck.errors import CommandTimeout, ConnectionLost, FactsScriptError, TargetPythonError
-from driftcheck.hosts import Host
+from driftcheck.hosts import Host, ScriptCall
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.sysread import RawView, SysReader, to_int
@@ -44,6 +44,9 @@ class NcclProbe(Probe):
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
+
+    def interpreter_calls(self, host: Host, options: ProbeOptions) -> list[ScriptCall]:
+        return [_SYS_PATH]
 
     def gather(self, host: Host, options: ProbeOptions) -> dict[str, object]:
         environ = host.environ()
@@ -114,6 +117,10 @@ def _version_from_names(names: list[str]) -> str | None:
     return max(versions, key=lambda v: tuple(to_int(p) or 0 for p in v.split(".")), default=None)
 
 
+# The target interpreter's sys.path, where an nvidia-nccl wheel's library lies: the python probe's question.
+_SYS_PATH = ScriptCall("python_facts", timeout_s=10.0)
+
+
 def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> JSONObject:
     """path → {version, source} for every libnccl the loader or the target interpreter would find."""
     found: JSONObject = {}
@@ -138,7 +145,7 @@ def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> J
             found[match.group(2)] = {"version": _version_from_names(reader.listing(directory) or []),
                                      "source": "ldconfig"}
     try:
-        facts = host.python("python_facts", timeout_s=10.0)
+        facts = host.python(_SYS_PATH.script_name, _SYS_PATH.args, _SYS_PATH.timeout_s)
     except (OSError, CommandTimeout, ConnectionLost, TargetPythonError, FactsScriptError):
         facts = None
     for entry in list_or_empty(object_or_empty(facts).get("sys_path")):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from driftcheck.hosts import Host
+from driftcheck.hosts import Host, ScriptCall
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, value_at
 
@@ -63,14 +63,19 @@ def _conda(raw: JSONValue) -> JSONObject | None:
     return {str(p["name"]): {"version": p.get("version"), "build": p.get("build"), "channel": p.get("channel")}
             for p in sorted(listed, key=lambda p: str(p.get("name")))}
 
+_DISTRIBUTIONS = ScriptCall("dist_facts", ("packages",))
+
 
 class PackagesProbe(Probe):
     name = "packages"
     description = "distributions of the target interpreter: version, installer, origin, wheel tags, build id"
     timeout_s = 30.0
 
+    def interpreter_calls(self, host: Host, options: ProbeOptions) -> list[ScriptCall]:
+        return [_DISTRIBUTIONS]
+
     def gather(self, host: Host, options: ProbeOptions) -> JSONValue:
-        return host.python("dist_facts", ["packages"])
+        return host.python(_DISTRIBUTIONS.script_name, _DISTRIBUTIONS.args, _DISTRIBUTIONS.timeout_s)
 
     def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict) or not isinstance(distributions := raw.get("distributions"), list):

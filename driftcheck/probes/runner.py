@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftcheck.errors import ProbeUnavailable, probe_status, probe_status_by_name
-from driftcheck.hosts import Host
+from driftcheck.hosts import Host, ScriptCall
 from driftcheck.hosts.child import ChildDied, ChildFailed, ChildTimeout, call
+from driftcheck.hosts.shared import HeldBackScripts, SharedScriptsHost
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
@@ -74,7 +75,7 @@ def run_one(probe: Probe, host: Host, options: ProbeOptions) -> ProbeOutcome:
         reason = probe.unavailable_on(host)
         if reason is not None:
             raise ProbeUnavailable(reason)
-        if probe.isolated and host.capabilities.in_process:
+        if probe.isolated_with(options) and host.capabilities.in_process:
             raw = _gather_isolated(probe, host, options, probe.timeout_s)
         else:
             raw = probe.gather(host, options)
@@ -115,7 +116,16 @@ def run_probes(host: Host, probes: Sequence[Probe], options: ProbeOptions | None
     options = options or ProbeOptions()
     outcomes: dict[str, ProbeOutcome] = {}
     total = len(probes)
-    host.prefetch(lambda target: _gather_each(target, probes, options))
+    # Facts-script calls are held back from the prefetch: one run of the target interpreter answers them below.
+    host.prefetch(lambda target: _gather_each(HeldBackScripts(target), probes, options))
+    shared = _sharing_interpreter_runs(host, probes, options)
+    if shared is not None:
+        if host.capabilities.few_calls:
+            # The reads that follow a script's answer (the files of sys.path, the tools a listing names) are
+            # learnt ahead too, once the one run has answered: the prefetch speculates on the host itself.
+            shared.wait()
+            host.prefetch(lambda target: _gather_each(shared, probes, options))
+        host = shared
     for wave in _dependency_waves(probes):
         runnable = []
         for probe in wave:
@@ -131,10 +141,31 @@ def run_probes(host: Host, probes: Sequence[Probe], options: ProbeOptions | None
     return outcomes
 
 
+def _sharing_interpreter_runs(host: Host, probes: Sequence[Probe], options: ProbeOptions) -> SharedScriptsHost | None:
+    """`host`, with the facts-script calls the probes name ahead answered by one run of the target interpreter
+    (None: no probe names one).
+
+    Only probes that will surely gather here take part: not one gathering in a child process (it has a host
+    of its own there), not one that may be skipped for a probe it requires, not one unavailable on `host`.
+    A probe that fails to name its calls names none; its gather then asks, and reports, as before.
+    """
+    names = {probe.name for probe in probes}
+    calls: list[ScriptCall] = []
+    for probe in probes:
+        if (probe.isolated_with(options) and host.capabilities.in_process) or any(r in names for r in probe.requires):
+            continue
+        try:
+            if probe.unavailable_on(host) is None:
+                calls.extend(probe.interpreter_calls(host, options))
+        except Exception:  # noqa: BLE001, S112 - its own run below reports the probe's failure
+            continue
+    return SharedScriptsHost(host, calls) if calls else None
+
+
 def _gather_each(host: Host, probes: Sequence[Probe], options: ProbeOptions) -> None:
     """Every probe's gather once against `host`, failures ignored: a host learns from it what will be asked."""
     for probe in probes:
-        if probe.isolated and host.capabilities.in_process:
+        if probe.isolated_with(options) and host.capabilities.in_process:
             continue
         try:
             probe.gather(host, options)
@@ -151,7 +182,7 @@ def _run_wave(host: Host, probes: Sequence[Probe], options: ProbeOptions, outcom
                                   name=f"probe-{probe.name}", daemon=True)
         thread.start()
     # Isolated probes enforce their own limit in the child; a small grace lets that report arrive first.
-    deadlines = {p.name: started + p.timeout_s + (1.0 if p.isolated else 0.0) for p in probes}
+    deadlines = {p.name: started + p.timeout_s + (1.0 if p.isolated_with(options) else 0.0) for p in probes}
     waiting = set(deadlines)
     while waiting:
         remaining = min(deadlines[name] for name in waiting) - time.monotonic()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from driftcheck.hosts import Host
+from driftcheck.hosts import Host, ScriptCall
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty
 
@@ -80,8 +80,20 @@ class TorchProbe(Probe):
     timeout_s = 90.0
     isolated = True
 
+    def isolated_with(self, options: ProbeOptions) -> bool:
+        # Only --deep imports torch, which can hang or crash; reading torch's files is as safe as any probe's.
+        return options.deep
+
+    def _call(self, options: ProbeOptions) -> ScriptCall:
+        return ScriptCall("torch_facts", ("--deep",) if options.deep else (), self.timeout_s - 5)
+
+    def interpreter_calls(self, host: Host, options: ProbeOptions) -> list[ScriptCall]:
+        # An import of torch stays out of the run shared with the other probes: it may crash that run.
+        return [] if options.deep else [self._call(options)]
+
     def gather(self, host: Host, options: ProbeOptions) -> JSONValue:
-        return host.python("torch_facts", ["--deep"] if options.deep else [], timeout_s=self.timeout_s - 5)
+        call = self._call(options)
+        return host.python(call.script_name, call.args, timeout_s=call.timeout_s)
 
     def parse(self, raw: JSONValue) -> JSONObject:
         if not isinstance(raw, dict) or "installed" not in raw:

@@ -6,15 +6,20 @@ Only the standard library talks HTTP, so driftcheck needs no HTTP client in the 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import socket
 import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from driftcheck.errors import DriftcheckError, UsageError
+
+if TYPE_CHECKING:
+    # Imported where a request is made: every snapshot's options check URLs (parse_url), and http.client with
+    # the email parser it loads took ~15 ms of a snapshot's imports, for a probe taken only with --server.
+    import http.client
 
 # A /metrics page can be large (one info gauge per engine and LoRA adapter); more than this is not
 # configuration and is cut off rather than held in memory.
@@ -55,6 +60,8 @@ def parse_url(url: str, option: str = "--server") -> ServerURL:
 
 def connection(url: str, timeout_s: float) -> tuple[http.client.HTTPConnection, str]:
     """An unopened connection to the server of `url`, and the path prefix every request starts with."""
+    import http.client
+
     parts = parse_url(url)
     cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     return cls(parts.hostname, parts.port, timeout=timeout_s), parts.prefix
@@ -139,6 +146,8 @@ def stream_lines(response: http.client.HTTPResponse, deadline: float, longest: i
 def get(url: str, path: str, timeout_s: float = 10.0) -> Reply:
     """GET `path` on the server at `url`; any status is a Reply, an unreachable server a ServerError. The
     headers must come within `timeout_s` and the body within as much again."""
+    import http.client
+
     conn, prefix = connection(url, timeout_s)
     with exchange_within(conn, 2 * timeout_s) as cut:
         try:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import csv
 import glob
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from importlib import resources
 
 import pytest
@@ -16,11 +18,11 @@ from driftcheck.hosts import LocalHost
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.kernels import KernelsProbe
 from driftcheck.probes.packages import PackagesProbe
-from driftcheck.probes.runner import run_one
+from driftcheck.probes.runner import run_one, run_probes
 from driftcheck.probes.torch import TorchProbe
 from driftcheck.store.hashcache import HashCache
 
-SCRIPTS = ("dist_facts", "torch_facts")
+SCRIPTS = ("dist_facts", "torch_facts", "python_facts", "facts_batch")
 
 
 def _python38() -> str | None:
@@ -57,3 +59,63 @@ def test_probes_run_in_a_python_3_8_interpreter(tmp_path) -> None:  # type: igno
     assert kernels.status == "ok", kernels.error
     torch = run_one(TorchProbe(), host, ProbeOptions(deep=True))
     assert torch.status in ("ok", "unavailable"), torch.error
+    # The same probes answered by one run of that interpreter (facts_batch) read the same.
+    together = run_probes(host, [PackagesProbe(), KernelsProbe(HashCache(tmp_path / "cache.db")), TorchProbe()])
+    assert together["packages"].data == packages.data
+    assert together["kernels"].status == "ok", together["kernels"].error
+    assert together["torch"].status in ("ok", "unavailable"), together["torch"].error
+
+
+def _dist_facts() -> dict[str, object]:
+    """dist_facts's functions, loaded as facts_batch loads it (its main not run)."""
+    namespace: dict[str, object] = {"__name__": "__facts_part__"}
+    exec(resources.files("driftcheck.probes.scripts").joinpath("dist_facts.py").read_text("utf-8"), namespace)
+    return namespace
+
+
+def _every_row_read(meta_dir: str, is_compiled: Callable[[str], bool]) -> list[list[object]] | None:
+    """The compiled rows of a RECORD with csv.reader over every line: what the lines read must agree with."""
+    with open(os.path.join(meta_dir, "RECORD"), "rb") as handle:
+        text = handle.read().decode("utf-8", "replace")
+    rows: list[list[object]] = []
+    try:
+        for row in csv.reader(text.splitlines()):
+            if row and is_compiled(row[0]):
+                rows.append([row[0], row[1] if len(row) > 1 and row[1] else None,
+                             int(row[2]) if len(row) > 2 and row[2].isdigit() else None])
+    except csv.Error:
+        return None
+    return rows
+
+
+_RECORDS = {
+    # pip and uv write RECORD with csv's CRLF line ends.
+    "crlf": "pkg/__init__.py,sha256=a,1\r\npkg/_c.cpython-311-x86_64-linux-gnu.so,sha256=b,2\r\n"
+            "pkg-1.0.dist-info/RECORD,,\r\n",
+    "lf": "pkg/_c.so,sha256=b,2\npkg/lib/libx.so.1.2,sha256=c,3\npkg/k.CUBIN,,\npkg/a.py,,\n",
+    "quoted": 'pkg/a.py,,\n"pkg/odd,name.so",sha256=d,4\n"pkg/two\nlines.py",,\npkg/b.so,sha256=e,5\n',
+    "nul": "pkg/a.so,sha256=f,6\npkg/b\0.py,,\n",
+    "lone_cr": "pkg/a.py,,\rpkg/b.so,sha256=g,7\n",
+    "non_ascii": "pkg/ü.so,sha256=h,8\npkg/a.py,,\n",
+    # A field past csv's limit fails the whole RECORD, even on a line that names no compiled file.
+    "wide": "pkg/a.so,sha256=i,9\n" + "pkg/" + "x" * 140_000 + ".py,,\n",
+    "mark_not_suffix": "pkg/a.sox/b.py,,\npkg/a.so.txt,,\npkg/c.so.1,,\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_RECORDS))
+def test_a_record_reads_as_csv_over_all_its_lines(case: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    facts = _dist_facts()
+    meta = tmp_path / "pkg-1.0.dist-info"
+    meta.mkdir()
+    (meta / "RECORD").write_bytes(_RECORDS[case].encode("utf-8"))
+    assert facts["_read_record"](str(meta)) == _every_row_read(str(meta), facts["is_compiled"])  # type: ignore[operator]
+
+
+def test_every_record_of_this_interpreter_reads_as_csv_over_all_its_lines() -> None:
+    facts = _dist_facts()
+    found = facts["distributions"]()  # type: ignore[operator]
+    assert found
+    for _entry, _name, meta_dir in found:
+        if os.path.isfile(os.path.join(meta_dir, "RECORD")):
+            assert facts["_read_record"](meta_dir) == _every_row_read(meta_dir, facts["is_compiled"]), meta_dir  # type: ignore[operator]

@@ -16,6 +16,10 @@ import threading
 
 COMPILED_SUFFIXES = (".so", ".pyd", ".cubin", ".fatbin", ".ptx", ".dll")
 _VERSIONED_SO = re.compile(r"\.so(\.\d+)+$")
+# In every path is_compiled accepts: one of COMPILED_SUFFIXES (".so" also begins the versioned ones).
+_COMPILED_MARK = re.compile(r"\.(?:so|pyd|cubin|fatbin|ptx|dll)", re.IGNORECASE)
+# What makes csv.reader read a RECORD other than line by line, or splitlines() split it elsewhere than at "\n".
+_NOT_PLAIN = ('"', "\0", "\v", "\f", "\x1c", "\x1d", "\x1e")
 
 
 def is_compiled(path):
@@ -50,18 +54,58 @@ def metadata_headers(path):
     return found
 
 
+def compiled_lines(text):
+    """The lines of a RECORD that may name a compiled file, read as csv.reader would read all of them.
+
+    torch's RECORD alone has tens of thousands of lines, nearly all of .py files: reading each as CSV was most
+    of this script's work. A row whose path has no compiled suffix is never kept, so where every line is a
+    plain one (ASCII; no quote, which may join lines; no NUL and no field past csv's limit, which fail the
+    whole RECORD; only newline or CRLF breaks, as pip and uv write them) only lines holding a suffix are read.
+    """
+    limit = csv.field_size_limit()
+    plain = (text.isascii() and not any(mark in text for mark in _NOT_PLAIN)
+             and text.count("\r") == text.count("\r\n")
+             and (len(text) <= limit or max(map(len, text.split("\n"))) <= limit))
+    if not plain:
+        return text.splitlines()
+    lines = []
+    last_start = -1
+    for match in _COMPILED_MARK.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        if start == last_start:
+            continue
+        end = text.find("\n", match.end())
+        line = text[start:] if end < 0 else text[start:end]
+        lines.append(line[:-1] if line.endswith("\r") else line)
+        last_start = start
+    return lines
+
+
+# RECORDs already read by this process: the `packages` and `files` answers of one facts_batch run read the
+# same ones, and torch's alone is tens of thousands of lines.
+_RECORDS = {}  # type: dict[str, list[list[object]] | None]
+
+
 def record_compiled(meta_dir):
     """[relative path, hash, size] of each compiled file a RECORD lists; None when there is no readable RECORD.
 
     A damaged RECORD (a NUL byte, a broken quote) costs that one distribution its file list, not the
     whole answer: the other packages are still described.
     """
+    if meta_dir not in _RECORDS:
+        _RECORDS[meta_dir] = _read_record(meta_dir)
+    rows = _RECORDS[meta_dir]
+    return None if rows is None else [list(row) for row in rows]
+
+
+def _read_record(meta_dir):
+    """record_compiled's answer, read from the file."""
     text = read_text(os.path.join(meta_dir, "RECORD"))
     if text is None:
         return None
     rows = []
     try:
-        for row in csv.reader(text.splitlines()):
+        for row in csv.reader(compiled_lines(text)):
             if not row or not is_compiled(row[0]):
                 continue
             digest = row[1] if len(row) > 1 and row[1] else None
@@ -331,4 +375,6 @@ def main(argv):
     return 0
 
 
-sys.exit(main(sys.argv[1:]))
+# Run as `python -c SOURCE ARGS`; facts_batch loads the source once and calls main for each of its parts.
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -167,4 +167,6 @@ def main(argv):
     return 0
 
 
-sys.exit(main(sys.argv[1:]))
+# Run as `python -c SOURCE ARGS`; facts_batch loads the source once and calls main for each of its parts.
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

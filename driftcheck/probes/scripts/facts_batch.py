@@ -1,0 +1,82 @@
+# Several facts scripts answered by one run of the interpreter executing this one. Stdlib only, Python 3.8+:
+# it runs in the *target* interpreter (a benchmark venv, possibly on another host). Starting that interpreter
+# (its site, its .pth files) costs more than most scripts' own work, so a snapshot starts it once for all of
+# them. The request is its arguments, words as the scripts' own runs would get them (a kernels call names
+# hundreds of libraries: one argument holding them all could pass the kernel's limit on one argument):
+#   --script NAME SOURCE              a script's source, once, before the parts that run it
+#   --part NAME COUNT ARG...          a part: run NAME's main with the COUNT arguments that follow
+# Each part answers as `python -c SOURCE ARGS...` would: its own sys.argv, stdout and stderr, its exit code
+# from main's return or SystemExit, and a traceback on its stderr when it raises, so a part that fails costs
+# only its own answer. A script is loaded once (its `if __name__ == "__main__"` call left out) and its
+# main(argv) called for each of its parts, so parts of one script share what it has read (dist_facts's
+# RECORDs). Prints {"parts": [{"returncode": N, "stdout": "...", "stderr": "..."}, ...]} in request order.
+import io
+import json
+import sys
+import traceback
+
+
+def exit_code(code, err):
+    """The exit code `sys.exit(code)` gives a process, its message written to `err` as Python does."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    err.write(str(code) + "\n")
+    return 1
+
+
+def request_of(argv):
+    """The sources ({name: source}) and the parts ([(name, args)]) the arguments ask for."""
+    sources, parts = {}, []
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--script":
+            sources[argv[index + 1]] = argv[index + 2]
+            index += 3
+        elif word == "--part":
+            count = int(argv[index + 2])
+            parts.append((argv[index + 1], argv[index + 3:index + 3 + count]))
+            index += 3 + count
+        else:
+            raise ValueError("facts_batch: unexpected argument " + repr(word))
+    return sources, parts
+
+
+def run_part(name, args, sources, loaded):
+    """Run one part with its own argv and captured output; its answer. `loaded`: script name -> globals."""
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.argv, sys.stdout, sys.stderr
+    sys.argv = ["-c"] + list(args)
+    sys.stdout, sys.stderr = out, err
+    try:
+        if name not in loaded:
+            namespace = {"__name__": "__facts_part__"}
+            loaded[name] = namespace
+            exec(compile(sources[name], "<" + name + ">", "exec"), namespace)
+        main = loaded[name].get("main")
+        if not callable(main):
+            raise RuntimeError(name + " defines no main(argv) for facts_batch to call")
+        returncode = exit_code(main(args), err)
+    except SystemExit as exc:
+        returncode = exit_code(exc.code, err)
+    except BaseException:  # noqa: BLE001 - one part's failure is its own answer, not the batch's
+        err.write(traceback.format_exc())
+        returncode = 1
+    finally:
+        sys.argv, sys.stdout, sys.stderr = saved
+    return {"returncode": returncode, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+
+def main(argv):
+    """Answer every part the arguments ask for; the exit code."""
+    sources, parts = request_of(argv)
+    loaded = {}  # type: dict[str, dict[str, object]]
+    answers = [run_part(name, args, sources, loaded) for name, args in parts]
+    sys.stdout.write(json.dumps({"parts": answers}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

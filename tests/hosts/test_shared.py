@@ -1,0 +1,151 @@
+"""One run of the target interpreter answers every probe's facts scripts, each part as its own run would."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from driftcheck.errors import CommandTimeout, FactsScriptError, TargetPythonError
+from driftcheck.hosts import LocalHost, RecordingHost, ReplayHost, ScriptCall
+from driftcheck.hosts.shared import HeldBackScripts, SharedScriptsHost
+from driftcheck.probes.base import ProbeOptions
+from driftcheck.probes.kernels import KernelsProbe
+from driftcheck.probes.nccl import NcclProbe
+from driftcheck.probes.packages import PackagesProbe
+from driftcheck.probes.python import PythonProbe
+from driftcheck.probes.redact import Redactor
+from driftcheck.probes.runner import run_probes
+from driftcheck.probes.torch import TorchProbe
+from driftcheck.store.hashcache import HashCache
+
+# dist_facts twice: its parts share one load of the script and the RECORDs it read.
+CALLS = [ScriptCall("python_facts"), ScriptCall("dist_facts", ("packages",)), ScriptCall("torch_facts"),
+         ScriptCall("dist_facts", ("files",))]
+
+
+def _counting_python(tmp_path: Path) -> tuple[str, Path]:
+    """An interpreter that writes the arguments after its `-c SOURCE` of each start to a file of its own."""
+    starts = tmp_path / "starts"
+    starts.mkdir()
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f"#!/bin/sh\n(shift 2; printf '%s\\0' \"$@\") > {starts}/$$\nexec {sys.executable} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    return str(wrapper), starts
+
+
+def _started(starts: Path) -> list[list[str]]:
+    """The arguments of each start after `-c SOURCE`."""
+    return [path.read_text().split("\0")[:-1] for path in sorted(starts.iterdir())]
+
+
+def _first(starts: Path) -> list[str]:
+    """The first argument of each start: `--script` for a batch, a script's mode, '' for none."""
+    return [words[0] if words else "" for words in _started(starts)]
+
+
+def _parts(words: list[str]) -> list[str]:
+    """The script names of a batch's parts, in order."""
+    return [words[index + 1] for index, word in enumerate(words) if word == "--part"]
+
+
+def test_each_part_answers_as_its_own_run_would() -> None:
+    host = LocalHost()
+    answers = host.python_many(CALLS)
+    assert [answer.error for answer in answers] == [None] * len(CALLS)
+    for call, answer in zip(CALLS, answers, strict=True):
+        assert answer.value == host.python(call.script_name, call.args, call.timeout_s), call
+
+
+def test_a_failing_part_costs_only_its_own_answer() -> None:
+    calls = [ScriptCall("dist_facts", ("hash", "--jobs", "many")), ScriptCall("dist_facts", ("nonsense",)),
+             ScriptCall("python_facts")]
+    raised, refused, fine = LocalHost().python_many(calls)
+    # int("many") raises inside the part: a traceback, as a script that raises in its own run.
+    assert isinstance(raised.error, FactsScriptError) and "ValueError" in str(raised.error)
+    assert isinstance(refused.error, TargetPythonError) and "unknown mode 'nonsense'" in str(refused.error)
+    assert fine.error is None and isinstance(fine.value, dict) and fine.value["executable"]
+
+
+def test_an_interpreter_that_cannot_start_fails_every_part(tmp_path: Path) -> None:
+    answers = LocalHost(str(tmp_path / "no-python")).python_many(CALLS)
+    assert all(isinstance(answer.error, FileNotFoundError) for answer in answers)
+
+
+def test_the_probes_start_the_target_interpreter_once(tmp_path: Path) -> None:
+    python, starts = _counting_python(tmp_path)
+    probes = [PythonProbe(), PackagesProbe(), KernelsProbe(HashCache(tmp_path / "cache.db")), TorchProbe(),
+              NcclProbe(Redactor(b"k"))]
+    outcomes = run_probes(LocalHost(python), probes)
+    assert [outcomes[name].status for name in ("python", "packages", "kernels", "nccl")] == ["ok"] * 4, outcomes
+    assert outcomes["torch"].status in ("ok", "unavailable"), outcomes["torch"]  # unavailable: no torch here
+    # Hashing the binaries the cache does not know yet is work of its own; every other question is one run.
+    batches = [words for words in _started(starts) if words[:1] != ["hash"]]
+    assert len(batches) == 1, [words[:1] for words in batches]
+    assert sorted(_parts(batches[0])) == ["dist_facts", "dist_facts", "python_facts", "torch_facts"]
+    # python and nccl both read python_facts: asked once, each probe parses its own copy.
+    assert outcomes["python"].data is not None and outcomes["python"].data["sys_path"]
+
+
+def test_a_probe_left_out_asks_nothing_and_deep_torch_runs_apart(tmp_path: Path) -> None:
+    python, starts = _counting_python(tmp_path)
+    run_probes(LocalHost(python), [PythonProbe(), PackagesProbe()])
+    assert [sorted(_parts(words)) for words in _started(starts)] == [["dist_facts", "python_facts"]]
+    # An import of torch could take the shared run down with it: --deep keeps it in a run (and child) of its own.
+    deep = ProbeOptions(deep=True)
+    assert TorchProbe().interpreter_calls(LocalHost(), deep) == [] and TorchProbe().isolated_with(deep)
+    assert not TorchProbe().isolated_with(ProbeOptions())
+
+
+def test_a_call_not_named_ahead_is_asked_of_the_inner_host(tmp_path: Path) -> None:
+    python, starts = _counting_python(tmp_path)
+    host = SharedScriptsHost(LocalHost(python), [ScriptCall("python_facts")])
+    host.wait()
+    assert host.python("python_facts") == host.python("python_facts")  # the second a copy of the first
+    assert _first(starts) == [""]  # one call: no batch, a run of its own (no arguments), answered twice
+    packages = host.python("dist_facts", ["packages"])
+    assert isinstance(packages, dict) and packages["distributions"]
+    assert sorted(_first(starts)) == ["", "packages"]
+
+
+def test_hundreds_of_libraries_pass_as_words_not_one_oversized_argument() -> None:
+    # A GPU server's loader cache names hundreds of libraries for the kernels call; Linux refuses a single
+    # argument past 128 KiB, and these paths come to ~200 KiB.
+    libraries = [f"/usr/lib/x86_64-linux-gnu/nvidia/libnvidia-compute-{index:05d}-padding.so.1" for index in
+                 range(3000)]
+    files = ScriptCall("dist_facts", ("files", *[word for path in libraries for word in ("--lib", path)]))
+    answers = LocalHost().python_many([ScriptCall("python_facts"), files])
+    assert [answer.error for answer in answers] == [None, None]
+    listed = answers[1].value
+    assert isinstance(listed, dict) and [entry["path"] for entry in listed["libraries"]] == libraries
+
+
+def test_a_caller_waits_no_longer_than_its_own_limit(tmp_path: Path) -> None:
+    slow = tmp_path / "python"
+    slow.write_text(f"#!/bin/sh\nsleep 3\nexec {sys.executable} \"$@\"\n")
+    os.chmod(slow, 0o755)
+    host = SharedScriptsHost(LocalHost(str(slow)), [ScriptCall("python_facts"), ScriptCall("torch_facts")])
+    started = time.monotonic()
+    with pytest.raises(CommandTimeout, match="no answer within 0.5 s"):
+        host.python("python_facts", timeout_s=0.5)
+    assert time.monotonic() - started < 2.5
+    assert isinstance(host.python("torch_facts"), dict)  # the run itself goes on and answers the patient
+
+
+def test_speculating_asks_no_script() -> None:
+    with pytest.raises(FileNotFoundError):
+        HeldBackScripts(LocalHost()).python("python_facts")
+
+
+def test_a_recording_keeps_each_part_and_its_replay_answers_alike(tmp_path: Path) -> None:
+    recording = RecordingHost(LocalHost())
+    live = recording.python_many(CALLS)
+    recording.save(tmp_path / "rec")
+    scripts = json.loads((tmp_path / "rec" / "host.json").read_text())["scripts"]
+    assert sorted(scripts) == sorted(json.dumps([call.script_name, *call.args]) for call in CALLS)
+    replayed = ReplayHost(tmp_path / "rec").python_many(CALLS)
+    assert [answer.value for answer in replayed] == [answer.value for answer in live]
