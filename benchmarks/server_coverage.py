@@ -10,7 +10,8 @@ issue 29's two lists (SGLang's and vLLM's; the field names as that release's par
   depends on the workload (a parallel size, a schedule policy, a quantization);
 - fix accepted: the restoring change of a sample value (its default, else its first choice) parses on the
   release's own parser table and sets the field to that value.
-It lists the fields without a direction by name, so the gap is plain.
+It lists the fields without a direction by name, each with why none is claimed (WHY_NO_DIRECTION: what the
+engine's own help or guide says of it, with its source), so the gap is plain and a missing reason shows.
 
 Run from the repository root: `python benchmarks/server_coverage.py [--json]`.
 """
@@ -54,6 +55,107 @@ VLLM = (
     "max_model_len",
 )
 CATCH_ALL = {"server-argument", "server-argument-other-release", "server-default-changed"}
+
+# Why a field has no direction: what the engine's own words say of it. "no direction" where its help only says
+# what the setting is; "trade-off" or "workload-dependent" where its guide names a gain on one side and a cost on
+# the other, or says when to turn it either way. Sources: SGLang's help strings (sglang/srt/server_args.py of the
+# 0.5.9 wheel, sglang/srt/arg_groups/fields/*.py of the 0.5.23 wheel, the same words in both where quoted) and its
+# tuning guide (docs/advanced_features/hyperparameter_tuning.md, sgl-project/sglang at 21ff1af); vLLM's config
+# docstrings (vllm/config/*.py of the 0.22.0 and 0.34.0 wheels, which are its --help) and its optimization guide
+# (docs/configuration/optimization.md, vllm-project/vllm at 00620f91). A direction the words do give is a rule in
+# driftcheck/analysis/rules.yaml, not a line here.
+_SG_HELP = "SGLang's help"
+_SG_GUIDE = "SGLang's tuning guide"
+_VL_DOC = "vLLM's docstring"
+_VL_GUIDE = "vLLM's optimization guide"
+WHY_NO_DIRECTION: dict[str, dict[str, str]] = {
+    "sglang": {
+        "speculative_algorithm": f"no direction: {_SG_HELP} \"Speculative algorithm.\"",
+        "speculative_num_steps": f"no direction: {_SG_HELP} \"The number of steps sampled from draft model in "
+                                 "Speculative Decoding.\"",
+        "speculative_eagle_topk": f"no direction: {_SG_HELP} \"The number of tokens sampled from the draft model in "
+                                  "eagle2 each step.\"",
+        "speculative_num_draft_tokens": f"no direction: {_SG_HELP} \"The number of tokens sampled from the draft "
+                                        "model in Speculative Decoding.\"",
+        "speculative_attention_mode": f"no direction: {_SG_HELP} \"Attention backend for speculative decoding "
+                                      "operations ... 'prefill' (default) or 'decode'.\"",
+        "speculative_draft_model_path": f"no direction: {_SG_HELP} \"The path of the draft model weights.\"",
+        "speculative_draft_attention_backend": f"no direction: {_SG_HELP} \"Attention backend for speculative "
+                                               "decoding drafting.\"",
+        "cuda_graph_bs": f"no direction for a list: {_SG_HELP} \"Set the list of batch sizes for cuda graph.\" "
+                         "(the guide speaks of the maximum only)",
+        "cuda_graph_bs_decode": f"no direction for a list: {_SG_HELP} \"Explicit list of batch sizes to capture for "
+                                "the decode cuda graph.\" (the guide speaks of the maximum only)",
+        "cuda_graph_bs_prefill": f"no direction for a list: {_SG_HELP} \"Explicit list of batch sizes to capture "
+                                 "for the prefill cuda graph.\"",
+        "cuda_graph_max_bs_prefill": f"no direction: {_SG_HELP} \"Maximum batch size captured for the prefill cuda "
+                                     "graph.\" (the guide's words are about decode batches)",
+        "attention_backend": f"no direction: {_SG_HELP} \"Choose the kernels for attention layers.\"",
+        "prefill_attention_backend": f"no direction: {_SG_HELP} \"Choose the kernels for prefill attention "
+                                     "layers\"",
+        "decode_attention_backend": f"no direction: {_SG_HELP} \"Choose the kernels for decode attention layers\"",
+        "sampling_backend": f"no direction: {_SG_HELP} \"Choose the kernels for sampling layers.\"",
+        "moe_runner_backend": f"no direction: {_SG_HELP} \"Choose the runner backend for MoE.\"",
+        "moe_a2a_backend": f"no direction: {_SG_HELP} \"Choose the backend for MoE A2A.\"",
+        "deepep_mode": f"workload-dependent: {_SG_HELP} \"`auto` ... means `low_latency` for decode batch and "
+                       "`normal` for prefill batch\"",
+        "fp8_gemm_runner_backend": f"no direction: {_SG_HELP} \"Choose the runner backend for Blockwise FP8 GEMM "
+                                   "operations\" ('auto' selects by hardware)",
+        "fp4_gemm_runner_backend": f"no direction: {_SG_HELP} \"Choose the runner backend for NVFP4 GEMM "
+                                   "operations\"",
+        "schedule_policy": f"workload-dependent: {_SG_GUIDE} \"If the workload has many shared prefixes, try "
+                           "`--schedule-policy lpm` ... encourage more cache hits but introduces more scheduling "
+                           "overhead\"",
+        "schedule_conservativeness": f"workload-dependent: {_SG_GUIDE} decrease it when \"token usage < 0.9 and "
+                                     "#queue-req > 0\", increase it when requests are retracted frequently",
+        "page_size": f"no direction: {_SG_HELP} \"The number of tokens in a page.\"",
+        "enable_two_batch_overlap": f"no direction: {_SG_HELP} \"Enabling two micro batches to overlap.\"",
+        "tp_size": f"conditional: {_SG_GUIDE} \"When there is enough GPU memory, always favor data parallelism for "
+                   "throughput\" (throughput only; one size does not say what the other did)",
+        "dp_size": f"conditional: {_SG_GUIDE} \"Data parallelism is better for throughput. When there is enough GPU "
+                   "memory ...\" (throughput only; with --enable-dp-attention dp_size splits attention instead)",
+        "ep_size": f"no direction: {_SG_HELP} \"The expert parallelism size.\"; the guide only says \"Try other "
+                   "parallelism strategies\"",
+        "pp_size": f"no direction: {_SG_HELP} \"The pipeline parallelism size.\"",
+        "enable_dp_attention": f"no direction: {_SG_GUIDE} only says \"Try ... DP attention for deepseek models\"",
+        "quantization": f"no direction: {_SG_HELP} \"The quantization method.\"; the guide only says \"Try other "
+                        "quantization\"",
+        "kv_cache_dtype": f"no direction: {_SG_HELP} \"Data type for kv cache storage.\"",
+        "dtype": f"no direction: {_SG_HELP} \"Data type for model weights and activations.\"",
+        "enable_nccl_nvls": f"workload-dependent: {_SG_HELP} \"Enable NCCL NVLS for prefill heavy requests when "
+                            "available.\"",
+        "enable_eplb": f"no direction: {_SG_HELP} \"Enable EPLB algorithm\"",
+        "context_length": f"no direction: {_SG_HELP} \"The model's maximum context length.\"",
+    },
+    "vllm": {
+        "tensor_parallel_size": f"trade-off: {_VL_GUIDE} \"Increase tensor_parallel_size ... more memory available "
+                                "for KV cache. However, increasing this value may cause excessive synchronization "
+                                "overhead.\"",
+        "pipeline_parallel_size": f"trade-off: {_VL_GUIDE} \"Increase pipeline_parallel_size ... more memory "
+                                  "available for KV cache. However, increasing this value may cause latency "
+                                  "penalties.\"",
+        "data_parallel_size": f"no direction: {_VL_DOC} \"Number of data parallel groups.\"",
+        "enable_expert_parallel": f"no direction: {_VL_DOC} \"Use expert parallelism instead of tensor parallelism "
+                                  "for MoE layers.\"",
+        "max_num_seqs": f"no direction: {_VL_DOC} \"Maximum number of sequences to be processed in a single "
+                        "iteration.\"; the guide lowers it only against preemption",
+        "max_num_batched_tokens": f"trade-off: {_VL_GUIDE} \"Smaller values (e.g., 2048) achieve better "
+                                  "inter-token latency (ITL)\"; \"Higher values achieve better time to first token "
+                                  "(TTFT)\"",
+        "compilation_config": f"no one direction for a nested configuration: {_VL_DOC} of cudagraph_mode "
+                              "\"Generally for performance FULL_AND_PIECEWISE is better\" names a default, and "
+                              "--enforce-eager's rule tells CUDA graphs turned off",
+        "cudagraph_capture_sizes": f"no direction: {_VL_DOC} \"Sizes to capture cudagraph.\"",
+        "speculative_config": f"no direction: {_VL_DOC} \"Speculative decoding configuration.\"",
+        "attention_backend": f"no direction: {_VL_DOC} \"Attention backend to use. Use \\\"auto\\\" or None for "
+                             "automatic selection.\"",
+        "quantization": f"no direction: {_VL_DOC} \"Method used to quantize the weights.\"",
+        "kv_cache_dtype": f"no direction: {_VL_DOC} \"Data type for kv cache storage. If \\\"auto\\\", will use "
+                          "model data type.\"",
+        "block_size": f"no direction: {_VL_DOC} \"Size of a contiguous cache block in number of tokens.\"",
+        "max_model_len": f"no direction: {_VL_DOC} \"Model context length (prompt and output).\"",
+    },
+}
 
 
 def claiming_rules(catalog: Catalog, field: str) -> list[str]:
@@ -100,7 +202,8 @@ def coverage(name: str, catalog: Catalog) -> dict[str, object]:
         "with_direction": sum(bool(row["directions"]) for row in rows.values()),
         "fix_accepted": sum(bool(row["fix_accepted"]) for row in rows.values()),
         "all_three": sum(bool(row["rules"] and row["directions"] and row["fix_accepted"]) for row in rows.values()),
-        "without_direction": [field for field, row in rows.items() if not row["directions"]],
+        "without_direction": {field: WHY_NO_DIRECTION[table.engine].get(field, "no reason recorded")
+                              for field, row in rows.items() if not row["directions"]},
         "not_accepted": [field for field, row in rows.items() if not row["fix_accepted"]],
     }
 
@@ -120,7 +223,11 @@ def main() -> int:
         print(f"{row['release']:<16}{row['fields']:>8}{row['with_rule']:>8}{row['with_direction']:>11}"
               f"{row['fix_accepted']:>8}{row['all_three']:>7}")
     for row in figures:
-        print(f"\n{row['release']}: no direction claimed for {', '.join(row['without_direction']) or 'none'}")
+        without = row["without_direction"]
+        assert isinstance(without, dict)
+        print(f"\n{row['release']}: no direction claimed for {len(without) or 'none'}")
+        for field, why in without.items():
+            print(f"  {field}: {why}")
         if row["not_accepted"]:
             print(f"  restoring change not accepted: {', '.join(row['not_accepted'])}")
     return 0

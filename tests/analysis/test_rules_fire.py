@@ -54,6 +54,8 @@ DOCUMENTED: tuple[tuple[str, str], ...] = (
      "server_args{<engine argument>: value} (dev mode's `/server_info?config_format=json`, its resolved"),
     ("probes.server.data.server_args.enable_prefix_caching",
      "server_args{<engine argument>: value} (dev mode's `/server_info?config_format=json`, its resolved"),
+    ("probes.server.data.server_args.enable_chunked_prefill",
+     "server_args{<engine argument>: value} (dev mode's `/server_info?config_format=json`, its resolved"),
     # a server's own environment, as the process probe reads /proc/<pid>/environ
     ("probes.process.data.processes.sglang.environ.CUDA_VISIBLE_DEVICES",
      "process: processes{<stable key>: {pid, name, started_ticks, cmdline[], environ{}, affinity, mems_allowed,"),

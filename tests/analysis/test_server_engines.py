@@ -199,3 +199,84 @@ def test_vllm_async_scheduling_turned_off_is_slower(tmp_path: Path) -> None:
     top = _explained(tmp_path, a, b).explanations[0]
     assert (top.rule, _direction(top.rule)) == ("server-vllm-async-scheduling-off", "slower")
     assert _accepted("vllm", "0.34.0", top.fix, "async_scheduling", True)
+
+
+# Directions from the engines' own words, added for issue 29 item 2 (rules.yaml quotes each source): one-sided,
+# and only where the words give one.
+def _sglang_switch(name: str, field: str, on: bool) -> dict[str, Any]:
+    """A start of SGLang 0.5.23 with the boolean `field` given as its flag (on) or left off."""
+    argv = (SGLANG / f"{name}.argv").read_text().split()
+    info = json.loads((SGLANG / f"{name}.json").read_text())
+    table = table_for("sglang", "0.5.23")
+    assert table is not None and table.spec(field) is not None
+    info[field] = on
+    if on:
+        argv.append(table.spec(field).flag)  # type: ignore[union-attr]
+    return _server_data({"/server_info": _reply(info)}, argv)
+
+
+def test_sglang_decode_cuda_graph_max_bs_lowered_is_slower_and_raised_is_undirected(tmp_path: Path) -> None:
+    lowered = _explained(tmp_path, _sglang("start-a", cuda_graph_max_bs_decode=256),
+                         _sglang("start-b", cuda_graph_max_bs_decode=32))
+    top = lowered.explanations[0]
+    assert (top.rule, _direction(top.rule)) == ("server-cuda-graph-max-bs-lowered", "slower")
+    assert "above 32 run without CUDA graphs" in top.title
+    assert _accepted("sglang", "0.5.23", top.fix, "cuda_graph_max_bs_decode", 256)
+    assert len(lowered.explanations) == 1  # the flag and the argument it set: one change
+    raised = _explained(tmp_path, _sglang("start-a", cuda_graph_max_bs_decode=32),
+                        _sglang("start-b", cuda_graph_max_bs_decode=256))
+    assert raised.explanations[0].rule == "server-phase-cuda-graph-setting"
+    assert _direction("server-phase-cuda-graph-setting") == "either"
+    # the prefill phase's maximum: the guide speaks of decode batches only
+    prefill = _explained(tmp_path, _sglang("start-a", cuda_graph_max_bs_prefill=256),
+                         _sglang("start-b", cuda_graph_max_bs_prefill=32))
+    assert prefill.explanations[0].rule == "server-phase-cuda-graph-setting"
+
+
+def test_sglang_chunked_prefill_lowered_is_slower_but_turned_off_is_undirected(tmp_path: Path) -> None:
+    lowered = _explained(tmp_path, _sglang("start-a", chunked_prefill_size=8192),
+                         _sglang("start-b", chunked_prefill_size=2048))
+    top = lowered.explanations[0]
+    assert (top.rule, _direction(top.rule)) == ("server-chunked-prefill-lowered", "slower")
+    assert top.title.endswith("slower prefill of long prompts")
+    assert _accepted("sglang", "0.5.23", top.fix, "chunked_prefill_size", 8192)
+    # -1 is "disabling chunked prefill", not a smaller chunk: the guide gives no direction for it
+    off = _explained(tmp_path, _sglang("start-a", chunked_prefill_size=8192),
+                     _sglang("start-b", chunked_prefill_size=-1))
+    assert off.explanations[0].rule != "server-chunked-prefill-lowered"
+    assert _direction(off.explanations[0].rule) == "either"
+
+
+def test_sglang_symmetric_memory_turned_off_is_slower_and_turned_on_is_undirected(tmp_path: Path) -> None:
+    off = _explained(tmp_path, _sglang_switch("start-a", "enable_symm_mem", True),
+                     _sglang_switch("start-b", "enable_symm_mem", False))
+    top = off.explanations[0]
+    assert (top.rule, _direction(top.rule)) == ("server-symm-mem-off", "slower")
+    assert top.fix == "restart the server with --enable-symm-mem"
+    assert _accepted("sglang", "0.5.23", top.fix, "enable_symm_mem", True)
+    on = _explained(tmp_path, _sglang_switch("start-a", "enable_symm_mem", False),
+                    _sglang_switch("start-b", "enable_symm_mem", True))
+    assert _direction(on.explanations[0].rule) == "either"
+
+
+def test_vllm_chunked_prefill_turned_off_is_slower(tmp_path: Path) -> None:
+    a = _vllm(["vllm", "serve", "m", "--enable-chunked-prefill"])
+    b = _vllm(["vllm", "serve", "m", "--disable-chunked-prefill"])  # 0.34.0's spelling (0.22.0: --no-enable-...)
+    top = _explained(tmp_path, a, b).explanations[0]
+    assert (top.rule, _direction(top.rule)) == ("server-vllm-chunked-prefill-off", "slower")
+    assert top.fix == "restart the server with --enable-chunked-prefill"
+    assert _accepted("vllm", "0.34.0", top.fix, "enable_chunked_prefill", True)
+    # V1's default is on ("always enabled by default"): the flag only given on B is the same change, undone by
+    # dropping it
+    top = _explained(tmp_path, _vllm(["vllm", "serve", "m"]), b).explanations[0]
+    assert top.rule == "server-vllm-chunked-prefill-off"
+    assert "without" in top.fix and "--disable-chunked-prefill" in top.fix
+
+
+def test_vllm_batched_tokens_lowered_stays_undirected(tmp_path: Path) -> None:
+    """vLLM's guide: smaller budgets give better inter-token latency, larger ones better TTFT: no one direction."""
+    a = _vllm(["vllm", "serve", "m", "--max-num-batched-tokens", "16384"])
+    b = _vllm(["vllm", "serve", "m", "--max-num-batched-tokens", "2048"])
+    top = _explained(tmp_path, a, b).explanations[0]
+    assert _direction(top.rule) == "either", top.rule
+    assert _accepted("vllm", "0.34.0", top.fix, "max_num_batched_tokens", 16384)

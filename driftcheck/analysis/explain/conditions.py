@@ -73,6 +73,9 @@ CONDITIONS: dict[str, Condition] = {
     "increased": lambda ctx, _: (d := _delta(ctx)) is not None and d > 0,
     "abs_delta_ge": lambda ctx, n: (d := _delta(ctx)) is not None and abs(d) >= float(n),
     "abs_delta_lt": lambda ctx, n: (d := _delta(ctx)) is not None and abs(d) < float(n),
+    # B's value above a bound: a size lowered but still a size (SGLang's chunked_prefill_size -1 turns chunking
+    # off, which is no smaller chunk)
+    "after_gt": lambda ctx, n: (v := number(ctx.change.after)) is not None and v > float(n),
     "gpu_idle": lambda ctx, _: _either_idle(ctx),
     "gpu_busy": lambda ctx, _: not _either_idle(ctx),
     "gained": lambda ctx, item: item in _as_list(ctx.change.after) and item not in _as_list(ctx.change.before),
