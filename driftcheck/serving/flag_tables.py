@@ -43,6 +43,9 @@ class FlagSpec:
     sets: dict[str, JSONValue]  # a switch: what each option string stores
     required: bool = False  # the launcher refuses to start without it (SGLang's --model-path)
     config_path: str | None = None  # vLLM: where its resolved configuration holds it ("cache_config.cache_dtype")
+    # vLLM: the integers its configuration turns the parsed text into (the members of an IntEnum such as
+    # OptimizationLevel: the parser stores "3", VllmConfig holds 3 and refuses "7" or ".mode=3").
+    resolves: tuple[int, ...] | None = None
 
     @property
     def flag(self) -> str:
@@ -178,9 +181,25 @@ class _RaisingParser(argparse.ArgumentParser):
         raise ValueError(message)
 
 
-def _parsed(spec: FlagSpec, words: list[str]) -> JSONValue:
-    """What the flag's value type makes of the words that follow it."""
+def _converter(spec: FlagSpec) -> Callable[[str], object]:
+    """The flag's value type, followed by what the engine's configuration makes of it (`resolves`)."""
     convert = _VALUE_TYPES.get(spec.value or "", str)
+    members = spec.resolves
+    if members is None:
+        return convert
+
+    def resolved(text: str) -> int:
+        number = int(str(convert(text)))
+        if number not in members:
+            raise ValueError(f"{number} is none of {list(members)}")
+        return number
+
+    return resolved
+
+
+def _parsed(spec: FlagSpec, words: list[str]) -> JSONValue:
+    """What the flag's value type (and the engine's configuration) makes of the words that follow it."""
+    convert = _converter(spec)
     try:
         values = [_plain(convert(word)) for word in words]
     except ValueError:
@@ -245,7 +264,7 @@ def _add(parser: argparse.ArgumentParser, spec: FlagSpec) -> None:
     nargs = spec.nargs if isinstance(spec.nargs, (str, int)) else None
     choices = list(spec.choices) if spec.choices is not None and spec.value != "json" else None
     parser.add_argument(*spec.flags, action="append" if spec.action == "append" else "store", dest=spec.field,
-                        default=argparse.SUPPRESS, type=_VALUE_TYPES.get(spec.value or "", str), nargs=nargs,
+                        default=argparse.SUPPRESS, type=_converter(spec), nargs=nargs,
                         choices=choices)
 
 
@@ -264,13 +283,16 @@ def _spec(field: str, entry: JSONObject) -> FlagSpec:
     flags = entry.get("flags")
     choices = entry.get("choices")
     sets = entry.get("sets")
+    resolves = entry.get("resolves")
     return FlagSpec(field=field, flags=tuple(str(flag) for flag in flags) if isinstance(flags, list) else (),
                     action=str(entry.get("action")), nargs=entry.get("nargs"),
                     value=str(entry["value"]) if entry.get("value") is not None else None,
                     choices=tuple(choices) if isinstance(choices, list) else None, default=entry.get("default"),
                     sets=dict(sets) if isinstance(sets, dict) else {},
                     required=entry.get("required") is True,
-                    config_path=str(entry["config_path"]) if entry.get("config_path") else None)
+                    config_path=str(entry["config_path"]) if entry.get("config_path") else None,
+                    resolves=tuple(int(member) for member in resolves if isinstance(member, int))
+                    if isinstance(resolves, list) else None)
 
 
 @cache

@@ -199,3 +199,19 @@ def test_vllm_async_scheduling_turned_off_is_slower(tmp_path: Path) -> None:
     top = _explained(tmp_path, a, b).explanations[0]
     assert (top.rule, _direction(top.rule)) == ("server-vllm-async-scheduling-off", "slower")
     assert _accepted("vllm", "0.34.0", top.fix, "async_scheduling", True)
+
+
+def test_vllm_optimization_level_lowered_is_restored_with_a_level_the_release_takes(tmp_path: Path) -> None:
+    """`-O3` is the text "3" to vLLM's parser and the level 3 to its configuration: the fix names the level, and
+    the release's table (which knows both) reads it back as 3. A server that reports the level (dev mode: 2,
+    the default) is restored the same way."""
+    top = _explained(tmp_path, _vllm(["vllm", "serve", "m", "-O3"]), _vllm(["vllm", "serve", "m", "-O", "0"])) \
+        .explanations[0]
+    assert (top.rule, _direction(top.rule)) == ("server-vllm-optimization-lowered", "slower")
+    assert top.fix == "restart the server with --optimization-level 3"
+    assert _accepted("vllm", "0.34.0", top.fix, "optimization_level", 3)
+    pair = SERVERS_DATA.parent / "pairs" / "server-vllm-optimization-lowered"
+    a, b = (read_snapshot_file(pair / f"{side}.json") for side in ("a", "b"))
+    top = explain(diff_snapshots(a, b)).explanations[0]
+    assert top.fix == "restart the server with --optimization-level 2"
+    assert _accepted("vllm", "0.34.0", top.fix, "optimization_level", 2)
