@@ -18,6 +18,8 @@ Replay = Callable[[dict[str, Any]], str]
 
 # release -> (the start with one setting changed, the rule that ranks it, the field, A's value, the fix)
 CHANGED = {
+    "sglang-0.5.9": ("cuda-graph-off", "server-cuda-graph-disabled", "disable_cuda_graph", False,
+                     "restart the server without --disable-cuda-graph"),
     "sglang-0.5.23": ("decode-cuda-graph-off", "server-phase-cuda-graph-disabled", "disable_decode_cuda_graph", False,
                       "restart the server without --disable-decode-cuda-graph"),
     "vllm-0.22.0": ("memory-lowered", "server-vllm-gauge-memory-lowered", "gpu_memory_utilization", 0.92,
