@@ -180,14 +180,18 @@ def table(engine: str) -> dict[str, object]:
         kind = action_kind(action)
         if kind in ("help", "version") or action.dest == argparse.SUPPRESS:
             continue
-        entry = {"flags": list(action.option_strings), "action": kind,
+        # vLLM 0.34's EnableDisableAction keeps `--no-enable-x` registered but out of `option_strings` (hidden from
+        # help); the parser still takes it (a `--config` file's `enable-x: false` becomes it), so the table has it.
+        options = list(action.option_strings) + [option for option, owner in parser._option_string_actions.items()
+                                                 if owner is action and option not in action.option_strings]
+        entry = {"flags": options, "action": kind,
                  "nargs": action.nargs, "value": value_kind(action.type) if kind in ("store", "append") else None,
                  "choices": plain(action.choices) if isinstance(action.choices, (set, frozenset)) else
                  [plain(choice) for choice in action.choices] if action.choices is not None else None,
                  "default": plain_default(action.default),
                  "const": plain(action.const), "required": action.required}
         if action.nargs == 0:
-            entry["sets"] = {option: switch_value(parser, action, option) for option in action.option_strings}
+            entry["sets"] = {option: switch_value(parser, action, option) for option in options}
         if isinstance(action.default, enum.IntEnum) and kind == "store":
             # vLLM's --optimization-level parses to text ("3"); its pydantic VllmConfig turns that into the
             # IntEnum member (OptimizationLevel.O3) and refuses text that is none of them.
@@ -203,9 +207,14 @@ def table(engine: str) -> dict[str, object]:
             entry = fields.get(dest)
             if isinstance(entry, dict):
                 entry["config_path"] = path
+    extra: dict[str, object] = {}
+    if engine == "vllm":
+        # `--config FILE`: a `key: false` becomes `--no-key` in 0.34.0 (where the parser has one); 0.22.0 drops it.
+        loader = inspect.getsource(type(parser).load_config_file)  # type: ignore[attr-defined]
+        extra["config_false_negated"] = '"--no-' in loader
     return {"engine": engine, "version": importlib.metadata.version(engine),
             "parser": f"{type(parser).__module__}.{type(parser).__name__}",
-            "allow_abbrev": parser.allow_abbrev,
+            "allow_abbrev": parser.allow_abbrev, **extra,
             "platform": os.environ.get("VLLM_TARGET_DEVICE") if engine == "vllm" else None,
             "fields": fields}
 
@@ -373,7 +382,8 @@ def resolved(parser: argparse.ArgumentParser, dest: str, value: object) -> objec
 
 def read(cases_path: str) -> list[dict[str, object]]:
     """Run vLLM command lines through its real `FlexibleArgumentParser.parse_args` (dotted options, -O, config
-    rewriting included): each case {words, fields} gives driftcheck's reading of the words; the cases whose
+    rewriting included; a case's `config` mapping is the file `config.yaml` its words may name with `--config`,
+    in the working directory): each case {words, fields} gives driftcheck's reading of the words; the cases whose
     reading differs from what the parser set are returned, with the parser's values. Every field the parser
     set to other than its default must be in the reading, with the same value: a plain value as it is, an
     engine-typed value (a JSON or dataclass configuration) equal to what the parser's own type makes of the
@@ -384,6 +394,10 @@ def read(cases_path: str) -> list[dict[str, object]]:
         cases = json.load(handle)
     failures: list[dict[str, object]] = []
     for case in cases:
+        if case.get("config") is not None:
+            # a `--config config.yaml` of the words: the case's mapping, written where the parser reads it
+            with open("config.yaml", "w", encoding="utf-8") as handle:
+                json.dump(case["config"], handle)  # JSON is YAML
         try:
             namespace = parser.parse_args(list(case["words"]))
         except (SystemExit, Exception) as exc:  # the engine refuses the line (argparse exits; a type raises)

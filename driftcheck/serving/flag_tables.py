@@ -91,6 +91,8 @@ class FlagTable:
     source: str
     allow_abbrev: bool
     fields: dict[str, FlagSpec]
+    # vLLM's `--config FILE`: whether a `key: false` becomes `--no-key` (0.34.0) or is dropped (0.22.0)
+    config_false_negated: bool = True
 
     def spec(self, field: str) -> FlagSpec | None:
         """The flags that set `field`, or None when this release has no flag for it."""
@@ -303,6 +305,7 @@ def load_table(name: str) -> FlagTable:
     fields = raw.get("fields") if isinstance(raw.get("fields"), dict) else {}
     return FlagTable(engine=str(raw["engine"]), version=str(raw["version"]), source=str(raw.get("parser")),
                      allow_abbrev=bool(raw.get("allow_abbrev", True)),
+                     config_false_negated=raw.get("config_false_negated") is not False,
                      fields={field: _spec(field, entry) for field, entry in fields.items() if isinstance(entry, dict)})
 
 

@@ -64,12 +64,13 @@ def config_file_of(argv: Sequence[str]) -> str | None:
     return None
 
 
-def vllm_argv(argv: Sequence[str], config: JSONValue = None) -> list[str]:
+def vllm_argv(argv: Sequence[str], config: JSONValue = None, false_negated: bool = True) -> list[str]:
     """A vLLM command line as its parser reads it, rewritten the way `FlexibleArgumentParser.parse_args` of
     vllm/utils/argparse_utils.py rewrites it before argparse sees it (the same code in 0.22.0 and 0.34.0):
 
     - the `--config` file's keys become flags where the file stood (`load_config_file`: `key: true` -> `--key`,
-      a list -> `--key a b`, a mapping -> `--key '{json}'`); `config` is the parsed YAML of the file;
+      a list -> `--key a b`, a mapping -> `--key '{json}'`, false -> `--no-key` when `false_negated` as in
+      0.34.0, left out as in 0.22.0); `config` is the parsed YAML of the file;
     - in an option's name, underscores before the first dot become dashes (`--max_num_seqs` -> `--max-num-seqs`);
     - `-O3`, `-O=3`, `-Odecode` and `-O 3` (0-3 only) become `--optimization-level VALUE`;
     - a dotted option (`--compilation-config.mode 3`, `-cc.mode=3`, `-sc.method ngram`) sets one key of a
@@ -80,7 +81,7 @@ def vllm_argv(argv: Sequence[str], config: JSONValue = None) -> list[str]:
     words: list[str] = []
     for index, word in enumerate(argv):
         if word == "--config" or word.startswith("--config="):
-            words += _config_words(config)
+            words += _config_words(config, false_negated)
             continue
         if index > 0 and argv[index - 1] == "--config":
             continue
@@ -180,15 +181,17 @@ def human_readable_int(text: str) -> int | None:
         return None
 
 
-def _config_words(config: JSONValue) -> list[str]:
-    """The flags of a vLLM `--config` YAML file, as `load_config_file` of 0.34.0 makes them."""
+def _config_words(config: JSONValue, false_negated: bool) -> list[str]:
+    """The flags of a vLLM `--config` YAML file, as `load_config_file` makes them."""
     if not isinstance(config, dict):
         return []
     words: list[str] = []
     for key, value in config.items():
         if isinstance(value, bool):
-            # vLLM adds `--no-key` for false only where the parser has one; the flag table decides that here.
-            words.append(f"--{key}" if value else f"--no-{key}")
+            # 0.34.0 adds `--no-key` for false only where the parser has one (the flag table decides that here);
+            # 0.22.0 leaves a false key out.
+            if value or false_negated:
+                words.append(f"--{key}" if value else f"--no-{key}")
         elif isinstance(value, list):
             if value:
                 words += [f"--{key}", *(str(item) for item in value)]

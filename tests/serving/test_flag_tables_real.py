@@ -23,7 +23,7 @@ import pytest
 from driftcheck.serving.flag_tables import load_table
 from driftcheck.serving.launch import vllm_argv
 from tests.serving.restorations import restorations
-from tests.serving.vllm_spellings import REFUSED_BY_THE_CONFIGURATION, SPELLINGS
+from tests.serving.vllm_spellings import CONFIG, CONFIG_WORDS, REFUSED_BY_THE_CONFIGURATION, SPELLINGS
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +78,8 @@ def test_vllm_spellings_are_read_as_the_real_parser_reads_them(name: str, tmp_pa
     table = load_table(name)
     lines = [words for words, _ in SPELLINGS] + REFUSED_BY_THE_CONFIGURATION
     cases = [{"words": words, "fields": table.fields_of(vllm_argv(["vllm", "serve", "m", *words]))} for words in lines]
+    cases.append({"words": CONFIG_WORDS, "config": CONFIG, "fields": table.fields_of(
+        vllm_argv(["vllm", "serve", "m", *CONFIG_WORDS], CONFIG, table.config_false_negated))})
     (tmp_path / "cases.json").write_text(json.dumps(cases), "utf-8")
     read = subprocess.run([sys.executable, str(TOOL), "vllm", "--read", str(tmp_path / "cases.json")],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}, timeout=600,

@@ -11,7 +11,7 @@ import pytest
 from driftcheck.serving.flag_tables import load_table
 from driftcheck.serving.launch import human_readable_int, vllm_argv
 from driftcheck.snapshot.jsontypes import JSONObject
-from tests.serving.vllm_spellings import REFUSED_BY_THE_CONFIGURATION, SPELLINGS
+from tests.serving.vllm_spellings import CONFIG, CONFIG_FIELDS, CONFIG_WORDS, REFUSED_BY_THE_CONFIGURATION, SPELLINGS
 
 RELEASES = ["vllm-0.22.0", "vllm-0.34.0"]
 
@@ -54,3 +54,10 @@ def test_the_optimization_level_is_restored_as_the_level_vllm_holds(release: str
     assert unknown == [] and namespace.optimization_level == 2
     assert table.restoring("optimization_level", "3") is None  # the text is not what the engine holds
     assert table.restoring("optimization_level", 7) is None
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_a_config_file_is_read_as_the_release_reads_it(release: str) -> None:
+    table = load_table(release)
+    argv = vllm_argv(["vllm", "serve", "m", *CONFIG_WORDS], CONFIG, table.config_false_negated)
+    assert table.fields_of(argv) == CONFIG_FIELDS[release]

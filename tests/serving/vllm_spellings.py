@@ -49,3 +49,14 @@ SPELLINGS: list[tuple[list[str], JSONObject]] = [
 # Spellings the releases' parsers take but their configuration refuses: `-O.x` is the optimization level ".x"
 # (before 0.22 `-O` was the compilation config), which VllmConfig rejects; the server does not start.
 REFUSED_BY_THE_CONFIGURATION: list[list[str]] = [["-O.mode=3"], ["-O.mode", "3"], ["-O7"]]
+
+# `--config config.yaml` (keys as flags where the file is named, the command line after it wins), per release: a
+# false key is `--no-key` in 0.34.0 and left out in 0.22.0 (`load_config_file`).
+CONFIG = {"tensor_parallel_size": 4, "enable-prefix-caching": False, "compilation-config": {"mode": 3},
+          "max_num_seqs": 32}
+CONFIG_WORDS = ["--config", "config.yaml", "-tp", "8"]
+CONFIG_FIELDS: dict[str, JSONObject] = {
+    "vllm-0.22.0": {"tensor_parallel_size": 8, "compilation_config": {"mode": 3}, "max_num_seqs": 32},
+    "vllm-0.34.0": {"tensor_parallel_size": 8, "enable_prefix_caching": False, "compilation_config": {"mode": 3},
+                    "max_num_seqs": 32},
+}
