@@ -88,12 +88,13 @@ def action_kind(action: argparse.Action) -> str:
 
 
 def value_kind(convert: Callable[[str], object] | None) -> str:
-    """What the action's type makes of a value: json (a JSON object or config), list, int, float or str, found
-    by trying it on sample strings (a JSON type also takes "3", so the object is tried first)."""
+    """What the action's type makes of a value: json (a JSON object or config), list, int (human_int where `1k`
+    is 1000, human_int_or_auto where `auto` is also -1), float or str, found by trying it on sample strings (a
+    JSON type also takes "3", so the object is tried first)."""
     if convert is None:
         return "str"
     results: dict[str, object] = {}
-    for text in ("{}", "3", "0.5"):
+    for text in ("{}", "3", "0.5", "1k", "auto"):
         try:
             converted = convert(text)
         except Exception:  # a type function rejects what it does not take; any failure says "not this kind"
@@ -105,6 +106,9 @@ def value_kind(convert: Callable[[str], object] | None) -> str:
     if isinstance(results.get("3"), list):
         return "list"  # text the type splits into a list itself (vLLM's --device-ids)
     if isinstance(results.get("3"), int) and not isinstance(results.get("3"), bool):
+        # vLLM's human_readable_int (`--max-num-batched-tokens 8k`), and its `_or_auto` (`auto` is -1)
+        if results.get("1k") == 1000:
+            return "human_int_or_auto" if results.get("auto") == -1 else "human_int"
         return "int"
     if isinstance(results.get("0.5"), float):
         return "float"

@@ -23,10 +23,27 @@ from functools import cache, cached_property
 from importlib import resources
 from typing import NoReturn
 
+from driftcheck.serving.launch import human_readable_int
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 _TABLES = ("sglang-0.5.9", "sglang-0.5.23", "vllm-0.22.0", "vllm-0.34.0")
-_VALUE_TYPES: dict[str, Callable[[str], object]] = {"int": int, "float": float, "json": json.loads}
+
+
+def _human_int(text: str) -> int:
+    """vLLM's `human_readable_int` as a value type: `8k` -> 8000; what it refuses raises ValueError."""
+    number = human_readable_int(text)
+    if number is None:
+        raise ValueError(f"not a human-readable integer: {text!r}")
+    return number
+
+
+def _human_int_or_auto(text: str) -> int:
+    """vLLM's `human_readable_int_or_auto`: `auto` (any case) and -1 are -1, else a human-readable integer."""
+    return -1 if text.strip() == "-1" or text.strip().lower() == "auto" else _human_int(text)
+
+
+_VALUE_TYPES: dict[str, Callable[[str], object]] = {"int": int, "float": float, "json": json.loads,
+                                                    "human_int": _human_int, "human_int_or_auto": _human_int_or_auto}
 
 
 @dataclass(frozen=True)
@@ -37,7 +54,8 @@ class FlagSpec:
     flags: tuple[str, ...]
     action: str            # store, store_true, store_false, store_const, boolean_optional, append, count
     nargs: JSONValue       # None (one value), "+", "*", "?", or a count
-    value: str | None      # int, float, json, list (text its type splits) or str: what a given value parses to
+    value: str | None      # int, human_int (vLLM's `8k`), human_int_or_auto, float, json, list (text its type
+    #                        splits) or str: what a given value parses to
     choices: tuple[JSONValue, ...] | None
     default: JSONValue
     sets: dict[str, JSONValue]  # a switch: what each option string stores

@@ -44,6 +44,10 @@ SPELLINGS: list[tuple[list[str], JSONObject]] = [
     (["-tp=4", "--max_num_seqs=64", "--gpu-memory-utilization=0.8"],
      {"tensor_parallel_size": 4, "max_num_seqs": 64, "gpu_memory_utilization": 0.8}),
     (["--kv_cache_dtype", "fp8", "--block-size=32"], {"kv_cache_dtype": "fp8", "block_size": 32}),
+    # human-readable integers where the argument's type is vLLM's human_readable_int(_or_auto)
+    (["--max-num-batched-tokens", "8k", "--max-model-len=32K"],
+     {"max_num_batched_tokens": 8000, "max_model_len": 32768}),
+    (["--max-model-len", "auto"], {"max_model_len": -1}),
 ]
 
 # Spellings the releases' parsers take but their configuration refuses: `-O.x` is the optimization level ".x"
