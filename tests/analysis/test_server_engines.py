@@ -215,3 +215,16 @@ def test_vllm_optimization_level_lowered_is_restored_with_a_level_the_release_ta
     top = explain(diff_snapshots(a, b)).explanations[0]
     assert top.fix == "restart the server with --optimization-level 2"
     assert _accepted("vllm", "0.34.0", top.fix, "optimization_level", 2)
+
+
+def test_vllm_dev_mode_optimization_level_is_a_setting_and_its_instance_id_is_not(tmp_path: Path) -> None:
+    """VllmConfig's own fields sit at the top of dev-mode /server_info (PydanticVllmConfig.dump_python of
+    0.34.0): the optimization level is an argument's (--optimization-level), the instance id is drawn per start."""
+    a = _vllm(["vllm", "serve", "m"], {"optimization_level": 2, "instance_id": "a1b2", "cache_config": {}})
+    b = _vllm(["vllm", "serve", "m"], {"optimization_level": 0, "instance_id": "c3d4", "cache_config": {}})
+    assert a["server_args"] == {"optimization_level": 2}
+    top = _explained(tmp_path, a, b).explanations[0]
+    # the same launch line on both sides: the engine chose another level, a default that changed
+    assert (top.rule, top.fix) == ("server-default-changed",
+                                  "set it as A resolved it: restart the server with --optimization-level 2")
+    assert _accepted("vllm", "0.34.0", top.fix, "optimization_level", 2)
