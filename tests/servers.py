@@ -5,7 +5,7 @@
 random-weight Llama that tests/tiny_llama.py builds (`tiny_model`, also session-scoped, for tests that start
 servers of their own); both are skipped only when the `transformers[serving]` extra is not installed.
 `replay_server` answers GETs with responses recorded from real SGLang and vLLM servers (tests/data/servers/*),
-for the engines that cannot run here.
+for the engines that cannot run here; `release_routes` gives what a pinned release answers for one start.
 """
 
 from __future__ import annotations
@@ -144,21 +144,39 @@ class _ReplayHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-# Recorded file name → the endpoint it answered.
-RECORDED_ENDPOINTS = {"get_server_info.json": "/get_server_info", "get_model_info.json": "/get_model_info",
-                      "version.json": "/version", "models.json": "/v1/models", "metrics.txt": "/metrics"}
+# Recorded file name → the endpoints that answered it (SGLang 0.5.9 answers /server_info and its deprecated
+# alias /get_server_info alike, and /model_info and /get_model_info).
+RECORDED_ENDPOINTS = {"get_server_info.json": ("/get_server_info",), "get_model_info.json": ("/get_model_info",),
+                      "server_info.json": ("/server_info", "/get_server_info"),
+                      "model_info.json": ("/model_info", "/get_model_info"),
+                      "version.json": ("/version",), "models.json": ("/v1/models",), "metrics.txt": ("/metrics",)}
+
+
+# The pinned releases a replay answers for, each as that real version answers for a launch line (each folder's
+# SOURCE says how: computed by the release's own code): start-a and start-b are the same flags restarted.
+REPLAYED_RELEASES = ("sglang-0.5.9", "sglang-0.5.23", "vllm-0.22.0", "vllm-0.34.0")
+
+
+def release_routes(release: str, start: str) -> dict[str, tuple[int, str, bytes]]:
+    """What the release answers for one start (tests/data/servers/RELEASE/START/ holds one file per endpoint;
+    SGLang 0.5.23's START.json is its /server_info, the one endpoint recorded of it)."""
+    folder = SERVERS_DATA / release / start
+    if folder.is_dir():
+        return recorded_routes(f"{release}/{start}")
+    return {"/server_info": (200, "application/json", (SERVERS_DATA / release / f"{start}.json").read_bytes())}
 
 
 def recorded_routes(scenario: str, **overrides: Any) -> dict[str, tuple[int, str, bytes]]:
     """The recorded responses of tests/data/servers/SCENARIO as routes; `overrides` replace JSON bodies."""
     routes = {}
-    for name, path in RECORDED_ENDPOINTS.items():
+    for name, paths in RECORDED_ENDPOINTS.items():
         file = SERVERS_DATA / scenario / name
         if file.exists():
             kind = "text/plain; version=0.0.4" if name.endswith(".txt") else "application/json"
-            routes[path] = (200, kind, file.read_bytes())
+            routes.update({path: (200, kind, file.read_bytes()) for path in paths})
     for name, document in overrides.items():
-        routes[RECORDED_ENDPOINTS[name]] = (200, "application/json", json.dumps(document).encode())
+        routes.update({path: (200, "application/json", json.dumps(document).encode())
+                       for path in RECORDED_ENDPOINTS[name]})
     return routes
 
 

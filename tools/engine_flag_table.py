@@ -14,6 +14,11 @@ and the restoring changes driftcheck proposes are run through the real parser wi
 
     PYTHONPATH=... python tools/engine_flag_table.py vllm --check CASES.json
 
+and vLLM command lines are read by its real parser (`FlexibleArgumentParser.parse_args`: dotted options,
+`-O3`, underscores) and compared with driftcheck's reading of them with
+
+    PYTHONPATH=... python tools/engine_flag_table.py vllm --read CASES.json
+
 which reads every `parser.add_argument(...)` call of `ServerArgs.add_cli_args` in
 sglang/srt/server_args.py (option strings, action, type, nargs, choices, and the default from the
 `ServerArgs` dataclass). A vLLM that has no `VLLM_TARGET_DEVICE` (before 0.2x) finds its CPU platform
@@ -33,6 +38,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import enum
 import importlib.metadata
 import inspect
 import json
@@ -82,12 +88,13 @@ def action_kind(action: argparse.Action) -> str:
 
 
 def value_kind(convert: Callable[[str], object] | None) -> str:
-    """What the action's type makes of a value: json (a JSON object or config), list, int, float or str, found
-    by trying it on sample strings (a JSON type also takes "3", so the object is tried first)."""
+    """What the action's type makes of a value: json (a JSON object or config), list, int (human_int where `1k`
+    is 1000, human_int_or_auto where `auto` is also -1), float or str, found by trying it on sample strings (a
+    JSON type also takes "3", so the object is tried first)."""
     if convert is None:
         return "str"
     results: dict[str, object] = {}
-    for text in ("{}", "3", "0.5"):
+    for text in ("{}", "3", "0.5", "1k", "auto"):
         try:
             converted = convert(text)
         except Exception:  # a type function rejects what it does not take; any failure says "not this kind"
@@ -99,6 +106,9 @@ def value_kind(convert: Callable[[str], object] | None) -> str:
     if isinstance(results.get("3"), list):
         return "list"  # text the type splits into a list itself (vLLM's --device-ids)
     if isinstance(results.get("3"), int) and not isinstance(results.get("3"), bool):
+        # vLLM's human_readable_int (`--max-num-batched-tokens 8k`), and its `_or_auto` (`auto` is -1)
+        if results.get("1k") == 1000:
+            return "human_int_or_auto" if results.get("auto") == -1 else "human_int"
         return "int"
     if isinstance(results.get("0.5"), float):
         return "float"
@@ -174,14 +184,22 @@ def table(engine: str) -> dict[str, object]:
         kind = action_kind(action)
         if kind in ("help", "version") or action.dest == argparse.SUPPRESS:
             continue
-        entry = {"flags": list(action.option_strings), "action": kind,
+        # vLLM 0.34's EnableDisableAction keeps `--no-enable-x` registered but out of `option_strings` (hidden from
+        # help); the parser still takes it (a `--config` file's `enable-x: false` becomes it), so the table has it.
+        options = list(action.option_strings) + [option for option, owner in parser._option_string_actions.items()
+                                                 if owner is action and option not in action.option_strings]
+        entry = {"flags": options, "action": kind,
                  "nargs": action.nargs, "value": value_kind(action.type) if kind in ("store", "append") else None,
                  "choices": plain(action.choices) if isinstance(action.choices, (set, frozenset)) else
                  [plain(choice) for choice in action.choices] if action.choices is not None else None,
                  "default": plain_default(action.default),
                  "const": plain(action.const), "required": action.required}
         if action.nargs == 0:
-            entry["sets"] = {option: switch_value(parser, action, option) for option in action.option_strings}
+            entry["sets"] = {option: switch_value(parser, action, option) for option in options}
+        if isinstance(action.default, enum.IntEnum) and kind == "store":
+            # vLLM's --optimization-level parses to text ("3"); its pydantic VllmConfig turns that into the
+            # IntEnum member (OptimizationLevel.O3) and refuses text that is none of them.
+            entry["resolves"] = sorted(member.value for member in type(action.default))
         previous = fields.get(action.dest)
         if isinstance(previous, dict):
             # Two actions set one field (a deprecated spelling beside the current one): both are kept.
@@ -193,9 +211,14 @@ def table(engine: str) -> dict[str, object]:
             entry = fields.get(dest)
             if isinstance(entry, dict):
                 entry["config_path"] = path
+    extra: dict[str, object] = {}
+    if engine == "vllm":
+        # `--config FILE`: a `key: false` becomes `--no-key` in 0.34.0 (where the parser has one); 0.22.0 drops it.
+        loader = inspect.getsource(type(parser).load_config_file)  # type: ignore[attr-defined]
+        extra["config_false_negated"] = '"--no-' in loader
     return {"engine": engine, "version": importlib.metadata.version(engine),
             "parser": f"{type(parser).__module__}.{type(parser).__name__}",
-            "allow_abbrev": parser.allow_abbrev,
+            "allow_abbrev": parser.allow_abbrev, **extra,
             "platform": os.environ.get("VLLM_TARGET_DEVICE") if engine == "vllm" else None,
             "fields": fields}
 
@@ -350,6 +373,64 @@ def _dist_version(root: str, name: str) -> str:
     raise SystemExit(f"no {name} dist-info under {root}")
 
 
+def resolved(parser: argparse.ArgumentParser, dest: str, value: object) -> object:
+    """A parsed value as the engine's configuration holds it: text of an IntEnum field (vLLM's
+    --optimization-level) validated by pydantic as VllmConfig validates it, as the member's value."""
+    action = next((action for action in parser._actions if action.dest == dest), None)
+    if action is not None and isinstance(action.default, enum.IntEnum) and value is not None:
+        import pydantic
+
+        return plain(pydantic.TypeAdapter(type(action.default)).validate_python(value))
+    return plain(value)
+
+
+def read(cases_path: str) -> list[dict[str, object]]:
+    """Run vLLM command lines through its real `FlexibleArgumentParser.parse_args` (dotted options, -O, config
+    rewriting included; a case's `config` mapping is the file `config.yaml` its words may name with `--config`,
+    in the working directory): each case {words, fields} gives driftcheck's reading of the words; the cases whose
+    reading differs from what the parser set are returned, with the parser's values. Every field the parser
+    set to other than its default must be in the reading, with the same value: a plain value as it is, an
+    engine-typed value (a JSON or dataclass configuration) equal to what the parser's own type makes of the
+    reading's JSON."""
+    parser = vllm_parser()
+    by_dest = {action.dest: action for action in parser._actions}
+    with open(cases_path, encoding="utf-8") as handle:
+        cases = json.load(handle)
+    failures: list[dict[str, object]] = []
+    for case in cases:
+        if case.get("config") is not None:
+            # a `--config config.yaml` of the words: the case's mapping, written where the parser reads it
+            with open("config.yaml", "w", encoding="utf-8") as handle:
+                json.dump(case["config"], handle)  # JSON is YAML
+        try:
+            namespace = parser.parse_args(list(case["words"]))
+        except (SystemExit, Exception) as exc:  # the engine refuses the line (argparse exits; a type raises)
+            if case["fields"]:  # a line the engine refuses starts no server: the reading must set nothing
+                failures.append({**case, "got": f"refused: {type(exc).__name__}"})
+            continue
+        wanted: dict[str, object] = case["fields"] or {}
+        real = {dest: value for dest, value in vars(namespace).items() if value != parser.get_default(dest)}
+        differing = {}
+        for dest in sorted(set(real) | set(wanted)):
+            value = real.get(dest, parser.get_default(dest))
+            mine = wanted.get(dest)
+            try:
+                held = resolved(parser, dest, value)
+            except Exception:  # pydantic refuses it (`-O.mode=3`): the engine does not start, nothing is set
+                if dest in wanted:
+                    differing[dest] = {"parser": f"{value!r}, refused by the configuration", "ours": mine}
+                continue
+            try:
+                same = by_dest[dest].type(json.dumps(mine)) == value if isinstance(mine, dict) else held == mine
+            except Exception as exc:  # our JSON refused by the engine's own type: a difference
+                same, mine = False, f"{mine!r}: {type(exc).__name__}: {exc}"
+            if not same:
+                differing[dest] = {"parser": str(value), "ours": mine}
+        if differing:
+            failures.append({**case, "got": differing})
+    return failures
+
+
 def check(engine: str, cases_path: str) -> list[dict[str, object]]:
     """Run restoring changes through the engine's real parser: each case {field, value, add, drop} must parse
     (the flags added) and leave the field at `value`. Returns the cases that do not, with what the parser did."""
@@ -364,7 +445,7 @@ def check(engine: str, cases_path: str) -> list[dict[str, object]]:
             failures.append({**case, "got": "refused by the parser"})
             continue
         # A field whose default is SUPPRESS is absent when not given: the engine's "not set" (None here).
-        got = plain(getattr(namespace, case["field"], None))
+        got = resolved(parser, case["field"], getattr(namespace, case["field"], None))
         if unknown or got != case["value"]:
             failures.append({**case, "got": got, "unknown": unknown})
     return failures
@@ -372,15 +453,17 @@ def check(engine: str, cases_path: str) -> list[dict[str, object]]:
 
 def main(argv: list[str]) -> int:
     """Print the table of the engine named in argv[0] (sglang or vllm), built or read from source; with
-    `--check CASES.json`, print the restoring changes the real parser does not accept as JSON."""
-    if len(argv) == 3 and argv[1] == "--check":
+    `--check CASES.json`, print the restoring changes the real parser does not accept as JSON; with `--read
+    CASES.json`, the vLLM command lines whose reading differs from what its real parser sets."""
+    if len(argv) == 3 and (argv[1] == "--check" or argv[1] == "--read" and argv[0] == "vllm"):
         with contextlib.redirect_stdout(sys.stderr):
-            failures = check(argv[0], argv[2])
+            failures = check(argv[0], argv[2]) if argv[1] == "--check" else read(argv[2])
         print(json.dumps(failures, indent=1))
         return 1 if failures else 0
     if not argv or argv[0] not in ("sglang", "vllm") or len(argv) not in (1, 3) or \
             len(argv) == 3 and (argv[0] != "sglang" or argv[1] != "--from-source"):
-        print("usage: engine_flag_table.py sglang|vllm  |  engine_flag_table.py sglang --from-source DIR",
+        print("usage: engine_flag_table.py sglang|vllm  |  engine_flag_table.py sglang --from-source DIR  |  "
+              "engine_flag_table.py sglang|vllm --check CASES.json  |  engine_flag_table.py vllm --read CASES.json",
               file=sys.stderr)
         return 2
     # vLLM's logger writes to the standard output it finds at import: point that at stderr, keep stdout JSON.

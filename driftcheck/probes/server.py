@@ -244,7 +244,8 @@ def resolved_launch(launch: JSONObject, engine: JSONValue, version: JSONValue) -
     words = [str(word) for word in argv]
     if table.engine == "vllm":
         config = launch.get("config_file")
-        words = vllm_argv(words, config.get("settings") if isinstance(config, dict) else None)
+        words = vllm_argv(words, config.get("settings") if isinstance(config, dict) else None,
+                          table.config_false_negated)
     return {**launch, "flags": table.fields_of(words), "flags_by": f"{table.engine} {table.version} parser table"}
 
 

@@ -201,13 +201,19 @@ def _scrubbed_deep(key: str, value: JSONValue, scrub: Scrub) -> JSONValue:
 def _vllm_server_args(config: JSONValue, version: JSONValue, scrub: Scrub) -> JSONObject:
     """vLLM's resolved configuration (dev-mode /server_info as JSON) as engine arguments: each section's
     field under the argument that sets it (`cache_config.cache_dtype` -> kv_cache_dtype, through the
-    release's flag table); a field no argument sets keeps its `section.field` name."""
+    release's flag table); a field no argument sets keeps its `section.field` name; a top-level value is
+    kept only where an argument sets it (`optimization_level`)."""
     if not isinstance(config, dict):
         return {}
     table = table_for("vllm", version)
     args: JSONObject = {}
     for section, fields in sorted(config.items()):
         if not isinstance(fields, dict):
+            # A setting of VllmConfig itself (optimization_level, performance_mode), kept where an argument sets
+            # it; the others (an instance id drawn at every start) are no settings.
+            field = table.field_at(f"vllm_config.{section}") if table is not None else None
+            if field is not None:
+                args[field] = _scrubbed_deep(section, fields, scrub)
             continue
         for key, value in sorted(fields.items()):
             path = f"{section}.{key}"

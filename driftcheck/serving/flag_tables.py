@@ -23,10 +23,27 @@ from functools import cache, cached_property
 from importlib import resources
 from typing import NoReturn
 
+from driftcheck.serving.launch import human_readable_int
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 _TABLES = ("sglang-0.5.9", "sglang-0.5.23", "vllm-0.22.0", "vllm-0.34.0")
-_VALUE_TYPES: dict[str, Callable[[str], object]] = {"int": int, "float": float, "json": json.loads}
+
+
+def _human_int(text: str) -> int:
+    """vLLM's `human_readable_int` as a value type: `8k` -> 8000; what it refuses raises ValueError."""
+    number = human_readable_int(text)
+    if number is None:
+        raise ValueError(f"not a human-readable integer: {text!r}")
+    return number
+
+
+def _human_int_or_auto(text: str) -> int:
+    """vLLM's `human_readable_int_or_auto`: `auto` (any case) and -1 are -1, else a human-readable integer."""
+    return -1 if text.strip() == "-1" or text.strip().lower() == "auto" else _human_int(text)
+
+
+_VALUE_TYPES: dict[str, Callable[[str], object]] = {"int": int, "float": float, "json": json.loads,
+                                                    "human_int": _human_int, "human_int_or_auto": _human_int_or_auto}
 
 
 @dataclass(frozen=True)
@@ -37,12 +54,16 @@ class FlagSpec:
     flags: tuple[str, ...]
     action: str            # store, store_true, store_false, store_const, boolean_optional, append, count
     nargs: JSONValue       # None (one value), "+", "*", "?", or a count
-    value: str | None      # int, float, json, list (text its type splits) or str: what a given value parses to
+    value: str | None      # int, human_int (vLLM's `8k`), human_int_or_auto, float, json, list (text its type
+    #                        splits) or str: what a given value parses to
     choices: tuple[JSONValue, ...] | None
     default: JSONValue
     sets: dict[str, JSONValue]  # a switch: what each option string stores
     required: bool = False  # the launcher refuses to start without it (SGLang's --model-path)
     config_path: str | None = None  # vLLM: where its resolved configuration holds it ("cache_config.cache_dtype")
+    # vLLM: the integers its configuration turns the parsed text into (the members of an IntEnum such as
+    # OptimizationLevel: the parser stores "3", VllmConfig holds 3 and refuses "7" or ".mode=3").
+    resolves: tuple[int, ...] | None = None
 
     @property
     def flag(self) -> str:
@@ -88,6 +109,8 @@ class FlagTable:
     source: str
     allow_abbrev: bool
     fields: dict[str, FlagSpec]
+    # vLLM's `--config FILE`: whether a `key: false` becomes `--no-key` (0.34.0) or is dropped (0.22.0)
+    config_false_negated: bool = True
 
     def spec(self, field: str) -> FlagSpec | None:
         """The flags that set `field`, or None when this release has no flag for it."""
@@ -178,9 +201,25 @@ class _RaisingParser(argparse.ArgumentParser):
         raise ValueError(message)
 
 
-def _parsed(spec: FlagSpec, words: list[str]) -> JSONValue:
-    """What the flag's value type makes of the words that follow it."""
+def _converter(spec: FlagSpec) -> Callable[[str], object]:
+    """The flag's value type, followed by what the engine's configuration makes of it (`resolves`)."""
     convert = _VALUE_TYPES.get(spec.value or "", str)
+    members = spec.resolves
+    if members is None:
+        return convert
+
+    def resolved(text: str) -> int:
+        number = int(str(convert(text)))
+        if number not in members:
+            raise ValueError(f"{number} is none of {list(members)}")
+        return number
+
+    return resolved
+
+
+def _parsed(spec: FlagSpec, words: list[str]) -> JSONValue:
+    """What the flag's value type (and the engine's configuration) makes of the words that follow it."""
+    convert = _converter(spec)
     try:
         values = [_plain(convert(word)) for word in words]
     except ValueError:
@@ -245,7 +284,7 @@ def _add(parser: argparse.ArgumentParser, spec: FlagSpec) -> None:
     nargs = spec.nargs if isinstance(spec.nargs, (str, int)) else None
     choices = list(spec.choices) if spec.choices is not None and spec.value != "json" else None
     parser.add_argument(*spec.flags, action="append" if spec.action == "append" else "store", dest=spec.field,
-                        default=argparse.SUPPRESS, type=_VALUE_TYPES.get(spec.value or "", str), nargs=nargs,
+                        default=argparse.SUPPRESS, type=_converter(spec), nargs=nargs,
                         choices=choices)
 
 
@@ -264,13 +303,16 @@ def _spec(field: str, entry: JSONObject) -> FlagSpec:
     flags = entry.get("flags")
     choices = entry.get("choices")
     sets = entry.get("sets")
+    resolves = entry.get("resolves")
     return FlagSpec(field=field, flags=tuple(str(flag) for flag in flags) if isinstance(flags, list) else (),
                     action=str(entry.get("action")), nargs=entry.get("nargs"),
                     value=str(entry["value"]) if entry.get("value") is not None else None,
                     choices=tuple(choices) if isinstance(choices, list) else None, default=entry.get("default"),
                     sets=dict(sets) if isinstance(sets, dict) else {},
                     required=entry.get("required") is True,
-                    config_path=str(entry["config_path"]) if entry.get("config_path") else None)
+                    config_path=str(entry["config_path"]) if entry.get("config_path") else None,
+                    resolves=tuple(int(member) for member in resolves if isinstance(member, int))
+                    if isinstance(resolves, list) else None)
 
 
 @cache
@@ -281,6 +323,7 @@ def load_table(name: str) -> FlagTable:
     fields = raw.get("fields") if isinstance(raw.get("fields"), dict) else {}
     return FlagTable(engine=str(raw["engine"]), version=str(raw["version"]), source=str(raw.get("parser")),
                      allow_abbrev=bool(raw.get("allow_abbrev", True)),
+                     config_false_negated=raw.get("config_false_negated") is not False,
                      fields={field: _spec(field, entry) for field, entry in fields.items() if isinstance(entry, dict)})
 
 

@@ -64,24 +64,36 @@ def config_file_of(argv: Sequence[str]) -> str | None:
     return None
 
 
-def vllm_argv(argv: Sequence[str], config: JSONValue = None) -> list[str]:
-    """A vLLM command line as its parser reads it (vllm/utils/argparse_utils.py of 0.34.0,
-    `FlexibleArgumentParser.parse_args` and `load_config_file`): the `--config` file's keys become flags where
-    the file stood (`key: true` -> `--key`, a list -> `--key a b`, a mapping -> `--key '{json}'`), `--a_b` is
-    `--a-b`, and `-O3` / `-O 3` are `--optimization-level 3`. `config` is the parsed YAML of the file."""
+def vllm_argv(argv: Sequence[str], config: JSONValue = None, false_negated: bool = True) -> list[str]:
+    """A vLLM command line as its parser reads it, rewritten the way `FlexibleArgumentParser.parse_args` of
+    vllm/utils/argparse_utils.py rewrites it before argparse sees it (the same code in 0.22.0 and 0.34.0):
+
+    - the `--config` file's keys become flags where the file stood (`load_config_file`: `key: true` -> `--key`,
+      a list -> `--key a b`, a mapping -> `--key '{json}'`, false -> `--no-key` when `false_negated` as in
+      0.34.0, left out as in 0.22.0); `config` is the parsed YAML of the file;
+    - in an option's name, underscores before the first dot become dashes (`--max_num_seqs` -> `--max-num-seqs`);
+    - `-O3`, `-O=3`, `-Odecode` and `-O 3` (0-3 only) become `--optimization-level VALUE`;
+    - a dotted option (`--compilation-config.mode 3`, `-cc.mode=3`, `-sc.method ngram`) sets one key of a
+      nested configuration: its value is read as JSON, else as a human-readable integer (`1k`), else as text;
+      `name.key+ a,b` makes a list; the keys given under one spelling are merged into one mapping, and each
+      spelling's mapping is put at the end of the line as `SPELLING '{json}'`, so argparse stores the last one.
+    """
     words: list[str] = []
     for index, word in enumerate(argv):
         if word == "--config" or word.startswith("--config="):
-            words += _config_words(config)
+            words += _config_words(config, false_negated)
             continue
         if index > 0 and argv[index - 1] == "--config":
             continue
-        words += _vllm_word(word, argv[index + 1] if index + 1 < len(argv) else None)
-    return words
+        words.append(word)
+    rewritten: list[str] = []
+    for index, word in enumerate(words):
+        rewritten += _vllm_word(word, words[index + 1] if index + 1 < len(words) else None)
+    return _dotted_merged(rewritten)
 
 
 def _vllm_word(word: str, following: str | None) -> list[str]:
-    """One word of a vLLM command line as its parser rewrites it."""
+    """One word of a vLLM command line as its parser rewrites it (names and `-O`)."""
     if word.startswith("--"):
         name, sep, value = word.partition("=")
         head, dot, tail = name[2:].partition(".")
@@ -93,15 +105,93 @@ def _vllm_word(word: str, following: str | None) -> list[str]:
     return [word]
 
 
-def _config_words(config: JSONValue) -> list[str]:
-    """The flags of a vLLM `--config` YAML file, as `load_config_file` of 0.34.0 makes them."""
+def _dotted_merged(words: list[str]) -> list[str]:
+    """The dotted options of a rewritten vLLM line merged into one JSON mapping per spelling, put at the end
+    (`parse_args`' second loop: a word that starts with `-` and holds a dot; a dot only in an `=` value is not
+    one). A dotted option that is the last word has no value: vLLM fails on it; here it is left as it stands."""
+    merged: dict[str, dict[str, JSONValue]] = {}
+    taken: set[int] = set()
+    for index, word in enumerate(words):
+        if index in taken or not word.startswith("-") or "." not in word:
+            continue
+        name, sep, text = word.partition("=")
+        if sep and "." not in name:
+            continue
+        if not sep:
+            if index + 1 >= len(words):
+                continue
+            text = words[index + 1]
+            taken.add(index + 1)
+        if name.endswith("+"):
+            name, text = name[:-1], json.dumps(text.split(","))
+        key, *keys = name.split(".")
+        nested: JSONValue = _dotted_value(text)
+        for inner in reversed(keys):
+            nested = {inner: nested}
+        if isinstance(nested, dict):
+            _merge(merged.setdefault(key, {}), nested)
+        taken.add(index)
+    kept = [word for index, word in enumerate(words) if index not in taken]
+    for key, mapping in merged.items():
+        kept += [key, json.dumps(mapping)]
+    return kept
+
+
+def _dotted_value(text: str) -> JSONValue:
+    """A dotted option's value as vLLM reads it: JSON, else a human-readable integer, else the text."""
+    try:
+        value: JSONValue = json.loads(text)
+        return value
+    except ValueError:
+        pass
+    number = human_readable_int(text)
+    return text if number is None else number
+
+
+def _merge(into: dict[str, JSONValue], update: dict[str, JSONValue]) -> None:
+    """vLLM's `recursive_dict_update`: mappings merged key by key, lists extended, anything else replaced."""
+    for key, value in update.items():
+        before = into.get(key)
+        if isinstance(value, dict) and isinstance(before, dict):
+            _merge(before, value)
+        elif isinstance(value, list) and isinstance(before, list):
+            into[key] = before + value
+        else:
+            into[key] = value
+
+
+_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def human_readable_int(text: str) -> int | None:
+    """vLLM's `human_readable_int` (vllm/utils/argparse_utils.py): `1k` -> 1000, `25.6k` -> 25600, `1K` -> 1024,
+    a plain integer as itself; None where vLLM raises (a decimal with a binary suffix, not a number)."""
+    text = text.strip()
+    match = _HUMAN_INT.fullmatch(text)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _DECIMAL:
+            return int(float(number) * _DECIMAL[suffix])
+        return int(number) * _BINARY[suffix] if number.isdigit() else None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _config_words(config: JSONValue, false_negated: bool) -> list[str]:
+    """The flags of a vLLM `--config` YAML file, as `load_config_file` makes them."""
     if not isinstance(config, dict):
         return []
     words: list[str] = []
     for key, value in config.items():
         if isinstance(value, bool):
-            # vLLM adds `--no-key` for false only where the parser has one; the flag table decides that here.
-            words.append(f"--{key}" if value else f"--no-{key}")
+            # 0.34.0 adds `--no-key` for false only where the parser has one (the flag table decides that here);
+            # 0.22.0 leaves a false key out.
+            if value or false_negated:
+                words.append(f"--{key}" if value else f"--no-{key}")
         elif isinstance(value, list):
             if value:
                 words += [f"--{key}", *(str(item) for item in value)]

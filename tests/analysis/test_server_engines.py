@@ -280,3 +280,32 @@ def test_vllm_batched_tokens_lowered_stays_undirected(tmp_path: Path) -> None:
     top = _explained(tmp_path, a, b).explanations[0]
     assert _direction(top.rule) == "either", top.rule
     assert _accepted("vllm", "0.34.0", top.fix, "max_num_batched_tokens", 16384)
+
+
+def test_vllm_optimization_level_lowered_is_restored_with_a_level_the_release_takes(tmp_path: Path) -> None:
+    """`-O3` is the text "3" to vLLM's parser and the level 3 to its configuration: the fix names the level, and
+    the release's table (which knows both) reads it back as 3. A server that reports the level (dev mode: 2,
+    the default) is restored the same way."""
+    top = _explained(tmp_path, _vllm(["vllm", "serve", "m", "-O3"]), _vllm(["vllm", "serve", "m", "-O", "0"])) \
+        .explanations[0]
+    assert (top.rule, _direction(top.rule)) == ("server-vllm-optimization-lowered", "slower")
+    assert top.fix == "restart the server with --optimization-level 3"
+    assert _accepted("vllm", "0.34.0", top.fix, "optimization_level", 3)
+    pair = SERVERS_DATA.parent / "pairs" / "server-vllm-optimization-lowered"
+    a, b = (read_snapshot_file(pair / f"{side}.json") for side in ("a", "b"))
+    top = explain(diff_snapshots(a, b)).explanations[0]
+    assert top.fix == "restart the server with --optimization-level 2"
+    assert _accepted("vllm", "0.34.0", top.fix, "optimization_level", 2)
+
+
+def test_vllm_dev_mode_optimization_level_is_a_setting_and_its_instance_id_is_not(tmp_path: Path) -> None:
+    """VllmConfig's own fields sit at the top of dev-mode /server_info (PydanticVllmConfig.dump_python of
+    0.34.0): the optimization level is an argument's (--optimization-level), the instance id is drawn per start."""
+    a = _vllm(["vllm", "serve", "m"], {"optimization_level": 2, "instance_id": "a1b2", "cache_config": {}})
+    b = _vllm(["vllm", "serve", "m"], {"optimization_level": 0, "instance_id": "c3d4", "cache_config": {}})
+    assert a["server_args"] == {"optimization_level": 2}
+    top = _explained(tmp_path, a, b).explanations[0]
+    # the same launch line on both sides: the engine chose another level, a default that changed
+    assert (top.rule, top.fix) == ("server-default-changed",
+                                  "set it as A resolved it: restart the server with --optimization-level 2")
+    assert _accepted("vllm", "0.34.0", top.fix, "optimization_level", 2)

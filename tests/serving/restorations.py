@@ -15,7 +15,9 @@ def sample_values(spec: FlagSpec) -> list[JSONValue]:
     elif spec.choices:
         # a choice that is the text "None" stands for no value in vLLM's enums; the flag does not take it
         values += [choice for choice in spec.choices if choice != "None"]
-    elif spec.value == "int":
+    elif spec.resolves:
+        values += list(spec.resolves)  # vLLM's optimization levels: text the configuration holds as an integer
+    elif spec.value in ("int", "human_int", "human_int_or_auto"):
         values += [[1, 2, 8] if spec.nargs in ("+", "*") else 7]
     elif spec.value == "float":
         values += [0.5]

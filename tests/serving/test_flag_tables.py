@@ -80,7 +80,7 @@ def test_launch_lines_read_as_fields_with_short_flags_and_abbreviations() -> Non
     # `--max_num_seqs` is vLLM's own rewriting (underscores to dashes, -O3), done before the table reads it
     assert "max_num_seqs" not in vllm.fields_of(["vllm", "serve", "m", "--max_num_seqs=64"])
     fields = vllm.fields_of(vllm_argv(["vllm", "serve", "m", "-tp", "8", "--max_num_seqs=64", "-O3"]))
-    assert fields == {"tensor_parallel_size": 8, "max_num_seqs": 64, "optimization_level": "3"}
+    assert fields == {"tensor_parallel_size": 8, "max_num_seqs": 64, "optimization_level": 3}
     sglang = table_for("sglang", "0.5.23")
     assert sglang.fields_of(["python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "4",
                              "--disable-decode-cuda-graph", "--cuda-graph-max-bs", "160"]) == {

@@ -5,7 +5,8 @@
 - The tables of SGLang 0.5.23 and vLLM 0.22.0 / 0.34.0 come from their real parsers, which need the unpacked
   wheel and the light packages their argument modules import. Given as
   DRIFTCHECK_ENGINE_PATHS="sglang-0.5.23=PYTHONPATH;vllm-0.34.0=PYTHONPATH;...", each is built again and every
-  restoring change the table can produce is run through the real parser (`--check`). Without it, skipped.
+  restoring change the table can produce is run through the real parser (`--check`), and for vLLM the
+  spellings of tests/serving/vllm_spellings.py are read by its `parse_args` (`--read`). Without it, skipped.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from driftcheck.serving.flag_tables import load_table
+from driftcheck.serving.launch import vllm_argv
 from tests.serving.restorations import restorations
+from tests.serving.vllm_spellings import CONFIG, CONFIG_WORDS, REFUSED_BY_THE_CONFIGURATION, SPELLINGS
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,3 +66,22 @@ def test_the_real_parser_builds_the_table_and_takes_every_restoring_change(name:
     checked = subprocess.run([sys.executable, str(TOOL), engine, "--check", str(tmp_path / "cases.json")],
                              capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout[-3000:]
+
+
+@pytest.mark.parametrize("name", ["vllm-0.22.0", "vllm-0.34.0"])
+def test_vllm_spellings_are_read_as_the_real_parser_reads_them(name: str, tmp_path: Path) -> None:
+    """Dotted options, -O, `=` and JSON values: driftcheck's reading of each line equals what the release's
+    `FlexibleArgumentParser.parse_args` sets (a configuration compared through the parser's own type)."""
+    path = _engine_paths().get(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed for this test (DRIFTCHECK_ENGINE_PATHS)")
+    table = load_table(name)
+    lines = [words for words, _ in SPELLINGS] + REFUSED_BY_THE_CONFIGURATION
+    cases = [{"words": words, "fields": table.fields_of(vllm_argv(["vllm", "serve", "m", *words]))} for words in lines]
+    cases.append({"words": CONFIG_WORDS, "config": CONFIG, "fields": table.fields_of(
+        vllm_argv(["vllm", "serve", "m", *CONFIG_WORDS], CONFIG, table.config_false_negated))})
+    (tmp_path / "cases.json").write_text(json.dumps(cases), "utf-8")
+    read = subprocess.run([sys.executable, str(TOOL), "vllm", "--read", str(tmp_path / "cases.json")],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}, timeout=600,
+                          cwd=tmp_path)
+    assert read.returncode == 0, read.stdout[-3000:] + read.stderr[-2000:]

@@ -1,0 +1,71 @@
+"""The replayed releases of tests/servers.py computed again by the releases' own code (slow: the unpacked wheels
+and the light packages their modules import are given as for tests/serving/test_flag_tables_real.py,
+DRIFTCHECK_ENGINE_PATHS="vllm-0.34.0=PYTHONPATH;vllm-0.22.0=PYTHONPATH;sglang-0.5.9=PYTHONPATH"; without them,
+skipped). What a start draws (a model card's creation time and permission id, SGLang's random seed) aside, every
+answer must be the committed one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.servers import SERVERS_DATA
+
+pytestmark = pytest.mark.slow
+
+
+def _engine_path(name: str) -> str:
+    given = dict(item.split("=", 1) for item in os.environ.get("DRIFTCHECK_ENGINE_PATHS", "").split(";") if "=" in item)
+    if name not in given:
+        pytest.skip(f"{name} is not installed for this test (DRIFTCHECK_ENGINE_PATHS)")
+    return given[name]
+
+
+def _drawn_aside(document: Any) -> Any:
+    """The document without what each start draws anew."""
+    if isinstance(document, dict):
+        return {key: _drawn_aside(value) for key, value in document.items()
+                if key not in ("created", "random_seed") and not (key == "id" and str(value).startswith("modelperm-"))}
+    if isinstance(document, list):
+        return [_drawn_aside(item) for item in document]
+    return document
+
+
+def _same_answers(made: Path, committed: Path) -> None:
+    starts = sorted(path.name for path in committed.iterdir() if path.is_dir())
+    assert starts and sorted(path.name for path in made.iterdir()) == starts
+    for start in starts:
+        for file in sorted((committed / start).iterdir()):
+            new = (made / start / file.name).read_text("utf-8")
+            if file.suffix == ".json":
+                assert _drawn_aside(json.loads(new)) == _drawn_aside(json.loads(file.read_text("utf-8"))), file
+            else:
+                assert new == file.read_text("utf-8"), file
+
+
+@pytest.mark.parametrize("release", ["vllm-0.22.0", "vllm-0.34.0"])
+def test_vllm_replies_are_what_the_release_computes(release: str, tmp_path: Path) -> None:
+    path = _engine_path(release)
+    done = subprocess.run([sys.executable, str(SERVERS_DATA / "make_vllm_replies.py"), str(tmp_path / "out")],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}, timeout=600,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    _same_answers(tmp_path / "out", SERVERS_DATA / release)
+
+
+def test_sglang_0_5_9_replies_are_what_the_release_computes(tmp_path: Path) -> None:
+    path = _engine_path("sglang-0.5.9")
+    transformers = pytest.importorskip("transformers")
+    # The model's configuration, as SOURCE says: transformers' Qwen3Config where Qwen/Qwen3-8B would be.
+    transformers.Qwen3Config(architectures=["Qwen3ForCausalLM"]).save_pretrained(tmp_path / "Qwen" / "Qwen3-8B")
+    done = subprocess.run([sys.executable, str(SERVERS_DATA / "sglang-0.5.9" / "make_replies.py"),
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    _same_answers(tmp_path / "out", SERVERS_DATA / "sglang-0.5.9")
