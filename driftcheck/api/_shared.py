@@ -36,12 +36,16 @@ def options_for(host: Host, options: ProbeOptions) -> ProbeOptions:
     return replay_options(host, options.pids, options.process_patterns)
 
 
-def check_local_log(path: str | None) -> None:
-    """Refuse, before anything is probed, a server log on this machine that is not there or cannot be read
-    (an OptionError naming `server_log`); a log on another host is the probe's to read."""
+def checked_local_log(path: str | None) -> str | None:
+    """`path`, a server log on this machine, made absolute; refused, before anything is probed, when it is not
+    there or cannot be read (an OptionError naming `server_log`). A log on another host is the probe's to read.
+
+    Absolute because the snapshot keeps the path and `check` reads it again later, from wherever it is run:
+    a relative one would name another file there, or none, and the server look changed."""
     if path is None:
-        return
+        return None
     if not os.path.isfile(path):
         raise OptionError("server_log", path, "no such file" if not os.path.exists(path) else "not a file")
     if not os.access(path, os.R_OK):
         raise OptionError("server_log", path, "not readable by this user")
+    return os.path.abspath(path)

@@ -216,3 +216,23 @@ def test_a_missing_local_log_is_a_one_line_usage_error(cli: Any, tmp_path: Path)
         expected = f"driftcheck: error: --server-log {missing}: no such file"
         assert done.returncode == 2 and done.stderr.strip() == expected, done.stderr
     assert not (tmp_path / "s.json").exists()
+
+
+def test_a_relative_log_path_is_kept_absolute_so_check_from_another_directory_reads_the_same_log(
+        cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs, elsewhere = tmp_path / "logs", tmp_path / "elsewhere"
+    logs.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(LOGS / "vllm-0.11.0-issue-28910.log", logs / "server.log")
+    monkeypatch.chdir(logs)
+    done = cli("snapshot", "--probe", "python", "--server-log", "server.log", "-q")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(cli("show", "@latest", "--format", "json").stdout)
+    assert shown["probes"]["server"]["data"]["server_log"]["path"] == str(logs / "server.log")
+    monkeypatch.chdir(elsewhere)  # a check later, from another directory, reads the log the reference read
+    same = cli("check", "--against", "@latest", "--probe", "python", "--no-bench", "--no-store", "--format", "json")
+    assert same.returncode == 0, same.stdout + same.stderr
+    ran = cli("run", "-q", "--probe", "python", "--server-log", "../logs/server.log", "--", "true")
+    assert ran.returncode == 0, ran.stderr
+    kept = json.loads(cli("show", "run:@latest", "--format", "json").stdout)
+    assert kept["probes"]["server"]["data"]["server_log"]["path"] == str(logs / "server.log")
