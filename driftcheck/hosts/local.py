@@ -6,7 +6,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from driftcheck.errors import CommandTimeout
 from driftcheck.hosts.base import Capabilities, CommandResult, Host, LineStream, facts_script, parse_script_output
@@ -51,6 +51,10 @@ class LocalHost(Host):
     def read_bytes(self, path: str) -> bytes:
         with open(path, "rb") as handle:
             return handle.read()
+
+    def read_lines(self, path: str, keep: Callable[[bytes], bool]) -> list[bytes]:
+        with open(path, "rb") as handle:
+            return [line for line in handle if keep(line)]
 
     def list_dir(self, path: str) -> list[str]:
         return sorted(os.listdir(path))

@@ -236,3 +236,30 @@ def test_a_relative_log_path_is_kept_absolute_so_check_from_another_directory_re
     assert ran.returncode == 0, ran.stderr
     kept = json.loads(cli("show", "run:@latest", "--format", "json").stdout)
     assert kept["probes"]["server"]["data"]["server_log"]["path"] == str(logs / "server.log")
+
+
+def test_a_log_of_many_request_lines_is_read_line_by_line_not_held_whole(tmp_path: Path) -> None:
+    # A server appends request lines to its log for weeks: gigabytes, of which a few lines are its starts.
+    # Here 40 MB of them around the real start (and a coloured line, which is read in full): the probe must not
+    # hold the file, or its text, in memory at once.
+    import tracemalloc
+
+    request = b"(APIServer pid=33518) INFO 11-18 14:20:01 [loggers.py:127] 127.0.0.1:51234 - \"POST /v1/chat/" \
+              b"completions HTTP/1.1\" 200 OK\n"
+    filler = request * (20_000_000 // len(request))
+    log = tmp_path / "vllm.log"
+    with log.open("wb") as out:
+        out.write(filler)
+        out.write((LOGS / "vllm-0.11.0-issue-28910.log").read_bytes())
+        out.write(b"\x1b[32mINFO\x1b[0m 11-18 14:30:00 done\n")
+        out.write(filler)
+    tracemalloc.start()
+    try:
+        data = _from_log(log)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    expected = _from_log(LOGS / "vllm-0.11.0-issue-28910.log")
+    expected["server_log"]["path"] = str(log)
+    assert data == expected
+    assert peak < 4_000_000, f"peak {peak / 1e6:.1f} MB for a {log.stat().st_size / 1e6:.0f} MB log"
