@@ -263,3 +263,9 @@ def test_a_log_of_many_request_lines_is_read_line_by_line_not_held_whole(tmp_pat
     expected["server_log"]["path"] = str(log)
     assert data == expected
     assert peak < 4_000_000, f"peak {peak / 1e6:.1f} MB for a {log.stat().st_size / 1e6:.0f} MB log"
+
+
+def test_check_s_help_says_it_asks_the_reference_s_server_and_log_by_default(cli: Any) -> None:
+    shown = " ".join(cli("check", "--help").stdout.split())
+    assert "--server URL also record what" in shown and "default: the server the reference asked" in shown
+    assert "default: the log the reference read" in shown
