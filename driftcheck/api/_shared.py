@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 from driftcheck.errors import OptionError
 from driftcheck.hosts import Host
@@ -45,7 +46,19 @@ def checked_local_log(path: str | None) -> str | None:
     if path is None:
         return None
     if not os.path.isfile(path):
-        raise OptionError("server_log", path, "no such file" if not os.path.exists(path) else "not a file")
+        raise OptionError("server_log", path, _not_a_file(path))
     if not os.access(path, os.R_OK):
         raise OptionError("server_log", path, "not readable by this user")
     return os.path.abspath(path)
+
+
+def _not_a_file(path: str) -> str:
+    """Why `path`, not a regular file, cannot be the server log, and what to give instead."""
+    if not os.path.exists(path):
+        return "no such file"
+    if os.path.isdir(path):
+        return "a directory, not a file"
+    if stat.S_ISFIFO(os.stat(path).st_mode):
+        # `--server-log <(a command)`: read once here, and a later check could not read it again.
+        return "a pipe, not a file; save the log to a file and give that"
+    return "not a file"

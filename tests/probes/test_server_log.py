@@ -207,6 +207,21 @@ def test_check_reads_the_log_the_reference_read_unless_told_another(cli: Any) ->
     assert top["rule"] == "server-vllm-setting" and top["fix"] == "restart the server with --tensor-parallel-size 4"
 
 
+def test_a_pipe_given_as_the_log_is_refused_with_what_to_do(cli: Any, tmp_path: Path) -> None:
+    # `--server-log <(some command)` gives a pipe: read once, and check could never read it again.
+    import os
+
+    pipe = tmp_path / "fd"
+    os.mkfifo(pipe)
+    done = cli("snapshot", "--probe", "server", "--server-log", str(pipe), "--no-store", "-o", str(tmp_path / "s.json"))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"driftcheck: error: --server-log {pipe}: a pipe, not a file; save the log to a file and give that")
+    directory = cli("snapshot", "--probe", "server", "--server-log", str(tmp_path), "--no-store", "-o",
+                    str(tmp_path / "s.json"))
+    assert directory.returncode == 2 and directory.stderr.strip() == (
+        f"driftcheck: error: --server-log {tmp_path}: a directory, not a file")
+
+
 def test_a_missing_local_log_is_a_one_line_usage_error(cli: Any, tmp_path: Path) -> None:
     missing = tmp_path / "nope.log"
     for argv in (("snapshot", "--probe", "server", "--server-log", str(missing), "--no-store", "-o",
