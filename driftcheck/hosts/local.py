@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from driftcheck.errors import CommandTimeout
 from driftcheck.hosts.base import Capabilities, CommandResult, Host, LineStream, facts_script, parse_script_output
@@ -52,9 +53,9 @@ class LocalHost(Host):
         with open(path, "rb") as handle:
             return handle.read()
 
-    def read_lines(self, path: str, keep: Callable[[bytes], bool]) -> list[bytes]:
+    def read_lines(self, path: str, pattern: re.Pattern[bytes]) -> list[bytes]:
         with open(path, "rb") as handle:
-            return [line for line in handle if keep(line)]
+            return [line for line in handle if pattern.search(line)]
 
     def list_dir(self, path: str) -> list[str]:
         return sorted(os.listdir(path))

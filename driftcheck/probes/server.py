@@ -22,7 +22,7 @@ from driftcheck.serving.engine import Scrub, describe, gather_replies
 from driftcheck.serving.flag_tables import table_for
 from driftcheck.serving.http import ServerError, parse_url
 from driftcheck.serving.launch import config_file_of, engine_of, launch_flags, listening_port, vllm_argv
-from driftcheck.serving.startup_log import is_startup_line, may_be_startup_line, read_startup_log
+from driftcheck.serving.startup_log import STARTUP_PIECES, is_startup_line, read_startup_log
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
 _SECRET_ARG_PARTS = ("api_key", "password", "secret", "token_value", "hf_token", "access_key", "private_key")
@@ -179,7 +179,7 @@ def _startup_lines(host: Host, path: str) -> JSONObject:
     weeks is mostly request lines): {path, lines, why}; `why` says why it could not be read."""
     try:
         # Line by line: only the lines that may be a start's are kept, never the whole file or its text.
-        raw = host.read_lines(path, may_be_startup_line)
+        raw = host.read_lines(path, STARTUP_PIECES)
     except FileNotFoundError:
         return {"path": path, "lines": None, "why": f"server log {path}: no such file on {host.name}"}
     except PermissionError:

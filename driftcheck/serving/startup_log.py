@@ -71,14 +71,10 @@ def is_startup_line(line: str) -> bool:
 
 # A piece each startup line holds, as bytes (`_VLLM_ARGS`; `_SGLANG_ARGS`'s "server_args="; "version" in both
 # `_VLLM_VERSIONS`), or an escape, which may split a piece until `plain_line` takes it out: a raw line with none
-# of them is no startup line, told by one search of its bytes, before it is decoded.
-_STARTUP_PIECES = re.compile(rb"non-default args: |server_args=|version|\x1b")
-
-
-def may_be_startup_line(raw: bytes) -> bool:
-    """Whether a raw log line (bytes) may be one `is_startup_line` keeps: False for those that cannot be, the
-    request lines that are most of a long-running server's log."""
-    return _STARTUP_PIECES.search(raw) is not None
+# of them is no startup line, told by one search of its bytes, before it is decoded. A host reads the log line
+# by line with it (`Host.read_lines`, on the far side for SSH): the request lines that are most of a long-running
+# server's log stay where the log is.
+STARTUP_PIECES = re.compile(rb"non-default args: |server_args=|version|\x1b")
 
 
 def read_startup_log(text: str) -> StartupSettings | None:
