@@ -269,8 +269,10 @@ def judge_fleet(records: Mapping[str, Mapping[str, Any]], failures: Mapping[str,
     out = FleetBench({host: _host_bench(host, records[host]) for host in sorted(records)},
                      {host: dict(record) for host, record in records.items()}, dict(failures or {}), other_device)
     if len(comparable) < MIN_HOSTS:
-        out.note = (f"fleet too small to judge by measurement: {len(comparable)} host"
-                    f"{'s' if len(comparable) != 1 else ''} measured on {device}, {MIN_HOSTS} needed")
+        # With no host measured there is no fleet device to name ("cpu" above is only a default).
+        measured = (f"{len(comparable)} host{'s' if len(comparable) != 1 else ''} measured on {device}"
+                    if comparable else "no host measured")
+        out.note = f"fleet too small to judge by measurement: {measured}, {MIN_HOSTS} needed"
         return out
     out.judged = True
     for host in sorted(comparable):

@@ -10,8 +10,9 @@ from driftcheck.snapshot.printable import printable
 def _headline(bench: FleetBench) -> str:
     measured = len(bench.hosts)
     first = next(iter(bench.hosts.values()), None)
-    what = f"{first.suite} suite on {first.device}, {first.runs} run{'s' if first.runs != 1 else ''} a host" \
-        if first else "no host measured"
+    if first is None:
+        return "no host measured"
+    what = f"{first.suite} suite on {first.device}, {first.runs} run{'s' if first.runs != 1 else ''} a host"
     line = f"{measured} host{'s' if measured != 1 else ''} measured ({what})"
     if bench.judged:
         line += ("; each host compared with the others' runs pooled, the machines' spread between them counted "

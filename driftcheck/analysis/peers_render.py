@@ -36,7 +36,9 @@ def render_text(report: PeerReport, fold: bool = True) -> str:
     lines = [_headline(report)]
     majority = report.reference == "majority"
     total = len(report.hosts)
-    if total < 2 and majority:
+    if total == 0:
+        lines.append("no snapshot: nothing to compare")
+    elif total == 1 and majority:
         lines.append("only one snapshot: nothing to compare it with")
     elif report.uniform:
         lines.append("uniform: every compared fact is identical across the hosts")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 from driftcheck.errors import OptionError
 from driftcheck.hosts import Host
@@ -36,12 +37,28 @@ def options_for(host: Host, options: ProbeOptions) -> ProbeOptions:
     return replay_options(host, options.pids, options.process_patterns)
 
 
-def check_local_log(path: str | None) -> None:
-    """Refuse, before anything is probed, a server log on this machine that is not there or cannot be read
-    (an OptionError naming `server_log`); a log on another host is the probe's to read."""
+def checked_local_log(path: str | None) -> str | None:
+    """`path`, a server log on this machine, made absolute; refused, before anything is probed, when it is not
+    there or cannot be read (an OptionError naming `server_log`). A log on another host is the probe's to read.
+
+    Absolute because the snapshot keeps the path and `check` reads it again later, from wherever it is run:
+    a relative one would name another file there, or none, and the server look changed."""
     if path is None:
-        return
+        return None
     if not os.path.isfile(path):
-        raise OptionError("server_log", path, "no such file" if not os.path.exists(path) else "not a file")
+        raise OptionError("server_log", path, _not_a_file(path))
     if not os.access(path, os.R_OK):
         raise OptionError("server_log", path, "not readable by this user")
+    return os.path.abspath(path)
+
+
+def _not_a_file(path: str) -> str:
+    """Why `path`, not a regular file, cannot be the server log, and what to give instead."""
+    if not os.path.exists(path):
+        return "no such file"
+    if os.path.isdir(path):
+        return "a directory, not a file"
+    if stat.S_ISFIFO(os.stat(path).st_mode):
+        # `--server-log <(a command)`: read once here, and a later check could not read it again.
+        return "a pipe, not a file; save the log to a file and give that"
+    return "not a file"

@@ -19,7 +19,7 @@ from driftcheck.analysis.more_runs import first_look_runs
 from driftcheck.analysis.policy import Policy, PolicyError, parse_policy
 from driftcheck.analysis.signers import require_trusted, signers_for, signers_of
 from driftcheck.analysis.targets import Target, reference_target
-from driftcheck.api._shared import check_local_log, frozen_tuple, given_host, options_for
+from driftcheck.api._shared import checked_local_log, frozen_tuple, given_host, options_for
 from driftcheck.api.bench import decided_record
 from driftcheck.api.references import resolve_snapshot
 from driftcheck.api.sessions import keep_passed_check, session_key, with_between
@@ -240,12 +240,14 @@ def _check(request: CheckRequest, reference: Snapshot, host: Host, recorded: Tar
     rules = load_policy(Path(request.policy)) if isinstance(request.policy, (str, Path)) else request.policy
     # A running engine is checked like the machine: the server it answers at (`server`, else the reference's)
     # and the processes named (`processes`: their own environment and mapped libraries) are taken again.
+    # The log the user named is refused now when this machine cannot read it; the reference's is the probe's to
+    # report.
+    named_log = checked_local_log(request.server_log) \
+        if host.capabilities.in_process and not host.capabilities.recorded else request.server_log
     options = ProbeOptions(bench=bench_rerun(reference, request.rerun_bench, request.bench_runs,
                                              request.bench_max_runs),
                            server_url=request.server or recorded.server, process_patterns=tuple(request.processes),
-                           server_log=request.server_log or recorded.server_log)
-    if host.capabilities.in_process and not host.capabilities.recorded:
-        check_local_log(request.server_log)  # the one the user named; the reference's is the probe's to report
+                           server_log=named_log or recorded.server_log)
     progress, step_progress = reporters
     prober = Prober.for_user(host, options_for(host, options), progress=progress, step_progress=step_progress)
     # Take what the reference has (cheap probes only), so nothing reads as "taken on one side only".

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from driftcheck.api._shared import check_local_log
+from driftcheck.api._shared import checked_local_log
 from driftcheck.errors import OptionError
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.runs.metrics import user_pattern
@@ -37,8 +37,7 @@ def run(command: Sequence[str], *, label: str | None = None, metrics: Sequence[s
                                                           "seconds")
     # The directory the command runs in: its git commit says which version of the benchmark ran.
     options = ProbeOptions(pids=tuple(pids), process_patterns=tuple(processes), server_url=server,
-                           workdir=os.getcwd(), server_log=server_log)
-    check_local_log(server_log)
+                           workdir=os.getcwd(), server_log=checked_local_log(server_log))
     plan = RunPlan(argv=list(command), label=label, user_patterns=tuple(user_pattern(spec) for spec in metrics),
                    probes=list(probes) if probes is not None else None, python=python, options=options,
                    interval_s=interval_s, sign=sign)

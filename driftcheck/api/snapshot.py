@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from driftcheck.api._shared import check_local_log, frozen_tuple, given_host, options_for
+from driftcheck.api._shared import checked_local_log, frozen_tuple, given_host, options_for
 from driftcheck.errors import OptionError
 from driftcheck.hosts import Host
 from driftcheck.hosts.child import StepReporter
@@ -91,9 +91,10 @@ def take_snapshot(request: SnapshotRequest | None = None, *, label: str | None =
 def _take(request: SnapshotRequest, host: Host, store: Store | None,
           reporters: tuple[ProgressCallback | None, HashProgress | None, StepReporter | None]) -> Snapshot:
     progress, hash_progress, step_progress = reporters
+    options = request.probe_options()
     if host.capabilities.in_process and not host.capabilities.recorded:
-        check_local_log(request.server_log)
-    prober = Prober.for_user(host, options_for(host, request.probe_options()), sign=request.sign,
+        options = replace(options, server_log=checked_local_log(request.server_log))
+    prober = Prober.for_user(host, options_for(host, options), sign=request.sign,
                              store=(store or Store()) if request.keep else None, progress=progress,
                              hash_progress=hash_progress, step_progress=step_progress)
     return prober.snapshot(prober.probes(request.probes, request.skip, request.cheap_only), label=request.label)

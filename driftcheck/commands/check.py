@@ -61,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the runs; equal to them: never more). Each of the two looks is judged at 0.5%%, so "
                         "looking twice keeps the 1%% false-alarm level")
     add_require_trusted(p, "the reference")
-    add_server_argument(p)
+    add_server_argument(p, against_reference=True)
     p.add_argument("--process", action="append", default=[], metavar="PATTERN",
                    help="also check running processes whose command line matches this regex (their environment, "
                         "affinity, mapped libraries) against the reference's; repeatable")

@@ -256,16 +256,19 @@ def add_process_arguments(p: Options) -> None:
                    help="also describe running processes whose command line matches this regex; repeatable")
 
 
-def add_server_argument(p: Options) -> None:
+def add_server_argument(p: Options, against_reference: bool = False) -> None:
     """`--server URL` and `--server-log FILE`: also take the `server` probe, the running engine's own report of
-    its settings, and the settings its log says it started with."""
+    its settings, and the settings its log says it started with. `against_reference`: a check, which asks the
+    server and reads the log its reference did unless told another (its help says so)."""
     p.add_argument("--server", metavar="URL",
                    help="also record what the SGLang / vLLM / OpenAI-compatible server at URL reports about "
-                        "itself (version, every server argument, served models)")
+                        "itself (version, every server argument, served models)"
+                        + ("; default: the server the reference asked" if against_reference else ""))
     p.add_argument("--server-log", metavar="FILE",
                    help="also record the settings an SGLang or vLLM server's log says it started with (its "
                         "`server_args=` / `non-default args:` line, the last start in the file), read on the "
-                        "probed machine; alone, for a server that runs no more")
+                        "probed machine; alone, for a server that runs no more"
+                        + ("; default: the log the reference read" if against_reference else ""))
 
 
 def add_ssh_login(p: Options, plural: bool = False) -> None:

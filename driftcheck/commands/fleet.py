@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --slurm: how the nodes start driftcheck "
                         f"(default: {' '.join(slurm_driftcheck_command())}); with --bench over SSH: how each host "
                         f"starts it to measure (default: {' '.join(remote_driftcheck_command('PYTHON'))}, PYTHON "
-                        "from --python)")
+                        "from --python); split into words as a shell would (quote a path with spaces)")
     add_python(p, "the interpreter whose packages matter on each host (default python3; with --slurm: "
                   "driftcheck's own on the node)")
     add_ssh_login(p, plural=True)
@@ -133,8 +134,21 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --bench")
     if args.slurm and args.bench_concurrency is not None:
         raise UsageError("--bench-concurrency is for SSH hosts; with --slurm every node measures on its own node")
+    if args.driftcheck is not None:
+        _driftcheck_words(args.driftcheck)
     if args.identity and not Path(args.identity).is_file():
         raise UsageError(f"--identity {args.identity}: no such file")
+
+
+def _driftcheck_words(command: str) -> list[str]:
+    """`--driftcheck CMD` as words, split as a shell would: a quoted path with spaces is one word."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:  # an unbalanced quote
+        raise UsageError(f"--driftcheck {command}: {str(exc).lower()}") from None
+    if not words:
+        raise UsageError("--driftcheck: give the command that starts driftcheck")
+    return words
 
 
 def _print(result: FleetResult, fmt: str, fold: bool) -> None:
@@ -172,7 +186,8 @@ def _bench_request(args: argparse.Namespace) -> BenchRequest | None:
 def _cmd_fleet(args: argparse.Namespace) -> int:
     with flag_terms():
         result = fleet(args.hosts, hosts_file=args.hosts_file, slurm=args.slurm,
-                       driftcheck_command=args.driftcheck.split() if args.driftcheck else None, python=args.python,
+                       driftcheck_command=_driftcheck_words(args.driftcheck) if args.driftcheck is not None else None,
+                       python=args.python,
                        identity=args.identity, accept_new_host_key=args.accept_new_host_key,
                        probes=args.probe or (), skip=args.skip or (), against=args.against, label=args.label,
                        concurrency=args.concurrency, host_timeout_s=args.host_timeout, keep=not args.no_store,

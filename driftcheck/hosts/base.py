@@ -10,6 +10,7 @@ can do instead of which class it is.
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -132,6 +133,13 @@ class Host(ABC):
     @abstractmethod
     def read_bytes(self, path: str) -> bytes:
         """The content of `path`; FileNotFoundError or PermissionError when it cannot be read."""
+
+    def read_lines(self, path: str, pattern: re.Pattern[bytes]) -> list[bytes]:
+        """The lines of `path`, cut at b"\\n" only (a line may keep its b"\\n"), in which `pattern` is found;
+        FileNotFoundError or PermissionError as `read_bytes`. A host that can read a file in pieces does, where
+        the file is, so that a file of gigabytes of which a few lines matter (a server's log) is never held whole
+        nor sent whole."""
+        return [line for line in self.read_bytes(path).split(b"\n") if pattern.search(line)]
 
     @abstractmethod
     def list_dir(self, path: str) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -51,6 +52,10 @@ class LocalHost(Host):
     def read_bytes(self, path: str) -> bytes:
         with open(path, "rb") as handle:
             return handle.read()
+
+    def read_lines(self, path: str, pattern: re.Pattern[bytes]) -> list[bytes]:
+        with open(path, "rb") as handle:
+            return [line for line in handle if pattern.search(line)]
 
     def list_dir(self, path: str) -> list[str]:
         return sorted(os.listdir(path))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import select
 import shlex
 import threading
@@ -35,6 +36,25 @@ from driftcheck.hosts.sshconnect import SSHTarget, connect, fingerprint, load_ss
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 DEFAULT_PYTHON = "python3"
+# `read_lines` on the far side (stdlib only, Python 3.8+): the lines of argv[1] in which the regex argv[2]
+# (base64 of its bytes) is found, each printed as base64 on a line of its own, so no byte is lost to the
+# answer's text; a failure to open is its exception's name and message on stderr, exit 3.
+_READ_LINES_SOURCE = """\
+import base64, re, sys
+pattern = re.compile(base64.b64decode(sys.argv[2]))
+try:
+    handle = open(sys.argv[1], "rb")
+except OSError as exc:
+    sys.stderr.write(type(exc).__name__ + ": " + str(exc))
+    sys.exit(3)
+with handle:
+    out = sys.stdout.buffer
+    for line in handle:
+        if pattern.search(line):
+            out.write(base64.b64encode(line) + b"\\n")
+"""
+# Within the time limit of the probe that reads (30 s): ~1 GB of log a few seconds.
+_READ_LINES_S = 25.0
 CONNECT_TIMEOUT_S = 15.0
 # Beyond the longest command in a batch: what reading files and moving the answer may take.
 BATCH_GRACE_S = 20.0
@@ -157,6 +177,17 @@ class SSHHost(Host):
     def read_bytes(self, path: str) -> bytes:
         answer = self._answer("read", path, lambda batch: batch.reads.add(path))
         return base64.b64decode(str(answer["b64"]))
+
+    def read_lines(self, path: str, pattern: re.Pattern[bytes]) -> list[bytes]:
+        # Filtered where the file is, by the target interpreter (stdlib `re`, the same engine as here): a log of
+        # gigabytes read whole would be held whole there and be an answer past MAX_ANSWER_BYTES, refused with
+        # every other call of its round trip.
+        pattern_b64 = base64.b64encode(pattern.pattern).decode("ascii")
+        done = self.run([self.target_python, "-c", _READ_LINES_SOURCE, path, pattern_b64], timeout_s=_READ_LINES_S)
+        if done.returncode != 0:
+            name, _, message = done.stderr.strip().partition(": ")
+            raise failure_by_name(name, message or done.stderr.strip() or f"exit {done.returncode}")
+        return [base64.b64decode(line) for line in done.stdout.split()]
 
     def list_dir(self, path: str) -> list[str]:
         names = self._answer("list", path, lambda batch: batch.lists.add(path))["names"]

@@ -22,7 +22,7 @@ from driftcheck.serving.engine import Scrub, describe, gather_replies
 from driftcheck.serving.flag_tables import table_for
 from driftcheck.serving.http import ServerError, parse_url
 from driftcheck.serving.launch import config_file_of, engine_of, launch_flags, listening_port, vllm_argv
-from driftcheck.serving.startup_log import is_startup_line, read_startup_log
+from driftcheck.serving.startup_log import STARTUP_PIECES, is_startup_line, read_startup_log
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
 _SECRET_ARG_PARTS = ("api_key", "password", "secret", "token_value", "hf_token", "access_key", "private_key")
@@ -178,14 +178,15 @@ def _startup_lines(host: Host, path: str) -> JSONObject:
     """The server log at `path` on `host`, as the lines the startup reader reads (a log a server appends to for
     weeks is mostly request lines): {path, lines, why}; `why` says why it could not be read."""
     try:
-        text = host.read_bytes(path).decode("utf-8", "replace")
+        # Line by line: only the lines that may be a start's are kept, never the whole file or its text.
+        raw = host.read_lines(path, STARTUP_PIECES)
     except FileNotFoundError:
         return {"path": path, "lines": None, "why": f"server log {path}: no such file on {host.name}"}
     except PermissionError:
         return {"path": path, "lines": None, "why": f"server log {path}: not readable by this user on {host.name}"}
     except OSError as exc:
         return {"path": path, "lines": None, "why": f"server log {path}: {exc.strerror or exc} on {host.name}"}
-    lines = [line for line in text.splitlines() if is_startup_line(line)]
+    lines = [line for piece in raw for line in piece.decode("utf-8", "replace").splitlines() if is_startup_line(line)]
     if read_startup_log("\n".join(lines)) is None:
         return {"path": path, "lines": lines, "why": f"server log {path} holds no vLLM `non-default args:` line and no "
                                                      "SGLang `server_args=` line: not the log of an engine's start"}

@@ -98,13 +98,17 @@ class _Scanner:
         with self._ready:
             self._chunks.append((stream, data))
             self._backlog += len(data or b"")
-            while self._backlog > self._max_backlog:
+            ends: list[tuple[int, bytes | None]] = []
+            while self._backlog > self._max_backlog and self._chunks:
                 dropped_stream, dropped = self._chunks.popleft()
-                if dropped is None:  # never drop an end of stream
-                    self._chunks.appendleft((dropped_stream, dropped))
-                    break
+                if dropped is None:
+                    # Never drop an end of stream, and never stop dropping at one: a stream that ended early
+                    # (`exec >results.txt`) would leave the other's backlog without bound.
+                    ends.append((dropped_stream, dropped))
+                    continue
                 self._backlog -= len(dropped)
                 self.skipped_bytes += len(dropped)
+            self._chunks.extendleft(reversed(ends))  # an ended stream has no chunk after its end: order holds
             self._ready.notify()
 
     def _run(self) -> None:

@@ -181,13 +181,11 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
             note(f"snapshot {before.short_id} taken; running {printable(name)}")
         reader = OutputReader(plan.user_patterns)
         reading = _Reading(lambda: _take(prober, plan, f"run: {name} (after)"))
-
-        def ended() -> None:
-            if note:
-                note("taking the reading after the run")
-            reading.start()
-
-        finished, series = _watch(plan, reader, ended)
+        finished, series = _watch(plan, reader, reading.start)
+        # Said only now, with the command's output drained: said when the reading starts, the note came before
+        # the command's last lines, still in its pipe then.
+        if note:
+            note("taking the reading after the run")
         after: Snapshot | None = None
         try:
             after = reading.result()

@@ -69,6 +69,14 @@ def is_startup_line(line: str) -> bool:
     return _VLLM_ARGS in plain or bool(_SGLANG_ARGS.search(plain)) or any(p.search(plain) for p in _VLLM_VERSIONS)
 
 
+# A piece each startup line holds, as bytes (`_VLLM_ARGS`; `_SGLANG_ARGS`'s "server_args="; "version" in both
+# `_VLLM_VERSIONS`), or an escape, which may split a piece until `plain_line` takes it out: a raw line with none
+# of them is no startup line, told by one search of its bytes, before it is decoded. A host reads the log line
+# by line with it (`Host.read_lines`, on the far side for SSH): the request lines that are most of a long-running
+# server's log stay where the log is.
+STARTUP_PIECES = re.compile(rb"non-default args: |server_args=|version|\x1b")
+
+
 def read_startup_log(text: str) -> StartupSettings | None:
     """The settings of the last start the log holds (a log a server appends to holds every restart), with
     the version line before it; None when no start's settings are in it."""

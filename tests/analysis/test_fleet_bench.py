@@ -149,3 +149,11 @@ def test_an_unchanged_host_slowed_by_other_work_is_held_by_its_disturbance() -> 
     assert "decode_eager_tok_per_s" not in {row["name"] for row in bench.hosts["node4"].benchmarks()}
     # The same figures without their disturbance flags would name it: the runs' own record is what holds it.
     assert judge_fleet({host: quiet(record) for host, record in burst.items()}).named("slower") == ["node4"]
+
+
+def test_a_fleet_where_no_host_measured_says_so_once_and_names_no_device() -> None:
+    # Every host failed before its bench (a typo, the network down): there is no device and no count to give.
+    bench = judge_fleet({})
+    assert not bench.judged
+    assert bench.note == f"fleet too small to judge by measurement: no host measured, {MIN_HOSTS} needed"
+    assert render_measured_text(bench) == f"Measured:\n  no host measured\n  {bench.note}\n"

@@ -207,6 +207,21 @@ def test_check_reads_the_log_the_reference_read_unless_told_another(cli: Any) ->
     assert top["rule"] == "server-vllm-setting" and top["fix"] == "restart the server with --tensor-parallel-size 4"
 
 
+def test_a_pipe_given_as_the_log_is_refused_with_what_to_do(cli: Any, tmp_path: Path) -> None:
+    # `--server-log <(some command)` gives a pipe: read once, and check could never read it again.
+    import os
+
+    pipe = tmp_path / "fd"
+    os.mkfifo(pipe)
+    done = cli("snapshot", "--probe", "server", "--server-log", str(pipe), "--no-store", "-o", str(tmp_path / "s.json"))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"driftcheck: error: --server-log {pipe}: a pipe, not a file; save the log to a file and give that")
+    directory = cli("snapshot", "--probe", "server", "--server-log", str(tmp_path), "--no-store", "-o",
+                    str(tmp_path / "s.json"))
+    assert directory.returncode == 2 and directory.stderr.strip() == (
+        f"driftcheck: error: --server-log {tmp_path}: a directory, not a file")
+
+
 def test_a_missing_local_log_is_a_one_line_usage_error(cli: Any, tmp_path: Path) -> None:
     missing = tmp_path / "nope.log"
     for argv in (("snapshot", "--probe", "server", "--server-log", str(missing), "--no-store", "-o",
@@ -216,3 +231,56 @@ def test_a_missing_local_log_is_a_one_line_usage_error(cli: Any, tmp_path: Path)
         expected = f"driftcheck: error: --server-log {missing}: no such file"
         assert done.returncode == 2 and done.stderr.strip() == expected, done.stderr
     assert not (tmp_path / "s.json").exists()
+
+
+def test_a_relative_log_path_is_kept_absolute_so_check_from_another_directory_reads_the_same_log(
+        cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs, elsewhere = tmp_path / "logs", tmp_path / "elsewhere"
+    logs.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(LOGS / "vllm-0.11.0-issue-28910.log", logs / "server.log")
+    monkeypatch.chdir(logs)
+    done = cli("snapshot", "--probe", "python", "--server-log", "server.log", "-q")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(cli("show", "@latest", "--format", "json").stdout)
+    assert shown["probes"]["server"]["data"]["server_log"]["path"] == str(logs / "server.log")
+    monkeypatch.chdir(elsewhere)  # a check later, from another directory, reads the log the reference read
+    same = cli("check", "--against", "@latest", "--probe", "python", "--no-bench", "--no-store", "--format", "json")
+    assert same.returncode == 0, same.stdout + same.stderr
+    ran = cli("run", "-q", "--probe", "python", "--server-log", "../logs/server.log", "--", "true")
+    assert ran.returncode == 0, ran.stderr
+    kept = json.loads(cli("show", "run:@latest", "--format", "json").stdout)
+    assert kept["probes"]["server"]["data"]["server_log"]["path"] == str(logs / "server.log")
+
+
+def test_a_log_of_many_request_lines_is_read_line_by_line_not_held_whole(tmp_path: Path) -> None:
+    # A server appends request lines to its log for weeks: gigabytes, of which a few lines are its starts.
+    # Here 40 MB of them around the real start (and a coloured line, which is read in full): the probe must not
+    # hold the file, or its text, in memory at once.
+    import tracemalloc
+
+    request = b"(APIServer pid=33518) INFO 11-18 14:20:01 [loggers.py:127] 127.0.0.1:51234 - \"POST /v1/chat/" \
+              b"completions HTTP/1.1\" 200 OK\n"
+    filler = request * (20_000_000 // len(request))
+    log = tmp_path / "vllm.log"
+    with log.open("wb") as out:
+        out.write(filler)
+        out.write((LOGS / "vllm-0.11.0-issue-28910.log").read_bytes())
+        out.write(b"\x1b[32mINFO\x1b[0m 11-18 14:30:00 done\n")
+        out.write(filler)
+    tracemalloc.start()
+    try:
+        data = _from_log(log)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    expected = _from_log(LOGS / "vllm-0.11.0-issue-28910.log")
+    expected["server_log"]["path"] = str(log)
+    assert data == expected
+    assert peak < 4_000_000, f"peak {peak / 1e6:.1f} MB for a {log.stat().st_size / 1e6:.0f} MB log"
+
+
+def test_check_s_help_says_it_asks_the_reference_s_server_and_log_by_default(cli: Any) -> None:
+    shown = " ".join(cli("check", "--help").stdout.split())
+    assert "--server URL also record what" in shown and "default: the server the reference asked" in shown
+    assert "default: the log the reference read" in shown

@@ -88,3 +88,20 @@ def test_a_host_whose_bench_fails_is_listed_with_why_and_exits_2(sshd_factory: C
     assert report["failures"] == {}
     assert report["bench"]["failures"] == {"lone": "driftcheck exited 1 without a snapshot"}
     assert report["bench"]["hosts"] == {} and report["bench"]["judged"] is False
+
+
+def test_the_driftcheck_command_is_split_as_a_shell_would(sshd_factory: Callable[..., Sshd], client_key: Path,
+                                                         ssh_home: Callable[..., Path], tmp_path: Path,
+                                                         cli: Callable[..., CliResult]) -> None:
+    # A venv under a directory with a space in its name, quoted as in a shell: one word, not three.
+    program = tmp_path / "my env" / "driftcheck"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\nexit 7\n", "utf-8")
+    program.chmod(0o755)
+    ssh_home(client_key, {"lone": sshd_factory("lone")})
+    result = cli("fleet", "lone", "--probe", "env", "--bench", "--driftcheck", f"'{program}'", "--format", "json",
+                 "--no-store")
+    assert json.loads(result.stdout)["bench"]["failures"] == {"lone": "driftcheck exited 7 without a snapshot"}
+    unbalanced = cli("fleet", "lone", "--bench", "--driftcheck", f"'{program}")
+    assert unbalanced.returncode == 2 and unbalanced.stderr.startswith("driftcheck: error: --driftcheck")
+    assert "\n" not in unbalanced.stderr.strip()

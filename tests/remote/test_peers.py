@@ -123,3 +123,12 @@ def test_differences_of_no_known_effect_fold_into_one_line_unless_all() -> None:
     assert "12 more difference(s) of no known effect" in folded and "MY_TOOL_SETTING_7" not in folded
     assert "MY_TOOL_SETTING_7" in expanded
     assert len(folded.splitlines()) <= len(expanded.splitlines()) - 11
+
+
+def test_a_fleet_of_no_snapshot_does_not_speak_of_one() -> None:
+    from driftcheck.analysis.peers import PeerReport
+    from driftcheck.analysis.peers_render import render_text
+
+    text = render_text(PeerReport(hosts=[], reference="majority", failures={"gpu1": "cannot connect"}))
+    assert text.splitlines()[:2] == ["fleet: 0 snapshots, 1 host failed; each host compared with the majority",
+                                     "no snapshot: nothing to compare"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -202,3 +203,25 @@ def test_gpu_facts_come_from_nvidia_smi_over_the_channel(sshd_factory: Callable[
     assert gpu["data"]["source"] == "nvidia-smi-xml" and gpu["data"]["gpu_count"] == 2
     pcie = snapshot.document["probes"]["pcie"]
     assert pcie["status"] == "ok" and pcie["data"]["topology"]["pairs"]["GPU0~GPU1"] == "NV12"
+
+
+def test_a_server_log_larger_than_an_answer_is_read_line_by_line_on_the_far_side(
+        sshd: Sshd, client_key: Path, ssh_home: Callable[..., Path], remote_python: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A server's log of weeks is gigabytes; read whole, it is one answer past MAX_ANSWER_BYTES (here made small),
+    # refused with every other call of its round trip, and held whole in memory on the far side first.
+    from driftcheck.hosts import ssh
+    from driftcheck.probes.server import ServerProbe
+
+    logs = Path(__file__).resolve().parent.parent / "data" / "servers" / "logs"
+    monkeypatch.setattr(ssh, "MAX_ANSWER_BYTES", 1 << 20)
+    log = tmp_path / "vllm.log"
+    request = b"(APIServer pid=1) INFO 11-18 14:20:01 [loggers.py:127] 127.0.0.1:51234 - \"POST /v1/completions\" 200\n"
+    log.write_bytes(request * 30_000 + (logs / "vllm-0.11.0-issue-28910-tp8.log").read_bytes() + request * 30_000)
+    ssh_home(client_key, {"node1": sshd})
+    probe = ServerProbe(Redactor(b"k"))
+    with SSHHost("node1", python=str(remote_python)) as host:
+        data = probe.parse(probe.gather(host, ProbeOptions(server_log=str(log))))
+        with pytest.raises(FileNotFoundError):
+            host.read_lines(str(tmp_path / "gone.log"), re.compile(b"x"))
+    assert data["server_args"]["tensor_parallel_size"] == 8 and data["server_log"]["path"] == str(log)

@@ -124,3 +124,18 @@ def test_on_exit_comes_once_the_command_has_ended_and_before_its_output_is_scann
     assert finished.exit_code == 0
     assert seen == [[]]  # called once, when nothing was scanned yet
     assert [m.name for m in reader.metrics()] == ["output_token_throughput"]
+
+
+def test_the_scan_keeps_a_bounded_backlog_after_one_stream_has_ended() -> None:
+    from driftcheck.runs.execute import _Scanner
+
+    reader = OutputReader()
+    scanner = _Scanner(reader, streams=2, max_backlog=1000)
+    scanner.put(0, None)  # the command closed its stdout early (a wrapper's `exec >results.txt`) and logs on stderr
+    for _ in range(50):
+        scanner.put(1, b"x" * 99 + b"\n")
+    assert scanner.skipped_bytes >= 4000  # 5,000 bytes queued, at most 1,000 kept
+    scanner.put(1, b"Output token throughput (tok/s): 5\n")
+    scanner.put(1, None)
+    scanner.join(5.0)
+    assert [(m.name, m.value) for m in reader.metrics()] == [("output_token_throughput", 5.0)]

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
+import pytest
+
+from driftcheck.runs import execute
 from driftcheck.runs.session import RunPlan, command_python, record_run
 from driftcheck.runs.store import RunStore
 from tests.conftest import CliResult
@@ -68,3 +72,18 @@ def test_snapshots_a_run_points_at_are_pinned_and_resolvable(cli: Callable[..., 
     after = cli("show", "run:@latest:after", "--format", "json")
     assert before.returncode == after.returncode == 0
     assert before.stdout != after.stdout
+
+
+def test_the_note_of_the_reading_after_comes_after_the_commands_last_output(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pump pauses after a short read (here long enough to be sure the command writes its last line and
+    # ends meanwhile): the note must still wait for that line, as a user reads them on one terminal.
+    monkeypatch.setattr(execute, "_COALESCE_S", 0.5)
+    log = tmp_path / "out.log"
+    seen: list[tuple[str, bytes]] = []
+    with log.open("w") as out:
+        monkeypatch.setattr(sys, "stdout", out)
+        plan = RunPlan(argv=["sh", "-c", "echo first; sleep 0.05; echo LAST"], probes=["env"], sign=False)
+        record_run(plan, note=lambda text: seen.append((text, log.read_bytes())))
+    (printed,) = [printed for text, printed in seen if text == "taking the reading after the run"]
+    assert printed == b"first\nLAST\n"

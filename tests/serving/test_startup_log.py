@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from driftcheck.serving.startup_log import is_startup_line, read_startup_log
+from driftcheck.serving.startup_log import STARTUP_PIECES, is_startup_line, read_startup_log
 from tests.servers import SERVERS_DATA
 
 LOGS = SERVERS_DATA / "logs"
@@ -103,3 +103,14 @@ def test_lines_that_hold_no_start() -> None:
     # a line cut off before its closing brace (a truncated paste) is not read as settings
     assert read_startup_log("INFO non-default args: {'model': 'm', 'tensor_parallel_size': 4") is None
     assert read_startup_log("[2026-01-01] server_args=ServerArgs(model_path='m', tp_size=") is None
+
+
+def test_every_startup_line_of_the_real_logs_passes_the_byte_filter_a_host_reads_with() -> None:
+    # The filter runs before decoding (on the far side for SSH): a startup line it let pass by would be lost.
+    coloured = "\x1b[1;36m(APIServer pid=1)\x1b[0m INFO non-default\x1b[0m args: {'tensor_parallel_size': 2}"
+    lines = [line for path in sorted(LOGS.glob("*.log")) for line in path.read_text("utf-8").splitlines()]
+    startup = [line for line in [*lines, coloured] if is_startup_line(line)]
+    assert len(startup) >= 5 and coloured in startup
+    assert all(STARTUP_PIECES.search(line.encode("utf-8")) for line in startup)
+    passed = [line for line in lines if STARTUP_PIECES.search(line.encode("utf-8"))]
+    assert len(passed) < len(lines) / 2  # and it leaves most of a log where it is
