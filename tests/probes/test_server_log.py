@@ -284,3 +284,29 @@ def test_check_s_help_says_it_asks_the_reference_s_server_and_log_by_default(cli
     shown = " ".join(cli("check", "--help").stdout.split())
     assert "--server URL also record what" in shown and "default: the server the reference asked" in shown
     assert "default: the log the reference read" in shown
+
+
+def _with_status(tmp_path: Path, label: str, outcome: dict[str, Any]) -> Any:
+    doc = copy.deepcopy(BASE)
+    doc["label"] = label
+    doc["probes"]["server"] = outcome
+    path = tmp_path / f"{label}.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    return read_snapshot_file(path)
+
+
+def test_a_server_probe_that_failed_on_b_is_retaken_with_the_log_a_read(tmp_path: Path) -> None:
+    """The fix of a server probe whose outcome differs retakes it as A took it: with the log A read (and
+    the URL A asked), else the command fails again for want of a server to ask."""
+    log = shutil.copy(LOGS / "vllm-0.11.0-issue-28910.log", tmp_path / "engine log.txt")
+    a = _with_status(tmp_path, "a", {"status": "ok", "data": _from_log(log), "error": None, "duration_s": 0.1})
+    b = _with_status(tmp_path, "b", {"status": "unavailable", "data": None, "error": "no such file",
+                                     "duration_s": 0.1})
+    top = explain(diff_snapshots(a, b)).explanations[0]
+    assert top.rule == "probe-outcome-changed"
+    assert f"`driftcheck snapshot --probe server --server-log '{log}'`" in top.fix, top.fix
+    # a probe asked of a URL and a log: both
+    data = {**_from_log(log), "url": "http://10.0.0.7:8000"}
+    a = _with_status(tmp_path, "a", {"status": "ok", "data": data, "error": None, "duration_s": 0.1})
+    top = explain(diff_snapshots(a, b)).explanations[0]
+    assert f"--probe server --server http://10.0.0.7:8000 --server-log '{log}'`" in top.fix, top.fix
