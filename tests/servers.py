@@ -149,6 +149,9 @@ class _ReplayHandler(BaseHTTPRequestHandler):
 RECORDED_ENDPOINTS = {"get_server_info.json": ("/get_server_info",), "get_model_info.json": ("/get_model_info",),
                       "server_info.json": ("/server_info", "/get_server_info"),
                       "model_info.json": ("/model_info", "/get_model_info"),
+                      # vLLM started with VLLM_SERVER_DEV_MODE=1: its /server_info, as text (the default) and as JSON
+                      "server_info.text.json": ("/server_info",),
+                      "server_info.config_json.json": ("/server_info?config_format=json",),
                       "version.json": ("/version",), "models.json": ("/v1/models",), "metrics.txt": ("/metrics",)}
 
 

@@ -84,3 +84,17 @@ def test_a_label_never_changes_how_the_runs_page_parses(cli: Callable[..., CliRe
     assert "<" not in data.group(1) and ">" not in data.group(1)
     assert json.loads(data.group(1))["runs"][0]["label"] == label
     assert page.count("<script") == 2 and "<b>bold</b>" not in page
+
+
+def test_fleet_progress_prints_host_names_and_reasons_inert(capsys: Any) -> None:
+    """A host name comes from a hosts file or a Slurm node's own report, and a failure's reason from the far
+    side: both are printed escaped on fleet's progress lines, one line per host whatever they hold."""
+    from driftcheck.api.fleet import HostResult
+    from driftcheck.commands.fleet import _bench_progress, _progress
+
+    for reporter in (_progress(True), _bench_progress(True)):
+        assert reporter is not None
+        reporter(HostResult("node" + HOSTILE, None, "exited 1: " + HOSTILE, 0.4), 1, 2)
+        err = capsys.readouterr().err
+        assert _obeyed(err) == [] and len(err.splitlines()) == 1, err
+        assert "node" + "x\\x1b]0;owned" in err and "exited 1: x\\x1b]0;owned" in err

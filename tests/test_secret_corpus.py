@@ -288,8 +288,13 @@ def test_error_messages_show_no_secret(cli: Callable[..., CliResult], tmp_path: 
         done = cli("show", text)
         assert done.returncode == 2
         outputs[f"show {n}"] = done.stderr
-    unreachable = cli("snapshot", "--probe", "server", "--server", f"http://user:{SECRETS[10]}@127.0.0.1:9/")
+    document = tmp_path / "unreachable.json"
+    unreachable = cli("snapshot", "--probe", "server", "--server", f"http://user:{SECRETS[10]}@127.0.0.1:9/",
+                      "--no-store", "-o", str(document))
+    assert unreachable.returncode == 0 and "server probe: cannot reach" in unreachable.stderr, unreachable.stderr
     outputs["server unreachable"] = unreachable.stdout + unreachable.stderr
+    # the probe's outcome as the snapshot keeps it (its error message names the URL)
+    outputs["server unreachable, kept"] = document.read_text("utf-8")
     assert _leaking(outputs) == {}
 
 

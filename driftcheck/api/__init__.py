@@ -58,7 +58,13 @@ if TYPE_CHECKING:
     from driftcheck.api.schedule import ScheduleStatus, schedule_install, schedule_remove, schedule_status
     from driftcheck.api.show import Shown, show
     from driftcheck.api.slurm_health import SlurmHealth, SlurmHealthRequest, slurm_health
-    from driftcheck.api.snapshot import SnapshotRequest, hash_cache_note, keep_snapshot, take_snapshot
+    from driftcheck.api.snapshot import (
+        SnapshotRequest,
+        hash_cache_note,
+        keep_snapshot,
+        server_probe_note,
+        take_snapshot,
+    )
     from driftcheck.api.trial import trial, trial_plan, variant
     from driftcheck.api.trial_options import DEFAULT_READY_TIMEOUT_S, check_trial_options
     from driftcheck.api.verify import Verified, verify
@@ -85,6 +91,7 @@ _LAZY = {
     "record": "driftcheck.api.record", "report": "driftcheck.api.report", "Shown": "driftcheck.api.show",
     "show": "driftcheck.api.show", "SnapshotRequest": "driftcheck.api.snapshot",
     "hash_cache_note": "driftcheck.api.snapshot", "keep_snapshot": "driftcheck.api.snapshot",
+    "server_probe_note": "driftcheck.api.snapshot",
     "take_snapshot": "driftcheck.api.snapshot", "Verified": "driftcheck.api.verify", "verify": "driftcheck.api.verify",
     "BenchRequest": "driftcheck.probes.base", "ProbeOptions": "driftcheck.probes.base",
     # what a progress callback of take_snapshot/check receives, one probe at a time
@@ -139,7 +146,8 @@ __all__ = ["DEFAULT_MIN_CONFIDENCE", "DEFAULT_READY_TIMEOUT_S", "STDIN", "Baseli
            "ProbeOutcome", "SavedBaseline", "Shown", "ShownBaseline", "Snapshot", "SnapshotDiff", "SnapshotLog",
            "SnapshotRequest", "Verified", "bench", "bench_rerun", "check", "check_trial_options", "diff", "explain",
            "hash_cache_note", "import_reports", "keep_snapshot", "list_baselines", "load", "log", "record",
-           "remove_baseline", "report", "save_baseline", "show", "show_baseline", "take_snapshot", "verify"]
+           "remove_baseline", "report", "save_baseline", "server_probe_note", "show", "show_baseline", "take_snapshot",
+           "verify"]
 # runs, trials, fleets, operators' exports, restore (the root package's face names them too)
 __all__ += ["ExportRequest", "FleetResult", "GcResult", "MachineState", "Policy", "PrometheusServer", "Restored",
             "RunHistory", "ScheduleStatus", "SlurmHealth", "SlurmHealthRequest", "bisect", "export_nfd",

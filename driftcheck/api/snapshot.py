@@ -16,6 +16,7 @@ from driftcheck.probes.kernels import hash_cache_note as kernels_hash_cache_note
 from driftcheck.probes.prober import Prober
 from driftcheck.probes.runner import ProgressCallback
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.printable import printable
 from driftcheck.store.snapshots import Store
 
 
@@ -103,6 +104,24 @@ def _take(request: SnapshotRequest, host: Host, store: Store | None,
 def keep_snapshot(snapshot: Snapshot, *, store: Store | None = None) -> None:
     """Keep `snapshot` in `store` (default: the user's), as `take_snapshot` does unless told not to."""
     (store or Store()).add(snapshot)
+
+
+def server_probe_note(snapshot: Snapshot) -> str | None:
+    """One line when the server probe, which runs only when asked (`server`, `server_log`), could not give what it
+    was asked: its outcome's reason (no server answered, the log holds no engine start), or, beside a server that
+    answered, why the log's settings were not read. None when it gave it, or did not run. Control characters
+    escaped (a path or a server's words are printed as they are)."""
+    outcome = snapshot.document["probes"].get("server")
+    if not isinstance(outcome, dict):
+        return None
+    if outcome.get("status") != "ok":
+        error = outcome.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+        return printable(f"server probe: {message or outcome.get('status')}")
+    log = (snapshot.probe_data("server") or {}).get("server_log")
+    if isinstance(log, dict) and not log.get("found") and log.get("why"):
+        return printable(f"server probe: {log['why']}")
+    return None
 
 
 def hash_cache_note(snapshot: Snapshot) -> str | None:

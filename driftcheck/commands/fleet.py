@@ -44,6 +44,7 @@ from driftcheck.commands.common import (
     positive_int,
 )
 from driftcheck.errors import UsageError
+from driftcheck.snapshot.printable import printable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -109,8 +110,9 @@ def _progress(enabled: bool) -> FleetProgress | None:
         return None
 
     def report(result: HostResult, done: int, total: int) -> None:
-        outcome = "ok" if result.snapshot else f"FAILED: {result.error}"
-        sys.stderr.write(f"[{done}/{total}] {result.host}: {outcome} ({result.duration_s:.1f} s)\n")
+        outcome = "ok" if result.snapshot else f"FAILED: {printable(str(result.error))}"
+        # A host name from a hosts file or a Slurm node's report, a reason from the far side: shown, never obeyed.
+        sys.stderr.write(f"[{done}/{total}] {printable(result.host)}: {outcome} ({result.duration_s:.1f} s)\n")
         sys.stderr.flush()
 
     return report
@@ -169,8 +171,8 @@ def _bench_progress(enabled: bool) -> FleetProgress | None:
         return None
 
     def report(result: HostResult, done: int, total: int) -> None:
-        outcome = "measured" if result.snapshot else f"FAILED: {result.error}"
-        sys.stderr.write(f"[bench {done}/{total}] {result.host}: {outcome} ({result.duration_s:.1f} s)\n")
+        outcome = "measured" if result.snapshot else f"FAILED: {printable(str(result.error))}"
+        sys.stderr.write(f"[bench {done}/{total}] {printable(result.host)}: {outcome} ({result.duration_s:.1f} s)\n")
         sys.stderr.flush()
 
     return report

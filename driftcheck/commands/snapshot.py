@@ -94,6 +94,10 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
                                      hash_progress=hash_progress_printer() if show_progress else None,
                                      step_progress=run_progress() if show_progress else None)
     where = keep(snapshot, args)
+    server_note = api.server_probe_note(snapshot)
+    if server_note:
+        # Said even with -q: the user asked for this probe, and a snapshot without it is no silent success.
+        sys.stderr.write(f"driftcheck: {server_note}\n")
     counts = ", ".join(f"{status} {n}" for status, n in snapshot.status_counts().items())
     note = api.hash_cache_note(snapshot)
     if note and not args.quiet:

@@ -84,13 +84,14 @@ class ServerProbe(Probe):
             raise ProbeUnavailable("a recording holds no server answers; ask the live server")
         if not host.capabilities.in_process and _is_loopback(url):
             # Asked from this machine, a loopback URL would describe a server here, not on that host.
-            raise ProbeUnavailable(f"{url} is this machine's loopback, not {host.name}'s; give a URL this machine "
-                                   "reaches, or run the snapshot on that host")
+            raise ProbeUnavailable(self.redactor.text(f"{url} is this machine's loopback, not {host.name}'s; give a "
+                                                      "URL this machine reaches, or run the snapshot on that host"))
         try:
             # Up to six GETs must fit the probe's limit even when each one times out.
             raw = gather_replies(url, timeout_s=4.0)
         except ServerError as exc:
-            raise ProbeUnavailable(str(exc)) from None
+            # The reason names the URL, which may carry a user and password: the outcome enters the snapshot.
+            raise ProbeUnavailable(self.redactor.text(str(exc))) from None
         raw["launch"] = self._launch(host, url)
         if log is not None:
             raw["server_log"] = log

@@ -21,7 +21,7 @@ from driftcheck.probes.redact import Redactor
 from driftcheck.probes.server import ServerProbe
 from driftcheck.serving.flag_tables import table_for
 from driftcheck.snapshot.model import read_snapshot_file
-from tests.servers import SERVERS_DATA
+from tests.servers import SERVERS_DATA, release_routes
 
 LOGS = SERVERS_DATA / "logs"
 BASE = json.loads((SERVERS_DATA.parent / "pairs" / "base.json").read_text("utf-8"))
@@ -284,3 +284,50 @@ def test_check_s_help_says_it_asks_the_reference_s_server_and_log_by_default(cli
     shown = " ".join(cli("check", "--help").stdout.split())
     assert "--server URL also record what" in shown and "default: the server the reference asked" in shown
     assert "default: the log the reference read" in shown
+
+
+def _with_status(tmp_path: Path, label: str, outcome: dict[str, Any]) -> Any:
+    doc = copy.deepcopy(BASE)
+    doc["label"] = label
+    doc["probes"]["server"] = outcome
+    path = tmp_path / f"{label}.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    return read_snapshot_file(path)
+
+
+def test_a_server_probe_that_failed_on_b_is_retaken_with_the_log_a_read(tmp_path: Path) -> None:
+    """The fix of a server probe whose outcome differs retakes it as A took it: with the log A read (and
+    the URL A asked), else the command fails again for want of a server to ask."""
+    log = shutil.copy(LOGS / "vllm-0.11.0-issue-28910.log", tmp_path / "engine log.txt")
+    a = _with_status(tmp_path, "a", {"status": "ok", "data": _from_log(log), "error": None, "duration_s": 0.1})
+    b = _with_status(tmp_path, "b", {"status": "unavailable", "data": None, "error": "no such file",
+                                     "duration_s": 0.1})
+    top = explain(diff_snapshots(a, b)).explanations[0]
+    assert top.rule == "probe-outcome-changed"
+    assert f"`driftcheck snapshot --probe server --server-log '{log}'`" in top.fix, top.fix
+    # a probe asked of a URL and a log: both
+    data = {**_from_log(log), "url": "http://10.0.0.7:8000"}
+    a = _with_status(tmp_path, "a", {"status": "ok", "data": data, "error": None, "duration_s": 0.1})
+    top = explain(diff_snapshots(a, b)).explanations[0]
+    assert f"--probe server --server http://10.0.0.7:8000 --server-log '{log}'`" in top.fix, top.fix
+
+
+def test_a_log_with_no_engine_start_is_said_on_stderr_in_one_line(cli: Any, replay_server: Any,
+                                                                   tmp_path: Path) -> None:
+    """A log that holds no engine start is not a silent success: the snapshot is taken (exit 0, the probe's
+    outcome recorded) and one line on stderr says the server probe found no engine start in the log, with or
+    without a running server to ask, quiet or not."""
+    log = tmp_path / "app.log"
+    log.write_text("GET /health 200\nGET /v1/models 200\n", "utf-8")
+    said = (f"driftcheck: server probe: server log {log} holds no vLLM `non-default args:` line and no SGLang "
+            "`server_args=` line: not the log of an engine's start")
+    url = replay_server(release_routes("vllm-0.34.0", "start-a"))
+    for n, (extra, quiet) in enumerate((extra, quiet) for extra in ((), ("--server", url)) for quiet in ((), ("-q",))):
+        done = cli("snapshot", "--probe", "server", "--server-log", str(log), *extra, *quiet, "--no-store",
+                   "-o", str(tmp_path / f"s{n}.json"))
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.splitlines().count(said) == 1, (extra, quiet, done.stderr)
+    # a log that holds a start says nothing of the kind
+    done = cli("snapshot", "--probe", "server", "--server-log", str(LOGS / "vllm-0.11.0-issue-28910.log"), "-q",
+               "--no-store", "-o", str(tmp_path / "found.json"))
+    assert done.returncode == 0 and done.stderr == "", done.stderr

@@ -31,6 +31,7 @@ from driftcheck.analysis.explain.relevance import RelevanceTable
 from driftcheck.analysis.explain.server_fixes import restore_phrase, setting_name
 from driftcheck.analysis.explain.values import human_field, show_at, show_value
 from driftcheck.analysis.explain.versions import is_pinnable
+from driftcheck.analysis.targets import reference_target
 from driftcheck.snapshot.model import Snapshot
 
 
@@ -69,7 +70,9 @@ BUILT = frozenset({"locked_fix", "ac_fix", "pl_fix", "mig_fix", "numactl", "huge
                    "torch_pin_a", "module_changes", "module_fix", "iface_fix", "python_a", "conf_change", "conf_fix",
                    "restore_env", "before_sh", "after_sh", "gpus", "default_why", "fact", "subject",
                    # the restoring flags of a server setting, spelled by the release's flag table, values quoted
-                   "restore"})
+                   "restore",
+                   # the command that takes a probe again as the snapshots took it, its words quoted
+                   "retake"})
 # A word a shell reads as itself: what `shlex.quote` leaves unquoted, not starting with `-` (an option).
 _PLAIN_WORD = re.compile(r"(?!-(?![\d.]))[\w@%+=:,./-]+", re.ASCII)
 
@@ -433,12 +436,29 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     out["python_a"] = show_value(python) if python else "the interpreter of A"
     if "conf" in captures:
         out.update(conf_vars(change, captures["conf"]))
+    if "probe" in captures:
+        out["retake"] = retake_command(sides, captures["probe"])
     if change.parts[:3] == ("probes", "server", "data"):
         out["flag"] = "--" + str(change.parts[-1]).replace("_", "-")
         out["default_why"] = _default_why(sides)
         out["restore"] = restore_phrase(sides.reference, sides.current, change)
         out["setting"] = setting_name(sides.reference, sides.current, change)
     return out
+
+
+def retake_command(sides: Sides, probe: str) -> str:
+    """`driftcheck snapshot --probe PROBE` with what that probe was asked of, words quoted: the server probe
+    needs the server (`--server URL`) and the startup log (`--server-log FILE`) A's was taken with (B's where A's
+    failed), or the command fails again for want of anything to ask."""
+    words = ["driftcheck", "snapshot", "--probe", probe]
+    if probe == "server":
+        for snapshot in (sides.reference, sides.current):
+            target = reference_target(snapshot)
+            if target.server or target.server_log:
+                words += ["--server", target.server] if target.server else []
+                words += ["--server-log", target.server_log] if target.server_log else []
+                break
+    return shlex.join(words)
 
 
 def _default_why(sides: Sides) -> str:
