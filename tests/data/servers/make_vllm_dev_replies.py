@@ -25,7 +25,8 @@ Substituted, because this runs on a machine without a GPU and with torch's CPU b
   laid out as `Qwen/Qwen3-8B/config.json` in a scratch folder the script works in, which vLLM reads as the model
   `Qwen/Qwen3-8B` (so the configuration names the model as the launch line does).
 What only a GPU run decides (num_gpu_blocks after profiling) stays unset, as before the engine core reports it.
-`system_env` is vLLM's `collect_env` of the machine that ran this script (a real server reports its own), and
+`system_env` is vLLM's `collect_env` of the machine that ran this script (a real server reports its own), less how
+that machine is hosted (`scrubbed`), and
 `instance_id` is drawn per start, as on a real server.
 """
 
@@ -100,9 +101,21 @@ class _Request:
         self.app = types.SimpleNamespace(state=types.SimpleNamespace(vllm_config=vllm_config))
 
 
+# What collect_env says of the machine that ran this script and nothing a test reads: how it is hosted (its kernel
+# build in the platform string, its CPU and hypervisor in lscpu's table), scrubbed before the answer is kept.
+SCRUBBED_SYSTEM_ENV = {"python_platform": "Linux-x86_64-with-glibc2.36", "cpu_info": "(scrubbed: the recording machine)"}
+
+
+def scrubbed(body: str) -> str:
+    """The /server_info answer `body` with the recording machine's hosting facts replaced (SCRUBBED_SYSTEM_ENV)."""
+    reply = json.loads(body)
+    reply["system_env"].update((key, value) for key, value in SCRUBBED_SYSTEM_ENV.items() if key in reply["system_env"])
+    return json.dumps(reply)
+
+
 def _answer(vllm_config: Any, config_format: str) -> str:
     response = asyncio.run(show_server_info(_Request(vllm_config), config_format=config_format))  # type: ignore[arg-type]
-    return bytes(response.body).decode()
+    return scrubbed(bytes(response.body).decode())
 
 
 def replies(words: list[str]) -> dict[str, str]:
