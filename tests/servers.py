@@ -203,3 +203,20 @@ def replay_server() -> Iterator[Any]:
     for httpd in started:
         httpd.shutdown()
         httpd.server_close()
+
+
+def server_snapshot_pair(tmp_path: Path, a: dict[str, Any], b: dict[str, Any]) -> tuple[Any, Any]:
+    """Two snapshots of the pairs corpus' base machine whose `server` probe read `a` and `b` (written and read back
+    as files, so they are what `explain` of two stored snapshots sees)."""
+    from driftcheck.snapshot.model import read_snapshot_file
+
+    base = json.loads((SERVERS_DATA.parent / "pairs" / "base.json").read_text("utf-8"))
+    paths = []
+    for label, data in (("a", a), ("b", b)):
+        doc = json.loads(json.dumps(base))
+        doc["label"] = label
+        doc["probes"]["server"] = {"status": "ok", "data": data, "error": None, "duration_s": 0.1}
+        path = tmp_path / f"{label}.json"
+        path.write_text(json.dumps(doc), "utf-8")
+        paths.append(path)
+    return read_snapshot_file(paths[0]), read_snapshot_file(paths[1])

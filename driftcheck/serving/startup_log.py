@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from driftcheck.snapshot.jsontypes import JSONValue
@@ -124,9 +125,10 @@ def _enclosed(line: str, at: int, opening: str) -> str | None:
     return line[at + 1:end] if end is not None else None
 
 
-def _partner(text: str, at: int) -> int | None:
-    """The index of the bracket that closes the one at `at`, skipping quoted strings."""
-    depth, quote, index = 0, "", at
+def _unquoted(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """Each character of `text` from `start` that is outside quoted strings, with the bracket depth after it
+    (an opening bracket counts itself, a closing one is at the depth it closes to)."""
+    depth, quote, index = 0, "", start
     while index < len(text):
         char = text[index]
         if quote:
@@ -136,36 +138,28 @@ def _partner(text: str, at: int) -> int | None:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char in _CLOSING:
-            depth += 1
-        elif char in _CLOSING.values():
-            depth -= 1
-            if depth == 0:
-                return index
+        else:
+            if char in _CLOSING:
+                depth += 1
+            elif char in _CLOSING.values():
+                depth -= 1
+            yield index, char, depth
         index += 1
-    return None
+
+
+def _partner(text: str, at: int) -> int | None:
+    """The index of the bracket that closes the one at `at`, skipping quoted strings."""
+    return next((index for index, char, depth in _unquoted(text, at) if depth == 0 and char in _CLOSING.values()),
+                None)
 
 
 def _items(body: str) -> list[str]:
     """The top-level, comma-separated items of a bracket's contents."""
-    items, depth, quote, start, index = [], 0, "", 0, 0
-    while index < len(body):
-        char = body[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in _CLOSING:
-            depth += 1
-        elif char in _CLOSING.values():
-            depth -= 1
-        elif char == "," and depth == 0:
+    items, start = [], 0
+    for index, char, depth in _unquoted(body):
+        if char == "," and depth == 0:
             items.append(body[start:index])
             start = index + 1
-        index += 1
     if body[start:].strip():
         items.append(body[start:])
     return items
@@ -173,20 +167,8 @@ def _items(body: str) -> list[str]:
 
 def _split_pair(item: str, separator: str) -> tuple[str, str] | None:
     """`key` and `value` of a `key: value` item, split at the first separator outside quotes and brackets."""
-    depth, quote = 0, ""
-    for index, char in enumerate(item):
-        if quote:
-            if char == quote and item[index - 1] != "\\":
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in _CLOSING:
-            depth += 1
-        elif char in _CLOSING.values():
-            depth -= 1
-        elif char == separator and depth == 0:
-            return item[:index], item[index + 1:]
-    return None
+    return next(((item[:index], item[index + 1:]) for index, char, depth in _unquoted(item)
+                 if char == separator and depth == 0), None)
 
 
 def _mapping(body: str, as_text: list[str], path: str) -> dict[str, JSONValue]:

@@ -4,7 +4,6 @@ dev-mode /server_info; every fix checked against the flag table of the release B
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from driftcheck.probes.redact import Redactor
 from driftcheck.probes.server import ServerProbe
 from driftcheck.serving.flag_tables import table_for
 from driftcheck.snapshot.model import read_snapshot_file
-from tests.servers import SERVERS_DATA
+from tests.servers import SERVERS_DATA, server_snapshot_pair
 
 BASE = json.loads((SERVERS_DATA.parent / "pairs" / "base.json").read_text("utf-8"))
 SGLANG = SERVERS_DATA / "sglang-0.5.23"
@@ -52,19 +51,9 @@ def _sglang(name: str, **settings: Any) -> dict[str, Any]:
 
 
 def _explained(tmp_path: Path, a: dict[str, Any], b: dict[str, Any]) -> Any:
-    return explain(diff_snapshots(*_snapshots(tmp_path, a, b)))
+    return explain(diff_snapshots(*server_snapshot_pair(tmp_path, a, b)))
 
 
-def _snapshots(tmp_path: Path, a: dict[str, Any], b: dict[str, Any]) -> tuple[Any, Any]:
-    paths = []
-    for label, data in (("a", a), ("b", b)):
-        doc = copy.deepcopy(BASE)
-        doc["label"] = label
-        doc["probes"]["server"] = {"status": "ok", "data": data, "error": None, "duration_s": 0.1}
-        path = tmp_path / f"{label}.json"
-        path.write_text(json.dumps(doc), "utf-8")
-        paths.append(path)
-    return read_snapshot_file(paths[0]), read_snapshot_file(paths[1])
 
 
 def _accepted(engine: str, version: str, fix: str, field: str, value: Any) -> bool:
@@ -85,7 +74,7 @@ def test_two_identical_sglang_starts_have_no_cause(tmp_path: Path) -> None:
     assert a["launch"]["flags"] == {"model_path": "Qwen/Qwen3-8B", "tp_size": 4}
     result = _explained(tmp_path, a, b)
     assert result.explanations == [] and result.notes == []  # exit 0: no relevant difference
-    diff = diff_snapshots(*_snapshots(tmp_path, a, b))
+    diff = diff_snapshots(*server_snapshot_pair(tmp_path, a, b))
     assert diff.changes == []
     assert "probes.server.data.context.startup_time.load_weight" in {change.path for change in diff.readings}
 

@@ -21,7 +21,7 @@ from driftcheck.probes.redact import Redactor
 from driftcheck.probes.server import ServerProbe
 from driftcheck.serving.flag_tables import table_for
 from driftcheck.snapshot.model import read_snapshot_file
-from tests.servers import SERVERS_DATA, release_routes
+from tests.servers import SERVERS_DATA, release_routes, server_snapshot_pair
 
 LOGS = SERVERS_DATA / "logs"
 BASE = json.loads((SERVERS_DATA.parent / "pairs" / "base.json").read_text("utf-8"))
@@ -36,16 +36,6 @@ def _from_log(path: Path | str) -> dict[str, Any]:
     return probe.parse(probe.gather(LocalHost(), ProbeOptions(server_log=str(path))))
 
 
-def _snapshots(tmp_path: Path, a: dict[str, Any], b: dict[str, Any]) -> tuple[Any, Any]:
-    paths = []
-    for label, data in (("a", a), ("b", b)):
-        doc = copy.deepcopy(BASE)
-        doc["label"] = label
-        doc["probes"]["server"] = {"status": "ok", "data": data, "error": None, "duration_s": 0.1}
-        path = tmp_path / f"{label}.json"
-        path.write_text(json.dumps(doc), "utf-8")
-        paths.append(path)
-    return read_snapshot_file(paths[0]), read_snapshot_file(paths[1])
 
 
 def test_a_vllm_log_alone_is_the_settings_of_a_server_that_runs_no_more() -> None:
@@ -158,7 +148,7 @@ def test_a_running_server_s_report_wins_and_another_engine_s_log_is_not_merged()
 def test_tensor_parallel_4_to_8_from_two_logs_ranks_first_with_a_fix_the_parser_accepts(tmp_path: Path) -> None:
     a = _from_log(LOGS / "vllm-0.11.0-issue-28910.log")
     b = _from_log(LOGS / "vllm-0.11.0-issue-28910-tp8.log")
-    result = explain(diff_snapshots(*_snapshots(tmp_path, a, b)))
+    result = explain(diff_snapshots(*server_snapshot_pair(tmp_path, a, b)))
     top = result.explanations[0]
     assert list(top.evidence) == ["probes.server.data.server_args.tensor_parallel_size"]
     assert top.rule == "server-vllm-setting" and "4 -> 8" in top.title
@@ -175,7 +165,7 @@ def test_two_identical_logs_at_two_paths_have_no_cause(tmp_path: Path) -> None:
     copy_of = tmp_path / "restart.log"
     shutil.copy(LOGS / "vllm-0.11.0-issue-28910.log", copy_of)
     a, b = _from_log(LOGS / "vllm-0.11.0-issue-28910.log"), _from_log(copy_of)
-    diff = diff_snapshots(*_snapshots(tmp_path, a, b))
+    diff = diff_snapshots(*server_snapshot_pair(tmp_path, a, b))
     assert diff.changes == [] and explain(diff).explanations == []
     assert "probes.server.data.server_log.path" in {change.path for change in diff.readings}
 
