@@ -177,6 +177,7 @@ def installed(release: Release) -> Path:
         staging = Path(tempfile.mkdtemp(prefix=f".{release.key()}-", dir=root))
         try:
             _build(release, staging)
+            staging.chmod(0o755)  # mkdtemp's 0700 would hide a shared cache from the other users of a runner
             staging.rename(final)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
