@@ -192,10 +192,18 @@ def engine_path(name: str) -> str:
     release = RELEASES[name]
     if release.not_importable:
         raise EngineUnavailable(release.not_importable)
-    folder = installed(release)
+    folder = _provided(release)
     return os.pathsep.join([str(folder / "src"), str(folder / "deps")])
 
 
 def engine_source(name: str) -> Path:
     """The release's unpacked wheel (its source only; nothing of it is imported)."""
-    return installed(RELEASES[name]) / "src"
+    return _provided(RELEASES[name]) / "src"
+
+
+def _provided(release: Release) -> Path:
+    """`installed`, with a cache that cannot be written (a read-only home) told as the reason it is missing."""
+    try:
+        return installed(release)
+    except OSError as exc:
+        raise EngineUnavailable(f"the cache {cache_root()} cannot be written: {exc}") from exc

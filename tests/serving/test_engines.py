@@ -85,3 +85,11 @@ def test_a_release_that_cannot_be_imported_here_says_why(monkeypatch: pytest.Mon
     monkeypatch.delenv("DRIFTCHECK_ENGINE_PATHS", raising=False)
     with pytest.raises(engines.EngineUnavailable, match="CUDA build of torchvision"):
         engines.engine_path("sglang-0.5.9")
+
+
+def test_a_cache_that_cannot_be_written_is_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("", "utf-8")
+    monkeypatch.setenv("DRIFTCHECK_TEST_CACHE", str(tmp_path / "file" / "cache"))  # under a file: never a directory
+    monkeypatch.delenv("DRIFTCHECK_ENGINE_PATHS", raising=False)
+    with pytest.raises(engines.EngineUnavailable, match="cannot be written"):
+        engines.engine_path("vllm-0.34.0")
