@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from driftcheck.cli import main
+from tests.serving import engines
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -20,7 +21,7 @@ DATA = Path(__file__).resolve().parent / "data"
 # Fixtures that start a real peer (a server, a venv) or spawn the CLI: every test using one is `slow`, marked
 # here once rather than by hand in each file. `pytest -m "not slow"` is the inner loop.
 SLOW_FIXTURES = frozenset({"cli_process", "transformers_server", "tiny_model", "sshd", "sshd_factory", "remote_python",
-                           "pristine_venv", "wheel_venv"})
+                           "pristine_venv", "wheel_venv", "engine_path", "engine_source"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -89,3 +90,29 @@ def cli_process() -> Callable[..., CliResult]:
 
 # Inference servers (a real `transformers serve`, a replay of recorded SGLang/vLLM answers): tests/servers.py.
 from tests.servers import replay_server, tiny_model, transformers_server  # noqa: E402, F401 - fixtures
+
+
+@pytest.fixture(scope="session")
+def engine_path() -> Callable[[str], str]:
+    """`engine_path("vllm-0.34.0")`: the PYTHONPATH under which that real release imports (tests/serving/engines.py:
+    downloaded once into a cache outside the venv, or given by DRIFTCHECK_ENGINE_PATHS); the test is skipped, with
+    the reason, where the release cannot be provided (no network, or its modules need a GPU build)."""
+    def provide(name: str) -> str:
+        try:
+            return engines.engine_path(name)
+        except engines.EngineUnavailable as exc:
+            pytest.skip(f"{name} cannot be provided here: {exc}")
+
+    return provide
+
+
+@pytest.fixture(scope="session")
+def engine_source() -> Callable[[str], Path]:
+    """`engine_source("sglang-0.5.9")`: that release's unpacked wheel, its source only (cached as `engine_path`)."""
+    def provide(name: str) -> Path:
+        try:
+            return engines.engine_source(name)
+        except engines.EngineUnavailable as exc:
+            pytest.skip(f"{name} cannot be provided here: {exc}")
+
+    return provide

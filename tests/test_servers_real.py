@@ -1,8 +1,8 @@
-"""The replayed releases of tests/servers.py computed again by the releases' own code (slow: the unpacked wheels
-and the light packages their modules import are given as for tests/serving/test_flag_tables_real.py,
-DRIFTCHECK_ENGINE_PATHS="vllm-0.34.0=PYTHONPATH;vllm-0.22.0=PYTHONPATH;sglang-0.5.9=PYTHONPATH"; without them,
-skipped). What a start draws (a model card's creation time and permission id, SGLang's random seed) aside, every
-answer must be the committed one."""
+"""The replayed releases of tests/servers.py computed again by the releases' own code (slow: the releases come
+from the `engine_path` fixture, as for tests/serving/test_flag_tables_real.py; SGLang 0.5.9, whose modules need a
+CUDA build of torchvision, only when DRIFTCHECK_ENGINE_PATHS="sglang-0.5.9=PYTHONPATH" names it, else skipped).
+What a start draws (a model card's creation time and permission id, SGLang's random seed) aside, every answer must
+be the committed one."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,6 @@ import pytest
 from tests.servers import SERVERS_DATA
 
 pytestmark = pytest.mark.slow
-
-
-def _engine_path(name: str) -> str:
-    given = dict(item.split("=", 1) for item in os.environ.get("DRIFTCHECK_ENGINE_PATHS", "").split(";") if "=" in item)
-    if name not in given:
-        pytest.skip(f"{name} is not installed for this test (DRIFTCHECK_ENGINE_PATHS)")
-    return given[name]
 
 
 def _drawn_aside(document: Any) -> Any:
@@ -50,8 +44,9 @@ def _same_answers(made: Path, committed: Path) -> None:
 
 
 @pytest.mark.parametrize("release", ["vllm-0.22.0", "vllm-0.34.0"])
-def test_vllm_replies_are_what_the_release_computes(release: str, tmp_path: Path) -> None:
-    path = _engine_path(release)
+def test_vllm_replies_are_what_the_release_computes(release: str, tmp_path: Path,
+                                                    engine_path: Callable[[str], str]) -> None:
+    path = engine_path(release)
     done = subprocess.run([sys.executable, str(SERVERS_DATA / "make_vllm_replies.py"), str(tmp_path / "out")],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}, timeout=600,
                           cwd=tmp_path)
@@ -59,8 +54,9 @@ def test_vllm_replies_are_what_the_release_computes(release: str, tmp_path: Path
     _same_answers(tmp_path / "out", SERVERS_DATA / release)
 
 
-def test_sglang_0_5_9_replies_are_what_the_release_computes(tmp_path: Path) -> None:
-    path = _engine_path("sglang-0.5.9")
+def test_sglang_0_5_9_replies_are_what_the_release_computes(tmp_path: Path,
+                                                           engine_path: Callable[[str], str]) -> None:
+    path = engine_path("sglang-0.5.9")
     transformers = pytest.importorskip("transformers")
     # The model's configuration, as SOURCE says: transformers' Qwen3Config where Qwen/Qwen3-8B would be.
     transformers.Qwen3Config(architectures=["Qwen3ForCausalLM"]).save_pretrained(tmp_path / "Qwen" / "Qwen3-8B")

@@ -89,12 +89,12 @@ def action_kind(action: argparse.Action) -> str:
 
 def value_kind(convert: Callable[[str], object] | None) -> str:
     """What the action's type makes of a value: json (a JSON object or config), list, int (human_int where `1k`
-    is 1000, human_int_or_auto where `auto` is also -1), float or str, found by trying it on sample strings (a
-    JSON type also takes "3", so the object is tried first)."""
+    is 1000, human_int_or_auto where `auto` is also -1, human_int_iec where `1Ki` is 1024), float or str, found
+    by trying it on sample strings (a JSON type also takes "3", so the object is tried first)."""
     if convert is None:
         return "str"
     results: dict[str, object] = {}
-    for text in ("{}", "3", "0.5", "1k", "auto"):
+    for text in ("{}", "3", "0.5", "1k", "1Ki", "auto"):
         try:
             converted = convert(text)
         except Exception:  # a type function rejects what it does not take; any failure says "not this kind"
@@ -108,6 +108,9 @@ def value_kind(convert: Callable[[str], object] | None) -> str:
     if isinstance(results.get("3"), int) and not isinstance(results.get("3"), bool):
         # vLLM's human_readable_int (`--max-num-batched-tokens 8k`), and its `_or_auto` (`auto` is -1)
         if results.get("1k") == 1000:
+            # SGLang's human_readable_int has IEC suffixes (`1Ki`) and a decimal `M`; vLLM's has neither
+            if results.get("1Ki") == 1024:
+                return "human_int_iec"
             return "human_int_or_auto" if results.get("auto") == -1 else "human_int"
         return "int"
     if isinstance(results.get("0.5"), float):

@@ -23,7 +23,7 @@ from functools import cache, cached_property
 from importlib import resources
 from typing import NoReturn
 
-from driftcheck.serving.launch import human_readable_int
+from driftcheck.serving.launch import human_readable_int, sglang_human_readable_int
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 _TABLES = ("sglang-0.5.9", "sglang-0.5.23", "vllm-0.22.0", "vllm-0.34.0")
@@ -42,8 +42,17 @@ def _human_int_or_auto(text: str) -> int:
     return -1 if text.strip() == "-1" or text.strip().lower() == "auto" else _human_int(text)
 
 
+def _human_int_iec(text: str) -> int:
+    """SGLang's `human_readable_int` as a value type: `1M` -> 1000000, `1Ki` -> 1024."""
+    number = sglang_human_readable_int(text)
+    if number is None:
+        raise ValueError(f"not a human-readable integer: {text!r}")
+    return number
+
+
 _VALUE_TYPES: dict[str, Callable[[str], object]] = {"int": int, "float": float, "json": json.loads,
-                                                    "human_int": _human_int, "human_int_or_auto": _human_int_or_auto}
+                                                    "human_int": _human_int, "human_int_or_auto": _human_int_or_auto,
+                                                    "human_int_iec": _human_int_iec}
 
 
 @dataclass(frozen=True)
@@ -54,7 +63,8 @@ class FlagSpec:
     flags: tuple[str, ...]
     action: str            # store, store_true, store_false, store_const, boolean_optional, append, count
     nargs: JSONValue       # None (one value), "+", "*", "?", or a count
-    value: str | None      # int, human_int (vLLM's `8k`), human_int_or_auto, float, json, list (text its type
+    value: str | None      # int, human_int (vLLM's `8k`), human_int_or_auto, human_int_iec (SGLang's `1M`, `1Ki`),
+    #                        float, json, list (text its type
     #                        splits) or str: what a given value parses to
     choices: tuple[JSONValue, ...] | None
     default: JSONValue

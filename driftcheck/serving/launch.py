@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 
 from driftcheck.snapshot.jsontypes import JSONValue
 
@@ -175,6 +176,28 @@ def human_readable_int(text: str) -> int | None:
         if suffix in _DECIMAL:
             return int(float(number) * _DECIMAL[suffix])
         return int(number) * _BINARY[suffix] if number.isdigit() else None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+_SGLANG_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)")
+_SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def sglang_human_readable_int(text: str) -> int | None:
+    """SGLang's `human_readable_int` (sglang/srt/utils/common.py of 0.5.23), which is not vLLM's: SI suffixes are
+    decimal (`1M` -> 1000000, `25.6k` -> 25600), IEC suffixes binary (`1Ki` -> 1024); None where SGLang raises (a
+    decimal with an IEC suffix, `1K`, not a number)."""
+    text = text.strip()
+    match = _SGLANG_HUMAN_INT.fullmatch(text)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _IEC:
+            return int(number) * _IEC[suffix] if number.isdigit() else None
+        return int(Decimal(number) * _SI[suffix])
     try:
         return int(text)
     except ValueError:

@@ -17,7 +17,7 @@ def sample_values(spec: FlagSpec) -> list[JSONValue]:
         values += [choice for choice in spec.choices if choice != "None"]
     elif spec.resolves:
         values += list(spec.resolves)  # vLLM's optimization levels: text the configuration holds as an integer
-    elif spec.value in ("int", "human_int", "human_int_or_auto"):
+    elif spec.value in ("int", "human_int", "human_int_or_auto", "human_int_iec"):
         values += [[1, 2, 8] if spec.nargs in ("+", "*") else 7]
     elif spec.value == "float":
         values += [0.5]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from driftcheck.serving.flag_tables import load_table, shipped_versions, table_for
-from driftcheck.serving.launch import vllm_argv
+from driftcheck.serving.launch import sglang_human_readable_int, vllm_argv
 from tests.serving.restorations import restorations
 
 TABLES = ["sglang-0.5.9", "sglang-0.5.23", "vllm-0.22.0", "vllm-0.34.0"]
@@ -85,6 +85,19 @@ def test_launch_lines_read_as_fields_with_short_flags_and_abbreviations() -> Non
     assert sglang.fields_of(["python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "4",
                              "--disable-decode-cuda-graph", "--cuda-graph-max-bs", "160"]) == {
         "model_path": "m", "tp_size": 4, "disable_decode_cuda_graph": True}  # the ambiguous flag sets nothing
+
+
+def test_sglang_human_readable_integers_are_not_vllm_ones() -> None:
+    """sglang/srt/utils/common.py of 0.5.23 (`human_readable_int`): SI suffixes decimal, IEC suffixes binary, `1K`
+    refused; vLLM reads `1M` as 2**20. The same text gives each engine's own number."""
+    assert [sglang_human_readable_int(text) for text in ("1M", "25.6k", "1Ki", "2Mi", " 7 ", "1K", "1.5Ki", "x")] == \
+        [1_000_000, 25_600, 1024, 2 * 2**20, 7, None, None, None]
+    sglang = table_for("sglang", "0.5.23")
+    assert sglang.fields_of(["python", "-m", "sglang.launch_server", "--context-length", "1M",
+                             "--max-total-tokens", "64Ki"]) == {"context_length": 1_000_000, "max_total_tokens": 65536}
+    vllm = table_for("vllm", "0.34.0")
+    assert vllm.fields_of(["vllm", "serve", "m", "--max-num-batched-tokens", "1M"]) == {
+        "max_num_batched_tokens": 2**20}
 
 
 def test_a_vllm_config_file_stands_where_it_was_named() -> None:

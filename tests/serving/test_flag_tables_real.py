@@ -1,12 +1,15 @@
-"""The shipped flag tables against the releases themselves (slow: a wheel is downloaded, or given).
+"""The shipped flag tables against the releases themselves (slow: the real releases are downloaded once).
 
-- SGLang 0.5.9's table is read from its source: its wheel (pure Python) is downloaded from the package
-  index and read again by tools/engine_flag_table.py; the result must be the shipped table.
-- The tables of SGLang 0.5.23 and vLLM 0.22.0 / 0.34.0 come from their real parsers, which need the unpacked
-  wheel and the light packages their argument modules import. Given as
-  DRIFTCHECK_ENGINE_PATHS="sglang-0.5.23=PYTHONPATH;vllm-0.34.0=PYTHONPATH;...", each is built again and every
-  restoring change the table can produce is run through the real parser (`--check`), and for vLLM the
-  spellings of tests/serving/vllm_spellings.py are read by its `parse_args` (`--read`). Without it, skipped.
+Each release comes from the `engine_path` / `engine_source` fixtures (tests/serving/engines.py): its wheel from the
+package index, unpacked with the light packages its argument modules import into a cache outside the venv, reused
+by later runs; DRIFTCHECK_ENGINE_PATHS="sglang-0.5.23=PYTHONPATH;vllm-0.34.0=PYTHONPATH;..." names one by hand.
+Without the network (and no cache) these tests are skipped, with pip's reason.
+
+- SGLang 0.5.9's table is read from its source (its modules are not importable on a CPU machine) by
+  tools/engine_flag_table.py --from-source; the result must be the shipped table.
+- The tables of SGLang 0.5.23 and vLLM 0.22.0 / 0.34.0 come from their real parsers: each is built again and must
+  be the shipped table, every restoring change the table can produce is run through the real parser (`--check`),
+  and for vLLM the spellings of tests/serving/vllm_spellings.py are read by its `parse_args` (`--read`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 import os
 import subprocess
 import sys
-import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,29 +34,17 @@ TOOL = ROOT / "tools" / "engine_flag_table.py"
 SHIPPED = ROOT / "driftcheck" / "serving" / "engine_flags"
 
 
-def _engine_paths() -> dict[str, str]:
-    given = os.environ.get("DRIFTCHECK_ENGINE_PATHS", "")
-    return dict(item.split("=", 1) for item in given.split(";") if "=" in item)
-
-
-def test_sglang_0_5_9_read_again_from_its_wheel(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "sglang==0.5.9", "-d",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
-    wheels = list(tmp_path.glob("sglang-0.5.9-*.whl"))
-    if done.returncode != 0 or not wheels:
-        pytest.skip(f"the sglang 0.5.9 wheel cannot be downloaded here: {done.stderr.strip()[-200:]}")
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        wheel.extractall(tmp_path / "unpacked")
-    table = subprocess.run([sys.executable, str(TOOL), "sglang", "--from-source", str(tmp_path / "unpacked")],
+def test_sglang_0_5_9_read_again_from_its_wheel(engine_source: Callable[[str], Path]) -> None:
+    unpacked = engine_source("sglang-0.5.9")
+    table = subprocess.run([sys.executable, str(TOOL), "sglang", "--from-source", str(unpacked)],
                            capture_output=True, text=True, check=True, timeout=120).stdout
     assert json.loads(table) == json.loads((SHIPPED / "sglang-0.5.9.json").read_text("utf-8"))
 
 
 @pytest.mark.parametrize("name", ["sglang-0.5.23", "vllm-0.22.0", "vllm-0.34.0"])
-def test_the_real_parser_builds_the_table_and_takes_every_restoring_change(name: str, tmp_path: Path) -> None:
-    path = _engine_paths().get(name)
-    if path is None:
-        pytest.skip(f"{name} is not installed for this test (DRIFTCHECK_ENGINE_PATHS)")
+def test_the_real_parser_builds_the_table_and_takes_every_restoring_change(
+        name: str, tmp_path: Path, engine_path: Callable[[str], str]) -> None:
+    path = engine_path(name)
     engine = name.partition("-")[0]
     env = {**os.environ, "PYTHONPATH": path}
     built = subprocess.run([sys.executable, str(TOOL), engine], capture_output=True, text=True, env=env,
@@ -69,12 +60,11 @@ def test_the_real_parser_builds_the_table_and_takes_every_restoring_change(name:
 
 
 @pytest.mark.parametrize("name", ["vllm-0.22.0", "vllm-0.34.0"])
-def test_vllm_spellings_are_read_as_the_real_parser_reads_them(name: str, tmp_path: Path) -> None:
+def test_vllm_spellings_are_read_as_the_real_parser_reads_them(
+        name: str, tmp_path: Path, engine_path: Callable[[str], str]) -> None:
     """Dotted options, -O, `=` and JSON values: driftcheck's reading of each line equals what the release's
     `FlexibleArgumentParser.parse_args` sets (a configuration compared through the parser's own type)."""
-    path = _engine_paths().get(name)
-    if path is None:
-        pytest.skip(f"{name} is not installed for this test (DRIFTCHECK_ENGINE_PATHS)")
+    path = engine_path(name)
     table = load_table(name)
     lines = [words for words, _ in SPELLINGS] + REFUSED_BY_THE_CONFIGURATION
     cases = [{"words": words, "fields": table.fields_of(vllm_argv(["vllm", "serve", "m", *words]))} for words in lines]
