@@ -477,6 +477,8 @@ class MetricScanner:
     # (pattern, line with its digits made 0) -> where its figures are: a training log prints one line per step
     # that differs in its numbers only, and finding the places again cost ~5 us of each line's ~8 us.
     _shapes: dict[tuple[str, str], Shape] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Digit-blind lines that hold no piece of a built-in pattern: a line like them is not searched for one again.
+    _plain: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
     def feed(self, line: str) -> None:
         """Look for figures in one output line (without its line end)."""
@@ -499,20 +501,28 @@ class MetricScanner:
                 claimed = True
         if _BUILTIN_NEEDS is not None and not holds_piece and not _BUILTIN_NEEDS.search(line):
             return
-        if self._builtin(line) or claimed:
+        if self._builtin(line, blind) or claimed:
             return
         for pattern in GENERIC_PATTERNS:
             hits = self._read(pattern, line, blind)
             if hits:
                 self._keep(hits, pattern.source)
 
-    def _builtin(self, line: str) -> bool:
+    def _builtin(self, line: str, blind: str | None = None) -> bool:
         """Whether a built-in pattern claimed `line` (its figures kept). Only the patterns whose pieces the line
         holds are tried (`Pattern.needs` is exact): a log line with "tok/s" in it reaches the generic pattern
-        after one search, not eight regex searches."""
+        after one search, not eight regex searches; a line like one found without any (`blind`: its digits made
+        0), after none."""
         present: set[str] | None = None  # None: every pattern is tried
         if _SPECIFIC_NEEDS is not None:
+            # No piece holds a digit, so a line holds one exactly when its digit-blind form does.
+            if blind is not None and blind in self._plain:
+                return False
             if not _SPECIFIC_NEEDS.search(line):
+                if blind is not None:
+                    if len(self._plain) >= _SHAPES_KEPT:
+                        self._plain.clear()
+                    self._plain.add(blind)
                 return False
             present = _pieces_in(line)
         for pattern in BUILTIN_PATTERNS:
