@@ -82,3 +82,12 @@ def test_every_name_of_the_face_resolves_to_what_its_module_defines() -> None:
         assert getattr(api, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'no_such_verb'"):
         api.no_such_verb  # noqa: B018 - the attribute access is the test
+
+
+def test_a_run_imports_no_server_reader_no_nvidia_parser_and_no_run_comparison() -> None:
+    loaded = _loaded_after("driftcheck.commands.run", "driftcheck.api.run", "driftcheck.probes.prober")
+    assert "driftcheck.probes.server" in loaded and "driftcheck.probes.gpu" in loaded  # the probes are there
+    # What only a server asked for, nvidia-smi's text or two runs compared need is imported where it is used.
+    assert _under(loaded, "driftcheck.serving.engine", "driftcheck.serving.flag_tables", "driftcheck.nvidia.smi_xml",
+                  "driftcheck.nvidia.smi_text", "driftcheck.nvidia.topo", "xml", "driftcheck.runs.compare",
+                  "driftcheck.runs.speculative") == []

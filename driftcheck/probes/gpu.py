@@ -6,7 +6,6 @@ from __future__ import annotations
 from driftcheck.hosts import Host
 from driftcheck.nvidia.driver import missing_driver
 from driftcheck.nvidia.gather import gather_nvidia, smi_text
-from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.xid import CURRENT_BOOT, PREVIOUS_BOOT, attach_xids, read_kernel_xid_log
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty, value_at
@@ -36,6 +35,9 @@ class GpuProbe(Probe):
         if "nvml" in raw:
             data = dict(object_or_empty(value_at(raw, "nvml", "gpu")))
         else:
+            # Imported here: a machine read through NVML, or without a driver, never parses XML.
+            from driftcheck.nvidia.smi_xml import parse_smi_xml
+
             data = parse_smi_xml(smi_text(raw, "xml"))["gpu"]
         # Raw material recorded before the kernel log was read holds no key: unknown, as an unreadable log.
         for key, field in (("kernel_xid_log", "xid_since_boot"), ("kernel_xid_log_previous_boot",

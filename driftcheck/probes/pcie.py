@@ -6,10 +6,7 @@ from __future__ import annotations
 from driftcheck.hosts import Host
 from driftcheck.nvidia.driver import missing_driver
 from driftcheck.nvidia.gather import gather_nvidia, smi_text
-from driftcheck.nvidia.smi_xml import parse_smi_xml
 from driftcheck.nvidia.sysfs import gather_sysfs, parse_sysfs
-from driftcheck.nvidia.topo import merge_topology, parse_topo
-from driftcheck.nvidia.values import NvidiaFormatError
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty, value_at
 
@@ -48,6 +45,11 @@ class PcieProbe(Probe):
         if "nvml" in raw:
             data = dict(object_or_empty(value_at(raw, "nvml", "pcie")))
         elif raw.get("xml") is not None:
+            # Imported here: a machine read through NVML, or without a driver, never parses nvidia-smi's text.
+            from driftcheck.nvidia.smi_xml import parse_smi_xml
+            from driftcheck.nvidia.topo import merge_topology, parse_topo
+            from driftcheck.nvidia.values import NvidiaFormatError
+
             data = parse_smi_xml(smi_text(raw, "xml"))["pcie"]
             if raw.get("topo"):
                 try:

@@ -12,19 +12,23 @@ as digests. An unreachable server is `unavailable` with the reason.
 from __future__ import annotations
 
 import ipaddress
+from typing import TYPE_CHECKING
 
 import yaml
 
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.redact import Redactor, is_secret_name
-from driftcheck.serving.engine import Scrub, describe, gather_replies
-from driftcheck.serving.flag_tables import table_for
 from driftcheck.serving.http import ServerError, parse_url
 from driftcheck.serving.launch import config_file_of, engine_of, launch_flags, listening_port, vllm_argv
 from driftcheck.serving.startup_log import STARTUP_PIECES, is_startup_line, read_startup_log
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
+if TYPE_CHECKING:
+    from driftcheck.serving.engine import Scrub
+
+# The engines' replies (`serving.engine`) and their releases' flag tables (`serving.flag_tables`, ~7 ms of
+# import) are imported where a server or its log is read: every snapshot and run imports this probe, few ask it.
 _SECRET_ARG_PARTS = ("api_key", "password", "secret", "token_value", "hf_token", "access_key", "private_key")
 
 
@@ -86,6 +90,7 @@ class ServerProbe(Probe):
             # Asked from this machine, a loopback URL would describe a server here, not on that host.
             raise ProbeUnavailable(self.redactor.text(f"{url} is this machine's loopback, not {host.name}'s; give a "
                                                       "URL this machine reaches, or run the snapshot on that host"))
+        from driftcheck.serving.engine import gather_replies
         try:
             # Up to six GETs must fit the probe's limit even when each one times out.
             raw = gather_replies(url, timeout_s=4.0)
@@ -147,6 +152,8 @@ class ServerProbe(Probe):
             raise ValueError("server probe output is not an object")
         log = raw.get("server_log")
         if isinstance(raw.get("replies"), dict):
+            from driftcheck.serving.engine import describe
+
             data = describe(raw, redacting_scrub(self.redactor))
             launch = raw.get("launch")
             data["launch"] = resolved_launch(launch, data.get("engine"), data.get("version")) \
@@ -225,6 +232,8 @@ def with_startup_log(data: JSONObject, log: JSONObject, scrub: Scrub) -> JSONObj
     given = [field for field in start.settings if field not in args]
     for field in given:
         args[field] = _scrubbed_tree(start.settings[field], scrub, field)
+    from driftcheck.serving.flag_tables import table_for
+
     table = None if start.complete else table_for(start.engine, version)
     if table is not None:
         for field, spec in table.fields.items():
@@ -239,6 +248,8 @@ def resolved_launch(launch: JSONObject, engine: JSONValue, version: JSONValue) -
     """The launch record with its flags read as the engine's parser reads them, by field (`-tp 8` ->
     tensor_parallel_size: 8, `--tp 4` on SGLang -> tp_size: 4), when the release's flag table is known;
     `flags_by` says which table (or that the flags are only split by name)."""
+    from driftcheck.serving.flag_tables import table_for
+
     argv = launch.get("cmdline")
     table = table_for(engine, version)
     if not launch.get("found") or not isinstance(argv, list) or table is None:

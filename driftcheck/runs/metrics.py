@@ -46,7 +46,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from driftcheck.errors import UsageError
@@ -477,16 +477,20 @@ class MetricScanner:
     # (pattern, line with its digits made 0) -> where its figures are: a training log prints one line per step
     # that differs in its numbers only, and finding the places again cost ~5 us of each line's ~8 us.
     _shapes: dict[tuple[str, str], Shape] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Digit-blind lines that hold no piece of a built-in pattern: a line like them is not searched for one again.
+    _plain: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
     def feed(self, line: str) -> None:
         """Look for figures in one output line (without its line end)."""
         self._feed(line, None)
 
-    def _feed(self, line: str, blind: str | None) -> None:
-        """`feed`, given `line` with its digits made 0 where that was made in bulk (None: made here if needed)."""
+    def _feed(self, line: str, blind: str | None, holds_piece: bool = False) -> None:
+        """`feed`, given `line` with its digits made 0 where that was made in bulk (None: made here if needed);
+        `holds_piece`: the bulk search found a built-in pattern's piece in it, so it is not searched again."""
         if "\x1b" in line:
             line = _ANSI.sub("", line)
             blind = None
+            holds_piece = False  # what was searched is gone with the colour codes
         if len(line) > 4096:  # a progress bar redrawn without line ends: nothing to read there
             return
         claimed = False
@@ -495,22 +499,30 @@ class MetricScanner:
             if hits:
                 self._keep(hits, pattern.source)
                 claimed = True
-        if _BUILTIN_NEEDS is not None and not _BUILTIN_NEEDS.search(line):
+        if _BUILTIN_NEEDS is not None and not holds_piece and not _BUILTIN_NEEDS.search(line):
             return
-        if self._builtin(line) or claimed:
+        if self._builtin(line, blind) or claimed:
             return
         for pattern in GENERIC_PATTERNS:
             hits = self._read(pattern, line, blind)
             if hits:
                 self._keep(hits, pattern.source)
 
-    def _builtin(self, line: str) -> bool:
+    def _builtin(self, line: str, blind: str | None = None) -> bool:
         """Whether a built-in pattern claimed `line` (its figures kept). Only the patterns whose pieces the line
         holds are tried (`Pattern.needs` is exact): a log line with "tok/s" in it reaches the generic pattern
-        after one search, not eight regex searches."""
+        after one search, not eight regex searches; a line like one found without any (`blind`: its digits made
+        0), after none."""
         present: set[str] | None = None  # None: every pattern is tried
         if _SPECIFIC_NEEDS is not None:
+            # No piece holds a digit, so a line holds one exactly when its digit-blind form does.
+            if blind is not None and blind in self._plain:
+                return False
             if not _SPECIFIC_NEEDS.search(line):
+                if blind is not None:
+                    if len(self._plain) >= _SHAPES_KEPT:
+                        self._plain.clear()
+                    self._plain.add(blind)
                 return False
             present = _pieces_in(line)
         for pattern in BUILTIN_PATTERNS:
@@ -545,36 +557,43 @@ class MetricScanner:
         blinds: Sequence[str | None] = text.translate(_DIGITS_BLIND).split("\n")
         if len(blinds) != len(lines):
             blinds = [None] * len(lines)
-        for index in self._candidates(lines, text):
-            self._feed(lines[index], blinds[index])
+        candidates, holding = self._candidates(lines, text)
+        for index in candidates:
+            self._feed(lines[index], blinds[index], index in holding)
 
-    def _candidates(self, lines: Sequence[str], text: str) -> Iterable[int]:
+    def _candidates(self, lines: Sequence[str], text: str) -> tuple[Iterable[int], set[int]]:
         """The indices of the lines a user pattern reads or that hold a piece a built-in pattern needs (`text`:
-        the lines joined by \\n)."""
+        the lines joined by \\n), and those of the lines the one search of `text` found such a piece in (no piece
+        holds a line end, so each was found inside its line: `_feed` need not search that line again)."""
         if _BUILTIN_NEEDS is None or "\x1b" in text:  # a colour code may split a piece: every line is read
-            return range(len(lines))
-        wanted: set[int] = set()
+            return range(len(lines)), set()
+        holding: set[int] = set()
         found = [match.start() for match in _BUILTIN_NEEDS.finditer(text)]
         if found:
             # ends[i]: where line i's line end is in `text` (built at C speed: a 20,000-line log costs ~1 ms)
             ends = list(map(operator.add, itertools.accumulate(map(len, lines)), itertools.count()))
-            wanted.update(bisect.bisect_left(ends, position) for position in found)
+            holding.update(bisect.bisect_left(ends, position) for position in found)
+        wanted = set(holding)
         for pattern in self.user:
             finds = pattern.finds or pattern.read
             wanted.update([index for index, line in enumerate(lines) if finds(line)])
-        return sorted(wanted)
+        return sorted(wanted), holding
 
     def _keep(self, hits: Found, source: str) -> None:
         for name, value, unit, label in hits:
             if not math.isfinite(value):  # `1e999 ms` reads as infinity: no figure a run can be judged by
                 continue
             previous = self.found.get(name)
-            count = previous.count + 1 if previous else 1
-            self.found[name] = Metric(name, value, unit, label, source, count)
+            if previous is None:
+                self.found[name] = Metric(name, value, unit, label, source)
+            else:
+                # Updated in place: a log of a figure per line made (and dropped) a Metric per line.
+                previous.value, previous.unit, previous.label, previous.source = value, unit, label, source
+                previous.count += 1
 
     def metrics(self) -> list[Metric]:
-        """Every figure found, in the order first seen."""
-        return list(self.found.values())
+        """Every figure found, in the order first seen: copies, which the scan goes on without changing."""
+        return [replace(metric) for metric in self.found.values()]
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -7,7 +7,6 @@ import math
 import shlex
 from typing import TYPE_CHECKING
 
-from driftcheck.runs.compare import RunComparison
 from driftcheck.runs.metrics import Metric
 from driftcheck.runs.shapes import Spread
 from driftcheck.runs.store import RunRecord
@@ -15,7 +14,9 @@ from driftcheck.runs.summary import condition_text
 from driftcheck.snapshot.printable import printable
 
 if TYPE_CHECKING:
+    # Named in annotations only: `run`'s closing line imports no comparison (nor its speculative arithmetic).
     from driftcheck.runs.bisect import Bisection, Step
+    from driftcheck.runs.compare import RunComparison
     from driftcheck.runs.session import RunOutcome
     from driftcheck.runs.trial import TrialResult
 

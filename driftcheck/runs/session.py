@@ -158,6 +158,18 @@ def _watch(plan: RunPlan, reader: OutputReader, on_exit: Callable[[], None]) -> 
     return finished, stopped[0]
 
 
+def _keep(store: Store, after: Snapshot | None, record: RunRecord, series: SeriesJson, pin: Pin,
+          held: list[str]) -> None:
+    """Store the reading after the run (when taken) and the run record in one transaction: one commit, one
+    opening of the store instead of two (each a write of the log to disk and a checkpoint at its close), and
+    no moment where the reading is stored but no record holds it."""
+    with store.write_lock() as db:
+        if after is not None:
+            store.add(after, pin=pin)
+            held.append(after.id)
+        RunStore(store.path).add(record, series, pin=pin, within=db)
+
+
 def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunOutcome:
     """Snapshot, run `plan.argv` watched, snapshot again, store the record; returns it all.
 
@@ -189,8 +201,6 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
         after: Snapshot | None = None
         try:
             after = reading.result()
-            store.add(after, pin=pin)
-            held.append(after.id)
         except KeyboardInterrupt:
             after = None  # a second Ctrl-C after the command ended: keep the record, skip the reading
         record = RunRecord(command=command, cwd=prober.redactor.text(os.getcwd()), host=socket.gethostname(),
@@ -198,7 +208,15 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
                            exit_code=finished.exit_code, snapshot_id=before.id,
                            after_snapshot_id=after.id if after else None, label=label, signal=finished.signal,
                            metrics=reader.metrics(), telemetry=summarize(series))
-        RunStore(store.path).add(record, series, pin=pin)
+        try:
+            _keep(store, after, record, series, pin, held)
+        except KeyboardInterrupt:
+            if after is None:
+                raise
+            # As a Ctrl-C while the reading was taken: the record is kept without it (the write was rolled back).
+            after = None
+            record.after_snapshot_id = None
+            _keep(store, None, record, series, pin, held)
     except BaseException:
         with contextlib.suppress(DriftcheckError):
             store.release(held, pin)  # no record points at them: they are gc's again

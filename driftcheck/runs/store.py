@@ -103,23 +103,33 @@ class RunStore:
     def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
         return open_database(self.path, "snapshot store")
 
-    def add(self, record: RunRecord, series: SeriesJson | None = None, pin: Pin | None = None) -> int:
+    def add(self, record: RunRecord, series: SeriesJson | None = None, pin: Pin | None = None,
+            within: sqlite3.Connection | None = None) -> int:
         """Keep `record` (and its raw telemetry series); returns the run's id and sets it on the record.
-        `pin`: the process's own hold on the record's snapshots, released once the record holds them."""
+        `pin`: the process's own hold on the record's snapshots, released once the record holds them.
+        `within`: a connection to this store whose write transaction the caller holds (`Store.write_lock`): the
+        record joins it, and is kept when that transaction commits."""
         kept = self.redacted(record)
+        if within is not None:
+            return self._insert(within, record, kept, series, pin)
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
-            cursor = db.execute(
-                "INSERT INTO runs (label, command, cwd, host, started_at, duration_s, exit_code, signal, "
-                "snapshot_id, after_snapshot_id, metrics, telemetry, telemetry_series) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (kept.label, json.dumps(kept.command), kept.cwd, kept.host, kept.started_at,
-                 kept.duration_s, kept.exit_code, kept.signal, kept.snapshot_id, kept.after_snapshot_id,
-                 json.dumps([m.to_json() for m in kept.metrics]), json.dumps(kept.telemetry),
-                 None if series is None else json.dumps(series)))
-            if pin is not None:
-                release_pins(db, [sid for sid in (record.snapshot_id, record.after_snapshot_id) if sid], pin)
+            run_id = self._insert(db, record, kept, series, pin)
             db.execute("COMMIT")
+        return run_id
+
+    def _insert(self, db: sqlite3.Connection, record: RunRecord, kept: RunRecord, series: SeriesJson | None,
+                pin: Pin | None) -> int:
+        cursor = db.execute(
+            "INSERT INTO runs (label, command, cwd, host, started_at, duration_s, exit_code, signal, "
+            "snapshot_id, after_snapshot_id, metrics, telemetry, telemetry_series) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (kept.label, json.dumps(kept.command), kept.cwd, kept.host, kept.started_at,
+             kept.duration_s, kept.exit_code, kept.signal, kept.snapshot_id, kept.after_snapshot_id,
+             json.dumps([m.to_json() for m in kept.metrics]), json.dumps(kept.telemetry),
+             None if series is None else json.dumps(series)))
+        if pin is not None:
+            release_pins(db, [sid for sid in (record.snapshot_id, record.after_snapshot_id) if sid], pin)
         record.id = int(cursor.lastrowid or 0)
         return record.id
 

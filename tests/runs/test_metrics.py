@@ -192,3 +192,40 @@ def test_log_lines_that_differ_in_their_digits_are_each_read_for_their_own_figur
         scanner.feed(line)
     assert [(m.name, m.value, m.unit, m.count) for m in scanner.metrics()] == [
         ("decode", 7.0, "ms", 4), ("prefill", 5.0, "tok/s", 3)]
+
+
+def test_no_piece_of_a_built_in_pattern_holds_a_line_end_or_a_digit() -> None:
+    # feed_lines finds the pieces in the lines joined by \n and does not search a line it found one in again:
+    # a piece holding a line end could be found across two lines, in neither of them. A line like one that held
+    # no piece (the same but for its digits) is not searched either: a piece holding a digit could be in it.
+    from driftcheck.runs.metrics import BUILTIN_PATTERNS, GENERIC_PATTERNS
+
+    pieces = [piece for pattern in (*BUILTIN_PATTERNS, *GENERIC_PATTERNS) for piece in pattern.needs]
+    assert pieces and not [piece for piece in pieces if "\n" in piece or "\r" in piece
+                           or any(char.isdigit() for char in piece)]
+
+
+def test_lines_in_bulk_read_as_lines_one_by_one() -> None:
+    lines = ["step 1: loss 2.31 throughput 1234.5 tok/s elapsed 0.0231 s", "plain words, no figure",
+             "\x1b[32mOutput token throughput (tok/s): 94.1\x1b[0m", "Accept length: 3.12", "latency: 12.5 ms",
+             "step 2: loss 2.30 throughput 1250.0 tok/s elapsed 0.0229 s", "Output token throughput (tok/s): 95.2",
+             "decode 812.5 tok/s", "decode 820.0 tok/s", "step 3: accept length 1.50 tok/s",
+             "step 4: loss 2.29 throughput 1260.0 tok/s elapsed 0.0228 s"]
+    user = (user_pattern("loss=loss ([0-9.]+)"),)
+    for chosen in (lines, [line for line in lines if "\x1b" not in line]):  # with and without colour codes
+        bulk, single = MetricScanner(user), MetricScanner(user)
+        bulk.feed_lines(chosen)
+        for line in chosen:
+            single.feed(line)
+        assert bulk.metrics() == single.metrics()
+        assert {(metric.name, metric.value, metric.count) for metric in bulk.metrics()} >= \
+            {("loss", 2.29, 3), ("accept_length", 1.5, 2), ("latency", 12.5, 1), ("decode", 820.0, 2)}
+
+
+def test_the_figures_given_do_not_change_as_the_scan_goes_on() -> None:
+    scanner = MetricScanner()
+    scanner.feed("Output token throughput (tok/s): 94.1")
+    (first,) = scanner.metrics()
+    scanner.feed("Output token throughput (tok/s): 60.3")
+    assert (first.value, first.count) == (94.1, 1)
+    assert [(metric.value, metric.count) for metric in scanner.metrics()] == [(60.3, 2)]

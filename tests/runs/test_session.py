@@ -12,6 +12,7 @@ import pytest
 from driftcheck.runs import execute
 from driftcheck.runs.session import RunPlan, command_python, record_run
 from driftcheck.runs.store import RunStore
+from driftcheck.store.snapshots import Store
 from tests.conftest import CliResult
 from tests.nvidia.fake_pynvml import FakeNvml, dual_rtx_2070
 
@@ -87,3 +88,45 @@ def test_the_note_of_the_reading_after_comes_after_the_commands_last_output(
         record_run(plan, note=lambda text: seen.append((text, log.read_bytes())))
     (printed,) = [printed for text, printed in seen if text == "taking the reading after the run"]
     assert printed == b"first\nLAST\n"
+
+
+def _pins() -> list[str]:
+    """The snapshots some process still holds (store/pins.py): none once a run has ended."""
+    with Store().database() as db:
+        return [row[0] for row in db.execute("SELECT snapshot_id FROM pins")]
+
+
+def _interrupted_once(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> list[int]:
+    """The first write of a run record raises `error`, as a Ctrl-C landing in it would; the calls, counted."""
+    calls: list[int] = []
+    insert = RunStore._insert
+
+    def interrupted(self: RunStore, *args: object) -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            raise error
+        return insert(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RunStore, "_insert", interrupted)
+    return calls
+
+
+def test_the_reading_after_and_the_record_are_kept_together_or_not_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    _interrupted_once(monkeypatch, OSError("disk gone"))
+    plan = RunPlan(argv=["true"], probes=["env"], sign=False)
+    with pytest.raises(OSError, match="disk gone"):
+        record_run(plan)
+    # The reading before was stored (before the command ran), and let go; the reading after never was.
+    assert RunStore().entries() == []
+    assert [entry.label for entry in Store().entries()] == ["run: true"]
+    assert _pins() == []
+
+
+def test_a_ctrl_c_while_the_record_is_written_keeps_it_without_the_reading_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _interrupted_once(monkeypatch, KeyboardInterrupt())
+    outcome = record_run(RunPlan(argv=["true"], probes=["env"], sign=False))
+    (run,) = RunStore().entries()
+    assert len(calls) == 2 and outcome.after is None and run.after_snapshot_id is None
+    assert [entry.label for entry in Store().entries()] == ["run: true"]
+    assert _pins() == []
