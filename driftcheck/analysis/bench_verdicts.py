@@ -160,14 +160,15 @@ def higher_is_better(entry: Mapping[str, object]) -> bool:
     return "/s" in unit or unit.endswith("_per_s")
 
 
-def looks_of(entry: Mapping[str, object], taken: int) -> Looks:
+def looks_of(entry: Mapping[str, object], taken: int, family: int = 1) -> Looks:
     """The looks a record planned at this benchmark (`looks`: run counts, driftcheck.stats.looks),
-    reached within its `taken` usable runs; one look at all of them for a record that planned none."""
+    reached within its `taken` usable runs; one look at all of them for a record that planned none. `family`:
+    the comparisons asked at once that share the level (Looks.family)."""
     stored = entry.get("looks")
     if not isinstance(stored, list) or not stored or \
             not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in stored):
-        return Looks((taken,), 1)
-    return Looks(tuple(sorted({min(n, taken) for n in stored} | {taken})), len(stored))
+        return Looks((taken,), 1, family)
+    return Looks(tuple(sorted({min(n, taken) for n in stored} | {taken})), len(stored), family)
 
 
 def _deciding_look(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigure], looks: Looks,
@@ -213,10 +214,10 @@ def _between_row(between: SessionSpread) -> BetweenRow:
 
 
 def verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str, object] | None,
-            device: str = "cpu", between: BetweenSessions | None = None) -> VerdictRow:
+            device: str = "cpu", between: BetweenSessions | None = None, family: int = 1) -> VerdictRow:
     """The verdict entry of one benchmark between two stored results (see `compare_results`); `between`: this
     host's between-session spreads of the benchmark (default: none measured, the device's default assumed)."""
-    entry = _verdict(name, before, after, device, between or BetweenSessions({}, device))
+    entry = _verdict(name, before, after, device, between or BetweenSessions({}, device), family)
     entry["verdict_text"] = verdict_text(entry)
     return entry
 
@@ -277,7 +278,7 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
 
 
 def _verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str, object] | None,
-             device: str, between: BetweenSessions) -> VerdictRow:
+             device: str, between: BetweenSessions, family: int = 1) -> VerdictRow:
     unit = str((after or before or {}).get("unit", ""))
     entry: VerdictRow = {"name": name, "unit": unit, "before": _fraction((before or {}).get("median")),
                              "after": _fraction((after or {}).get("median")), "ratio": None, "change_pct": None,
@@ -294,7 +295,7 @@ def _verdict(name: str, before: Mapping[str, object] | None, after: Mapping[str,
         entry["reason"] = "no usable median on one side"
         return entry
     higher = higher_is_better(after)
-    looks = looks_of(after, len(figures_after))
+    looks = looks_of(after, len(figures_after), family)
     raw = _judge(figures_before, figures_after, higher, device, between.of(RAW), looks)
     entry.update({**raw, "raw_change_pct": raw["change_pct"]})
     sides = _controlled_sides(before, after, device)
@@ -468,11 +469,12 @@ def _disturbance_summary(before: Sequence[RunFigure], after: Sequence[RunFigure]
 
 
 def compare_verdicts(before: Mapping[str, Mapping[str, object]], after: Mapping[str, Mapping[str, object]],
-                     device: str = "cpu", between: Mapping[str, BetweenSessions] | None = None) -> list[VerdictRow]:
+                     device: str = "cpu", between: Mapping[str, BetweenSessions] | None = None,
+                     family: int = 1) -> list[VerdictRow]:
     """One verdict entry per benchmark name of two `results` maps, sorted by name; `between`: the host's
     between-session spreads by benchmark name (a benchmark without one: the device's default, assumed)."""
     between = between or {}
-    return [verdict(name, before.get(name), after.get(name), device, between.get(name))
+    return [verdict(name, before.get(name), after.get(name), device, between.get(name), family)
             for name in sorted(set(before) | set(after))]
 
 
@@ -530,7 +532,8 @@ def verdict_line(entry: Mapping[str, object]) -> str:
 
 
 def compare_results(before: Mapping[str, Mapping[str, object]], after: Mapping[str, Mapping[str, object]],
-                    device: str = "cpu", between: Mapping[str, BetweenSessions] | None = None) -> list[VerdictRow]:
+                    device: str = "cpu", between: Mapping[str, BetweenSessions] | None = None,
+                    family: int = 1) -> list[VerdictRow]:
     """Compare two `probes.bench.data.results` maps, one entry per benchmark name (sorted).
 
     Each entry: name, unit, before/after (medians), ratio (after/before, of the geometric means of
@@ -538,15 +541,16 @@ def compare_results(before: Mapping[str, Mapping[str, object]], after: Mapping[s
     benchmark), significant, mds_pct, spread_pct, spread_measured, between_sessions (the between-session
     spread counted), runs [A, B], disturbance, reason.
     """
-    return compare_verdicts(before, after, device, between)
+    return compare_verdicts(before, after, device, between, family)
 
 
-def compare_records(before: Mapping[str, object], after: Mapping[str, object]) -> list[VerdictRow]:
+def compare_records(before: Mapping[str, object], after: Mapping[str, object], family: int = 1) -> list[VerdictRow]:
     """Compare two whole `bench` probe data records (their `results`, on the device B ran on), with the
-    between-session spreads B carries (a check measured them when it took B), else A's, else none."""
+    between-session spreads B carries (a check measured them when it took B), else A's, else none. `family`:
+    how many such comparisons are asked at once, each at its share of the level (a fleet's hosts)."""
     device = str(after.get("device") or before.get("device") or "cpu")
     between = between_of(after, device) or between_of(before, device)
-    return compare_results(_results(before), _results(after), device, between)
+    return compare_results(_results(before), _results(after), device, between, family)
 
 
 def _results(record: Mapping[str, object]) -> Mapping[str, Mapping[str, object]]:

@@ -38,6 +38,7 @@ from typing import Any
 from driftcheck.analysis.bench_verdicts import SHIFTS, VerdictRow, compare_records
 from driftcheck.analysis.sessions import between_sessions
 from driftcheck.snapshot.jsontypes import JSONObject
+from driftcheck.stats.comparison import ALPHA_CHECK
 from driftcheck.store.sessions import BenchSession
 
 # The fewest hosts that measured before any is judged: each host then has at least two others to be
@@ -99,6 +100,12 @@ class FleetBench:
     judged: bool = False
     note: str | None = None
 
+    @property
+    def alpha_each_host(self) -> float | None:
+        """The level each host was judged at (the check's, shared among the hosts judged); None when not judged."""
+        judged = sum(1 for bench in self.hosts.values() if bench.verdict is not None)
+        return ALPHA_CHECK / judged if self.judged and judged else None
+
     def named(self, verdict: str) -> list[str]:
         """The hosts with `verdict`, by name."""
         return sorted(host for host, bench in self.hosts.items() if bench.verdict == verdict)
@@ -110,7 +117,8 @@ class FleetBench:
 
     def to_json(self) -> JSONObject:
         """The fleet's `bench` object: per host its figures, verdict and benchmark rows (with their MDS)."""
-        return {"judged": self.judged, "note": self.note, "min_hosts": MIN_HOSTS, "slower": self.named("slower"),
+        return {"judged": self.judged, "note": self.note, "min_hosts": MIN_HOSTS,
+                "alpha_each_host": self.alpha_each_host, "slower": self.named("slower"),
                 "faster": self.named("faster"), "inconclusive": self.named("inconclusive"),
                 "hosts": {host: self.hosts[host].to_json() for host in sorted(self.hosts)},
                 "other_device": dict(sorted(self.other_device.items())),
@@ -234,7 +242,9 @@ def without_control(record: Mapping[str, Any]) -> dict[str, Any]:
 def judge_host(host: str, records: Mapping[str, Mapping[str, Any]]) -> list[VerdictRow]:
     """`host`'s record compared with the pooled records of every other host in `records` on the raw figures,
     the others' spread between machines counted as the between-session spread (on both sides, so neither
-    record's own `between_sessions` from its host's store decides)."""
+    record's own `between_sessions` from its host's store decides). Every host of `records` is asked about at
+    once, so each is judged at its share of the check's level (Bonferroni over the hosts): an unchanged fleet
+    of N hosts then names one about as often as one check names an unchanged machine, not N times as often."""
     bare = {name: without_control(record) for name, record in records.items()}
     others = {name: record for name, record in bare.items() if name != host}
     spread = fleet_between(others)
@@ -244,7 +254,7 @@ def judge_host(host: str, records: Mapping[str, Mapping[str, Any]]) -> list[Verd
     for entry in _results(measured).values():
         if isinstance(entry, dict):
             entry.pop("looks", None)  # one look at every run: the fleet planned no more runs
-    return compare_records(reference, measured)
+    return compare_records(reference, measured, family=len(records))
 
 
 def _host_bench(host: str, record: Mapping[str, Any]) -> HostBench:

@@ -17,6 +17,8 @@ def _headline(bench: FleetBench) -> str:
     if bench.judged:
         line += ("; each host compared with the others' runs pooled, the machines' spread between them counted "
                  "as the between-session spread of a check")
+        if bench.alpha_each_host is not None:
+            line += f", each host at {100 * bench.alpha_each_host:.2g}% (the check's 1% shared among the hosts)"
     return line
 
 

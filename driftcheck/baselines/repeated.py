@@ -245,3 +245,33 @@ def _joined_entry(first: BenchEntry | None, more: BenchEntry | None, looks: list
     if looks and len(looks) > 1:
         entry["looks"] = [len(first["runs"]) if first is not None else 0, len(figures)]
     return entry
+
+
+def merge_records(records: Sequence[BenchRecord]) -> BenchRecord:
+    """One record from several records of the same machine taken at different times (each of its own runs, as
+    `combine` made it): every benchmark's runs side by side, its median the median of their medians, the run
+    reports and disturbed runs numbered in order. What `fleet --bench` keeps of a host measured in rounds."""
+    if not records:
+        raise ValueError("no records to merge")
+    merged = dict(records[0])
+    results: dict[str, BenchEntry] = {}
+    for name in sorted({name for record in records for name in record.get("results") or {}}):
+        entries = [record["results"][name] for record in records if name in (record.get("results") or {})]
+        runs = [run for entry in entries for run in entry.get("runs") or []]
+        medians = [float(run["median"]) for run in runs]
+        entry = entries[0].copy()
+        entry.pop("looks", None)
+        entry["runs"] = runs
+        if medians:
+            entry["median"] = statistics.median(medians)
+        entry["between_runs"] = between_runs(medians)
+        results[name] = entry
+    merged["results"] = results
+    merged["runs"] = sum(int(record.get("runs") or 1) for record in records)
+    merged.pop("looks", None)
+    merged["elapsed_s"] = round(sum(float(record.get("elapsed_s") or 0.0) for record in records), 3)
+    reports = [report for record in records for report in record.get("run_reports") or []]
+    merged["run_reports"] = reports
+    merged["disturbed_runs"] = [index + 1 for index, report in enumerate(reports)
+                                if (report.get("disturbance") or {}).get("disturbed")]
+    return cast(BenchRecord, merged)

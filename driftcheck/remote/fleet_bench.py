@@ -8,15 +8,18 @@ and they arrive over the SSH session this process opened (its host key checked),
 hosts for it. Over Slurm the suite travels inside each node's (signed) snapshot instead (`slurm_bench_args`).
 
 Benchmarks on shared hardware disturb each other (a socket's memory bandwidth, a VM host's cores, a shared
-file system's pages), so hosts measure `concurrency` at a time, one by default, after every snapshot is taken.
+file system's pages), so hosts measure `concurrency` at a time, one by default, after every snapshot is taken,
+in rounds of one run each (`bench_targets`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
+from driftcheck.baselines.record import BenchRecord
+from driftcheck.baselines.repeated import merge_records
 from driftcheck.errors import DriftcheckError, HostError
 from driftcheck.hosts.targets import host_for
 from driftcheck.probes.base import BenchRequest
@@ -106,12 +109,30 @@ def bench_targets(request: FleetRequest, hosts: Sequence[str], bench: BenchReque
                   concurrency: int = DEFAULT_BENCH_CONCURRENCY,
                   progress: FleetProgress | None = None) -> dict[str, BenchOutcome]:
     """The suite on every one of `hosts` (targets of `request`), at most `concurrency` at a time, each within
-    the request's per-host limit; host → its bench data or why there is none."""
+    the request's per-host limit; host → its bench data (all its runs) or why there is none.
+
+    The runs are taken in rounds, one run of every host a round, the order turned by one host each round: load
+    that comes and goes (on the machines, or on one they share) then falls on every host's runs alike, instead
+    of on whichever host was measuring all its runs at that moment, which would single it out. A host whose run
+    fails is not asked again."""
     if not hosts:
         return {}
-    take = bench_taker(request, bench, command, request.host_timeout_s)
-    results = snapshot_fleet(hosts, take, concurrency, request.host_timeout_s, progress)
-    return {host: _outcome(result) for host, result in results.items()}
+    take = bench_taker(request, replace(bench, runs=1, max_runs=None), command, request.host_timeout_s)
+    records: dict[str, list[BenchRecord]] = {host: [] for host in hosts}
+    errors: dict[str, str] = {}
+    seconds = dict.fromkeys(hosts, 0.0)
+    for round_index in range(bench.runs):
+        turn = round_index % len(hosts)
+        order = [host for host in [*hosts[turn:], *hosts[:turn]] if host not in errors]
+        for host, result in snapshot_fleet(order, take, concurrency, request.host_timeout_s, progress).items():
+            outcome = _outcome(result)
+            seconds[host] += outcome.duration_s
+            if outcome.record is None:
+                errors[host] = outcome.error or "no figures"
+            else:
+                records[host].append(cast(BenchRecord, outcome.record))
+    return {host: BenchOutcome(host, None, errors[host], seconds[host]) if host in errors
+            else BenchOutcome(host, dict(merge_records(records[host])), None, seconds[host]) for host in hosts}
 
 
 def bench_of_snapshots(snapshots: Mapping[str, Snapshot]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:

@@ -37,9 +37,11 @@ class Looks:
 
     reached: tuple[int, ...]
     planned: int
+    family: int = 1
 
     @property
     def alpha_each(self) -> float:
         """The level of each look (Bonferroni): the number planned sets it, not the number reached, so a
-        record that stopped at its first look still spent only its share there."""
-        return ALPHA_CHECK / max(self.planned, 1)
+        record that stopped at its first look still spent only its share there. `family`: how many such
+        comparisons one question asks at once (a fleet judges each of its hosts), each given its share too."""
+        return ALPHA_CHECK / (max(self.planned, 1) * max(self.family, 1))

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from driftcheck.analysis.explain import bench_moved
-from driftcheck.baselines.repeated import between_runs, combine, repeated_runs
+from driftcheck.baselines.repeated import between_runs, combine, merge_records, repeated_runs
 from driftcheck.errors import OptionError, UsageError
 
 
@@ -29,6 +29,22 @@ def test_combine_keeps_every_median_and_the_spread() -> None:
     assert gemm["between_runs"]["n_runs"] == 3 and 9.0 < gemm["between_runs"]["spread_pct"] < 11.0
     assert gemm["runs"][0]["ci_rel"] == pytest.approx(0.01)
     assert between_runs([5.0])["spread_pct"] is None
+
+
+def test_records_taken_in_rounds_merge_into_one_record_of_all_their_runs() -> None:
+    rounds = [combine([one_run(100.0)]), combine([one_run(80.0, disturbed="load 1.9 on 2 cores")]),
+              combine([one_run(120.0)])]
+    merged = merge_records(rounds)
+    gemm = merged["results"]["gemm_fp32_1024_gflops"]
+    assert [run["median"] for run in gemm["runs"]] == [100.0, 80.0, 120.0] and gemm["median"] == 100.0
+    assert merged["runs"] == 3 and merged["elapsed_s"] == 60.0 and len(merged["run_reports"]) == 3
+    assert merged["disturbed_runs"] == [2]
+    assert gemm["between_runs"] == between_runs([100.0, 80.0, 120.0])
+    # The same runs combined at once give the same figures the verdicts read.
+    at_once = combine([one_run(100.0), one_run(80.0, disturbed="load 1.9 on 2 cores"), one_run(120.0)])
+    assert at_once["results"]["gemm_fp32_1024_gflops"]["runs"] == gemm["runs"]
+    with pytest.raises(ValueError):
+        merge_records([])
 
 
 def scripted(runs: list[dict]) -> Iterator[dict]:
