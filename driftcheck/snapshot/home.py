@@ -28,6 +28,15 @@ def data_dir() -> Path:
     return Path(base) / "driftcheck"
 
 
+def cache_dir() -> Path:
+    """The directory for what driftcheck can always make again (parsed tables): losing it costs time only."""
+    override = os.environ.get(HOME_VARIABLE)
+    if override:
+        return Path(override) / "cache"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "driftcheck"
+
+
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and parents) readable by the owner only, if it does not exist yet. UsageError (one line)
     when it cannot be a directory: a file in its place (DRIFTCHECK_HOME naming a file), a name too long, no

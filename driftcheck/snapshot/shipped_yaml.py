@@ -4,13 +4,26 @@ Every `show` and `explain` parses some of them, so they are read with libyaml's 
 wherever PyYAML was built with it (its wheels are): the pure-Python `SafeLoader` took most of those
 commands' time. Both loaders construct with SafeConstructor, so the parsed tables are the same; without
 libyaml the pure-Python loader is used, at its speed.
+
+Even so, building the tables' objects cost ~40 ms of each `explain` (the rules grew). So a table is also kept,
+once parsed, as JSON in the cache directory under the digest of its text: the next command reads the JSON
+(several times faster) while the text is the same, and any change of the text names another file. A table
+that JSON cannot hold exactly (a date, a non-string key) is never cached, and a cache that cannot be read or
+written is simply not used.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
 from importlib import resources
 
 import yaml
+
+from driftcheck.snapshot.home import cache_dir
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -21,5 +34,34 @@ def parse_yaml_text(text: str) -> object:
 
 
 def shipped_yaml(package: str, name: str) -> object:
-    """The YAML file `name` shipped in `package` (e.g. "driftcheck.analysis", "rules.yaml"), parsed."""
-    return parse_yaml_text(resources.files(package).joinpath(name).read_text("utf-8"))
+    """The YAML file `name` shipped in `package` (e.g. "driftcheck.analysis", "rules.yaml"), parsed (from the
+    cache of its parsed form when the same text was parsed before)."""
+    text = resources.files(package).joinpath(name).read_text("utf-8")
+    cached = cache_dir() / "tables" / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:24]}.json"
+    try:
+        return json.loads(cached.read_text("utf-8"))
+    except (OSError, ValueError):
+        pass
+    parsed = parse_yaml_text(text)
+    _keep(cached, parsed)
+    return parsed
+
+
+def _keep(path: os.PathLike[str], parsed: object) -> None:
+    """Write `parsed` as JSON to `path` whole or not at all, only when JSON gives it back exactly."""
+    try:
+        document = json.dumps(parsed, ensure_ascii=False)
+        if json.loads(document) != parsed:
+            return
+        folder = os.path.dirname(path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".table-")
+    except (OSError, TypeError, ValueError):
+        return  # no cache: the next command parses the text again
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(document)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
