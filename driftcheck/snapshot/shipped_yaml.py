@@ -37,7 +37,10 @@ def shipped_yaml(package: str, name: str) -> object:
     """The YAML file `name` shipped in `package` (e.g. "driftcheck.analysis", "rules.yaml"), parsed (from the
     cache of its parsed form when the same text was parsed before)."""
     text = resources.files(package).joinpath(name).read_text("utf-8")
-    cached = cache_dir() / "tables" / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:24]}.json"
+    try:
+        cached = cache_dir() / "tables" / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:24]}.json"
+    except RuntimeError:  # no home directory to be found (no $HOME, a uid with no passwd entry): no cache
+        return parse_yaml_text(text)
     try:
         return json.loads(cached.read_text("utf-8"))
     except (OSError, ValueError):

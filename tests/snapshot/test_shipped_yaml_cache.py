@@ -49,3 +49,13 @@ def test_an_unwritable_cache_is_no_cache(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setenv("DRIFTCHECK_HOME", str(blocked))
     assert tables.shipped_yaml("driftcheck.snapshot", "catalog.yaml")
     assert os.path.isfile(blocked)
+
+
+def test_no_home_directory_is_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    def nowhere() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("DRIFTCHECK_HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(nowhere))
+    assert tables.shipped_yaml("driftcheck.snapshot", "facts.yaml")
