@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -91,28 +92,29 @@ def cli_process() -> Callable[..., CliResult]:
 # Inference servers (a real `transformers serve`, a replay of recorded SGLang/vLLM answers): tests/servers.py.
 from tests.servers import replay_server, tiny_model, transformers_server  # noqa: E402, F401 - fixtures
 
+_T = TypeVar("_T")
+
+
+def _or_skip(provide: Callable[[str], _T]) -> Callable[[str], _T]:
+    """`provide` (of tests/serving/engines.py) with a release it cannot provide skipping the test, with the reason."""
+    def provided(name: str) -> _T:
+        try:
+            return provide(name)
+        except engines.EngineUnavailable as exc:
+            pytest.skip(f"{name} cannot be provided here: {exc}")
+
+    return provided
+
 
 @pytest.fixture(scope="session")
 def engine_path() -> Callable[[str], str]:
     """`engine_path("vllm-0.34.0")`: the PYTHONPATH under which that real release imports (tests/serving/engines.py:
     downloaded once into a cache outside the venv, or given by DRIFTCHECK_ENGINE_PATHS); the test is skipped, with
     the reason, where the release cannot be provided (no network, or its modules need a GPU build)."""
-    def provide(name: str) -> str:
-        try:
-            return engines.engine_path(name)
-        except engines.EngineUnavailable as exc:
-            pytest.skip(f"{name} cannot be provided here: {exc}")
-
-    return provide
+    return _or_skip(engines.engine_path)
 
 
 @pytest.fixture(scope="session")
 def engine_source() -> Callable[[str], Path]:
     """`engine_source("sglang-0.5.9")`: that release's unpacked wheel, its source only (cached as `engine_path`)."""
-    def provide(name: str) -> Path:
-        try:
-            return engines.engine_source(name)
-        except engines.EngineUnavailable as exc:
-            pytest.skip(f"{name} cannot be provided here: {exc}")
-
-    return provide
+    return _or_skip(engines.engine_source)

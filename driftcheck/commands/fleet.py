@@ -105,17 +105,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=_cmd_fleet, validate=_validate)
 
 
-def _progress(enabled: bool) -> FleetProgress | None:
+def _progress(enabled: bool, what: str = "", taken: str = "ok") -> FleetProgress | None:
+    """A line on stderr per host as it ends (`[what done/total] host: taken (S s)`), when `enabled`."""
     if not enabled:
         return None
 
     def report(result: HostResult, done: int, total: int) -> None:
-        outcome = "ok" if result.snapshot else f"FAILED: {printable(str(result.error))}"
+        outcome = taken if result.snapshot else f"FAILED: {printable(str(result.error))}"
         # A host name from a hosts file or a Slurm node's report, a reason from the far side: shown, never obeyed.
-        sys.stderr.write(f"[{done}/{total}] {printable(result.host)}: {outcome} ({result.duration_s:.1f} s)\n")
+        sys.stderr.write(f"[{what}{done}/{total}] {printable(result.host)}: {outcome} ({result.duration_s:.1f} s)\n")
         sys.stderr.flush()
 
     return report
+
+
+def _bench_progress(enabled: bool) -> FleetProgress | None:
+    """The line per host as its benchmark run ends (`[bench done/total] host: measured (S s)`)."""
+    return _progress(enabled, "bench ", "measured")
 
 
 def _validate(args: argparse.Namespace) -> None:
@@ -164,18 +170,6 @@ def _print(result: FleetResult, fmt: str, fold: bool) -> None:
     else:
         sys.stdout.write("".join(line + "\n" for line in signers.lines()) + render_text(result.report, fold=fold)
                          + (render_measured_text(result.bench) if result.bench else ""))
-
-
-def _bench_progress(enabled: bool) -> FleetProgress | None:
-    if not enabled:
-        return None
-
-    def report(result: HostResult, done: int, total: int) -> None:
-        outcome = "measured" if result.snapshot else f"FAILED: {printable(str(result.error))}"
-        sys.stderr.write(f"[bench {done}/{total}] {printable(result.host)}: {outcome} ({result.duration_s:.1f} s)\n")
-        sys.stderr.flush()
-
-    return report
 
 
 def _bench_request(args: argparse.Namespace) -> BenchRequest | None:
