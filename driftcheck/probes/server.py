@@ -14,8 +14,6 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING
 
-import yaml
-
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.redact import Redactor, is_secret_name
@@ -139,6 +137,10 @@ class ServerProbe(Probe):
     def _config_file(self, host: Host, pid: str, path: str) -> JSONObject:
         """vLLM's `--config FILE`, read where the server reads it (a relative path from its working
         directory): {path, settings} with the YAML parsed, or {path, why} when it cannot be read."""
+        # Imported here: only a server started with --config has a file to parse, and every snapshot imports
+        # this probe's module (the probes are listed in one table) without asking for it.
+        import yaml
+
         where = path if path.startswith("/") else f"/proc/{pid}/cwd/{path}"
         try:
             loaded = yaml.safe_load(host.read_bytes(where).decode("utf-8", "replace"))

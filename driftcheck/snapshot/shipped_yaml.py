@@ -21,16 +21,26 @@ import os
 import tempfile
 from importlib import resources
 
-import yaml
-
 from driftcheck.snapshot.home import cache_dir
 
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _safe_loader() -> type:
+    """libyaml's safe loader where PyYAML was built with it, else PyYAML's own.
+
+    PyYAML is imported here, on first use: a table read from its cached JSON needs no YAML parser, and importing
+    PyYAML took ~10 ms of every command that reads a table.
+    """
+    import yaml
+
+    loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
 
 
 def parse_yaml_text(text: str) -> object:
     """`text` parsed as `yaml.safe_load` parses it, with libyaml's parser where PyYAML has it."""
-    return yaml.load(text, Loader=_SAFE_LOADER)  # a safe loader, libyaml or Python: never arbitrary objects
+    import yaml
+
+    return yaml.load(text, Loader=_safe_loader())  # a safe loader, libyaml or Python: never arbitrary objects
 
 
 def shipped_yaml(package: str, name: str) -> object:
