@@ -100,6 +100,10 @@ _RECORDS = {
     # A field past csv's limit fails the whole RECORD, even on a line that names no compiled file.
     "wide": "pkg/a.so,sha256=i,9\n" + "pkg/" + "x" * 140_000 + ".py,,\n",
     "mark_not_suffix": "pkg/a.sox/b.py,,\npkg/a.so.txt,,\npkg/c.so.1,,\n",
+    # Longer than csv's limit in all, every line short: read line by line.
+    "long_plain": "".join(f"pkg/m{i}.py,sha256=x,1\r\n" for i in range(8000)) + "pkg/z.so,sha256=j,10\r\n",
+    # ... and the same with one line past the limit at the end, without a line end: the whole RECORD fails.
+    "long_then_wide": "".join(f"pkg/m{i}.py,,\n" for i in range(8000)) + "pkg/z.so,,\npkg/" + "y" * 140_000 + ".py,,",
 }
 
 
@@ -178,3 +182,11 @@ def test_what_one_run_remembers_is_handed_out_as_copies(tmp_path) -> None:  # ty
     found = facts["distributions"]()  # type: ignore[operator]
     found.clear()
     assert facts["distributions"]()  # type: ignore[operator]
+
+
+def test_lines_within_a_limit_read_as_measuring_each_line() -> None:
+    within = _dist_facts()["lines_within"]
+    texts = ["", "a\nbb\n", "x" * 10, "x" * 11, "xxxx\n" * 5 + "x" * 10, "xxxx\n" * 5 + "x" * 11,
+             "\n" * 30, "x" * 9 + "\n" + "y" * 10 + "\n", ("x" * 6 + "\n") * 7 + "z" * 11 + "\n" + "w" * 3]
+    for text in texts:
+        assert within(text, 10) == (max(map(len, text.split("\n"))) <= 10), repr(text)  # type: ignore[operator]
