@@ -67,9 +67,11 @@ def test_taking_a_snapshot_imports_no_benchmark_plan_and_no_http_client() -> Non
     # The suites' names come without their plans; the server probe's HTTP client and the bench probe's looks
     # are imported where they run, PyYAML where a table is parsed (not read from its cached JSON) or a
     # server's --config file is read, cryptography where a key is loaded (a signed snapshot) or a signature
-    # checked, and the NVML reader where NVML is read (never on a machine without a driver).
+    # checked, and the NVML reader where NVML is read (never on a machine without a driver). The facts scripts
+    # and the tables are read without importlib.resources (driftcheck.snapshot.shipped).
     assert _under(loaded, "driftcheck.baselines.plans", "driftcheck.baselines.workloads", "http.client",
-                  "driftcheck.stats", "yaml", "cryptography", "driftcheck.nvidia.nvml", "ctypes") == []
+                  "driftcheck.stats", "yaml", "cryptography", "driftcheck.nvidia.nvml", "ctypes",
+                  "importlib.resources", "zipfile", "tempfile") == []
 
 
 @pytest.mark.parametrize("verb", ["show", "explain", "check", "verify", "log", "bench", "report", "record"])

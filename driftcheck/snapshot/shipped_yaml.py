@@ -18,10 +18,9 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
-from importlib import resources
 
 from driftcheck.snapshot.home import cache_dir
+from driftcheck.snapshot.shipped import shipped_text
 
 
 def _safe_loader() -> type:
@@ -46,7 +45,7 @@ def parse_yaml_text(text: str) -> object:
 def shipped_yaml(package: str, name: str) -> object:
     """The YAML file `name` shipped in `package` (e.g. "driftcheck.analysis", "rules.yaml"), parsed (from the
     cache of its parsed form when the same text was parsed before)."""
-    text = resources.files(package).joinpath(name).read_text("utf-8")
+    text = shipped_text(package, name)
     try:
         cached = cache_dir() / "tables" / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:24]}.json"
     except RuntimeError:  # no home directory to be found (no $HOME, a uid with no passwd entry): no cache
@@ -62,6 +61,8 @@ def shipped_yaml(package: str, name: str) -> object:
 
 def _keep(path: os.PathLike[str], parsed: object) -> None:
     """Write `parsed` as JSON to `path` whole or not at all, only when JSON gives it back exactly."""
+    import tempfile  # here: only a table parsed anew is written, and tempfile brings random and shutil
+
     try:
         document = json.dumps(parsed, ensure_ascii=False)
         if json.loads(document) != parsed:
