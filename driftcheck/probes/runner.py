@@ -10,7 +10,6 @@ from __future__ import annotations
 import queue
 import threading
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +40,8 @@ ProgressCallback = Callable[[str, ProbeOutcome, int, int], None]
 
 
 def _short_traceback(exc: BaseException, frames: int = 4) -> str:
+    import traceback  # only here: a snapshot whose probes all end well never formats one (it brings textwrap)
+
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-frames)).strip()
 
 
