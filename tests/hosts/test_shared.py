@@ -22,6 +22,7 @@ from driftcheck.probes.packages import PackagesProbe
 from driftcheck.probes.python import PythonProbe
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.runner import run_one, run_probes
+from driftcheck.probes.server import ServerProbe
 from driftcheck.probes.torch import TorchProbe
 from driftcheck.store.hashcache import HashCache
 from tests.conftest import DATA
@@ -239,3 +240,28 @@ def test_a_failure_is_its_askers_alone_and_the_next_asker_runs_again() -> None:
     assert host.run(["ldconfig", "-p"]).stdout == "ldconfig -p"
     assert host.run(["ldconfig", "-p"]).stdout == "ldconfig -p"
     assert inner.runs == [("ldconfig", "-p")] * 2
+
+
+class _LinesOnly(LocalHost):
+    """This machine, where the file `whole` may be read line by line only (a log too large to hold)."""
+
+    def __init__(self, whole: str) -> None:
+        super().__init__()
+        self.whole = whole
+
+    def read_bytes(self, path: str) -> bytes:
+        if path == self.whole:
+            raise AssertionError(f"{path} was read whole")
+        return super().read_bytes(path)
+
+
+def test_a_server_log_is_read_line_by_line_beside_the_probes_that_share_answers() -> None:
+    """With the default probes beside it, the server probe reads its log through the hosts that share commands
+    and scripts: those pass `read_lines` to the host, which reads in pieces (over SSH, on the far side)."""
+    log = str(DATA / "servers" / "logs" / "vllm-0.11.0-issue-28910.log")
+    host = _LinesOnly(log)
+    outcomes = run_probes(host, [PythonProbe(), NcclProbe(Redactor(b"k")), ServerProbe(Redactor(b"k"))],
+                          ProbeOptions(server_log=log))
+    assert outcomes["python"].status == "ok", outcomes["python"].error
+    assert outcomes["server"].status == "ok", outcomes["server"].error
+    assert outcomes["server"].data["server_log"]["found"] is True  # type: ignore[index]
