@@ -14,10 +14,10 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from importlib import resources
 
 from driftcheck.errors import FactsScriptError, TargetPythonError
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
+from driftcheck.snapshot.shipped import shipped_text
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class CommandResult:
 
 def facts_script(script_name: str) -> str:
     """The source of a stdlib-only facts script shipped in `driftcheck/probes/scripts/`."""
-    return resources.files("driftcheck.probes.scripts").joinpath(f"{script_name}.py").read_text("utf-8")
+    return shipped_text("driftcheck.probes.scripts", f"{script_name}.py")
 
 
 @dataclass(frozen=True)

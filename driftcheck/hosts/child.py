@@ -15,7 +15,6 @@ import json
 import subprocess
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -132,6 +131,8 @@ def serve(work: Callable[[Any], Any], sort_keys: bool = False, as_text: bool = F
     try:
         result = work(request)
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides what it means
+        import traceback  # only here: the parent imports this module for every snapshot, where nothing fails
+
         code = getattr(exc, "exit_code", None)
         error = {"type": type(exc).__name__, "message": str(exc) or type(exc).__name__,
                  "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4)),

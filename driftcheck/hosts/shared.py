@@ -8,6 +8,10 @@ run begun at once in the background: a probe that asks waits only for that run, 
 something not named ahead is answered by the inner host as before. Everything else goes to the inner
 host unchanged, so the probes cannot tell the difference.
 
+`SharedCommandsHost` does the same for commands whose answer is one fact of the machine for every probe
+(`ldconfig -p`, read by kernels twice and by nccl): the first asker runs it, the others get its answer. Made
+for one run of the probes, it never answers the next snapshot from an old run.
+
 `HeldBackScripts` is the face a host's `prefetch` speculates against: its facts-script calls read as
 "not fetched yet", so a host that batches its reads (SSH) does not start the target interpreter for
 them beside the one run that will answer them.
@@ -16,8 +20,9 @@ them beside the one run that will answer them.
 from __future__ import annotations
 
 import copy
+import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from driftcheck.errors import CommandTimeout
 from driftcheck.hosts.base import CommandResult, GatherAll, Host, LineStream, ScriptAnswer, ScriptCall
@@ -39,6 +44,11 @@ class _Delegating(Host):
 
     def read_bytes(self, path: str) -> bytes:
         return self.inner.read_bytes(path)
+
+    def read_lines(self, path: str, pattern: re.Pattern[bytes]) -> list[bytes]:
+        # Passed on, not left to Host's form (read_bytes, then split): the inner host reads a large log in
+        # pieces, over SSH on the far side.
+        return self.inner.read_lines(path, pattern)
 
     def list_dir(self, path: str) -> list[str]:
         return self.inner.list_dir(path)
@@ -118,6 +128,31 @@ class SharedScriptsHost(_Delegating):
             again = key in self._taken
             self._taken.add(key)
         return copy.deepcopy(value) if again or key in self._shared else value
+
+
+class SharedCommandsHost(_Delegating):
+    """`inner`, with each command of `shared` run once: the first answer it gives is every later asker's (an
+    asker that comes while it runs waits for that run).
+
+    Only an answer is kept. A failure (the command not found, a timeout, a prefetching host's "not fetched
+    yet" while it speculates) is raised to its asker alone, and the next asker runs the command again, as it
+    would have without sharing.
+    """
+
+    def __init__(self, inner: Host, shared: Collection[Sequence[str]]) -> None:
+        super().__init__(inner)
+        self._answers: dict[tuple[str, ...], CommandResult] = {}
+        self._locks = {tuple(argv): threading.Lock() for argv in shared}
+
+    def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
+        key = tuple(argv)
+        lock = self._locks.get(key)
+        if lock is None:
+            return self.inner.run(argv, timeout_s)
+        with lock:
+            if key not in self._answers:
+                self._answers[key] = self.inner.run(argv, timeout_s)
+            return self._answers[key]  # frozen: one result serves every asker
 
 
 class HeldBackScripts(_Delegating):

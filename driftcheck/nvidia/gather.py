@@ -11,7 +11,6 @@ import contextlib
 
 from driftcheck.errors import ProbeUnavailable
 from driftcheck.hosts import Host
-from driftcheck.nvidia.nvml import read_nvml
 from driftcheck.snapshot.jsontypes import JSONObject
 
 SMI_XML_ARGV = ("nvidia-smi", "-q", "-x")
@@ -28,6 +27,10 @@ def read_local_nvml() -> dict[str, JSONObject]:
         import pynvml
     except ImportError as exc:
         raise NvmlUnavailable(f"pynvml not importable ({exc})") from None
+    # Imported here (it brings ctypes): the gpu and pcie probes import this module on every snapshot, and a
+    # machine without a driver never reads NVML.
+    from driftcheck.nvidia.nvml import read_nvml
+
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:

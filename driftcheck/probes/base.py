@@ -123,6 +123,10 @@ class Probe(ABC):
     isolated: ClassVar[bool] = False
     # Names of probes whose success this one needs; if one of them did not succeed, this is `skipped`.
     requires: ClassVar[tuple[str, ...]] = ()
+    # Commands whose answer is one fact of the machine for every probe that asks (a listing that changes nothing,
+    # such as `ldconfig -p`): their first answer in a snapshot serves every probe and step that asks
+    # (driftcheck.hosts.shared.SharedCommandsHost). The next snapshot runs them again.
+    shared_commands: ClassVar[tuple[tuple[str, ...], ...]] = ()
     # Built as `cls(redactor)`: the probe handles values that may hold secrets. Isolated probes must not.
     needs_redactor: ClassVar[bool] = False
     # Part of the cheap default set `driftcheck check` takes before every benchmark.

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from driftcheck.errors import CommandTimeout, ConnectionLost
 from driftcheck.hosts import Host, ScriptCall
 from driftcheck.probes.base import Probe, ProbeOptions
+from driftcheck.probes.loader_cache import LDCONFIG_ARGVS, loader_cache
 from driftcheck.probes.packages import normalize_name
 from driftcheck.probes.toolchain import read_toolchain, toolchain_facts
 from driftcheck.snapshot.catalog import name_catalog
@@ -205,6 +205,7 @@ class KernelsProbe(Probe):
     name = "kernels"
     description = "hashes of the compiled kernels (torch, triton, flashinfer, nvidia-*, system CUDA libraries)"
     timeout_s = 180.0
+    shared_commands = LDCONFIG_ARGVS
     # Hashing quicker than this goes unreported: progress lines for a blink are noise.
     progress_after_s: float = PROGRESS_AFTER_S
 
@@ -214,14 +215,10 @@ class KernelsProbe(Probe):
 
     def _system_libraries(self, host: Host) -> list[str]:
         paths: list[str] = []
-        for argv in (["ldconfig", "-p"], ["/sbin/ldconfig", "-p"]):
-            try:
-                result = host.run(argv, timeout_s=10.0)
-            except (OSError, CommandTimeout, ConnectionLost):
-                # No usable ldconfig: the loader's view is lost, the packages' binaries are still hashed.
-                continue
-            paths.extend(ldconfig_libraries(result.stdout))
-            break
+        listed = loader_cache(host)
+        # No usable ldconfig: the loader's view is lost, the packages' binaries are still hashed.
+        if listed is not None:
+            paths.extend(ldconfig_libraries(listed.stdout))
         try:
             local_entries = host.list_dir("/usr/local")
         except OSError:
@@ -245,8 +242,9 @@ class KernelsProbe(Probe):
 
     def gather(self, host: Host, options: ProbeOptions) -> JSONObject:
         # The libraries are looked up again rather than kept from interpreter_calls: a probe kept across
-        # snapshots must not describe an old loader cache. The look-up (ldconfig, a few listings) runs while
-        # the shared interpreter run answers; the same list names the same call, answered by that run.
+        # snapshots must not describe an old loader cache. The look-up (a few listings; ldconfig's answer is
+        # the snapshot's one run of it) runs while the shared interpreter run answers; the same list names the
+        # same call, answered by that run.
         call = self._files_call(self._system_libraries(host))
         # The compilers and the cached hashes are read before asking for the file listing, not after: the
         # listing comes from the target interpreter's one run for all probes, and these need none of it.

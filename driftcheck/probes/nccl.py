@@ -13,6 +13,7 @@ import re
 from driftcheck.errors import CommandTimeout, ConnectionLost, FactsScriptError, TargetPythonError
 from driftcheck.hosts import Host, ScriptCall
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
+from driftcheck.probes.loader_cache import LDCONFIG_ARGVS, loader_cache
 from driftcheck.probes.redact import Redactor
 from driftcheck.probes.sysread import RawView, SysReader, to_int
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, list_or_empty, object_or_empty
@@ -41,6 +42,7 @@ class NcclProbe(Probe):
     description = "NCCL_* variables, nccl.conf files, libnccl version, InfiniBand/RoCE ports, network interfaces"
     timeout_s = 15.0
     needs_redactor = True
+    shared_commands = LDCONFIG_ARGVS
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
@@ -130,14 +132,7 @@ def _find_libraries(host: Host, reader: SysReader, environ: dict[str, str]) -> J
             if _LIBNCCL.match(name) and name.count(".") == 2:
                 found[f"{directory.rstrip('/')}/{name}"] = {"version": _version_from_names(names),
                                                            "source": "ld_library_path"}
-    ldconfig = None
-    # ldconfig lives in /sbin, which a non-root PATH often lacks.
-    for program in ("ldconfig", "/sbin/ldconfig"):
-        try:
-            ldconfig = host.run([program, "-p"], timeout_s=10.0)
-            break
-        except (OSError, CommandTimeout, ConnectionLost):
-            continue
+    ldconfig = loader_cache(host)
     for line in (ldconfig.stdout if ldconfig and ldconfig.returncode == 0 else "").splitlines():
         match = re.match(r"\s*(libnccl\.so[.\d]*)\s.*=>\s*(\S+)$", line)
         if match and match.group(2) not in found:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import queue
 import threading
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from driftcheck.errors import ProbeUnavailable, probe_status, probe_status_by_name
 from driftcheck.hosts import Host, ScriptCall
 from driftcheck.hosts.child import ChildDied, ChildFailed, ChildTimeout, call
-from driftcheck.hosts.shared import HeldBackScripts, SharedScriptsHost
+from driftcheck.hosts.shared import HeldBackScripts, SharedCommandsHost, SharedScriptsHost
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
@@ -41,6 +40,8 @@ ProgressCallback = Callable[[str, ProbeOutcome, int, int], None]
 
 
 def _short_traceback(exc: BaseException, frames: int = 4) -> str:
+    import traceback  # only here: a snapshot whose probes all end well never formats one (it brings textwrap)
+
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-frames)).strip()
 
 
@@ -116,6 +117,10 @@ def run_probes(host: Host, probes: Sequence[Probe], options: ProbeOptions | None
     options = options or ProbeOptions()
     outcomes: dict[str, ProbeOutcome] = {}
     total = len(probes)
+    # Made anew for each run of the probes: a command's shared answer never outlives the snapshot it was run for.
+    shared_commands = {tuple(argv) for probe in probes for argv in probe.shared_commands}
+    if shared_commands:
+        host = SharedCommandsHost(host, shared_commands)
     # Facts-script calls are held back from the prefetch: one run of the target interpreter answers them below.
     host.prefetch(lambda target: _gather_each(HeldBackScripts(target), probes, options))
     shared = _sharing_interpreter_runs(host, probes, options)

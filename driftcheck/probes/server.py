@@ -14,14 +14,10 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING
 
-import yaml
-
 from driftcheck.hosts import Host
 from driftcheck.probes.base import Probe, ProbeOptions, ProbeUnavailable
 from driftcheck.probes.redact import Redactor, is_secret_name
 from driftcheck.serving.http import ServerError, parse_url
-from driftcheck.serving.launch import config_file_of, engine_of, launch_flags, listening_port, vllm_argv
-from driftcheck.serving.startup_log import STARTUP_PIECES, is_startup_line, read_startup_log
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 
 if TYPE_CHECKING:
@@ -108,6 +104,10 @@ class ServerProbe(Probe):
         trip per process."""
         if not host.capabilities.in_process:
             return _no_launch(f"the launch command line is read on the server's machine only, not over {host.kind}")
+        # The launch and startup-log readers are imported where a server is asked for: every snapshot imports this
+        # module (the probes are one table), few ask for a server, and their tables cost ~3 ms to import.
+        from driftcheck.serving.launch import config_file_of, engine_of, launch_flags, listening_port
+
         port = parse_url(url).port
         try:
             pids = [name for name in host.list_dir("/proc") if name.isdigit()]
@@ -139,6 +139,10 @@ class ServerProbe(Probe):
     def _config_file(self, host: Host, pid: str, path: str) -> JSONObject:
         """vLLM's `--config FILE`, read where the server reads it (a relative path from its working
         directory): {path, settings} with the YAML parsed, or {path, why} when it cannot be read."""
+        # Imported here: only a server started with --config has a file to parse, and every snapshot imports
+        # this probe's module (the probes are listed in one table) without asking for it.
+        import yaml
+
         where = path if path.startswith("/") else f"/proc/{pid}/cwd/{path}"
         try:
             loaded = yaml.safe_load(host.read_bytes(where).decode("utf-8", "replace"))
@@ -185,6 +189,8 @@ def _scrubbed_tree(value: object, scrub: Scrub, key: str = "") -> JSONValue:
 def _startup_lines(host: Host, path: str) -> JSONObject:
     """The server log at `path` on `host`, as the lines the startup reader reads (a log a server appends to for
     weeks is mostly request lines): {path, lines, why}; `why` says why it could not be read."""
+    from driftcheck.serving.startup_log import STARTUP_PIECES, is_startup_line, read_startup_log
+
     try:
         # Line by line: only the lines that may be a start's are kept, never the whole file or its text.
         raw = host.read_lines(path, STARTUP_PIECES)
@@ -211,6 +217,8 @@ def with_startup_log(data: JSONObject, log: JSONObject, scrub: Scrub) -> JSONObj
     `server_log`
     records the file, the version its start line names, which settings it gave, where the defaults came from
     and which values were kept as their text."""
+    from driftcheck.serving.startup_log import read_startup_log
+
     lines = log.get("lines")
     start = read_startup_log("\n".join(str(line) for line in lines)) if isinstance(lines, list) else None
     record: JSONObject = {"path": log.get("path"), "found": False, "why": log.get("why"), "engine": None,
@@ -249,6 +257,7 @@ def resolved_launch(launch: JSONObject, engine: JSONValue, version: JSONValue) -
     tensor_parallel_size: 8, `--tp 4` on SGLang -> tp_size: 4), when the release's flag table is known;
     `flags_by` says which table (or that the flags are only split by name)."""
     from driftcheck.serving.flag_tables import table_for
+    from driftcheck.serving.launch import vllm_argv
 
     argv = launch.get("cmdline")
     table = table_for(engine, version)

@@ -4,6 +4,9 @@ Reading the key is on the path of every signing command and of `driftcheck key s
 driftcheck itself writes is read without `cryptography.hazmat.primitives.serialization`, whose import (it
 brings the SSH key formats, bcrypt and the ciphers) costs more than the rest of `key show`: see
 `_ed25519_seed`. Any other PEM goes through cryptography's own loader, as before.
+
+cryptography itself is imported where a key is made or loaded: what only needs the redaction secret (an
+unsigned snapshot, its redaction) does not import it.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
-
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING, NamedTuple
 
 from driftcheck.errors import KeyFileError
 from driftcheck.snapshot.home import config_dir, ensure_private_dir
 from driftcheck.snapshot.inputs import InputError, read_input
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 SIGNING_KEY_FILE = "signing_key.pem"
 REDACTION_SECRET_FILE = "redaction.secret"
@@ -127,6 +131,7 @@ def _ed25519_seed(pem: bytes) -> bytes | None:
 
 def _new_private_key_pem() -> bytes:
     from cryptography.hazmat.primitives import serialization  # first use only: see the module's docstring
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     return Ed25519PrivateKey.generate().private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
@@ -135,6 +140,7 @@ def _new_private_key_pem() -> bytes:
 def _load_other_pem(pem: bytes, path: Path) -> Ed25519PrivateKey:
     """A PEM that is not the plain PKCS #8 Ed25519 form, through cryptography's loader (and its errors)."""
     from cryptography.hazmat.primitives import serialization  # rare: see the module's docstring
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     try:
         key = serialization.load_pem_private_key(pem, password=None)
@@ -147,6 +153,8 @@ def _load_other_pem(pem: bytes, path: Path) -> Ed25519PrivateKey:
 
 def load_signing_key(directory: Path | None = None) -> KeyPair:
     """The user's signing key, created (mode 0600) on first use."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     path = (directory or config_dir()) / SIGNING_KEY_FILE
     pem = _read_or_create(path, _new_private_key_pem)
     seed = _ed25519_seed(pem)

@@ -18,25 +18,34 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
-from importlib import resources
-
-import yaml
 
 from driftcheck.snapshot.home import cache_dir
+from driftcheck.snapshot.shipped import shipped_text
 
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _safe_loader() -> type:
+    """libyaml's safe loader where PyYAML was built with it, else PyYAML's own.
+
+    PyYAML is imported here, on first use: a table read from its cached JSON needs no YAML parser, and importing
+    PyYAML took ~10 ms of every command that reads a table.
+    """
+    import yaml
+
+    loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
 
 
 def parse_yaml_text(text: str) -> object:
     """`text` parsed as `yaml.safe_load` parses it, with libyaml's parser where PyYAML has it."""
-    return yaml.load(text, Loader=_SAFE_LOADER)  # a safe loader, libyaml or Python: never arbitrary objects
+    import yaml
+
+    return yaml.load(text, Loader=_safe_loader())  # a safe loader, libyaml or Python: never arbitrary objects
 
 
 def shipped_yaml(package: str, name: str) -> object:
     """The YAML file `name` shipped in `package` (e.g. "driftcheck.analysis", "rules.yaml"), parsed (from the
     cache of its parsed form when the same text was parsed before)."""
-    text = resources.files(package).joinpath(name).read_text("utf-8")
+    text = shipped_text(package, name)
     try:
         cached = cache_dir() / "tables" / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:24]}.json"
     except RuntimeError:  # no home directory to be found (no $HOME, a uid with no passwd entry): no cache
@@ -52,6 +61,8 @@ def shipped_yaml(package: str, name: str) -> object:
 
 def _keep(path: os.PathLike[str], parsed: object) -> None:
     """Write `parsed` as JSON to `path` whole or not at all, only when JSON gives it back exactly."""
+    import tempfile  # here: only a table parsed anew is written, and tempfile brings random and shutil
+
     try:
         document = json.dumps(parsed, ensure_ascii=False)
         if json.loads(document) != parsed:

@@ -1,4 +1,9 @@
-"""Ed25519 signatures over a snapshot's canonical content; the public key travels in the snapshot."""
+"""Ed25519 signatures over a snapshot's canonical content; the public key travels in the snapshot.
+
+cryptography is imported where a signature is checked (signing goes through the key, which brought it): a
+module that may sign or verify, imported by a command that does neither (an unsigned snapshot), does not pay
+for it.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,6 @@ import base64
 import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from driftcheck.snapshot.canonical import canonical_bytes, content_of
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
@@ -47,6 +49,9 @@ def _trusted(trust: list[str], public_key_b64: str, key_fingerprint: str) -> boo
 
 def verify_document(document: Mapping[str, object], trust: list[str] | None = None) -> Verification:
     """Check a document's signature, and that its key is among `trust` (keys or fingerprints) if given."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     signature = document.get("signature")
     if not signature:
         return Verification("unsigned", "not signed (taken with --no-sign, or imported)")

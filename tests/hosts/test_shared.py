@@ -6,22 +6,26 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from driftcheck.errors import CommandTimeout, FactsScriptError, TargetPythonError
-from driftcheck.hosts import LocalHost, RecordingHost, ReplayHost, ScriptCall
-from driftcheck.hosts.shared import HeldBackScripts, SharedScriptsHost
-from driftcheck.probes.base import ProbeOptions
+from driftcheck.hosts import CommandResult, LocalHost, RecordingHost, ReplayHost, ScriptCall
+from driftcheck.hosts.shared import HeldBackScripts, SharedCommandsHost, SharedScriptsHost
+from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.kernels import KernelsProbe
 from driftcheck.probes.nccl import NcclProbe
 from driftcheck.probes.packages import PackagesProbe
 from driftcheck.probes.python import PythonProbe
 from driftcheck.probes.redact import Redactor
-from driftcheck.probes.runner import run_probes
+from driftcheck.probes.runner import run_one, run_probes
+from driftcheck.probes.server import ServerProbe
 from driftcheck.probes.torch import TorchProbe
 from driftcheck.store.hashcache import HashCache
+from tests.conftest import DATA
 
 # dist_facts twice: its parts share one load of the script and the RECORDs it read.
 CALLS = [ScriptCall("python_facts"), ScriptCall("dist_facts", ("packages",)), ScriptCall("torch_facts"),
@@ -149,3 +153,115 @@ def test_a_recording_keeps_each_part_and_its_replay_answers_alike(tmp_path: Path
     assert sorted(scripts) == sorted(json.dumps([call.script_name, *call.args]) for call in CALLS)
     replayed = ReplayHost(tmp_path / "rec").python_many(CALLS)
     assert [answer.value for answer in replayed] == [answer.value for answer in live]
+
+
+class _CountingReplay(ReplayHost):
+    """A replay of a recorded machine that counts the commands it is asked to run."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.runs: list[tuple[str, ...]] = []
+
+    def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
+        self.runs.append(tuple(argv))
+        return super().run(argv, timeout_s)
+
+
+HOSTS = DATA / "hosts"
+
+
+# What each recording's ldconfig runs are: the markupsafe machine's answers on PATH; the docker VM's PATH lacks
+# /sbin, so `ldconfig` fails there (a failure is not kept: each asker tries it) and /sbin/ldconfig answers.
+@pytest.mark.parametrize(("recording", "expected_runs"), [
+    ("cpu-venv-patched-markupsafe", {("ldconfig", "-p"): 1}),
+    ("debian12-vm-docker", {("ldconfig", "-p"): 3, ("/sbin/ldconfig", "-p"): 1}),
+])
+def test_the_loader_cache_is_listed_once_per_snapshot_and_read_alike(
+        recording: str, expected_runs: dict[tuple[str, ...], int], tmp_path: Path) -> None:
+    def probes() -> list[Probe]:
+        return [KernelsProbe(HashCache(tmp_path / "unused.db")), NcclProbe(Redactor(b"k"))]
+
+    def ldconfig_runs(host: _CountingReplay) -> dict[tuple[str, ...], int]:
+        return {argv: host.runs.count(argv) for argv in set(host.runs) if "-p" in argv}
+
+    alone = {probe.name: run_one(probe, ReplayHost(HOSTS / recording), ProbeOptions()) for probe in probes()}
+    host = _CountingReplay(HOSTS / recording)
+    together = run_probes(host, probes())
+    # kernels asks twice (to name its interpreter call, then in its gather) and nccl once: one answer for all.
+    assert ldconfig_runs(host) == expected_runs
+    for name, outcome in alone.items():
+        assert (together[name].status, together[name].data, together[name].error) == \
+            (outcome.status, outcome.data, outcome.error), name
+    assert "ok" in {outcome.status for outcome in together.values()}  # kernels on one, nccl on the other
+    # The next snapshot lists it again: no answer outlives the run of the probes it was taken for.
+    run_probes(host, probes())
+    assert ldconfig_runs(host) == {argv: 2 * count for argv, count in expected_runs.items()}
+
+
+class _Commands(LocalHost):
+    """This machine, with `run` answered by `answer` (a function of the argv), counted, slow enough to overlap."""
+
+    def __init__(self, answer: Callable[[tuple[str, ...]], CommandResult]) -> None:
+        super().__init__()
+        self.answer = answer
+        self.runs: list[tuple[str, ...]] = []
+
+    def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
+        self.runs.append(tuple(argv))
+        time.sleep(0.05)
+        return self.answer(tuple(argv))
+
+
+def _printed(argv: tuple[str, ...]) -> CommandResult:
+    return CommandResult(argv, 0, " ".join(argv), "")
+
+
+def test_askers_at_once_share_one_run_and_other_commands_pass_through() -> None:
+    inner = _Commands(_printed)
+    host = SharedCommandsHost(inner, [("ldconfig", "-p")])
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda argv: host.run(argv), [["ldconfig", "-p"]] * 3 + [["uname", "-r"]] * 2))
+    assert [answer.stdout for answer in answers] == ["ldconfig -p"] * 3 + ["uname -r"] * 2
+    assert sorted(inner.runs) == [("ldconfig", "-p"), ("uname", "-r"), ("uname", "-r")]
+
+
+def test_a_failure_is_its_askers_alone_and_the_next_asker_runs_again() -> None:
+    failures = [FileNotFoundError("ldconfig: not fetched yet")]
+
+    def once_failing(argv: tuple[str, ...]) -> CommandResult:
+        if failures:
+            raise failures.pop()
+        return _printed(argv)
+
+    inner = _Commands(once_failing)
+    host = SharedCommandsHost(inner, [("ldconfig", "-p")])
+    with pytest.raises(FileNotFoundError, match="not fetched yet"):
+        host.run(["ldconfig", "-p"])
+    assert host.run(["ldconfig", "-p"]).stdout == "ldconfig -p"
+    assert host.run(["ldconfig", "-p"]).stdout == "ldconfig -p"
+    assert inner.runs == [("ldconfig", "-p")] * 2
+
+
+class _LinesOnly(LocalHost):
+    """This machine, where the file `whole` may be read line by line only (a log too large to hold)."""
+
+    def __init__(self, whole: str) -> None:
+        super().__init__()
+        self.whole = whole
+
+    def read_bytes(self, path: str) -> bytes:
+        if path == self.whole:
+            raise AssertionError(f"{path} was read whole")
+        return super().read_bytes(path)
+
+
+def test_a_server_log_is_read_line_by_line_beside_the_probes_that_share_answers() -> None:
+    """With the default probes beside it, the server probe reads its log through the hosts that share commands
+    and scripts: those pass `read_lines` to the host, which reads in pieces (over SSH, on the far side)."""
+    log = str(DATA / "servers" / "logs" / "vllm-0.11.0-issue-28910.log")
+    host = _LinesOnly(log)
+    outcomes = run_probes(host, [PythonProbe(), NcclProbe(Redactor(b"k")), ServerProbe(Redactor(b"k"))],
+                          ProbeOptions(server_log=log))
+    assert outcomes["python"].status == "ok", outcomes["python"].error
+    assert outcomes["server"].status == "ok", outcomes["server"].error
+    assert outcomes["server"].data["server_log"]["found"] is True  # type: ignore[index]

@@ -100,6 +100,10 @@ _RECORDS = {
     # A field past csv's limit fails the whole RECORD, even on a line that names no compiled file.
     "wide": "pkg/a.so,sha256=i,9\n" + "pkg/" + "x" * 140_000 + ".py,,\n",
     "mark_not_suffix": "pkg/a.sox/b.py,,\npkg/a.so.txt,,\npkg/c.so.1,,\n",
+    # Longer than csv's limit in all, every line short: read line by line.
+    "long_plain": "".join(f"pkg/m{i}.py,sha256=x,1\r\n" for i in range(8000)) + "pkg/z.so,sha256=j,10\r\n",
+    # ... and the same with one line past the limit at the end, without a line end: the whole RECORD fails.
+    "long_then_wide": "".join(f"pkg/m{i}.py,,\n" for i in range(8000)) + "pkg/z.so,,\npkg/" + "y" * 140_000 + ".py,,",
 }
 
 
@@ -119,3 +123,70 @@ def test_every_record_of_this_interpreter_reads_as_csv_over_all_its_lines() -> N
     for _entry, _name, meta_dir in found:
         if os.path.isfile(os.path.join(meta_dir, "RECORD")):
             assert facts["_read_record"](meta_dir) == _every_row_read(meta_dir, facts["is_compiled"]), meta_dir  # type: ignore[operator]
+
+
+def _tree_of_links(root: str) -> list[str]:
+    """Directories, files and links of every shape realpath meets under `root`; the paths to resolve."""
+    os.makedirs(os.path.join(root, "real", "lib", "deep"))
+    os.makedirs(os.path.join(root, "venv", "site"))
+    for name in ("libx.so.1.2", "deep/libz.so"):
+        with open(os.path.join(root, "real", "lib", name), "wb") as handle:
+            handle.write(b"\x7fELF")
+    links = {
+        "venv/lib": "../real/lib",                      # a relative link to a directory
+        "venv/abs": os.path.join(root, "real", "lib"),  # an absolute one
+        "real/lib/libx.so.1": "libx.so.1.2",            # a file link in the same directory
+        "real/lib/libx.so": "libx.so.1",                # a chain of links
+        "real/lib/up.so": "deep/../libx.so.1.2",        # `..` inside a link's target
+        "venv/site/dangling.so": "../nowhere/lib.so",   # a link to nothing
+        "venv/loop_a": "loop_b", "venv/loop_b": "loop_a",  # a loop
+        "venv/chain": "lib/deep",                       # a link through a link
+    }
+    for link, target in links.items():
+        os.symlink(target, os.path.join(root, link))
+    names = ["real/lib/libx.so.1.2", "real/lib/libx.so.1", "real/lib/libx.so", "real/lib/up.so",
+             "real/lib/deep/libz.so", "venv/lib/libx.so", "venv/lib/deep/libz.so", "venv/abs/up.so",
+             "venv/abs/deep", "venv/site/dangling.so", "venv/site/missing.so", "venv/missing/x.so",
+             "venv/loop_a/x.so", "venv/chain/libz.so", "venv/lib", "venv", "real/lib/deep/../libx.so"]
+    return [os.path.join(root, name) for name in names] + ["/", "relative/x.so", "//twice/slash"]
+
+
+def test_real_paths_are_realpaths_whatever_links_lie_on_the_way(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    paths = _tree_of_links(str(tmp_path))
+    facts = _dist_facts()
+    # Twice: the second pass answers from what the first resolved.
+    for _ in range(2):
+        assert [facts["real_path"](path) for path in paths] == [os.path.realpath(path) for path in paths]  # type: ignore[operator]
+
+
+def test_a_stat_reads_as_os_stat_and_realpath(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    facts = _dist_facts()
+    for path in _tree_of_links(str(tmp_path)):
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            expected: dict[str, object] = {"path": path, "error": type(exc).__name__}
+        else:
+            expected = {"path": path, "real_path": os.path.realpath(path), "size": st.st_size,
+                        "mtime_ns": st.st_mtime_ns, "inode": st.st_ino, "device": st.st_dev}
+        assert facts["stat_of"](path) == expected, path  # type: ignore[operator]
+
+
+def test_what_one_run_remembers_is_handed_out_as_copies(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    facts = _dist_facts()
+    metadata = tmp_path / "METADATA"
+    metadata.write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n\nBody: not a header\n")
+    first = facts["metadata_headers"](str(metadata))  # type: ignore[operator]
+    first["Name"] = "changed by a caller"
+    assert facts["metadata_headers"](str(metadata)) == {"Name": "pkg", "Version": "1.0"}  # type: ignore[operator]
+    found = facts["distributions"]()  # type: ignore[operator]
+    found.clear()
+    assert facts["distributions"]()  # type: ignore[operator]
+
+
+def test_lines_within_a_limit_read_as_measuring_each_line() -> None:
+    within = _dist_facts()["lines_within"]
+    texts = ["", "a\nbb\n", "x" * 10, "x" * 11, "xxxx\n" * 5 + "x" * 10, "xxxx\n" * 5 + "x" * 11,
+             "\n" * 30, "x" * 9 + "\n" + "y" * 10 + "\n", ("x" * 6 + "\n") * 7 + "z" * 11 + "\n" + "w" * 3]
+    for text in texts:
+        assert within(text, 10) == (max(map(len, text.split("\n"))) <= 10), repr(text)  # type: ignore[operator]

@@ -70,3 +70,45 @@ def test_a_host_that_is_not_this_machine_answers_for_itself(tmp_path: Path, prob
     assert probe().unavailable_on(host) is None
     outcome = runner.run_one(probe(), host, ProbeOptions())
     assert outcome.status == "unavailable" and "nvidia-smi not found" in str(outcome.error)
+
+
+class _ThisMachineWithout(LocalHost):
+    """This machine as the probe sees it with every NVIDIA node and the driver's /proc directory hidden."""
+
+    def read_bytes(self, path: str) -> bytes:
+        if path.startswith("/proc/driver/nvidia"):
+            raise FileNotFoundError(path)
+        return super().read_bytes(path)
+
+    def list_dir(self, path: str) -> list[str]:
+        if path.startswith("/proc/driver/nvidia"):
+            raise FileNotFoundError(path)
+        return [name for name in super().list_dir(path) if not (path == "/dev" and name.startswith("nvidia"))]
+
+
+NULL = Path(__file__).resolve().parent.parent / "data" / "null"
+
+
+@pytest.mark.parametrize("sides", ["B", "AB"])
+def test_snapshots_without_a_driver_diff_quiet_whichever_way_it_was_found(sides: str) -> None:
+    """A live pair of the GPU-less build VM (taken when NVML and nvidia-smi were asked, and said so), with the
+    gpu and pcie outcomes of the driver check put in B, or in both: nothing changed, so nothing is reported."""
+    from driftcheck.analysis.diff import diff_snapshots
+    from driftcheck.analysis.explain import explain
+    from driftcheck.analysis.gate import check_against
+    from driftcheck.snapshot.model import Snapshot, read_snapshot_file
+
+    outcome = runner.run_one(GpuProbe(), _ThisMachineWithout(), ProbeOptions())
+    assert outcome.status == "unavailable" and "NVML and nvidia-smi not tried" in outcome.error["message"]  # type: ignore[index]
+    pair = NULL / "minutes-apart-3min"
+    documents = [read_snapshot_file(pair / side).document for side in ("a.json", "b.json")]
+    assert "NVML did not initialise" in documents[0]["probes"]["gpu"]["error"]["message"]  # the old way
+    for index, side in enumerate("AB"):
+        if side in sides:
+            documents[index]["probes"]["gpu"] = documents[index]["probes"]["pcie"] = outcome.to_json()
+    a, b = (Snapshot(document, source=f"{side}.json") for side, document in zip("AB", documents, strict=True))
+    differences = diff_snapshots(a, b)
+    gpu_changes = [c.path for c in differences.changes if c.path.startswith(("probes.gpu", "probes.pcie"))]
+    assert gpu_changes == []
+    assert explain(differences).explanations == []
+    assert not check_against(a, b).drift

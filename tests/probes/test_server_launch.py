@@ -82,3 +82,20 @@ def test_a_host_the_probe_cannot_look_into_says_why(tmp_path: Path) -> None:
     # Raw material of an older driftcheck has no launch entry: said, not guessed.
     parsed = probe.parse({"url": "http://10.0.0.5:30000", "replies": {}})
     assert parsed["launch"]["found"] is False and "not recorded" in parsed["launch"]["why"]
+
+
+def test_a_config_file_is_read_where_the_server_reads_it(tmp_path: Path) -> None:
+    probe = ServerProbe(Redactor(b"test-secret"))
+    good = tmp_path / "serve.yaml"
+    good.write_text("max-num-seqs: 128\nenforce-eager: true\napi-key: topsecret\n")
+    read = probe._config_file(LocalHost(), "1", str(good))
+    assert read["why"] is None and read["settings"]["max-num-seqs"] == 128  # type: ignore[index]
+    assert read["settings"]["enforce-eager"] is True and "topsecret" not in str(read)  # type: ignore[index]
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("max-num-seqs: [128\n")
+    assert probe._config_file(LocalHost(), "1", str(broken))["why"].startswith("ParserError")  # type: ignore[union-attr]
+    assert probe._config_file(LocalHost(), "1", str(tmp_path / "absent.yaml"))["why"].startswith("FileNotFoundError")  # type: ignore[union-attr]
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- a\n- b\n")
+    assert probe._config_file(LocalHost(), "1", str(listed)) == {"path": str(listed), "settings": None,
+                                                                "why": "not a YAML mapping"}

@@ -35,4 +35,4 @@ def test_libyaml_is_used_where_pyyaml_has_it() -> None:
         pytest.skip("this PyYAML was built without libyaml")
     from driftcheck.snapshot import shipped_yaml as module
 
-    assert module._SAFE_LOADER is yaml.CSafeLoader  # noqa: SLF001 - which loader is the point
+    assert module._safe_loader() is yaml.CSafeLoader  # noqa: SLF001 - which loader is the point

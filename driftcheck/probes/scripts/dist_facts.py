@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 import threading
 
@@ -20,6 +21,8 @@ _VERSIONED_SO = re.compile(r"\.so(\.\d+)+$")
 _COMPILED_MARK = re.compile(r"\.(?:so|pyd|cubin|fatbin|ptx|dll)", re.IGNORECASE)
 # What makes csv.reader read a RECORD other than line by line, or splitlines() split it elsewhere than at "\n".
 _NOT_PLAIN = ('"', "\0", "\v", "\f", "\x1c", "\x1d", "\x1e")
+# A carriage return that does not begin a CRLF line end.
+_LONE_CR = re.compile("\r(?!\n)")
 
 
 def is_compiled(path):
@@ -37,8 +40,20 @@ def read_text(path):
         return None
 
 
+# Headers already read by this process: the `packages` and `files` answers of one facts_batch run read the
+# same METADATA files.
+_HEADERS = {}  # type: dict[str, dict[str, str]]
+
+
 def metadata_headers(path):
     """Name and Version from a METADATA/PKG-INFO file: the headers end at the first blank line."""
+    if path not in _HEADERS:
+        _HEADERS[path] = _read_headers(path)
+    return dict(_HEADERS[path])
+
+
+def _read_headers(path):
+    """metadata_headers's answer, read from the file."""
     found = {}
     try:
         with open(path, "rb") as handle:
@@ -54,6 +69,21 @@ def metadata_headers(path):
     return found
 
 
+def lines_within(text, limit):
+    """Whether no line of `text` (cut at "\n") is longer than `limit` characters.
+
+    Where every aligned piece of limit // 2 characters holds a line end, no line can be longer: torch's RECORD
+    is answered in a few dozen finds, not a split into tens of thousands of lines. Otherwise the lines are
+    measured.
+    """
+    if len(text) <= limit:
+        return True
+    step = max(limit // 2, 1)
+    if all(text.find("\n", start, start + step) >= 0 for start in range(0, len(text), step)):
+        return True
+    return max(map(len, text.split("\n"))) <= limit
+
+
 def compiled_lines(text):
     """The lines of a RECORD that may name a compiled file, read as csv.reader would read all of them.
 
@@ -62,10 +92,9 @@ def compiled_lines(text):
     plain one (ASCII; no quote, which may join lines; no NUL and no field past csv's limit, which fail the
     whole RECORD; only newline or CRLF breaks, as pip and uv write them) only lines holding a suffix are read.
     """
-    limit = csv.field_size_limit()
     plain = (text.isascii() and not any(mark in text for mark in _NOT_PLAIN)
-             and text.count("\r") == text.count("\r\n")
-             and (len(text) <= limit or max(map(len, text.split("\n"))) <= limit))
+             and ("\r" not in text or _LONE_CR.search(text) is None)
+             and lines_within(text, csv.field_size_limit()))
     if not plain:
         return text.splitlines()
     lines = []
@@ -143,6 +172,33 @@ def read_json(path):
         return {"unparsable": text[:200]}
 
 
+# Real paths resolved by this process. os.path.realpath walks (lstat) every component of a path anew: the
+# ~600 compiled files of a snapshot lie in ~100 directories, so resolving each directory once takes ~4,800
+# lstat calls down to a few hundred.
+_REAL = {}  # type: dict[str, str]
+
+
+def real_path(path):
+    """os.path.realpath(path), each directory of an absolute, normalized path resolved once per process.
+
+    A name that is not a symbolic link resolves to itself inside its parent's real path; a link (or a path
+    of another shape) is left to os.path.realpath, so the answer is the same as realpath's, missing
+    components and link loops included.
+    """
+    known = _REAL.get(path)
+    if known is not None:
+        return known
+    if not path.startswith("/") or path.startswith("//") or os.path.normpath(path) != path:
+        return os.path.realpath(path)
+    parent, name = os.path.split(path)
+    if not name:  # the root
+        return path
+    candidate = os.path.join(real_path(parent), name)
+    real = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+    _REAL[path] = real
+    return real
+
+
 def search_path():
     """sys.path entries that are directories, in order, each real directory once."""
     seen = set()
@@ -158,8 +214,20 @@ def search_path():
     return entries
 
 
+# The distributions found by this process: the `packages` and `files` answers of one facts_batch run each
+# ask, and sys.path does not change between them.
+_DISTRIBUTIONS = []  # type: list[list[tuple[str, str, str]]]
+
+
 def distributions():
     """Every *.dist-info / *.egg-info directory on sys.path, in import order."""
+    if not _DISTRIBUTIONS:
+        _DISTRIBUTIONS.append(_find_distributions())
+    return list(_DISTRIBUTIONS[0])
+
+
+def _find_distributions():
+    """distributions's answer, read from the directories of sys.path."""
     found = []
     seen = set()
     for entry in search_path():
@@ -171,7 +239,7 @@ def distributions():
             if not name.endswith((".dist-info", ".egg-info")):
                 continue
             meta_dir = os.path.join(entry, name)
-            real = os.path.realpath(meta_dir)
+            real = real_path(meta_dir)
             if real in seen:
                 continue
             seen.add(real)
@@ -243,10 +311,14 @@ def packages_mode():
 def stat_of(path):
     """Size, mtime, inode and real path of `path`, or the name of the error that stopped the stat."""
     try:
-        st = os.stat(path)
+        # lstat first: for a file that is not a link it is the stat, and says that the real path is the file's
+        # own name in its directory's real path.
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            st = os.stat(path)
     except OSError as exc:
         return {"path": path, "error": type(exc).__name__}
-    return {"path": path, "real_path": os.path.realpath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+    return {"path": path, "real_path": real_path(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
             "inode": st.st_ino, "device": st.st_dev}
 
 
