@@ -100,8 +100,8 @@ def _snapshot(prober: Prober, plan: RunPlan, label: str, store: Store, pin: Pin)
 
 class _Reading:
     """A snapshot taken in a thread of its own: the reading after the run, started the moment the command has
-    ended, while the rest of its output is drained and scanned (100 MiB of log leaves up to 8 MiB to scan:
-    a second that the reading, mostly waiting on the target interpreter, no longer waits behind). It only takes
+    ended, while the rest of its output is drained and scanned (100 MiB of log leaves up to 8 MiB to scan, ~0.03 s
+    that the reading, mostly waiting on the target interpreter, does not wait behind). It only takes
     the snapshot; the store is written from the run's own thread."""
 
     def __init__(self, take: Callable[[], Snapshot]) -> None:
