@@ -18,7 +18,6 @@ from driftcheck.commands.common import (
     flag_terms,
 )
 from driftcheck.errors import UsageError
-from driftcheck.runs.render import run_summary_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -96,5 +95,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                       interval_s=args.interval,
                       sign=not args.no_sign, note=_note if show else None)
     if not args.quiet:
+        # Imported here: its modules are loaded beside the snapshot before, not while the command line is read.
+        from driftcheck.runs.render import run_summary_text
+
         sys.stderr.write(run_summary_text(outcome))
     return outcome.record.exit_code
