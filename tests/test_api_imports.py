@@ -97,3 +97,16 @@ def test_a_run_imports_no_server_reader_no_nvidia_parser_and_no_run_comparison()
     assert _under(loaded, "driftcheck.serving.engine", "driftcheck.serving.flag_tables", "driftcheck.nvidia.smi_xml",
                   "driftcheck.nvidia.smi_text", "driftcheck.nvidia.topo", "xml", "driftcheck.runs.compare",
                   "driftcheck.runs.speculative") == []
+
+
+def test_a_run_loads_what_watching_needs_beside_the_snapshot_before_not_while_its_command_line_is_read() -> None:
+    # The scan's patterns, psutil and statistics (~35-70 ms) are imported by `runs.session._Preloading` while the
+    # snapshot before waits on the target interpreter: nothing of them is imported before that snapshot starts.
+    loaded = _loaded_after("driftcheck.commands.run", "driftcheck.api.run", "driftcheck.probes.prober")
+    assert _under(loaded, "driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
+                  "driftcheck.runs.store", "driftcheck.runs.metrics", "driftcheck.runs.render", "psutil",
+                  "statistics") == []
+    from driftcheck.runs.session import _WATCH_MODULES
+
+    watched = _loaded_after(*_WATCH_MODULES)
+    assert {"driftcheck.runs.metrics", "driftcheck.runs.output", "psutil"} <= watched

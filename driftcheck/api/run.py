@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from driftcheck.api._shared import checked_local_log
 from driftcheck.errors import OptionError
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.runs.metrics import user_pattern
 from driftcheck.runs.session import RunOutcome, RunPlan, record_run
 
 # The telemetry interval a run takes (seconds): finer sampling costs the run itself, coarser misses a throttle.
@@ -35,10 +34,17 @@ def run(command: Sequence[str], *, label: str | None = None, metrics: Sequence[s
     if not _INTERVAL_S[0] <= interval_s <= _INTERVAL_S[1]:
         raise OptionError("interval_s", f"{interval_s:g}", f"give between {_INTERVAL_S[0]:g} and {_INTERVAL_S[1]:g} "
                                                           "seconds")
+    # Imported only for patterns to read: the scan's module is otherwise loaded beside the snapshot before.
+    if metrics:
+        from driftcheck.runs.metrics import user_pattern
+
+        patterns = tuple(user_pattern(spec) for spec in metrics)
+    else:
+        patterns = ()
     # The directory the command runs in: its git commit says which version of the benchmark ran.
     options = ProbeOptions(pids=tuple(pids), process_patterns=tuple(processes), server_url=server,
                            workdir=os.getcwd(), server_log=checked_local_log(server_log))
-    plan = RunPlan(argv=list(command), label=label, user_patterns=tuple(user_pattern(spec) for spec in metrics),
+    plan = RunPlan(argv=list(command), label=label, user_patterns=patterns,
                    probes=list(probes) if probes is not None else None, python=python, options=options,
                    interval_s=interval_s, sign=sign)
     return record_run(plan, note=note)

@@ -79,6 +79,9 @@ class _Scanner:
     beside the copy still slowed it (the two share the interpreter lock), so chunks only wait here while the
     command runs, and the scan reads them when it has ended. Past `max_backlog` bytes the oldest chunks are
     skipped, whole, and counted: the figures a benchmark prints come at its end, and memory stays bounded.
+    Scanning beside the command instead, now that the scan runs at C speed (`MetricScanner.feed_lines`, ~0.03 s
+    CPU for those 8 MiB), was measured and left: 100 MiB of log is ~0.4 s of scan that the command's CPUs would
+    share, against 0.03 s after it, hidden behind the reading after the run.
     """
 
     def __init__(self, reader: OutputReader, streams: int, max_backlog: int = 8 * 1024 * 1024) -> None:
@@ -288,8 +291,7 @@ def run_command(argv: Sequence[str], reader: OutputReader, on_start: Callable[[i
         if not thread.is_alive():  # a pump still blocked in read keeps its fd until we exit
             with contextlib.suppress(OSError):
                 os.close(fd)
-    # The figures come at the end of the output: let the scan reach it (it runs at regex speed, the copy did not
-    # wait for it).
+    # The figures come at the end of the output: let the scan reach it (the copy did not wait for it).
     scanner.join(_SCAN_CATCH_UP_S)
     if returncode < 0:
         name = signal.Signals(-returncode).name

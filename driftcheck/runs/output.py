@@ -28,9 +28,15 @@ MAX_LINE_CHARS = 1 << 16
 TAIL_LINES = 12
 
 
+def _split(text: str) -> list[str]:
+    """`text` cut at every line end: by `str.split` where it holds no \\r (a log's usual case: ~10x the speed of
+    the regex, which 100 MiB of log made 0.7 s of the scan), else by `_LINE_END`."""
+    return _LINE_END.split(text) if "\r" in text else text.split("\n")
+
+
 def split_lines(text: str) -> list[str]:
     """The lines of a whole output, as a terminal shows them (no empty line after a final line end)."""
-    lines = _LINE_END.split(text)
+    lines = _split(text)
     if lines and not lines[-1]:
         lines.pop()
     return lines
@@ -47,7 +53,7 @@ class OutputLines:
     def feed(self, data: bytes) -> list[str]:
         """The lines `data` completes."""
         text = self._pending + self._decoder.decode(data)
-        lines = _LINE_END.split(text)
+        lines = _split(text)
         self._pending = lines.pop()
         if text.endswith("\r"):  # a \r\n may be split between two reads: wait for the next byte
             self._pending = lines.pop() + "\r" if lines else "\r"

@@ -18,32 +18,38 @@ reading before is reused after: the command may change any of it.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import shutil
 import socket
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from driftcheck.errors import DriftcheckError
 from driftcheck.hosts.targets import local_host
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.prober import Prober
-from driftcheck.runs.execute import Finished, run_command
-from driftcheck.runs.metrics import Pattern
-from driftcheck.runs.output import OutputReader
-from driftcheck.runs.shapes import SeriesJson
-from driftcheck.runs.store import RunRecord, RunStore
-from driftcheck.runs.summary import summarize
-from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.printable import printable
 from driftcheck.store.pins import Pin
 from driftcheck.store.snapshots import Store
 
+if TYPE_CHECKING:
+    from driftcheck.runs.execute import Finished
+    from driftcheck.runs.metrics import Pattern
+    from driftcheck.runs.output import OutputReader
+    from driftcheck.runs.shapes import SeriesJson
+    from driftcheck.runs.store import RunRecord
+
+# What watching the command and recording it import (~35-70 ms: the scan's patterns, psutil, statistics), loaded
+# by `_Preloading` while the snapshot before is taken: its probes mostly wait on the target interpreter then, and
+# this process is idle for ~100 ms of it.
+_WATCH_MODULES = ("driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
+                  "driftcheck.runs.store")
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
@@ -100,8 +106,8 @@ def _snapshot(prober: Prober, plan: RunPlan, label: str, store: Store, pin: Pin)
 
 class _Reading:
     """A snapshot taken in a thread of its own: the reading after the run, started the moment the command has
-    ended, while the rest of its output is drained and scanned (100 MiB of log leaves up to 8 MiB to scan:
-    a second that the reading, mostly waiting on the target interpreter, no longer waits behind). It only takes
+    ended, while the rest of its output is drained and scanned (100 MiB of log leaves up to 8 MiB to scan, ~0.03 s
+    that the reading, mostly waiting on the target interpreter, does not wait behind). It only takes
     the snapshot; the store is written from the run's own thread."""
 
     def __init__(self, take: Callable[[], Snapshot]) -> None:
@@ -128,6 +134,37 @@ class _Reading:
         return self._taken
 
 
+class _Preloading:
+    """The modules of `_WATCH_MODULES` imported in a thread of its own, beside the snapshot before. Begun when that
+    snapshot's first probe has answered (`start`, its progress callback): by then its probes' threads and the target
+    interpreter's run have started, and these imports, sharing the interpreter lock, no longer hold them back. A
+    thread gets no signal, so a Ctrl-C never lands inside these imports (see `driftcheck.__main__`); what one raises
+    is raised again where the module is imported next, by the run's own thread."""
+
+    def __init__(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="run-preload", daemon=True)
+        self._started = False
+
+    def start(self, *_progress: object) -> None:
+        """Begin the imports, once (the arguments of a probe's progress report are not used)."""
+        if not self._started:
+            self._started = True
+            self._thread.start()
+
+    @staticmethod
+    def _run() -> None:
+        for name in _WATCH_MODULES:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - imported again, and raised, by the run's own thread
+                return
+
+    def done(self) -> None:
+        """Wait for the imports to end (begun here if no probe answered: they are short)."""
+        self.start()
+        self._thread.join()
+
+
 def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -135,6 +172,9 @@ def _iso(timestamp: float) -> str:
 def _watch(plan: RunPlan, reader: OutputReader, on_exit: Callable[[], None]) -> tuple[Finished, SeriesJson]:
     """Run the command with its output scanned and the GPUs and CPUs sampled while it runs; (how it ended, the
     series). `on_exit` is called once it has ended and the sampling has stopped, before its output is scanned."""
+    from driftcheck.runs.execute import run_command
+    from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
+
     child: dict[str, int] = {}
     # The server a serving benchmark talks to uses the GPUs on the run's behalf: not a sharer.
     server = plan.options.server_url
@@ -163,6 +203,8 @@ def _keep(store: Store, after: Snapshot | None, record: RunRecord, series: Serie
     """Store the reading after the run (when taken) and the run record in one transaction: one commit, one
     opening of the store instead of two (each a write of the log to disk and a checkpoint at its close), and
     no moment where the reading is stored but no record holds it."""
+    from driftcheck.runs.store import RunStore
+
     with store.write_lock() as db:
         if after is not None:
             store.add(after, pin=pin)
@@ -186,9 +228,15 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     store, pin = Store(), Pin.this_process()
     if note:
         note("taking a snapshot before the run")
-    before = _snapshot(prober, plan, f"run: {name}", store, pin)
+    preloading = _Preloading()
+    before = _snapshot(replace(prober, progress=preloading.start), plan, f"run: {name}", store, pin)
     held = [before.id]
     try:
+        preloading.done()
+        from driftcheck.runs.output import OutputReader
+        from driftcheck.runs.store import RunRecord
+        from driftcheck.runs.summary import summarize
+
         if note:
             note(f"snapshot {before.short_id} taken; running {printable(name)}")
         reader = OutputReader(plan.user_patterns)

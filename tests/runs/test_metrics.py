@@ -229,3 +229,29 @@ def test_the_figures_given_do_not_change_as_the_scan_goes_on() -> None:
     scanner.feed("Output token throughput (tok/s): 60.3")
     assert (first.value, first.count) == (94.1, 1)
     assert [(metric.value, metric.count) for metric in scanner.metrics()] == [(60.3, 2)]
+
+
+def test_lines_of_one_digit_blind_form_read_in_bulk_as_one_by_one_across_chunks() -> None:
+    # The generic pattern's lines are read once per form (their last values, their count, their first place);
+    # the lines a user pattern or a specific pattern reads, and a value that reads as infinity, are fed alone
+    # between them. The figures, their order, values and counts are those of feeding the lines one by one.
+    lines = [f"step {i}: loss 2.{i} throughput {1000 + i}.5 tok/s elapsed 0.0{i} s" for i in range(30)]
+    lines[3] = "decode 12.5 ms"
+    lines[7] = "Output token throughput (tok/s): 94.1"
+    lines[11] = "step 11: loss 2.11 throughput 1e999 tok/s elapsed 0.011 s"  # infinity: not a figure
+    lines[12] = "decode 7 ms"
+    lines[20] = "Output token throughput (tok/s): 95.2"
+    lines[25] = "decode 1e400 ms"
+    found = []
+    for user in ((), (user_pattern("loss=loss ([0-9.]+)"),)):
+        for cut in (0, 5, 12, 21, 30):
+            bulk, single = MetricScanner(user), MetricScanner(user)
+            bulk.feed_lines(lines[:cut])
+            bulk.feed_lines(lines[cut:])
+            for line in lines:
+                single.feed(line)
+            assert [m.to_json() for m in bulk.metrics()] == [m.to_json() for m in single.metrics()]
+        found.append([(m.name, m.value, m.count) for m in single.metrics()])
+    assert found[0] == [("throughput", 1029.5, 24), ("decode", 7.0, 2), ("output_token_throughput", 95.2, 2)]
+    # The user's figure claims its lines: the generic pattern reads none of them.
+    assert found[1] == [("loss", 2.29, 25), ("decode", 7.0, 2), ("output_token_throughput", 95.2, 2)]

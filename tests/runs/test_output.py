@@ -53,3 +53,18 @@ def test_try_finds_no_figure_where_run_finds_none() -> None:
                      max_pairs=2, seed=1, record=False)
     with pytest.raises(TrialError, match="held no the figure 'score'"):
         run_trial(plan)
+
+
+def test_a_figure_split_across_two_chunks_is_read_once_whole() -> None:
+    # A pipe's read ends anywhere: inside a figure's line, its number, or between the \r and \n of its line end.
+    line = "Output token throughput (tok/s):          1915.40\r\n"
+    data = ("step 1: 812.5 tok/s\n" * 3 + line + "step 2: 820.0 tok/s\n").encode()
+    start = data.index(b"Output")
+    for cut in (start + 10, start + len(line) - 4, start + len(line) - 1):
+        reader = OutputReader()
+        reader.feed(data[:cut])
+        reader.feed(data[cut:])
+        reader.close()
+        assert [(m.name, m.value, m.count) for m in reader.metrics()] == [
+            ("tokens_per_second", 820.0, 4), ("output_token_throughput", 1915.4, 1)]
+        assert reader.tail()[-2:] == [line.rstrip("\r\n"), "step 2: 820.0 tok/s"]
