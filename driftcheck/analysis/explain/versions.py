@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from packaging.version import InvalidVersion, Version
+# packaging is imported by the first comparison of two versions: an explain whose changes hold none (an
+# environment variable, a clock) does not pay for it.
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 # A git commit id used where a version belongs (a source build's `torch.version.git_version`).
 _GIT_SHA = re.compile(r"^(?=[0-9]*[a-f])[0-9a-f]{7,40}$")
@@ -19,6 +22,8 @@ def parse_version(text: Any) -> Version | None:
     """`text` as a PEP 440 version, or None when it is not one (a git sha, a free-form string)."""
     if not isinstance(text, str) or len(text) > _MAX_VERSION or _GIT_SHA.match(text):
         return None
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(text)
     except (InvalidVersion, ValueError):  # ValueError: a release number of thousands of digits
@@ -31,6 +36,8 @@ def version_order(before: Any, after: Any) -> int:
     vb, va = parse_version(before), parse_version(after)
     if vb is None or va is None:
         return 0
+    from packaging.version import Version
+
     pb, pa = Version(vb.public), Version(va.public)
     return (pa > pb) - (pa < pb)
 
@@ -63,7 +70,10 @@ def wheel_index(version: Any) -> str | None:
 def version_distance(before: Any, after: Any) -> float:
     """How big a version step is, for ordering causes of equal confidence: a major release 1.0, a
     minor 0.75, a micro 0.5, anything finer (post, local build) 0.3; 0 when not comparable."""
-    vb, va = parse_version(before), parse_version(after)
+    # `after` is parsed only when `before` is a version: a fact added or removed (None on one side) never
+    # needs packaging, and every ranked cause asks this to break ties.
+    vb = parse_version(before)
+    va = parse_version(after) if vb is not None else None
     if vb is None or va is None:
         return 0.0
     for index, weight in enumerate((1.0, 0.75, 0.5)):
