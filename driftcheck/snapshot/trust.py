@@ -20,7 +20,7 @@ from driftcheck.errors import DriftcheckError, KeyFileError, UsageError
 from driftcheck.snapshot.home import config_dir, ensure_private_dir
 from driftcheck.snapshot.jsontypes import JSONObject
 from driftcheck.snapshot.keys import SIGNING_KEY_FILE, fingerprint, load_signing_key
-from driftcheck.snapshot.signing import verify_document
+from driftcheck.snapshot.signing import Verification, verify_document
 
 TRUST_FILE = "trusted_keys"
 _FINGERPRINT = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}$")
@@ -176,9 +176,10 @@ class TrustStore:
         tmp.write_text("".join(f"{k.fingerprint} {k.name}\n" for k in entries), "utf-8")
         os.replace(tmp, self.path)  # whole or not at all, never half a file
 
-    def signer_of(self, document: Mapping[str, object]) -> Signer:
-        """Who signed `document`, in this user's terms."""
-        verdict = verify_document(document)
+    def signer_of(self, document: Mapping[str, object], verdict: Verification | None = None) -> Signer:
+        """Who signed `document`, in this user's terms. `verdict`: its signature's verdict (without a trust list)
+        where it was already worked out, as a Snapshot's `verification`; checked here when not given."""
+        verdict = verdict or verify_document(document)
         if verdict.status == "unsigned":
             # A pasted report is imported here, unsigned by nature: say so rather than "not signed" alone.
             imported = document.get("origin") == "imported"

@@ -21,7 +21,6 @@ from typing import TypeVar
 
 from driftcheck.errors import SnapshotError, TamperedSnapshotError, UnknownSnapshotError
 from driftcheck.snapshot.canonical import canonical_bytes
-from driftcheck.snapshot.canonical import snapshot_id as snapshot_id_of
 from driftcheck.snapshot.home import data_dir
 from driftcheck.snapshot.jsontypes import JSONObject
 from driftcheck.snapshot.model import Snapshot, parse_snapshot, validate_document
@@ -314,11 +313,14 @@ class Store:
         source = f"store:{snapshot_id[:12]}"
         validate_document(document, source)
         # The id is the hash of the content: a row whose content no longer hashes to it was changed in the
-        # file behind driftcheck's back, signed or not.
-        if snapshot_id_of(document) != snapshot_id:
+        # file behind driftcheck's back, signed or not. The Snapshot's own id is the one checked, so it is
+        # worked out once. (That check is no signature check: a row changed with its id changed too is caught
+        # by the signature, which every reference is checked against when it is resolved.)
+        snapshot = Snapshot(document, source)
+        if snapshot.id != snapshot_id:
             raise TamperedSnapshotError(source, "its content no longer matches its id: the store row was "
                                                 "changed after it was written")
-        return Snapshot(document, source)
+        return snapshot
 
     def load(self, snapshot_id: str) -> Snapshot:
         """The stored snapshot with exactly this id."""
