@@ -57,6 +57,10 @@ def test_explaining_two_snapshots_imports_no_run_store_no_trial_and_no_probes() 
     assert _under(loaded, "driftcheck.runs.store", "driftcheck.runs.trial", "driftcheck.analysis.confirm",
                   "driftcheck.api.confirm", "driftcheck.probes", "driftcheck.analysis.bench_verdicts",
                   "driftcheck.baselines") == []
+    # Nor what only a branch of explain needs: two servers' flag tables, a version to compare, a pin's host name.
+    assert _under(loaded, "driftcheck.serving.flag_tables", "packaging", "socket", "yaml") == []
+    # --confirm's options are declared on every call: their defaults come without the tests behind a trial.
+    assert _under(loaded, "driftcheck.stats.comparison", "statistics", "random") == []
 
 
 

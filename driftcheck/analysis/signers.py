@@ -66,7 +66,7 @@ def signers_for(snapshots: Mapping[str, Snapshot], store: TrustStore | None = No
     store = store or TrustStore()
     roles = roles or {}
     return Signers({key: Side(roles.get(key, key.upper()), snapshot.short_id, snapshot.source,
-                              store.signer_of(snapshot.document))
+                              store.signer_of(snapshot.document, snapshot.verification))
                     for key, snapshot in snapshots.items()})
 
 

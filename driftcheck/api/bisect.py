@@ -10,7 +10,7 @@ from driftcheck.runs.bisect import Bisection
 from driftcheck.runs.bisect import bisect as bisect_plan
 from driftcheck.runs.store import RunStore
 from driftcheck.runs.trial import Progress, Variant
-from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
+from driftcheck.stats import DEFAULT_MAX_PAIRS
 
 
 def bisect(command: Sequence[str] = (), *, variants: Sequence[Variant], metrics: Sequence[str] = (),

@@ -50,7 +50,7 @@ from driftcheck.runs.trial import (
     terminations_raise,
 )
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
+from driftcheck.stats import DEFAULT_MAX_PAIRS
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from driftcheck.errors import TamperedSnapshotError, UnknownSnapshotError
 from driftcheck.runs.reference import is_run_reference, resolve_run
 from driftcheck.snapshot.model import Snapshot
-from driftcheck.snapshot.signing import verify_document
 from driftcheck.store.named import PREFIX as BASELINE_PREFIX
 from driftcheck.store.named import NamedSnapshots
 from driftcheck.store.snapshots import Store
@@ -32,7 +31,7 @@ BOOT_REFERENCES = ("@boot", "@before-boot")
 
 def check_not_tampered(snapshot: Snapshot) -> Snapshot:
     """`snapshot` if it is unsigned or its signature holds; TamperedSnapshotError if it was altered."""
-    verdict = verify_document(snapshot.document)
+    verdict = snapshot.verification  # kept: the signer named next is this same verdict
     if verdict.status == "altered":
         raise TamperedSnapshotError(snapshot.source, f"{verdict.message}; `driftcheck verify` says more")
     return snapshot

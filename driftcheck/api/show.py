@@ -26,4 +26,4 @@ class Shown:
 def show(snapshot: Side, *, store: Store | None = None) -> Shown:
     """The snapshot `snapshot` names (a reference, see `load`, or a Snapshot) and its signer."""
     found = snapshot if isinstance(snapshot, Snapshot) else load(snapshot, store=store)
-    return Shown(found, TrustStore().signer_of(found.document))
+    return Shown(found, TrustStore().signer_of(found.document, found.verification))

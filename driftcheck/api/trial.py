@@ -19,7 +19,7 @@ from driftcheck.runs.trial import (
     parse_env_changes,
     run_trial,
 )
-from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
+from driftcheck.stats import DEFAULT_MAX_PAIRS
 
 
 def variant(name: str, changes: Sequence[str] = (), *, python: str | None = None,

@@ -22,7 +22,7 @@ from driftcheck.commands.common import (
     use_colour,
 )
 from driftcheck.errors import UsageError
-from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
+from driftcheck.stats import DEFAULT_MAX_PAIRS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from driftcheck.api.trial import Variant, trial, variant
 from driftcheck.commands.common import add_format, add_label, add_quiet, flag_terms, positive_float, positive_int
 from driftcheck.errors import UsageError
 from driftcheck.runs.render import trial_text
-from driftcheck.stats.comparison import DEFAULT_MAX_PAIRS
+from driftcheck.stats import DEFAULT_MAX_PAIRS
 
 _NAMES = ("a", "b", "c", "d")
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from driftcheck.errors import SnapshotError
 from driftcheck.snapshot.bulk import without_gc
@@ -18,6 +18,9 @@ from driftcheck.snapshot.jsontypes import JSONObject, JSONValue, object_or_empty
 from driftcheck.snapshot.storable import storable
 from driftcheck.snapshot.version import VERSION
 from driftcheck.snapshot.vocabulary import STATUSES
+
+if TYPE_CHECKING:
+    from driftcheck.snapshot.signing import Verification
 
 SCHEMA_VERSION = 1
 REQUIRED_KEYS = ("schema", "created_at", "host", "probes")
@@ -36,6 +39,15 @@ class Snapshot:
         # The hash of the canonical JSON of the whole document: a diff of a million facts asked for it
         # four times, at seconds each.
         return snapshot_id(self.document)
+
+    @cached_property
+    def verification(self) -> Verification:
+        """The verdict on the document's signature (valid, unsigned or altered; no trust list), worked out once:
+        a reference's tamper check and the signer a report names ask it of the same snapshot."""
+        # Imported here: cryptography is needed by the snapshots whose signature is asked, not by every reader.
+        from driftcheck.snapshot.signing import verify_document
+
+        return verify_document(self.document)
 
     @property
     def short_id(self) -> str:

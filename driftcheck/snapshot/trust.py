@@ -20,11 +20,13 @@ from driftcheck.errors import DriftcheckError, KeyFileError, UsageError
 from driftcheck.snapshot.home import config_dir, ensure_private_dir
 from driftcheck.snapshot.jsontypes import JSONObject
 from driftcheck.snapshot.keys import SIGNING_KEY_FILE, fingerprint, load_signing_key
-from driftcheck.snapshot.signing import verify_document
+from driftcheck.snapshot.signing import Verification, verify_document
 
 TRUST_FILE = "trusted_keys"
-_FINGERPRINT = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}$")
-_NAME = re.compile(r"^[\w .@:+-]{1,64}$")
+# As text, compiled by `re` (and kept in its cache) when a trusted key is read or added: naming the signer of the
+# user's own snapshots (every show and explain) needs neither.
+_FINGERPRINT = r"^SHA256:[A-Za-z0-9+/]{43}$"
+_NAME = r"^[\w .@:+-]{1,64}$"
 SIGNER_STATES = ("you", "trusted", "unknown", "unsigned", "altered")
 
 
@@ -107,7 +109,7 @@ def normalize_fingerprint(text: str) -> str:
         except ValueError:
             as_key = ""
         candidate = as_key if len(candidate) == 44 and as_key else f"SHA256:{candidate}"
-    if not _FINGERPRINT.match(candidate):
+    if not re.match(_FINGERPRINT, candidate):
         raise UsageError(f"{text[:60]!r} is not a key fingerprint (SHA256:... as `driftcheck key` prints it) "
                          "or a public key")
     return candidate
@@ -140,10 +142,10 @@ class TrustStore:
         found = []
         for line in lines:
             key, _, name = line.strip().partition(" ")
-            if _FINGERPRINT.match(key):
+            if re.match(_FINGERPRINT, key):
                 # A hand-edited name that `add` would refuse (control characters) is shown as the fingerprint.
                 # So is a name that reads as the user's own key: only the user's key is "you".
-                shown = name.strip() if _NAME.match(name.strip()) and not _reads_as_you(name) else key
+                shown = name.strip() if re.match(_NAME, name.strip()) and not _reads_as_you(name) else key
                 found.append(TrustedKey(key, shown))
         return found
 
@@ -151,7 +153,7 @@ class TrustStore:
         """Trust `key` (a fingerprint or public key) under `name`; replaces an earlier name for it."""
         wanted = normalize_fingerprint(key)
         label = (name or wanted).strip()
-        if not _NAME.match(label) and label != wanted:
+        if not re.match(_NAME, label) and label != wanted:
             raise UsageError(f"name {label[:60]!r}: letters, digits, spaces and . @ : + - only, up to 64")
         if _reads_as_you(label):
             raise UsageError(f"name {label!r}: it would read as your own key (\"signed by you\"); give the key "
@@ -176,9 +178,10 @@ class TrustStore:
         tmp.write_text("".join(f"{k.fingerprint} {k.name}\n" for k in entries), "utf-8")
         os.replace(tmp, self.path)  # whole or not at all, never half a file
 
-    def signer_of(self, document: Mapping[str, object]) -> Signer:
-        """Who signed `document`, in this user's terms."""
-        verdict = verify_document(document)
+    def signer_of(self, document: Mapping[str, object], verdict: Verification | None = None) -> Signer:
+        """Who signed `document`, in this user's terms. `verdict`: its signature's verdict (without a trust list)
+        where it was already worked out, as a Snapshot's `verification`; checked here when not given."""
+        verdict = verdict or verify_document(document)
         if verdict.status == "unsigned":
             # A pasted report is imported here, unsigned by nature: say so rather than "not signed" alone.
             imported = document.get("origin") == "imported"

@@ -3,3 +3,7 @@
 
 Nothing here does I/O or knows a snapshot, a store or a process; every layer that judges figures reads these.
 """
+
+# Rounds of a trial unless the user says otherwise (`try`, `explain --confirm`, `bisect`, TrialPlan). Here, not in
+# `comparison`, so that a command line declaring the option (explain's, on every call) does not import the tests.
+DEFAULT_MAX_PAIRS = 24

@@ -48,8 +48,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-# Rounds of a trial unless the user says otherwise (`try`, `explain --confirm`, `bisect`, TrialPlan).
-DEFAULT_MAX_PAIRS = 24
+# Its home is the package (read by every command line that declares --max-pairs); the name stays here too for
+# the trial runner (driftcheck/runs/trial.py), which reads it from this module.
+from driftcheck.stats import DEFAULT_MAX_PAIRS as DEFAULT_MAX_PAIRS
+
 # The exact null distribution is used up to this many non-zero differences (scipy's own limit).
 EXACT_MAX_N = 50
 POWER = 0.8

@@ -11,7 +11,6 @@ ended (killed before it wrote its record) pins nothing: gc drops it.
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,13 +28,21 @@ class Pin:
     @classmethod
     def this_process(cls) -> Pin:
         """The pin of the running process."""
-        return cls(socket.gethostname(), os.getpid())
+        return cls(_this_host(), os.getpid())
+
+
+def _this_host() -> str:
+    # socket is imported here: every reader of the store imports this module, and only a pin asks the host
+    # name (socket's import converts four enums, ~4 ms of `show` and `explain`).
+    import socket
+
+    return socket.gethostname()
 
 
 def process_alive(pin: Pin) -> bool:
     """Whether the pinning process may still be running. A pin of another host cannot be checked from here
     and counts as alive; a pid reused by another process keeps a pin longer, never shorter."""
-    if pin.host != socket.gethostname():
+    if pin.host != _this_host():
         return True
     try:
         os.kill(pin.pid, 0)

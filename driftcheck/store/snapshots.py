@@ -21,7 +21,6 @@ from typing import TypeVar
 
 from driftcheck.errors import SnapshotError, TamperedSnapshotError, UnknownSnapshotError
 from driftcheck.snapshot.canonical import canonical_bytes
-from driftcheck.snapshot.canonical import snapshot_id as snapshot_id_of
 from driftcheck.snapshot.home import data_dir
 from driftcheck.snapshot.jsontypes import JSONObject
 from driftcheck.snapshot.model import Snapshot, parse_snapshot, validate_document
@@ -304,35 +303,40 @@ class Store:
             raise SnapshotError(f"{self.path} row {seq}", "damaged in the store (its probe outcome counts)")
         return {str(status): n for status, n in decoded.items()}
 
-    def _load_row(self, snapshot_id: str) -> Snapshot:
-        with self._connect() as db:
-            row = db.execute("SELECT seq FROM snapshots WHERE id = ?", (snapshot_id,)).fetchone()
-            if row is None:
-                raise UnknownSnapshotError(snapshot_id, "no such snapshot in the store")
-            document = self._decode(db, row[0])
+    def _load_row(self, db: sqlite3.Connection, snapshot_id: str) -> Snapshot:
+        """The snapshot `snapshot_id`, read over `db`: the connection that found its id, so that a reference
+        opens the store once (each opening ensures the schema and the WAL mode: ~0.5 ms)."""
+        row = db.execute("SELECT seq FROM snapshots WHERE id = ?", (snapshot_id,)).fetchone()
+        if row is None:
+            raise UnknownSnapshotError(snapshot_id, "no such snapshot in the store")
+        document = self._decode(db, row[0])
         # Validated as a file would be: a damaged row is a one-line error.
         source = f"store:{snapshot_id[:12]}"
         validate_document(document, source)
         # The id is the hash of the content: a row whose content no longer hashes to it was changed in the
-        # file behind driftcheck's back, signed or not.
-        if snapshot_id_of(document) != snapshot_id:
+        # file behind driftcheck's back, signed or not. The Snapshot's own id is the one checked, so it is
+        # worked out once. (That check is no signature check: a row changed with its id changed too is caught
+        # by the signature, which every reference is checked against when it is resolved.)
+        snapshot = Snapshot(document, source)
+        if snapshot.id != snapshot_id:
             raise TamperedSnapshotError(source, "its content no longer matches its id: the store row was "
                                                 "changed after it was written")
-        return Snapshot(document, source)
+        return snapshot
 
     def load(self, snapshot_id: str) -> Snapshot:
         """The stored snapshot with exactly this id."""
-        return self._load_row(snapshot_id)
+        with self._connect() as db:
+            return self._load_row(db, snapshot_id)
 
     def nth_newest(self, n: int) -> Snapshot:
         """The n-th newest snapshot (0 = latest)."""
         with self._connect() as db:
             row = db.execute("SELECT id FROM snapshots ORDER BY seq DESC LIMIT 1 OFFSET ?", (n,)).fetchone()
+            if row is not None:
+                return self._load_row(db, row[0])
             count = db.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0]
-        if row is None:
-            raise UnknownSnapshotError(f"@{n}", f"the store holds {count} snapshot(s)"
-                                       + ("; take one with `driftcheck snapshot`" if count == 0 else ""))
-        return self._load_row(row[0])
+        raise UnknownSnapshotError(f"@{n}", f"the store holds {count} snapshot(s)"
+                                   + ("; take one with `driftcheck snapshot`" if count == 0 else ""))
 
     def by_prefix(self, prefix: str) -> Snapshot:
         """The one snapshot whose id starts with `prefix`."""
@@ -341,12 +345,12 @@ class Store:
         with self._connect() as db:
             rows = db.execute("SELECT id FROM snapshots WHERE id LIKE ? LIMIT 3",
                               (prefix.lower() + "%",)).fetchall()
+            if len(rows) == 1:
+                return self._load_row(db, rows[0][0])
         if not rows:
             raise UnknownSnapshotError(prefix, "no such file, and no stored snapshot has this id")
-        if len(rows) > 1:
-            raise UnknownSnapshotError(prefix, "ambiguous id prefix: matches "
-                                       + ", ".join(r[0][:12] for r in rows) + "; give more characters")
-        return self._load_row(rows[0][0])
+        raise UnknownSnapshotError(prefix, "ambiguous id prefix: matches "
+                                   + ", ".join(r[0][:12] for r in rows) + "; give more characters")
 
     def newest_host(self, reference: str = "@latest") -> str:
         """The host of the newest snapshot; UnknownSnapshotError (naming `reference`) when the store is empty."""

@@ -16,6 +16,7 @@ import pytest
 
 from driftcheck.analysis.diff import diff_snapshots
 from driftcheck.analysis.rules import KINDS, default_catalog
+from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.model import read_snapshot_file
 from driftcheck.snapshot.patterns import PathTree, Segment, _covers, _match, compile_pattern
 
@@ -48,6 +49,16 @@ def test_the_length_and_segment_shortcuts_change_no_answer(source: str) -> None:
     for parts in paths:
         assert pattern.match(parts) == _match(pattern.segments, parts, {}), (source, parts)
         assert pattern.covers(parts) == _covers(pattern.segments, parts), (source, parts)
+
+
+def test_a_segment_written_alike_in_two_patterns_is_made_once_and_is_what_its_text_says() -> None:
+    first, second = compile_pattern("probes.env.data.vars.<var:NCCL_*|CUDA_*>"), compile_pattern("probes.*.x.**")
+    assert first.segments[0] is second.segments[0]  # `probes`, made once
+    assert first.segments == (Segment(("probes",)), Segment(("env",)), Segment(("data",)), Segment(("vars",)),
+                              Segment(("NCCL_*", "CUDA_*"), "var"))
+    assert second.segments == (Segment(("probes",)), Segment(), Segment(("x",)), Segment(many=True))
+    with pytest.raises(RuleCatalogError, match="'a..b' has an empty segment"):
+        compile_pattern("a..b")
 
 
 def _pair_changes() -> list[tuple[tuple[object, ...], str]]:

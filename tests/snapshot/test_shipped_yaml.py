@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from importlib import resources
+from pathlib import Path
 
 import pytest
 import yaml
 
 from driftcheck.snapshot.shipped_yaml import parse_yaml_text, shipped_yaml
+from tests.conftest import REPO_ROOT
 
 SHIPPED = [(package, entry.name) for package in ("driftcheck.snapshot", "driftcheck.analysis", "driftcheck.baselines")
            for entry in resources.files(package).iterdir() if entry.name.endswith(".yaml")]
@@ -36,3 +41,14 @@ def test_libyaml_is_used_where_pyyaml_has_it() -> None:
     from driftcheck.snapshot import shipped_yaml as module
 
     assert module._safe_loader() is yaml.CSafeLoader  # noqa: SLF001 - which loader is the point
+
+
+
+def test_a_cached_table_is_read_without_importing_pyyaml(tmp_path: Path) -> None:
+    # PyYAML's import is a tenth of `explain`: a command whose tables are cached never pays for it.
+    script = ("import sys; from driftcheck.snapshot.shipped_yaml import shipped_yaml; "
+              "shipped_yaml('driftcheck.analysis', 'rules.yaml'); print('yaml' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "DRIFTCHECK_HOME": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
+                           timeout=60).stdout.strip() for _ in range(2)]
+    assert runs == ["True", "False"]  # parsed once, then read from the cache

@@ -21,7 +21,8 @@ from driftcheck.snapshot.model import Snapshot
 
 # A wheel tag whose interpreter and ABI are one CPython release (cp311-cp311-...): that build loads there only.
 # `abi3` and `none` builds load on later releases too (the platform compatibility tags of the packaging guide).
-_ONE_CPYTHON = re.compile(r"^cp(\d)(\d+)-cp\1\2")
+# As text, compiled by `re` (and kept in its cache) when a package's fix is written: most explains write none.
+_ONE_CPYTHON = r"^cp(\d)(\d+)-cp\1\2"
 
 
 def interpreter_of(snapshot: Snapshot) -> str | None:
@@ -44,7 +45,7 @@ def only_for_cpython(record: dict[str, object]) -> str | None:
     tags = record.get("wheel_tags")
     if not isinstance(tags, list) or not tags:
         return None
-    releases = {f"{found.group(1)}.{found.group(2)}" if (found := _ONE_CPYTHON.match(str(tag))) else None
+    releases = {f"{found.group(1)}.{found.group(2)}" if (found := re.match(_ONE_CPYTHON, str(tag))) else None
                 for tag in tags}
     return releases.pop() if len(releases) == 1 and None not in releases else None
 

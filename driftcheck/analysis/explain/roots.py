@@ -17,12 +17,13 @@ from driftcheck.analysis.explain.relevance import RelevanceTable
 from driftcheck.analysis.rules import Rule
 from driftcheck.snapshot.facts import fact_table
 
-# System libraries (a file of no distribution) by file name: which native library or driver they are.
+# System libraries (a file of no distribution) by file name: which native library or driver they are. Patterns
+# as text, compiled by `re` (and kept in its cache) when a system file changed: most explains have none.
 _SYSTEM_LIBRARIES = (
-    (re.compile(r"/libnccl\.so"), "library:NCCL"),
-    (re.compile(r"/libcudnn[^/]*\.so"), "library:cuDNN"),
-    (re.compile(r"/libcublas(Lt)?\.so"), "library:cuBLAS"),
-    (re.compile(r"/lib(cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so"), "driver"),
+    (r"/libnccl\.so", "library:NCCL"),
+    (r"/libcudnn[^/]*\.so", "library:cuDNN"),
+    (r"/libcublas(Lt)?\.so", "library:cuBLAS"),
+    (r"/lib(cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so", "driver"),
 )
 # The distribution the kernels probe files a file under when no distribution owns it.
 _NO_DISTRIBUTION = "system"
@@ -42,7 +43,7 @@ def file_root(file_key: str, relevance: RelevanceTable) -> str | None:
     dist, relpath = dist_of(file_key)
     if dist != _NO_DISTRIBUTION:
         return package_root(dist, relevance)
-    return next((root for pattern, root in _SYSTEM_LIBRARIES if pattern.search(relpath)), None)
+    return next((root for pattern, root in _SYSTEM_LIBRARIES if re.search(pattern, relpath)), None)
 
 
 def root_of(rule: Rule, change: Change, relevance: RelevanceTable) -> str | None:

@@ -9,11 +9,17 @@ release's own parser.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from driftcheck.analysis.diff import Change
 from driftcheck.analysis.explain.lookup import probe_data
 from driftcheck.analysis.explain.values import show_value
-from driftcheck.serving.flag_tables import FlagTable, Restoration, table_for
 from driftcheck.snapshot.model import Snapshot
+
+# The flag tables (and the launch-line reader under them) are imported by the fixes that name a server
+# setting: every explain imports this module, few compare two servers.
+if TYPE_CHECKING:
+    from driftcheck.serving.flag_tables import FlagTable, Restoration
 
 _DATA = ("probes", "server", "data")
 
@@ -46,6 +52,8 @@ def setting_field(change: Change, table: FlagTable | None) -> str | None:
 def setting_name(reference: Snapshot, current: Snapshot, change: Change) -> str:
     """The setting a change is about as its user types it, for titles: the flag of B's release that sets the
     field (`--disable-decode-cuda-graph`, `-tp` spelled long), else the field's name written as a flag."""
+    from driftcheck.serving.flag_tables import table_for
+
     server_a, server_b = probe_data(reference, "server"), probe_data(current, "server")
     table = table_for(server_b.get("engine") or server_a.get("engine"), server_b.get("version"))
     field = setting_field(change, table) or str(change.parts[-1])
@@ -57,6 +65,8 @@ def setting_name(reference: Snapshot, current: Snapshot, change: Change) -> str:
 def restore_phrase(reference: Snapshot, current: Snapshot, change: Change) -> str:
     """"with --tp-size 4", "without --disable-decode-cuda-graph": what to change on B's command line so the
     setting has A's value, for B's release; when that release has no flag for it, said so, with A's."""
+    from driftcheck.serving.flag_tables import table_for
+
     server_a, server_b = probe_data(reference, "server"), probe_data(current, "server")
     engine = server_b.get("engine") or server_a.get("engine")
     table_b = table_for(engine, server_b.get("version"))
