@@ -8,7 +8,8 @@ H's shift from the centre, d, is judged by t = d / (s sqrt(1 + 1/k)) with k - 1 
 test of "is this a member of that population". Its MDS is t_crit * s sqrt(1 + 1/k). A host is named `slower` or
 `faster` only where a benchmark's shift lies beyond that MDS and is at least MIN_EFFECT, `inconclusive` where it
 cannot tell (with why, in the fleet's words: `fleet_reason`), `unchanged` where the shift is within one host's
-typical distance and the MDS is resolved.
+typical distance from the centre (the standard error s sqrt(1 + 1/k), or MIN_EFFECT) and the MDS is at most
+RESOLVED_MDS.
 
 Why not a check's own test (one record against another, widened by the between-session spread): across a
 fleet the reference is not a past session of the same machine but a sample of other machines. The check's
@@ -278,7 +279,8 @@ def judge_benchmark(name: str, host: Mapping[str, Any] | None, others: Sequence[
     if called and not explained:
         direction = "faster" if better else "slower"
         row.update({"verdict": direction, "direction": direction, "significant": True})
-    elif not called and abs(test.shift) <= max(test.spread, math.log1p(MIN_EFFECT)) and mds <= RESOLVED_MDS:
+    elif not called and abs(test.shift) <= max(test.se, math.log1p(MIN_EFFECT)) and mds <= RESOLVED_MDS:
+        # No further from the others' centre than one more host of theirs typically lies, and resolved.
         row.update({"verdict": "unchanged", "direction": "unchanged"})
     else:
         row.update({"verdict": "inconclusive", "direction": "inconclusive"})

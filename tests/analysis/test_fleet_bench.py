@@ -111,6 +111,69 @@ def test_five_hosts_this_noisy_cannot_tell_a_quarter_of_the_speed_and_say_why(
                                      "hosts": 4, "df": 3}
 
 
+# Eight machines a few percent apart (every figure of node i scaled by its factor), each GEMM's two runs as listed:
+# node4's is about half the others', as OMP_NUM_THREADS=1 leaves it on a quiet 2-core machine (README).
+FACTORS = (1.00, 1.03, 0.98, 1.01, 0.97, 1.02, 0.99, 1.00)
+GEMM_RUNS = ((151.0, 147.0), (158.0, 160.0), (146.0, 149.0), (77.0, 79.5), (143.0, 147.0), (155.0, 152.0),
+             (149.0, 145.0), (150.0, 153.0))
+
+
+def eight_machines(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Eight hosts made of one real record (its runs' disturbance flags taken out): node i's figures all scaled
+    by FACTORS[i], its GEMM runs set to GEMM_RUNS[i]."""
+    fleet = {}
+    for i, (factor, gemm_runs) in enumerate(zip(FACTORS, GEMM_RUNS, strict=True)):
+        host = quiet(record)
+        for name in host["results"]:
+            host = scaled(host, name, factor)
+        entry = host["results"][GEMM]
+        for run, median in zip(entry["runs"], gemm_runs, strict=True):
+            run["median"] = median
+        entry["median"] = sorted(gemm_runs)[0] / 2 + sorted(gemm_runs)[1] / 2
+        fleet[f"node{i + 1}"] = host
+    return fleet
+
+
+def test_eight_hosts_name_the_one_at_half_the_gemm_speed_and_no_other(loaded: dict[str, dict[str, Any]]) -> None:
+    fleet = eight_machines(loaded["node2"])
+    bench = judge_fleet(fleet)
+    assert bench.alpha_each_host == pytest.approx(0.01 / 8)
+    assert (bench.named("slower"), bench.named("faster")) == (["node4"], [])
+    row = next(row for row in bench.hosts["node4"].rows if row["name"] == GEMM)
+    assert row["verdict"] == "slower" and row["change_pct"] < -45
+    assert abs(math.log1p(row["change_pct"] / 100)) >= math.log1p(row["mds_pct"] / 100)
+    others = [host_figure(record) for host, record in fleet.items() if host != "node4"]
+    oracle = stats.ttest_ind([host_figure(fleet["node4"])], others, equal_var=True)
+    assert row["t"] == pytest.approx(oracle.statistic, abs=1e-4) and row["p"] < 0.01 / 8
+    document = bench.to_json()
+    node4 = document["hosts"]["node4"]
+    assert document["slower"] == ["node4"] and node4["verdict"] == "slower"
+    gemm = next(b for b in node4["benchmarks"] if b["name"] == GEMM)
+    assert gemm["fleet"] > gemm["host"] > 0 and gemm["reason"] is None
+    assert gemm["between_hosts"] == {"spread_pct": row["between_sessions"]["spread_pct"], "measured": True,
+                                     "hosts": 7, "df": 6}
+    text = render_measured_text(bench)
+    assert "  node4: slower (MDS ±" in text and f"    {GEMM} " in text and "slower by measurement: node4" in text
+    # Among the others, node4 widens the GEMM's spread (to ±27-29%): their GEMMs cannot be told, none is named.
+    assert all(27 < r["between_sessions"]["spread_pct"] < 29 and "differ by" in row_text(r)
+               for host in bench.hosts.values() if host.host != "node4" for r in host.rows if r["name"] == GEMM)
+    # The seven others alone: no host named, and their GEMMs within ±26%.
+    alone = judge_fleet({host: r for host, r in fleet.items() if host != "node4"})
+    assert alone.outliers == [] and all(r["mds_pct"] < 27 for host in alone.hosts.values() for r in host.rows
+                                        if r["name"] == GEMM)
+
+
+def test_a_loss_on_a_host_whose_runs_were_disturbed_is_held_and_says_so(loaded: dict[str, dict[str, Any]]) -> None:
+    fleet = eight_machines(loaded["node2"])
+    fleet["node4"]["results"][GEMM]["runs"][1]["disturbed"] = "other processes kept 1.2 of 2 CPUs busy"
+    bench = judge_fleet(fleet)
+    assert bench.outliers == [] and bench.hosts["node4"].verdict == "inconclusive"
+    row = next(row for row in bench.hosts["node4"].rows if row["name"] == GEMM)
+    assert row["held_by"] == "load" and abs(math.log1p(row["change_pct"] / 100)) >= math.log1p(row["mds_pct"] / 100)
+    assert row_text(row).endswith(": inconclusive - disturbed by other work (this host 1/2 runs disturbed (worst: "
+                                  "other processes kept 1.2 of 2 CPUs busy)): that could explain it")
+
+
 def test_fewer_than_three_hosts_are_too_few_to_judge(loaded: dict[str, dict[str, Any]]) -> None:
     two = {host: loaded[host] for host in ("node1", "node2")}
     bench = judge_fleet(two)
