@@ -9,7 +9,7 @@ are an unchanged fleet measured for real: no host is named.
 
 All hosts are sshd servers on this machine and share its cores: they measure one at a time (the default
 --bench-concurrency 1, which is why it is the default). Each host runs driftcheck from this checkout over SSH
-(`--driftcheck`), 2 runs of a 1 s budget: the test takes about 3-4 minutes on the 2-core VM under other load.
+(`--driftcheck`), 2 runs of a 1 s budget: the test took 3.3 to 4.8 minutes on the 2-core VM under other load.
 Why eight: with five hosts the others' spread has 3 degrees of freedom, and t at 1%/5 is 10.2: the GEMM's MDS
 was wider than a halving (issue 34). A fleet too small to judge goes through the command on the single-node
 Slurm (tests/remote/test_fleet_slurm.py) and in the unit tests.
