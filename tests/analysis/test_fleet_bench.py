@@ -174,6 +174,24 @@ def test_a_loss_on_a_host_whose_runs_were_disturbed_is_held_and_says_so(loaded: 
                                   "other processes kept 1.2 of 2 CPUs busy)): that could explain it")
 
 
+def test_a_host_is_not_named_on_one_run_that_stalled(loaded: dict[str, dict[str, Any]]) -> None:
+    # As measured on eight quiet real-sshd hosts: one GEMM run of an unchanged host at half its other's figure.
+    fleet = {host: record for host, record in eight_machines(loaded["node2"]).items() if host != "node4"}
+    entry = fleet["node3"]["results"][GEMM]
+    entry["runs"][1]["median"] = 75.0
+    bench = judge_fleet(fleet)
+    row = next(row for row in bench.hosts["node3"].rows if row["name"] == GEMM)
+    # The mean of its two runs lies beyond the MDS, its other run does not: held, and said why.
+    assert abs(math.log1p(row["change_pct"] / 100)) >= math.log1p(row["mds_pct"] / 100)
+    assert row["verdict"] == "inconclusive" and row["held_by"] == "runs" and bench.outliers == []
+    assert row_text(row).endswith(": inconclusive - 1 of its 2 runs within the MDS of the fleet's centre: the mean "
+                                  "lies beyond it, but a run that stalled could explain that (more runs, --runs, "
+                                  "would tell)")
+    # Both runs that low: named.
+    entry["runs"][0]["median"] = 76.0
+    assert judge_fleet(fleet).named("slower") == ["node3"]
+
+
 def test_fewer_than_three_hosts_are_too_few_to_judge(loaded: dict[str, dict[str, Any]]) -> None:
     two = {host: loaded[host] for host in ("node1", "node2")}
     bench = judge_fleet(two)
