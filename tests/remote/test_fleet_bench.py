@@ -3,13 +3,13 @@
 The quick CPU suite's GEMM (1024², fp32) runs on torch's intra-op threads: with one thread on a 2-core machine
 it loses about half its speed (benchmarks/sensitivity.py caught OMP_NUM_THREADS=1 in 20 of 20 checks, README).
 Each host is judged by the prediction for one more host of the other seven (7 figures, 6 degrees of freedom,
-each host at 1%/8): the slowed host is named slower where the machine is quiet, and no other host is named.
-Judged again offline, ten tries on the shared 2-core VM gave: 8 under other load held it (its runs or the
-others' flagged disturbed); of the 2 quiet ones, one named it (-48%, MDS ±69%), one left it inconclusive
-(-47%, MDS ±93%: an unchanged host's GEMM run at 103 beside 198, not flagged, widened the others' spread).
-No unchanged host was named in any (before the runs rule of analysis/fleet_bench.py, both quiet tries named
-one). The seven other records, judged again without it, are an unchanged fleet measured for real: no host is
-named.
+each host at 1%/8): no other host may be named, and the slowed host is named slower or inconclusive with why.
+Judged again offline, twelve tries on the shared 2-core VM gave: 8 under other load held it (runs flagged
+disturbed); of the 4 quiet ones, two named it (GEMM -48%, MDS ±69%; device copy -32%, MDS ±39%) and two left it
+inconclusive (GEMM -47%, -45%; MDS ±93%, ±132%: an unchanged host's GEMM run at 99-103 beside 160-198, not
+flagged, widened the others' spread). No unchanged host was named in any (before the runs rule of
+analysis/fleet_bench.py, two quiet tries named one). The seven other records, judged again without it, are an
+unchanged fleet measured for real: no host is named.
 
 All hosts are sshd servers on this machine and share its cores: they measure one at a time (the default
 --bench-concurrency 1, which is why it is the default). Each host runs driftcheck from this checkout over SSH
