@@ -114,6 +114,8 @@ class VerdictRow(TypedDict, total=False):
     control: ControlVerdict | None
     looks: LooksTaken
     verdict_text: str
+    t: float  # a fleet's prediction test (driftcheck.analysis.fleet_bench): its statistic and two-sided p
+    p: float
 
 
 def run_figures(entry: Mapping[str, object]) -> list[RunFigure]:
@@ -190,7 +192,7 @@ def _deciding_look(figures_before: Sequence[RunFigure], figures_after: Sequence[
     return next((n for n in looks.reached[:-1] if crosses(n)), None)
 
 
-def _disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | None:
+def disturbance_explains(shift: float, figures: Sequence[RunFigure]) -> str | None:
     """The disturbance of `figures` that could account for a loss of `shift` (a fraction), if any."""
     disturbed = [f for f in figures if f.disturbed]
     if not disturbed:
@@ -250,7 +252,7 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
                         "decided_at": deciding}
     better = (ratio > 1.0) == higher
     # The side whose disturbance pushes the way the shift went (B's for a loss, A's for a gain), and what of it.
-    explained = _disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)),
+    explained = disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)),
                                       figures_before if better else figures_after)
     if called:
         if explained:
@@ -268,7 +270,7 @@ def _judge(figures_before: Sequence[RunFigure], figures_after: Sequence[RunFigur
         if explained:
             # Even a shift more runs carried past the MDS would be held by that load: nothing more to learn.
             out["held_by"] = "load"
-    summary = _disturbance_summary(figures_before, figures_after)
+    summary = disturbance_summary(figures_before, figures_after)
     if summary and out["disturbance"] is None:
         out["disturbance"] = summary
     if not res.measured and out["reason"] is None:
@@ -456,7 +458,7 @@ def _percent(fraction: float) -> str:
     return f"{fraction * 100.0:.1f}%" if fraction < 10.0 else ">1000%"
 
 
-def _disturbance_summary(before: Sequence[RunFigure], after: Sequence[RunFigure]) -> str | None:
+def disturbance_summary(before: Sequence[RunFigure], after: Sequence[RunFigure]) -> str | None:
     """`A 1/3, B 2/3 runs disturbed (worst: ...)`, or None when no run was."""
     counts = [(side, sum(1 for f in figures if f.disturbed), len(figures))
               for side, figures in (("A", before), ("B", after))]

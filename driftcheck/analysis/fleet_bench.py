@@ -1,24 +1,38 @@
-"""Slow nodes by measurement: every host of a fleet ran the calibrated suite, and each is judged against the
-others with the statistics of a check against the past (`driftcheck.analysis.bench_verdicts`).
+"""Slow nodes by measurement: every host of a fleet ran the calibrated suite, and each is asked whether it lies
+outside the fleet: outside the prediction interval that the other hosts give for one more machine of theirs.
 
-For host H, the other hosts' records are the sessions of one reference state, each host one session: the
-spread of the fleet's machines around their common speed is then exactly the between-session spread a check
-counts (`driftcheck.analysis.sessions`, one-way random-effects ANOVA), and the reference record is the others'
-runs pooled. H's record is compared with it by `compare_records`, each benchmark with its resolution (MDS):
-a host is named `slower` or `faster` only where a benchmark's shift lies beyond its MDS, `inconclusive` where
-the records cannot tell, and nothing is said of the rest.
+Per benchmark a host's figure is the mean of the logs of its run medians. For host H the k other hosts' figures
+give their centre and their spread s (`driftcheck.stats.prediction`): s^2 estimates the whole variance of one
+host's figure, the machines' own differences and each figure's run noise together, on k - 1 degrees of freedom.
+H's shift from the centre, d, is judged by t = d / (s sqrt(1 + 1/k)) with k - 1 degrees of freedom: the textbook
+test of "is this a member of that population". Its MDS is t_crit * s sqrt(1 + 1/k). A host is named `slower` or
+`faster` only where a benchmark's shift lies beyond that MDS and is at least MIN_EFFECT, `inconclusive` where it
+cannot tell (with why, in the fleet's words: `fleet_reason`), `unchanged` where the shift is within one host's
+typical distance from the centre (the standard error s sqrt(1 + 1/k), or MIN_EFFECT) and the MDS is at most
+RESOLVED_MDS.
+
+Why not a check's own test (one record against another, widened by the between-session spread): across a
+fleet the reference is not a past session of the same machine but a sample of other machines. The check's
+variance 2 sb^2 + sw^2 (1/nA + 1/nB) splits the spread into sb and sw by an ANOVA, whose sb^2 is cut to 0
+whenever the machines happen to agree better than the runs; the test then took the runs' many degrees of
+freedom and named an unchanged host on a 4% launch-overhead shift (issue 34). s^2 here needs no split, so
+nothing is truncated, and its degrees of freedom are the hosts', never the runs'.
+
+Every host is asked about at once, so each is judged at its share of the check's level (ALPHA_CHECK / N for N
+hosts, Bonferroni): under the model an unchanged fleet names some host about as often as one check names an
+unchanged machine. Leaving H out of its own reference keeps a slow host from widening the spread it is judged
+by; a slow host among the others widens theirs, which makes them less likely to be named, never more.
+
+A host is named only where each of its runs, not only their mean, lies beyond the MDS on the same side: a run
+that stalled moves a mean of two runs by a third and is not always flagged, while a slow host is slow in every
+run (otherwise `inconclusive`, `held_by: runs`). A run flagged as disturbed (other work, CPU steal) cannot
+carry a verdict in the direction its disturbance pushes, as in a check: H's disturbed runs hold a loss, the
+others' disturbed runs hold a gain, and the verdict is `inconclusive` with the disturbance (`held_by: load`).
 
 The figures compared are the user's own (raw), never the control-normalised ones: a check's control excuses
 a shift the whole machine shows (a clock, a neighbour) because a check asks what changed on one machine; across
 a fleet, a machine that is slower at everything is the very node being looked for (a CPU quota, a throttled
-clock), and the controls of different machines differ by just that. So each record is judged without its
-control, as a record from before the control existed is.
-
-The comparison is deliberately the check's and not a sharper one: it counts the reference as one session
-(2 sb^2 in the shift's variance where pooled others would allow (1 + 1/k) sb^2) and the pooled runs' spread
-holds some of the machines' spread again, so a host is named less readily than the data alone would allow.
-Leaving H out of its own reference keeps a slow host from widening the spread it is judged by; a slow host in
-the others' reference widens theirs, which makes them less likely to be named, never more.
+clock), and the controls of different machines differ by just that.
 
 With fewer than MIN_HOSTS hosts measured nothing is judged: two hosts that differ say nothing of which one
 is slow.
@@ -26,7 +40,6 @@ is slow.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 import statistics
@@ -35,11 +48,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from driftcheck.analysis.bench_verdicts import SHIFTS, VerdictRow, compare_records
-from driftcheck.analysis.sessions import between_sessions
+from driftcheck.analysis.bench_verdicts import (
+    SHIFTS,
+    VerdictRow,
+    disturbance_explains,
+    disturbance_summary,
+    higher_is_better,
+    run_figures,
+)
 from driftcheck.snapshot.jsontypes import JSONObject
-from driftcheck.stats.comparison import ALPHA_CHECK
-from driftcheck.store.sessions import BenchSession
+from driftcheck.stats.comparison import ALPHA_CHECK, MIN_EFFECT, MIN_SPREAD
+from driftcheck.stats.prediction import MIN_OTHERS, predict_member
+from driftcheck.stats.run_medians import RESOLVED_MDS, RunFigure, logs
 
 # The fewest hosts that measured before any is judged: each host then has at least two others to be
 # compared with, so a difference has a majority to stand against.
@@ -48,8 +68,6 @@ MIN_HOSTS = 3
 VERDICTS = ("slower", "faster", "inconclusive", "unchanged")
 # A side of a check's disturbance summary (`A 2/3, B 1/3 runs disturbed`): the fleet and this host here.
 _SIDE = re.compile(r"\b([AB]) (\d+/\d+)")
-# The state every host's record is a session of: the fleet, as one unchanged state.
-_FLEET_STATE = "fleet"
 
 
 @dataclass(frozen=True)
@@ -143,17 +161,29 @@ def fleet_reason(row: Mapping[str, Any]) -> str | None:
     if row.get("held_by") == "load" and row.get("disturbance"):
         sides = _SIDE.sub(lambda m: f"{'fleet' if m[1] == 'A' else 'this host'} {m[2]}", str(row["disturbance"]))
         return f"disturbed by other work ({sides}): that could explain it"
+    if row.get("held_by") == "runs":
+        return (f"{row.get('reason')}: the mean lies beyond it, but a run that stalled could explain that "
+                "(more runs, --runs, would tell)")
     mds, runs_spread = _number(row.get("mds_pct")), _number(row.get("spread_pct")) or 0.0
     between = row.get("between_sessions")
-    hosts_spread = _number(between.get("spread_pct")) if isinstance(between, Mapping) else None
+    hosts_spread = (_number(between.get("spread_pct")) if isinstance(between, Mapping) else None) or 0.0
+    hosts = between.get("sessions") if isinstance(between, Mapping) else None
     runs = row.get("runs")
-    counts = runs if isinstance(runs, list) and len(runs) == 2 and all(isinstance(n, int) and n for n in runs) \
-        else [1, 1]
-    within = math.log1p(runs_spread / 100.0) ** 2 * (1.0 / counts[0] + 1.0 / counts[1])
-    across = 2.0 * math.log1p((hosts_spread or 0.0) / 100.0) ** 2
-    where = (f"the fleet's machines differ by ±{hosts_spread:.1f}% between themselves" if across > within
-             else f"runs spread ±{runs_spread:.1f}% on these hosts (more runs, --runs, would narrow it)")
-    return f"{where}: shifts under ±{mds:.1f}% cannot be told" if mds is not None else where
+    # The others' spread s^2 holds the machines' own differences and each figure's run noise sw^2 / n: where the
+    # runs' part is most of it, more runs would narrow the MDS; else only more hosts (more degrees of freedom)
+    # or steadier machines would.
+    per_host = runs[0] / hosts if isinstance(runs, list) and runs and isinstance(hosts, int) and hosts else 0.0
+    runs_part = math.log1p(runs_spread / 100.0) ** 2 / per_host if per_host and row.get("spread_measured") else 0.0
+    if runs_part > math.log1p(hosts_spread / 100.0) ** 2 / 2.0:
+        where = f"runs spread ±{runs_spread:.1f}% on these hosts (more runs, --runs, would narrow it)"
+    else:
+        where = f"the other {hosts} hosts differ by ±{hosts_spread:.1f}% between themselves"
+    return f"{where}: shifts under ±{percent_text(mds)} cannot be told" if mds is not None else where
+
+
+def percent_text(pct: float) -> str:
+    """`12.3%`, or `>1000%` where a figure that wide only says the fleet cannot tell (a few hosts far apart)."""
+    return f"{pct:.1f}%" if pct < 1000.0 else ">1000%"
 
 
 def row_text(row: Mapping[str, Any]) -> str:
@@ -165,7 +195,7 @@ def row_text(row: Mapping[str, Any]) -> str:
     if change is not None:
         text += f": {change:+.1f}%"
     if mds is not None:
-        text += f" (MDS ±{mds:.1f}%)"
+        text += f" (MDS ±{percent_text(mds)})"
     text += f": {row.get('verdict')}"
     reason = fleet_reason(row)
     return text + (f" - {reason}" if reason else "")
@@ -185,38 +215,104 @@ def _results(record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
     return results if isinstance(results, Mapping) else {}
 
 
-def _runs_of(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """A benchmark's per-run entries (a single-run result without `runs` is its own one run)."""
-    runs = entry.get("runs")
-    return [run for run in runs if isinstance(run, Mapping)] if isinstance(runs, list) and runs else [entry]
-
-
 def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def pooled_record(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One record holding every run of `records` (the other hosts'), benchmark by benchmark: the reference a
-    host is compared with. Its median is the median of all those runs' medians."""
-    results: dict[str, dict[str, Any]] = {}
-    for name in sorted({name for record in records for name in _results(record)}):
-        entries = [_results(record)[name] for record in records if name in _results(record)]
-        runs = [dict(run) for entry in entries for run in _runs_of(entry)]
-        medians = [m for m in (_number(run.get("median")) for run in runs) if m is not None]
-        first = entries[0]
-        results[name] = {"unit": first.get("unit", ""), "higher_is_better": first.get("higher_is_better"),
-                         "median": statistics.median(medians) if medians else None, "runs": runs}
-    device = next((str(r["device"]) for r in records if r.get("device")), "cpu")
-    return {"device": device, "results": results}
+def _log_figure(figures: Sequence[RunFigure]) -> float:
+    """A host's figure of one benchmark: the mean of the logs of its run medians."""
+    return statistics.fmean(logs(figures))
 
 
-def fleet_between(records: Mapping[str, Mapping[str, Any]]) -> dict[str, JSONObject]:
-    """The between-session spread of each benchmark with every host's record one session of one state: how far
-    the fleet's machines differ from each other, beyond each one's run-to-run noise."""
-    sessions = [BenchSession(_FLEET_STATE, host, "", name,
-                             {"higher_is_better": entry.get("higher_is_better"), "runs": _runs_of(entry)})
-                for host, record in sorted(records.items()) for name, entry in _results(record).items()]
-    return between_sessions(sessions)
+def _runs_spread(sides: Sequence[Sequence[RunFigure]]) -> tuple[float, bool]:
+    """The run-to-run spread (log standard deviation) pooled within the hosts that took two runs or more, and
+    whether any did; MIN_SPREAD where none did (shown only: the test itself does not use it)."""
+    squares = df = 0.0
+    for figures in sides:
+        if len(figures) > 1:
+            values = logs(figures)
+            squares += sum((x - statistics.fmean(values)) ** 2 for x in values)
+            df += len(values) - 1
+    return (max(math.sqrt(squares / df), MIN_SPREAD), True) if df else (MIN_SPREAD, False)
+
+
+_NO_CONTROL = ("controls not used: across machines the user's own figures are compared, since a machine slower "
+               "at everything is the node looked for")
+
+
+def judge_benchmark(name: str, host: Mapping[str, Any] | None, others: Sequence[Mapping[str, Any]],
+                    family: int = 1) -> VerdictRow:
+    """One benchmark of a host (`host`: its result entry, None where it did not measure it) against the other
+    hosts' entries of it: the prediction test of `driftcheck.stats.prediction` at the check's level shared
+    among `family` hosts, in the row shape of a check's verdict (`before` the fleet's centre, `after` this
+    host; `between_sessions` the other hosts' spread with their count and degrees of freedom)."""
+    entry = host or (others[0] if others else {})
+    row: VerdictRow = {"name": name, "unit": str(entry.get("unit", "")), "before": None, "after": None,
+                       "ratio": None, "change_pct": None, "verdict": "inconclusive", "direction": "missing",
+                       "significant": False, "mds_pct": None, "spread_pct": None, "spread_measured": False,
+                       "runs": [0, 0], "disturbance": None, "reason": None, "held_by": None,
+                       "control": {"recorded": False, "note": _NO_CONTROL}}
+    mine = run_figures(host) if host is not None else []
+    theirs = [figures for figures in (run_figures(other) for other in others) if figures]
+    row["runs"] = [sum(len(figures) for figures in theirs), len(mine)]
+    if not mine:
+        row["reason"] = "not measured on this host" if host is None else "no usable median on this host"
+        return row
+    if len(theirs) < MIN_OTHERS:
+        row["reason"] = (f"measured on {len(theirs)} other host{'s' if len(theirs) != 1 else ''}: "
+                         f"{MIN_OTHERS} needed to tell how far the fleet's machines differ")
+        return row
+    alpha = ALPHA_CHECK / max(family, 1)
+    centres = [_log_figure(figures) for figures in theirs]
+    test = predict_member(_log_figure(mine), centres, alpha)
+    spread, measured = _runs_spread([*theirs, mine])
+    ratio = math.exp(test.shift)
+    mds = max(math.expm1(test.mds_log), MIN_EFFECT)
+    row.update({"before": math.exp(statistics.fmean(centres)), "after": math.exp(_log_figure(mine)),
+                "ratio": ratio, "change_pct": round((ratio - 1.0) * 100.0, 2), "mds_pct": round(mds * 100.0, 2),
+                "spread_pct": round(math.expm1(spread) * 100.0, 2), "spread_measured": measured,
+                "between_sessions": {"spread_pct": round(test.spread_pct, 2), "measured": True,
+                                     "sessions": test.others, "df": test.df},
+                "t": round(test.t, 4), "p": test.p})
+    higher = higher_is_better(entry)
+    better = (ratio > 1.0) == higher
+    # The side whose disturbance pushes the way the shift went: the others' for a gain, this host's for a loss.
+    explained = disturbance_explains(abs(1.0 - min(ratio, 1.0 / ratio)),
+                                     [f for figures in theirs for f in figures] if better else mine)
+    row["disturbance"] = disturbance_summary([f for figures in theirs for f in figures], mine)
+    called = abs(test.shift) >= test.mds_log and abs(ratio - 1.0) >= MIN_EFFECT
+    # Each of the host's runs must lie beyond the MDS on the shift's side, not only their mean: one run that
+    # stalled (not every stall is flagged as disturbed) moves a mean of two by a third, while a slow host is slow
+    # in every run. Stricter than the test alone, so the level only falls. Measured on 8 quiet real-sshd hosts:
+    # a GEMM run at 103 beside 198 named an unchanged host 24% slower, a launch run 7% slow named another.
+    centre = statistics.fmean(centres)
+    within = [run for run in logs(mine) if (run - centre) * math.copysign(1.0, test.shift) < test.mds_log]
+    if called and within and not explained:
+        row.update({"verdict": "inconclusive", "direction": "inconclusive", "held_by": "runs",
+                    "reason": f"{len(within)} of its {len(mine)} runs within the MDS of the fleet's centre"})
+        return row
+    if called and not explained:
+        direction = "faster" if better else "slower"
+        row.update({"verdict": direction, "direction": direction, "significant": True})
+    elif not called and abs(test.shift) <= max(test.se, math.log1p(MIN_EFFECT)) and mds <= RESOLVED_MDS:
+        # No further from the others' centre than one more host of theirs typically lies, and resolved.
+        row.update({"verdict": "unchanged", "direction": "unchanged"})
+    else:
+        row.update({"verdict": "inconclusive", "direction": "inconclusive"})
+        if explained:
+            # Beyond its MDS or not, a shift the load could explain is held by it: more runs would not help.
+            row["held_by"] = "load"
+    return row
+
+
+def judge_host(host: str, records: Mapping[str, Mapping[str, Any]]) -> list[VerdictRow]:
+    """`host`'s record against every other host of `records`, benchmark by benchmark (sorted by name), each at
+    the check's level shared among all the hosts of `records` (they are all asked about at once)."""
+    mine = _results(records[host])
+    others = [_results(record) for name, record in sorted(records.items()) if name != host]
+    names = sorted(set(mine) | {name for results in others for name in results})
+    return [judge_benchmark(name, mine.get(name), [results[name] for results in others if name in results],
+                            family=len(records)) for name in names]
 
 
 def host_verdict(rows: Sequence[VerdictRow]) -> str:
@@ -224,37 +320,6 @@ def host_verdict(rows: Sequence[VerdictRow]) -> str:
     else inconclusive where any is, else unchanged. Benchmarks measured on one side only count for nothing."""
     verdicts = {row.get("verdict") for row in rows if row.get("direction") != "missing"}
     return next((v for v in VERDICTS[:3] if v in verdicts), "unchanged")
-
-
-def without_control(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `record` with no control figures: what a verdict on the raw figures reads."""
-    bare = copy.deepcopy(dict(record))
-    bare.pop("control", None)
-    for entry in _results(bare).values():
-        if isinstance(entry, dict):
-            entry.pop("control", None)
-            for run in entry.get("runs") or []:
-                if isinstance(run, dict):
-                    run.pop("control", None)
-    return bare
-
-
-def judge_host(host: str, records: Mapping[str, Mapping[str, Any]]) -> list[VerdictRow]:
-    """`host`'s record compared with the pooled records of every other host in `records` on the raw figures,
-    the others' spread between machines counted as the between-session spread (on both sides, so neither
-    record's own `between_sessions` from its host's store decides). Every host of `records` is asked about at
-    once, so each is judged at its share of the check's level (Bonferroni over the hosts): an unchanged fleet
-    of N hosts then names one about as often as one check names an unchanged machine, not N times as often."""
-    bare = {name: without_control(record) for name, record in records.items()}
-    others = {name: record for name, record in bare.items() if name != host}
-    spread = fleet_between(others)
-    reference = {**pooled_record(list(others.values())), "between_sessions": spread}
-    measured = {**bare[host], "between_sessions": spread}
-    measured.pop("looks", None)
-    for entry in _results(measured).values():
-        if isinstance(entry, dict):
-            entry.pop("looks", None)  # one look at every run: the fleet planned no more runs
-    return compare_records(reference, measured, family=len(records))
 
 
 def _host_bench(host: str, record: Mapping[str, Any]) -> HostBench:

@@ -3,7 +3,7 @@ JSON is `FleetBench.to_json()`."""
 
 from __future__ import annotations
 
-from driftcheck.analysis.fleet_bench import FleetBench, HostBench, row_text
+from driftcheck.analysis.fleet_bench import FleetBench, HostBench, percent_text, row_text
 from driftcheck.snapshot.printable import printable
 
 
@@ -15,8 +15,8 @@ def _headline(bench: FleetBench) -> str:
     what = f"{first.suite} suite on {first.device}, {first.runs} run{'s' if first.runs != 1 else ''} a host"
     line = f"{measured} host{'s' if measured != 1 else ''} measured ({what})"
     if bench.judged:
-        line += ("; each host compared with the others' runs pooled, the machines' spread between them counted "
-                 "as the between-session spread of a check")
+        line += ("; each host compared with the prediction the other hosts' figures give for one more of them "
+                 "(their spread between machines, runs included)")
         if bench.alpha_each_host is not None:
             line += f", each host at {100 * bench.alpha_each_host:.2g}% (the check's 1% shared among the hosts)"
     return line
@@ -27,7 +27,8 @@ def _resolution(host: HostBench) -> str:
     mds = sorted(m for row in host.benchmarks() if isinstance(m := row.get("mds_pct"), (int, float)))
     if not mds:
         return "no benchmark compared"
-    return f"MDS ±{mds[0]:.1f}%" if len(mds) == 1 or mds[0] == mds[-1] else f"MDS ±{mds[0]:.1f}% to ±{mds[-1]:.1f}%"
+    low, high = percent_text(mds[0]), percent_text(mds[-1])
+    return f"MDS ±{low}" if low == high else f"MDS ±{low} to ±{high}"
 
 
 def _host_lines(host: HostBench) -> list[str]:

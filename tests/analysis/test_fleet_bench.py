@@ -10,15 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scipy import stats
 
-from driftcheck.analysis.fleet_bench import (
-    MIN_HOSTS,
-    fleet_between,
-    judge_fleet,
-    judge_host,
-    pooled_record,
-    row_text,
-)
+from driftcheck.analysis.fleet_bench import MIN_HOSTS, judge_fleet, judge_host, row_text
 from driftcheck.analysis.fleet_bench_render import render_measured_markdown, render_measured_text
 
 LOADED = Path(__file__).resolve().parent.parent / "data" / "fleet_bench" / "loaded"
@@ -68,48 +62,134 @@ def test_under_other_load_no_host_is_named_and_each_says_why(loaded: dict[str, d
     assert "by measurement" not in text and "within the fleet's spread" not in text
 
 
-def test_a_host_is_never_part_of_its_own_reference(loaded: dict[str, dict[str, Any]]) -> None:
+def host_figure(record: dict[str, Any], name: str = GEMM) -> float:
+    """A host's figure of a benchmark: the mean log of its run medians."""
+    return sum(math.log(run["median"]) for run in record["results"][name]["runs"]) / len(
+        record["results"][name]["runs"])
+
+
+def test_a_host_is_judged_by_the_prediction_for_one_more_host_of_the_others(
+        loaded: dict[str, dict[str, Any]]) -> None:
     others = [record for host, record in loaded.items() if host != "node1"]
-    reference = pooled_record(others)
-    pooled_runs = sum(len(record["results"][GEMM]["runs"]) for record in others)
-    assert len(reference["results"][GEMM]["runs"]) == pooled_runs
-    medians = sorted(run["median"] for record in others for run in record["results"][GEMM]["runs"])
-    assert reference["results"][GEMM]["median"] == pytest.approx((medians[3] + medians[4]) / 2)
     row = next(r for r in judge_host("node1", loaded) if r["name"] == GEMM)
-    assert row["runs"] == [pooled_runs, len(loaded["node1"]["results"][GEMM]["runs"])]
-    # The others' spread between machines is the between-session spread the verdict counts: 4 hosts, 3 df.
-    assert row["between_sessions"]["sessions"] == 4 and row["between_sessions"]["measured"] is True
-    assert fleet_between({h: r for h, r in loaded.items() if h != "node1"})[GEMM]["raw"]["df"] == 3
+    # The test is scipy's pooled two-sample t-test of a group of one against the four others' figures.
+    oracle = stats.ttest_ind([host_figure(loaded["node1"])], [host_figure(r) for r in others], equal_var=True)
+    assert row["t"] == pytest.approx(oracle.statistic, abs=1e-4) and row["p"] == pytest.approx(oracle.pvalue)
+    # The fleet's figure is the others' centre (geometric), the host's its own geometric mean of run medians.
+    centre = sum(host_figure(r) for r in others) / len(others)
+    assert row["before"] == pytest.approx(math.exp(centre))
+    assert row["after"] == pytest.approx(math.exp(host_figure(loaded["node1"])))
+    assert row["runs"] == [sum(len(r["results"][GEMM]["runs"]) for r in others),
+                           len(loaded["node1"]["results"][GEMM]["runs"])]
+    # The others' spread between hosts is what the verdict counts: 4 hosts, 3 degrees of freedom, as ±%.
+    spread = stats.tstd([host_figure(r) for r in others])
+    assert row["between_sessions"] == {"spread_pct": pytest.approx(math.expm1(spread) * 100, abs=0.01),
+                                       "measured": True, "sessions": 4, "df": 3}
+    # Its MDS is t at 1%/5 with 3 df times s sqrt(1 + 1/4).
+    mds = stats.t.ppf(1 - 0.002 / 2, 3) * spread * math.sqrt(1 + 1 / 4)
+    assert row["mds_pct"] == pytest.approx(max(math.expm1(mds), 0.02) * 100, abs=0.01)
     # The controls are not used: across machines a machine slower at everything is what is looked for.
     assert row["control"] == {"recorded": False, "note": row["control"]["note"]}
 
 
-def test_a_host_at_a_quarter_of_the_speed_is_named_slower_and_no_other(loaded: dict[str, dict[str, Any]]) -> None:
+def test_five_hosts_this_noisy_cannot_tell_a_quarter_of_the_speed_and_say_why(
+        loaded: dict[str, dict[str, Any]]) -> None:
     fleet = {host: quiet(record) for host, record in loaded.items()}
     assert judge_fleet(fleet).outliers == []
     fleet["node3"] = scaled(fleet["node3"], GEMM, 1 / 4)
     bench = judge_fleet(fleet)
-    # Five hosts asked about at once: each at a fifth of the check's 1% (these records' spread between machines
-    # is wide: a third of the speed is still within it at that level).
+    # Five hosts asked about at once: each at a fifth of the check's 1%, on the 4 others' spread (3 df, t 10.2).
+    # Under that load the others' GEMMs lie 13.9 to 45.3 GFLOP/s apart: even a quarter cannot be told.
     assert bench.alpha_each_host == pytest.approx(0.002)
     assert "each host at 0.2% (the check's 1% shared among the hosts)" in render_measured_text(bench)
-    assert (bench.named("slower"), bench.named("faster")) == (["node3"], [])
+    assert bench.outliers == [] and bench.hosts["node3"].verdict == "inconclusive"
     row = next(row for row in bench.hosts["node3"].rows if row["name"] == GEMM)
-    assert row["verdict"] == "slower"
+    assert row["change_pct"] < -70 and abs(math.log1p(row["change_pct"] / 100)) < math.log1p(row["mds_pct"] / 100)
+    assert "cannot be told" in row_text(row) and row["held_by"] is None
+    gemm = next(b for b in bench.to_json()["hosts"]["node3"]["benchmarks"] if b["name"] == GEMM)
+    assert gemm["between_hosts"] == {"spread_pct": row["between_sessions"]["spread_pct"], "measured": True,
+                                     "hosts": 4, "df": 3}
+
+
+# Eight machines a few percent apart (every figure of node i scaled by its factor), each GEMM's two runs as listed:
+# node4's is about half the others', as OMP_NUM_THREADS=1 leaves it on a quiet 2-core machine (README).
+FACTORS = (1.00, 1.03, 0.98, 1.01, 0.97, 1.02, 0.99, 1.00)
+GEMM_RUNS = ((151.0, 147.0), (158.0, 160.0), (146.0, 149.0), (77.0, 79.5), (143.0, 147.0), (155.0, 152.0),
+             (149.0, 145.0), (150.0, 153.0))
+
+
+def eight_machines(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Eight hosts made of one real record (its runs' disturbance flags taken out): node i's figures all scaled
+    by FACTORS[i], its GEMM runs set to GEMM_RUNS[i]."""
+    fleet = {}
+    for i, (factor, gemm_runs) in enumerate(zip(FACTORS, GEMM_RUNS, strict=True)):
+        host = quiet(record)
+        for name in host["results"]:
+            host = scaled(host, name, factor)
+        entry = host["results"][GEMM]
+        for run, median in zip(entry["runs"], gemm_runs, strict=True):
+            run["median"] = median
+        entry["median"] = sorted(gemm_runs)[0] / 2 + sorted(gemm_runs)[1] / 2
+        fleet[f"node{i + 1}"] = host
+    return fleet
+
+
+def test_eight_hosts_name_the_one_at_half_the_gemm_speed_and_no_other(loaded: dict[str, dict[str, Any]]) -> None:
+    fleet = eight_machines(loaded["node2"])
+    bench = judge_fleet(fleet)
+    assert bench.alpha_each_host == pytest.approx(0.01 / 8)
+    assert (bench.named("slower"), bench.named("faster")) == (["node4"], [])
+    row = next(row for row in bench.hosts["node4"].rows if row["name"] == GEMM)
+    assert row["verdict"] == "slower" and row["change_pct"] < -45
     assert abs(math.log1p(row["change_pct"] / 100)) >= math.log1p(row["mds_pct"] / 100)
+    others = [host_figure(record) for host, record in fleet.items() if host != "node4"]
+    oracle = stats.ttest_ind([host_figure(fleet["node4"])], others, equal_var=True)
+    assert row["t"] == pytest.approx(oracle.statistic, abs=1e-4) and row["p"] < 0.01 / 8
     document = bench.to_json()
-    assert document["slower"] == ["node3"]
-    node3 = document["hosts"]["node3"]
-    assert node3["verdict"] == "slower" and node3["figures"][GEMM]["unit"] == "GFLOP/s"
-    gemm = next(b for b in node3["benchmarks"] if b["name"] == GEMM)
-    assert gemm["fleet"] > gemm["host"] > 0 and gemm["between_hosts"]["hosts"] == 4 and gemm["reason"] is None
+    node4 = document["hosts"]["node4"]
+    assert document["slower"] == ["node4"] and node4["verdict"] == "slower"
+    gemm = next(b for b in node4["benchmarks"] if b["name"] == GEMM)
+    assert gemm["fleet"] > gemm["host"] > 0 and gemm["reason"] is None
+    assert gemm["between_hosts"] == {"spread_pct": row["between_sessions"]["spread_pct"], "measured": True,
+                                     "hosts": 7, "df": 6}
     text = render_measured_text(bench)
-    assert "  node3: slower (MDS ±" in text and f"    {GEMM} " in text and "slower by measurement: node3" in text
-    # A halving is inside what these noisy records can resolve: inconclusive, with the resolution, not named.
-    fleet["node3"] = scaled(quiet(loaded["node3"]), GEMM, 1 / 2)
-    halved = judge_fleet(fleet)
-    assert halved.outliers == [] and halved.hosts["node3"].verdict == "inconclusive"
-    assert "cannot be told" in row_text(next(r for r in halved.hosts["node3"].rows if r["name"] == GEMM))
+    assert "  node4: slower (MDS ±" in text and f"    {GEMM} " in text and "slower by measurement: node4" in text
+    # Among the others, node4 widens the GEMM's spread (to ±27-29%): their GEMMs cannot be told, none is named.
+    assert all(27 < r["between_sessions"]["spread_pct"] < 29 and "differ by" in row_text(r)
+               for host in bench.hosts.values() if host.host != "node4" for r in host.rows if r["name"] == GEMM)
+    # The seven others alone: no host named, and their GEMMs within ±26%.
+    alone = judge_fleet({host: r for host, r in fleet.items() if host != "node4"})
+    assert alone.outliers == [] and all(r["mds_pct"] < 27 for host in alone.hosts.values() for r in host.rows
+                                        if r["name"] == GEMM)
+
+
+def test_a_loss_on_a_host_whose_runs_were_disturbed_is_held_and_says_so(loaded: dict[str, dict[str, Any]]) -> None:
+    fleet = eight_machines(loaded["node2"])
+    fleet["node4"]["results"][GEMM]["runs"][1]["disturbed"] = "other processes kept 1.2 of 2 CPUs busy"
+    bench = judge_fleet(fleet)
+    assert bench.outliers == [] and bench.hosts["node4"].verdict == "inconclusive"
+    row = next(row for row in bench.hosts["node4"].rows if row["name"] == GEMM)
+    assert row["held_by"] == "load" and abs(math.log1p(row["change_pct"] / 100)) >= math.log1p(row["mds_pct"] / 100)
+    assert row_text(row).endswith(": inconclusive - disturbed by other work (this host 1/2 runs disturbed (worst: "
+                                  "other processes kept 1.2 of 2 CPUs busy)): that could explain it")
+
+
+def test_a_host_is_not_named_on_one_run_that_stalled(loaded: dict[str, dict[str, Any]]) -> None:
+    # As measured on eight quiet real-sshd hosts: one GEMM run of an unchanged host at half its other's figure.
+    fleet = {host: record for host, record in eight_machines(loaded["node2"]).items() if host != "node4"}
+    entry = fleet["node3"]["results"][GEMM]
+    entry["runs"][1]["median"] = 75.0
+    bench = judge_fleet(fleet)
+    row = next(row for row in bench.hosts["node3"].rows if row["name"] == GEMM)
+    # The mean of its two runs lies beyond the MDS, its other run does not: held, and said why.
+    assert abs(math.log1p(row["change_pct"] / 100)) >= math.log1p(row["mds_pct"] / 100)
+    assert row["verdict"] == "inconclusive" and row["held_by"] == "runs" and bench.outliers == []
+    assert row_text(row).endswith(": inconclusive - 1 of its 2 runs within the MDS of the fleet's centre: the mean "
+                                  "lies beyond it, but a run that stalled could explain that (more runs, --runs, "
+                                  "would tell)")
+    # Both runs that low: named.
+    entry["runs"][0]["median"] = 76.0
+    assert judge_fleet(fleet).named("slower") == ["node3"]
 
 
 def test_fewer_than_three_hosts_are_too_few_to_judge(loaded: dict[str, dict[str, Any]]) -> None:

@@ -1,14 +1,22 @@
-"""`driftcheck fleet --bench` over real sshd hosts: five, one of them with OMP_NUM_THREADS=1 in its sessions.
+"""`driftcheck fleet --bench` over real sshd hosts: eight, one of them with OMP_NUM_THREADS=1 in its sessions.
 
 The quick CPU suite's GEMM (1024², fp32) runs on torch's intra-op threads: with one thread on a 2-core machine
 it loses about half its speed (benchmarks/sensitivity.py caught OMP_NUM_THREADS=1 in 20 of 20 checks, README).
-The test first checks that the slowed host's own GEMM figure is the fleet's lowest, then that it alone is named.
-The four other records, judged again without it, are an unchanged fleet measured for real: no host is named.
+Each host is judged by the prediction for one more host of the other seven (7 figures, 6 degrees of freedom,
+each host at 1%/8): no other host may be named, and the slowed host is named slower or inconclusive with why.
+Judged again offline, twelve tries on the shared 2-core VM gave: 8 under other load held it (runs flagged
+disturbed); of the 4 quiet ones, two named it (GEMM -48%, MDS ±69%; device copy -32%, MDS ±39%) and two left it
+inconclusive (GEMM -47%, -45%; MDS ±93%, ±132%: an unchanged host's GEMM run at 99-103 beside 160-198, not
+flagged, widened the others' spread). No unchanged host was named in any (before the runs rule of
+analysis/fleet_bench.py, two quiet tries named one). The seven other records, judged again without it, are an
+unchanged fleet measured for real: no host is named.
 
 All hosts are sshd servers on this machine and share its cores: they measure one at a time (the default
 --bench-concurrency 1, which is why it is the default). Each host runs driftcheck from this checkout over SSH
-(`--driftcheck`), 2 runs of a 1 s budget: ~20 s a host on the 2-core CI machine. A fleet too small to judge
-goes through the command on the single-node Slurm (tests/remote/test_fleet_slurm.py) and in the unit tests.
+(`--driftcheck`), 2 runs of a 1 s budget: on the 2-core VM the test took 1.5 minutes quiet, 2.3 to 4.8 under other load.
+Why eight: with five hosts the others' spread has 3 degrees of freedom, and t at 1%/5 is 10.2: the GEMM's MDS
+was wider than a halving (issue 34). A fleet too small to judge goes through the command on the single-node
+Slurm (tests/remote/test_fleet_slurm.py) and in the unit tests.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from tests.remote.sshd import Sshd, needs_sshd
 
 pytestmark = [needs_sshd, pytest.mark.slow]
 
-HOSTS = ("node1", "node2", "node3", "node4", "node5")
+HOSTS = tuple(f"node{i}" for i in range(1, 9))
 SLOWED = "node4"
 GEMM = "gemm_fp32_1024_gflops"
 
@@ -41,7 +49,7 @@ def remote_driftcheck(tmp_path: Path) -> list[str]:
     return ["env", f"PYTHONPATH={REPO_ROOT}", f"DRIFTCHECK_HOME={home}", sys.executable, "-m", "driftcheck"]
 
 
-def test_the_host_with_one_thread_measures_slowest_and_no_other_is_named(
+def test_the_host_with_one_thread_is_named_slower_and_no_other(
         sshd_factory: Callable[..., Sshd], client_key: Path, ssh_home: Callable[..., Path], tmp_path: Path) -> None:
     servers = {name: sshd_factory(name, {"OMP_NUM_THREADS": "1"} if name == SLOWED else None) for name in HOSTS}
     ssh_home(client_key, servers)
@@ -52,30 +60,30 @@ def test_the_host_with_one_thread_measures_slowest_and_no_other_is_named(
     assert sorted(bench.hosts) == list(HOSTS) and bench.judged
     document = result.to_json()["bench"]
     text = render_measured_text(bench)
-    # Whatever the machine does, no host is named faster, and no host but the slowed one slower.
+    # No host but the slowed one is named, and nobody faster.
     assert document["faster"] == [] and set(document["slower"]) <= {SLOWED}, text
-    # The four others are an unchanged fleet, measured for real: judged alone, no host is named.
+    # The seven others are an unchanged fleet, measured for real: judged alone, no host is named.
     unchanged = judge_fleet({host: record for host, record in bench.records.items() if host != SLOWED})
     assert unchanged.judged and unchanged.outliers == [], render_measured_text(unchanged)
-    # The slowdown is measured: the one-thread host's GEMM is the fleet's lowest figure, unless other work
-    # disturbed some host's runs (another test worker on a CI box), which can push any host lower.
-    gemm = next(row for row in document["hosts"][SLOWED]["benchmarks"] if row["name"] == GEMM)
-    rows = [row for host in HOSTS for row in document["hosts"][host]["benchmarks"] if row["name"] == GEMM]
-    if not any(row["disturbance"] for row in rows):
-        figures = {host: measured.figures[GEMM] for host, measured in bench.hosts.items()}
-        assert min(figures, key=figures.__getitem__) == SLOWED, figures
-        assert gemm["change_pct"] < 0, gemm["text"]
-    # Whether it is *named* depends on how finely five hosts of two runs can tell (each host at a fifth of the
-    # check's 1%, the others' spread measured with 3 degrees of freedom): named where its shift passes its
-    # resolution, else inconclusive with why (disturbed by other work, or the spread that hides it). Measured
-    # alone on a 2-core VM: named in 1 of 3 runs of this test, no other host named in any (issue 34's note).
+    # The one-thread host is named slower by its GEMM, both runs beyond its MDS. Other work on the machine (another
+    # test worker on a CI box) can hide it: where the slowed host's runs were disturbed, a loss is held by that;
+    # where other hosts' runs were (flagged or not: a stalled run is not always seen), their figures spread, and
+    # under load a two-thread GEMM waits for its busy core, so the one-thread host can even read faster. Then it
+    # is inconclusive and says why; where no run was flagged, its loss is still measured: the fleet's lowest GEMM.
+    gemm = next(row for row in bench.hosts[SLOWED].rows if row["name"] == GEMM)
+    gemm_json = next(row for row in document["hosts"][SLOWED]["benchmarks"] if row["name"] == GEMM)
+    assert gemm["change_pct"] is not None and gemm["mds_pct"] is not None
     if gemm["verdict"] == "slower":
-        assert abs(math.log1p(gemm["change_pct"] / 100)) >= math.log1p(gemm["mds_pct"] / 100) - 1e-3, gemm["text"]
-    else:
-        assert gemm["verdict"] == "inconclusive" and gemm["reason"], text
-    if document["slower"] == [SLOWED]:
-        assert not result.uniform  # the command exits 1, as on a configuration outlier
+        assert math.log1p(-gemm["change_pct"] / 100) <= -math.log1p(gemm["mds_pct"] / 100) + 1e-3, gemm_json["text"]
+        assert document["slower"] == [SLOWED] and not result.uniform  # exits 1, as a configuration outlier does
         assert f"slower by measurement: {SLOWED}" in text
+    else:
+        assert gemm["verdict"] == "inconclusive" and gemm_json["reason"], text
+        if gemm["held_by"] == "load":
+            assert gemm_json["reason"].startswith("disturbed by other work"), text
+        if not any(run.get("disturbed") for host in HOSTS for run in bench.records[host]["results"][GEMM]["runs"]):
+            figures = {host: measured.figures[GEMM] for host, measured in bench.hosts.items()}
+            assert min(figures, key=figures.__getitem__) == SLOWED and gemm["change_pct"] < -30, text
 
 
 def test_a_host_whose_bench_fails_is_listed_with_why_and_exits_2(sshd_factory: Callable[..., Sshd],

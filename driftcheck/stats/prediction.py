@@ -1,0 +1,80 @@
+"""Is one member outside its group: the prediction interval for one new member from k others.
+
+A fleet asks of each host whether its speed lies outside what the other hosts' speeds predict for one more
+machine of the same fleet. Each host's figure is the mean of its log run medians, m_i = mu + b_i + e_i: b_i
+the host's own speed (spread sb between the fleet's machines), e_i the mean of its runs' noise (spread
+sw / sqrt(n) for n runs). For hosts with equal run counts the m_i are independent draws of one distribution,
+with variance sb^2 + sw^2 / n, and the sample variance of the k others' figures
+
+    s^2 = sum (m_i - mean(m))^2 / (k - 1)
+
+estimates that whole variance on k - 1 degrees of freedom, with no split into sb and sw and so nothing to
+truncate at zero (a split does: an ANOVA's sb^2 = (MSB - MSW) / n is cut to 0 whenever MSB < MSW, and a test
+that then borrows the runs' many degrees of freedom calls shifts it cannot tell). The new host H differs
+from the others' mean by d = m_H - mean(m), whose variance is (sb^2 + sw^2 / n)(1 + 1/k), so
+
+    t = d / (s sqrt(1 + 1/k)),  t with k - 1 degrees of freedom
+
+is exact under normality. It is the pooled two-sample t-test of a group of one (H) against the k others:
+the single member adds no squares and no degrees of freedom to the pooled variance, so
+`scipy.stats.ttest_ind([m_H], others, equal_var=True)` gives the same t and p. The minimum detectable
+shift is t_crit(k - 1, alpha) * s sqrt(1 + 1/k).
+
+Run counts: the model wants every host's figure averaged over as many runs. Where they differ, the others'
+figures still share one mean and s^2 still estimates their average variance; a host with fewer runs than
+the others has a noisier figure than s^2 counts, which makes it a little easier to name. No correction is
+made (one would need sb and sw apart again, the split this test avoids), and the caller says how many runs
+each side had.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from driftcheck.stats.comparison import ALPHA_CHECK, MIN_SPREAD, t_critical, t_two_sided_p
+
+# Two others give the spread one degree of freedom: the fewest that measure one at all.
+MIN_OTHERS = 2
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One member's figure against the prediction from `others` members (all in logs): the shift from their
+    mean, their spread s (the sample standard deviation of their figures, never under MIN_SPREAD), the
+    shift's standard error s sqrt(1 + 1/k), its degrees of freedom k - 1, t, the two-sided p, and the MDS
+    (in logs) at the level asked."""
+
+    shift: float
+    spread: float
+    se: float
+    df: int
+    t: float
+    p: float
+    mds_log: float
+    others: int
+
+    @property
+    def spread_pct(self) -> float:
+        """The others' spread as ±% (exp(s) - 1): how far one host typically lies from the fleet's centre."""
+        return math.expm1(self.spread) * 100.0
+
+
+def predict_member(member: float, others: Sequence[float], alpha: float = ALPHA_CHECK) -> Prediction:
+    """Whether `member` (a log figure) lies outside the prediction interval that `others` (the other
+    members' log figures, at least MIN_OTHERS) give for one new member, at two-sided level `alpha`.
+
+    The spread is floored at MIN_SPREAD (timer and scheduling noise: even identical figures carry it), so
+    others that agree exactly do not make every difference significant."""
+    k = len(others)
+    if k < MIN_OTHERS:
+        raise ValueError(f"a prediction needs at least {MIN_OTHERS} others, got {k}")
+    centre = statistics.fmean(others)
+    spread = max(statistics.stdev(others), MIN_SPREAD)
+    se = spread * math.sqrt(1.0 + 1.0 / k)
+    df = k - 1
+    shift = member - centre
+    t = shift / se
+    return Prediction(shift, spread, se, df, t, t_two_sided_p(t, df), t_critical(df, alpha) * se, k)
