@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from driftcheck.hosts import ReplayHost  # noqa: E402
 from driftcheck.probes import ProbeOptions, builtin_probes  # noqa: E402
-from driftcheck.probes.prober import take_snapshot  # noqa: E402
+from driftcheck.probes.prober import Prober  # noqa: E402
 from driftcheck.probes.redact import Redactor  # noqa: E402
 
 GIB_KIB = 1024 * 1024
@@ -60,9 +60,10 @@ LIVE = [
 # Environment variables of the build VM kept in the live pairs (the others named the hosting).
 KEPT_VARS = {"DEBIAN_FRONTEND", "HOME", "LANG", "PATH", "PIP_DISABLE_PIP_VERSION_CHECK", "PYTHONDONTWRITEBYTECODE",
              "PYTHONUNBUFFERED", "SHELL", "TERM", "PWD", "OLDPWD", "SHLVL", "_"}
-# Strings that identify the build VM or local paths, and what the corpus says instead.
-REPLACED = {"/tmp/rd/venv": "/opt/null-venv", "/work/main/.venv": "/opt/ml-venv", "/work/wt/readings": "/opt/driftcheck",
-            "/work/main": "/opt/project", "/tmp/rd/home": "/root/.driftcheck", "/tmp/rd": "/tmp", "6.18.44-fc-v669": "6.1.0-18-amd64"}
+# The strings that identify the build VM or its local paths (its folders, its kernel's build string) are not
+# written here: they lie beside the raw snapshots, in DIR/replaced.json, an object of what the VM said to
+# what the corpus says instead (e.g. its venv's folder to "/opt/ml-venv"), applied longest first.
+REPLACED_FILE = "replaced.json"
 SCRUBBED_BOOT_ID = "5d0c6a1e-7f3b-4c2a-9e84-0b6f2d9a1c37"
 
 
@@ -79,8 +80,9 @@ def _write(case: str, a: dict[str, Any], b: dict[str, Any], source: str) -> None
 def _replay(recording: Path, label: str, taken: str) -> dict[str, Any]:
     manifest = json.loads((recording / "host.json").read_text("utf-8"))
     options = ProbeOptions.from_json(manifest.get("options") or {})
-    document = take_snapshot(ReplayHost(recording), builtin_probes(Redactor(b"null-corpus")), options,
-                             label=label).document
+    redactor = Redactor(b"null-corpus")
+    prober = Prober(ReplayHost(recording), redactor, options=options)
+    document = prober.snapshot(builtin_probes(redactor), label=label).document
     document["created_at"] = taken
     for outcome in document["probes"].values():
         outcome["duration_s"] = 0.1  # how long a replay took says nothing of the machine
@@ -141,19 +143,31 @@ def build_replayed() -> list[str]:
 
 # ---- live pairs --------------------------------------------------------------------------------------------
 
-def _replace_strings(value: Any) -> Any:
+def read_replaced(raw: Path) -> dict[str, str]:
+    """What the raw folder's replaced.json says to replace, longest first (a folder before its parent)."""
+    path = raw / REPLACED_FILE
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: the live pairs are written only scrubbed of the VM's own strings")
+    replaced = json.loads(path.read_text("utf-8"))
+    if not isinstance(replaced, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                 for k, v in replaced.items()):
+        raise SystemExit(f"{path}: expected an object of strings to strings")
+    return dict(sorted(replaced.items(), key=lambda item: -len(item[0])))
+
+
+def _replace_strings(value: Any, replaced: dict[str, str]) -> Any:
     if isinstance(value, str):
-        for old, new in REPLACED.items():
+        for old, new in replaced.items():
             value = value.replace(old, new)
         return value
     if isinstance(value, list):
-        return [_replace_strings(item) for item in value]
+        return [_replace_strings(item, replaced) for item in value]
     if isinstance(value, dict):
-        return {_replace_strings(key): _replace_strings(item) for key, item in value.items()}
+        return {_replace_strings(key, replaced): _replace_strings(item, replaced) for key, item in value.items()}
     return value
 
 
-def scrub(document: dict[str, Any]) -> dict[str, Any]:
+def scrub(document: dict[str, Any], replaced: dict[str, str]) -> dict[str, Any]:
     """A live snapshot without what names the build VM: the same edit on both sides of a pair."""
     document = {key: value for key, value in document.items() if key != "signature"}
     document["host"] = {**document["host"], "name": "recorded-host"} if document["host"].get("kind") != "imported" \
@@ -165,20 +179,21 @@ def scrub(document: dict[str, Any]) -> dict[str, Any]:
     system = (probes.get("system") or {}).get("data") or {}
     if system.get("boot_id"):
         system["boot_id"] = SCRUBBED_BOOT_ID
-    scrubbed: dict[str, Any] = _replace_strings(document)
+    scrubbed: dict[str, Any] = _replace_strings(document, replaced)
     return scrubbed
 
 
 def build_live(raw: Path) -> list[str]:
     """Every live pair whose two raw snapshots are in `raw`; returns the case names."""
     cases = []
+    replaced = read_replaced(raw)
     for case, first, second, between in LIVE:
         a_path, b_path = raw / f"{first}.json", raw / f"{second}.json"
         if not (a_path.is_file() and b_path.is_file()):
             print(f"skipped {case}: {a_path.name} or {b_path.name} not in {raw}", file=sys.stderr)
             continue
-        a = scrub(json.loads(a_path.read_text("utf-8")))
-        b = scrub(json.loads(b_path.read_text("utf-8")))
+        a = scrub(json.loads(a_path.read_text("utf-8")), replaced)
+        b = scrub(json.loads(b_path.read_text("utf-8")), replaced)
         _write(case, a, b, f"Live, on the 2-CPU Debian 12 build VM (no GPU), A `{first}` taken "
                            f"{a['created_at']}, B `{second}` taken {b['created_at']}. Between them: {between}. "
                            "Scrubbed by build.py (host name, boot id, kernel build, local paths, environment).")
