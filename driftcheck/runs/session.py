@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from driftcheck.errors import DriftcheckError
 from driftcheck.hosts.targets import local_host
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.prober import Prober
+from driftcheck.probes.prober import KeyLoading, Prober
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.printable import printable
 from driftcheck.store.pins import Pin
@@ -90,8 +90,11 @@ def command_python(argv: Sequence[str]) -> str | None:
 def run_prober(plan: RunPlan) -> Prober:
     """The prober of the run's two snapshots: this machine, the command's interpreter (unless `plan.python`
     says otherwise; checked before anything runs). It keeps nothing: `record_run` stores each snapshot
-    pinned for the run (store/pins.py), so no gc takes it before the record points at it."""
-    return Prober.for_user(local_host(plan.python or command_python(plan.argv)), plan.options, sign=plan.sign)
+    pinned for the run (store/pins.py), so no gc takes it before the record points at it. Its signing key is
+    loaded beside the snapshot before (`KeyLoading`, begun by `record_run` when that snapshot's first probe
+    answers), not ahead of it."""
+    prober = Prober.for_user(local_host(plan.python or command_python(plan.argv)), plan.options, sign=False)
+    return replace(prober, key_loading=KeyLoading()) if plan.sign else prober
 
 
 def _take(prober: Prober, plan: RunPlan, label: str) -> Snapshot:
@@ -229,7 +232,14 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     if note:
         note("taking a snapshot before the run")
     preloading = _Preloading()
-    before = _snapshot(replace(prober, progress=preloading.start), plan, f"run: {name}", store, pin)
+
+    def first_answer(*progress: object) -> None:
+        # The snapshot's probes now wait on the target interpreter: this process is idle for ~100 ms.
+        if prober.key_loading is not None:
+            prober.key_loading.start()
+        preloading.start()
+
+    before = _snapshot(replace(prober, progress=first_answer), plan, f"run: {name}", store, pin)
     held = [before.id]
     try:
         preloading.done()
