@@ -5,14 +5,16 @@ other; the run record points at both. When the command is a Python interpreter (
 `/root/ml-env/bin/python3 -m sglang.bench_serving`), that interpreter is the one whose packages the
 snapshot describes, unless `--python` says otherwise.
 
-What overlaps what: the snapshot before is taken whole before the command starts, never beside it. Gathered
-while the command starts, it would read the command's own doing as the state it started in (a benchmark that
-sets clocks or installs a package first, its process and memory on the GPUs, clocks raised by its load), and
-its probes (a target interpreter started, kernel libraries hashed) would take CPU and disk from the command's
-first seconds, which its recorded duration counts. The reading after starts the moment the command has ended
-(its sampling stopped first), in a thread, while the rest of its output is drained and scanned: by then
-nothing of the command runs that driftcheck waits for, and the scan is driftcheck's own work. Nothing of the
-reading before is reused after: the command may change any of it.
+What overlaps what: the snapshot before is taken whole before the command starts, never beside it. Gathered while
+the command starts, it would read the command's own doing as the state it started in (a benchmark that sets clocks
+or installs a package first, its process and memory on the GPUs, clocks raised by its load), and its probes (a
+target interpreter started, kernel libraries hashed) would take CPU and disk from the command's first seconds,
+which its recorded duration counts. What the snapshot before leaves idle is used: once its first probe has answered
+(its probes then wait on the target interpreter), the signing key is loaded and the modules of watching the command
+imported, in threads of their own. The reading after starts the moment the command has ended (its sampling stopped
+first), in a thread, while the rest of its output is drained and scanned: by then nothing of the command runs that
+driftcheck waits for, and the scan is driftcheck's own work. Nothing of the reading before is reused after: the
+command may change any of it.
 """
 
 from __future__ import annotations
