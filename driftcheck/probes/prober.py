@@ -5,6 +5,7 @@ build one, so a snapshot is taken, redacted, signed and kept the same way whoeve
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +23,44 @@ from driftcheck.snapshot.signing import sign_document
 from driftcheck.store.snapshots import Store
 
 
+class KeyLoading:
+    """The user's signing key, loaded in a thread of its own once `start` is called (importing cryptography and
+    reading the key file take 6-8 ms): begun when a snapshot's first probe has answered, by then its probes wait
+    on the target interpreter, and the load costs the snapshot nothing. What loading raised is raised by
+    `result`, in the thread that signs."""
+
+    def __init__(self) -> None:
+        self._key: KeyPair | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._load, name="signing-key", daemon=True)
+        self._started = False
+
+    def start(self, *_progress: object) -> None:
+        """Begin loading, once (the arguments of a probe's progress report are not used)."""
+        if not self._started:
+            self._started = True
+            self._thread.start()
+
+    def _load(self) -> None:
+        try:
+            self._key = load_signing_key()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the signing thread, by `result`
+            self._error = exc
+
+    def result(self) -> KeyPair:
+        """The key, once loaded (begun here if nothing started it)."""
+        self.start()
+        self._thread.join()
+        if self._key is None:
+            raise self._error or RuntimeError("loading the signing key ended without a key")
+        return self._key
+
+
 @dataclass
 class Prober:
-    """What taking a snapshot needs: the host, the redactor of secrets, the key to sign with (None: unsigned),
-    the store to keep snapshots in (None: kept nowhere), the user's probe options and progress reporters."""
+    """What taking a snapshot needs: the host, the redactor of secrets, the key to sign with (None: unsigned;
+    or `key_loading`, the key still being loaded), the store to keep snapshots in (None: kept nowhere), the
+    user's probe options and progress reporters."""
 
     host: Host
     redactor: Redactor
@@ -35,6 +70,7 @@ class Prober:
     progress: ProgressCallback | None = None
     hash_progress: HashProgress | None = None
     step_progress: Callable[[str], None] | None = None  # steps inside a long probe (a benchmark's runs)
+    key_loading: KeyLoading | None = None
 
     @classmethod
     def for_user(cls, host: Host, options: ProbeOptions | None = None, *, sign: bool = True,
@@ -75,12 +111,19 @@ class Prober:
         label = self.redactor.text(label) if label is not None else None
         document = new_document(self.host.describe(), probes_json, label=label,
                                 origin=origin or ("replayed" if self.host.capabilities.recorded else "probed"))
-        if self.key is not None:
-            document = sign_document(document, self.key)
+        key = self.signing_key()
+        if key is not None:
+            document = sign_document(document, key)
         taken = Snapshot(document, source="<new>")
         if self.store is not None:
             self.store.add(taken)
         return taken
+
+    def signing_key(self) -> KeyPair | None:
+        """The key snapshots are signed with: `key`, else the one `key_loading` loads (waited for), else None."""
+        if self.key is None and self.key_loading is not None:
+            return self.key_loading.result()
+        return self.key
 
     def record(self, directory: Path, probes: Sequence[Probe] | None = None) -> RecordResult:
         """Save what `probes` (default: `self.probes()`) read on the host, redacted, to the empty `directory`."""

@@ -5,14 +5,16 @@ other; the run record points at both. When the command is a Python interpreter (
 `/root/ml-env/bin/python3 -m sglang.bench_serving`), that interpreter is the one whose packages the
 snapshot describes, unless `--python` says otherwise.
 
-What overlaps what: the snapshot before is taken whole before the command starts, never beside it. Gathered
-while the command starts, it would read the command's own doing as the state it started in (a benchmark that
-sets clocks or installs a package first, its process and memory on the GPUs, clocks raised by its load), and
-its probes (a target interpreter started, kernel libraries hashed) would take CPU and disk from the command's
-first seconds, which its recorded duration counts. The reading after starts the moment the command has ended
-(its sampling stopped first), in a thread, while the rest of its output is drained and scanned: by then
-nothing of the command runs that driftcheck waits for, and the scan is driftcheck's own work. Nothing of the
-reading before is reused after: the command may change any of it.
+What overlaps what: the snapshot before is taken whole before the command starts, never beside it. Gathered while
+the command starts, it would read the command's own doing as the state it started in (a benchmark that sets clocks
+or installs a package first, its process and memory on the GPUs, clocks raised by its load), and its probes (a
+target interpreter started, kernel libraries hashed) would take CPU and disk from the command's first seconds,
+which its recorded duration counts. What the snapshot before leaves idle is used: once its first probe has answered
+(its probes then wait on the target interpreter), the signing key is loaded and the modules of watching the command
+imported, in threads of their own. The reading after starts the moment the command has ended (its sampling stopped
+first), in a thread, while the rest of its output is drained and scanned: by then nothing of the command runs that
+driftcheck waits for, and the scan is driftcheck's own work. Nothing of the reading before is reused after: the
+command may change any of it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from driftcheck.errors import DriftcheckError
 from driftcheck.hosts.targets import local_host
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.prober import Prober
+from driftcheck.probes.prober import KeyLoading, Prober
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.printable import printable
 from driftcheck.store.pins import Pin
@@ -90,8 +92,11 @@ def command_python(argv: Sequence[str]) -> str | None:
 def run_prober(plan: RunPlan) -> Prober:
     """The prober of the run's two snapshots: this machine, the command's interpreter (unless `plan.python`
     says otherwise; checked before anything runs). It keeps nothing: `record_run` stores each snapshot
-    pinned for the run (store/pins.py), so no gc takes it before the record points at it."""
-    return Prober.for_user(local_host(plan.python or command_python(plan.argv)), plan.options, sign=plan.sign)
+    pinned for the run (store/pins.py), so no gc takes it before the record points at it. Its signing key is
+    loaded beside the snapshot before (`KeyLoading`, begun by `record_run` when that snapshot's first probe
+    answers), not ahead of it."""
+    prober = Prober.for_user(local_host(plan.python or command_python(plan.argv)), plan.options, sign=False)
+    return replace(prober, key_loading=KeyLoading()) if plan.sign else prober
 
 
 def _take(prober: Prober, plan: RunPlan, label: str) -> Snapshot:
@@ -229,7 +234,14 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     if note:
         note("taking a snapshot before the run")
     preloading = _Preloading()
-    before = _snapshot(replace(prober, progress=preloading.start), plan, f"run: {name}", store, pin)
+
+    def first_answer(*progress: object) -> None:
+        # The snapshot's probes now wait on the target interpreter: this process is idle for ~100 ms.
+        if prober.key_loading is not None:
+            prober.key_loading.start()
+        preloading.start()
+
+    before = _snapshot(replace(prober, progress=first_answer), plan, f"run: {name}", store, pin)
     held = [before.id]
     try:
         preloading.done()

@@ -6,13 +6,16 @@ import csv
 import io
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from statistics import median
 
 import psutil
 
+from driftcheck.hosts.base import CommandResult, LineStream
 from driftcheck.hosts.local import LocalHost
 from driftcheck.hosts.replay import ReplayHost
+from driftcheck.nvidia.driver import missing_driver
 from driftcheck.runs.gpu_samples import SMI_QUERY, nvml_reading, smi_header, smi_row, smi_stream_argv
 from driftcheck.runs.summary import condition_text, summarize
 from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
@@ -142,6 +145,40 @@ def test_no_driver_means_no_gpu_series_and_says_why(tmp_path: Path) -> None:
     series = sampler.stop().to_json()
     assert series["gpus"] == {} and series["gpu_source"] is None
     assert "nvidia-smi not found" in series["gpu_note"]
+
+
+class _DriverlessHost(LocalHost):
+    """This machine, seen without an NVIDIA driver whatever it has; counts the commands it is asked to start."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[list[str]] = []
+
+    def exists(self, path: str) -> bool:
+        return False if path.startswith("/proc/driver/nvidia") else super().exists(path)
+
+    def list_dir(self, path: str) -> list[str]:
+        return [name for name in super().list_dir(path) if not name.startswith("nvidia")]
+
+    def stream(self, argv: Sequence[str], timeout_s: float = 30.0) -> LineStream:
+        self.started.append(list(argv))
+        return super().stream(argv, timeout_s)
+
+    def run(self, argv: Sequence[str], timeout_s: float = 30.0) -> CommandResult:
+        self.started.append(list(argv))
+        return super().run(argv, timeout_s)
+
+
+def test_no_driver_on_this_machine_tries_neither_nvml_nor_nvidia_smi() -> None:
+    host = _DriverlessHost()
+    sampler = TelemetrySampler(host, interval_s=0.1)
+    sampler.start()
+    time.sleep(0.2)
+    series = sampler.stop().to_json()
+    assert series["gpus"] == {} and series["gpu_source"] is None
+    assert series["gpu_note"] == missing_driver(host) and series["gpu_note"] is not None
+    assert "NVML and nvidia-smi not tried" in series["gpu_note"]
+    assert [argv for argv in host.started if argv[0] == "nvidia-smi"] == []
 
 
 def test_cpu_side_is_read_for_real() -> None:

@@ -7,13 +7,11 @@
 #   hash [--jobs N] PATH...  streaming sha256 of each PATH, N threads at once (0: up to 4, one per CPU)
 import csv
 import getpass
-import hashlib
 import json
 import os
 import re
 import stat
 import sys
-import threading
 
 COMPILED_SUFFIXES = (".so", ".pyd", ".cubin", ".fatbin", ".ptx", ".dll")
 _VERSIONED_SO = re.compile(r"\.so(\.\d+)+$")
@@ -356,6 +354,8 @@ def summarize_dir(path):
             total += size
             listing.append(f"{os.path.relpath(full, path)}\0{size}")
     listing.sort()
+    import hashlib  # where used: most runs of this script hash nothing (a snapshot starts it every time)
+
     digest = hashlib.sha256("\n".join(listing).encode("utf-8", "surrogateescape")).hexdigest()
     return {"path": path, "files": len(listing), "bytes": total, "listing_digest": digest}
 
@@ -387,6 +387,8 @@ def files_mode(args):
 
 def sha256_of(path):
     """The sha256 and byte count of a file, read in 1 MiB blocks, or the error that stopped it."""
+    import hashlib  # where used: most runs of this script hash nothing (a snapshot starts it every time)
+
     digest = hashlib.sha256()
     size = 0
     try:
@@ -404,6 +406,8 @@ def sha256_of(path):
 
 def hash_mode(args):
     """The `hash` answer: sha256 of each path, hashed on several threads."""
+    import threading  # where used: only this mode starts threads (a snapshot starts this script every time)
+
     jobs = 1
     if args[:1] == ["--jobs"]:
         jobs = int(args[1]) or min(4, os.cpu_count() or 1)

@@ -13,7 +13,6 @@
 import io
 import json
 import sys
-import traceback
 
 
 def exit_code(code, err):
@@ -62,6 +61,8 @@ def run_part(name, args, sources, loaded):
     except SystemExit as exc:
         returncode = exit_code(exc.code, err)
     except BaseException:  # noqa: BLE001 - one part's failure is its own answer, not the batch's
+        import traceback  # only when a part fails: every snapshot starts this interpreter, few parts fail
+
         err.write(traceback.format_exc())
         returncode = 1
     finally:

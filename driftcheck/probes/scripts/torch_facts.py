@@ -2,7 +2,6 @@
 # runs in the *target* interpreter. By default it reads files only (torch/version.py, the versions of
 # the bundled nvidia-* and triton wheels) and never imports torch, which costs a second or more and can
 # crash; with --deep it imports torch for the runtime facts. Prints one JSON object.
-import ast
 import importlib.util
 import json
 import os
@@ -17,6 +16,8 @@ def normalize(name):
 
 def version_py(path):
     """The literal assignments of torch/version.py (__version__, git_version, cuda, hip, debug, ...)."""
+    import ast  # only where torch is installed (a snapshot starts this script every time)
+
     try:
         with open(path, "rb") as handle:
             tree = ast.parse(handle.read())
