@@ -12,6 +12,7 @@ import shlex
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from driftcheck.analysis.diff import Change
@@ -196,8 +197,12 @@ def command_words(text: str) -> list[list[str]] | None:
     return commands
 
 
+@lru_cache(maxsize=1024)
 def fix_kind(text: str) -> str:
-    """"command" when `text` pastes into a shell as commands of known tools, else "advice" (a sentence)."""
+    """"command" when `text` pastes into a shell as commands of known tools, else "advice" (a sentence).
+
+    Kept for the texts last asked: every fix of a rule asks it of the rule's template first (shlex reads a
+    character at a time)."""
     return "command" if command_words(text) is not None else "advice"
 
 
