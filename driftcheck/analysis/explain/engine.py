@@ -148,8 +148,9 @@ def merged_by_root(explanations: list[Explanation]) -> list[Explanation]:
         else:
             by_root.setdefault(explanation.root, []).append(explanation)
     for members in by_root.values():
-        primary = min(members, key=_primacy)
-        top = min(members, key=order_key)
+        # A root of one cause (each variable of a large diff is its own) needs no choosing.
+        primary = members[0] if len(members) == 1 else min(members, key=_primacy)
+        top = members[0] if len(members) == 1 else min(members, key=order_key)
         out.append(replace(primary,
                            evidence=tuple(sorted({path for e in members for path in e.evidence})),
                            confidence=top.confidence, relevance=max(e.relevance for e in members),
