@@ -21,6 +21,7 @@ counted per side in `not_compared` and left out of every claim, never "none -> 0
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from driftcheck.analysis.amounts import reads_the_same
@@ -48,8 +49,10 @@ class Change:
     # A value that moves on its own or a record of the taking (facts.yaml `class: reading|record`): never a cause.
     reading: bool = False
 
-    @property
+    @cached_property
     def path(self) -> str:
+        """The printed path (`probes.env.data.vars.HOME`), written once: explain, the reports and the sorts
+        ask each change for it about ten times."""
         return format_path(self.parts)
 
     @property

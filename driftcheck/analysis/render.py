@@ -8,6 +8,7 @@ from typing import Any
 
 from driftcheck.analysis.diff import Change, SnapshotDiff
 from driftcheck.probes import probe_names
+from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import format_path, leaves
 from driftcheck.snapshot.printable import printable
@@ -88,12 +89,13 @@ def _describe_change_value(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+@without_gc
 def diff_text(diff: SnapshotDiff, include_volatile: bool, also: Sequence[Change] = (),
               ranked: Sequence[str] = ()) -> str:
     """`driftcheck diff` in text: changes grouped by category; `also`: hidden changes to show anyway.
 
     Categories named in `ranked` (those of explain's ranked causes, most likely first) come first, in that
-    order; the rest follow alphabetically.
+    order; the rest follow alphabetically. Built with the cyclic collector paused, as `report` is.
     """
     a, b = diff.a, diff.b
     lines = [f"{tag} {s.short_id}  {s.created_at}  {printable(s.host_name)}"

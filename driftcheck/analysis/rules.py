@@ -91,6 +91,17 @@ class Suspect:
     needs: tuple[PathPattern, ...] = ()
 
 
+# A rule that may claim changes of one shape, with those of its patterns that may match them.
+Candidate = tuple[Rule, tuple[PathPattern, ...]]
+
+
+def matched(patterns: tuple[PathPattern, ...], parts: Sequence[PathPart]) -> dict[str, str] | None:
+    """`Rule.match` for a change whose rule and `patterns` came from `Catalog.candidates` (same kind, same
+    first parts): the captures of the first pattern that matches, trying only the parts past the shared ones."""
+    return next((found for pattern in patterns if (found := pattern.match_past(parts, _SHAPE_DEPTH)) is not None),
+                None)
+
+
 @dataclass(frozen=True)
 class Catalog:
     """The loaded rules, usual suspects and watched packages."""
@@ -99,28 +110,34 @@ class Catalog:
     suspects: tuple[Suspect, ...] = ()
     packages: tuple[str, ...] = ()
     bench_affects: tuple[tuple[str, str], ...] = field(default=())
-    # The rules that may claim a change, by the change's kind, length and first parts (see `rules_for`).
-    _by_shape: dict[tuple[str, int, tuple[str, ...]], tuple[Rule, ...]] = field(
+    # The rules that may claim a change, with their patterns that may, by the change's kind, length and first
+    # parts (see `candidates`).
+    _by_shape: dict[tuple[str, int, tuple[str, ...]], tuple[Candidate, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def rule(self, rule_id: str) -> Rule:
         return next(rule for rule in self.rules if rule.id == rule_id)
 
-    def rules_for(self, parts: Sequence[PathPart], kind: str) -> tuple[Rule, ...]:
-        """The rules that may claim a change of `kind` at `parts`, in catalog order: every rule that matches
-        it is among them. A diff of a million environment variables asks this a million times with the same
-        first parts (`probes.env.data.vars`); the answer is worked out once per kind, length and those parts."""
+    def candidates(self, parts: Sequence[PathPart], kind: str) -> tuple[Candidate, ...]:
+        """The rules that may claim a change of `kind` at `parts`, in catalog order, each with those of its
+        patterns that may match: every rule that matches it is among them. A diff of a million environment
+        variables asks this a million times with the same first parts (`probes.env.data.vars`); the answer is
+        worked out once per kind, length and those parts, and `matched` then tries only the parts after them."""
         key = (kind, len(parts), tuple(str(part) for part in parts[:_SHAPE_DEPTH]))
         found = self._by_shape.get(key)
         if found is None:
-            found = tuple(rule for rule in self.rules if kind in rule.kinds
-                          and any(pattern.may_match(parts, _SHAPE_DEPTH) for pattern in rule.patterns))
-            self._by_shape[key] = found
+            found = self._by_shape[key] = tuple(
+                (rule, patterns) for rule in self.rules if kind in rule.kinds
+                and (patterns := tuple(pattern for pattern in rule.patterns if pattern.may_match(parts, _SHAPE_DEPTH))))
         return found
 
+    def rules_for(self, parts: Sequence[PathPart], kind: str) -> tuple[Rule, ...]:
+        """The rules that may claim a change of `kind` at `parts`, in catalog order (see `candidates`)."""
+        return tuple(rule for rule, _ in self.candidates(parts, kind))
+
     def first_match(self, parts: Sequence[PathPart], kind: str) -> tuple[Rule, dict[str, str]] | None:
-        for rule in self.rules_for(parts, kind):
-            found = rule.match(parts, kind)
+        for rule, patterns in self.candidates(parts, kind):
+            found = matched(patterns, parts)
             if found is not None:
                 return rule, found
         return None

@@ -133,7 +133,15 @@ class NameCatalog:
 
     def gpu_only_variable(self, variable: str) -> bool:
         """Whether `variable` belongs to a family only GPU software reads (`gpu_only`)."""
-        return any(family.gpu_only and family.matches(variable) for family in self.env_families)
+        return self._gpu_only_globs.match(variable) is not None
+
+    @cached_property
+    def _gpu_only_globs(self) -> re.Pattern[str]:
+        """The globs of every `gpu_only` family as one regex of fnmatch's own translation (what
+        `fnmatch.fnmatchcase` matches with): explain asks this of every changed variable, and trying family
+        by family, glob by glob, was a tenth of explaining a large diff of variables."""
+        globs = [glob for family in self.env_families if family.gpu_only for glob in family.vars]
+        return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs) or r"(?!)")
 
     def env_globs(self, category: str | None = None) -> tuple[str, ...]:
         """The globs of every family (of `category`, when given), in order."""

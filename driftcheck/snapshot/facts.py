@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 from driftcheck.errors import RuleCatalogError
@@ -56,6 +56,11 @@ class Fact:
     # The member of the probe's data that says whether these facts were taken at all (`deep`).
     taken_with: str | None = None
 
+    @cached_property
+    def gives(self) -> tuple[str, ...]:
+        """The fields this entry says something of (`category`, `fact_class`, `root`, ...)."""
+        return tuple(name for name in _FIELDS if getattr(self, name) is not None)
+
     def matches(self, parts: Sequence[PathPart]) -> bool:
         return self.captures(parts) is not None
 
@@ -69,7 +74,38 @@ class Fact:
         captured = self.captures(parts) if self.root is not None else None
         if self.root is None or captured is None:
             return None
-        return _ROOT_FIELD.sub(lambda field: captured[field.group(1)], self.root)
+        return _written(self.root, captured)
+
+
+def _written(root: str, captured: dict[str, str]) -> str:
+    """`root` with its `{name}` fields filled from the segments a pattern `captured`."""
+    return _ROOT_FIELD.sub(lambda field: captured[field.group(1)], root)
+
+
+# How many paths a table keeps what it found for. A diff asks the same few questions (category, class,
+# root, primacy, taken_with) of each change path several times; past this many paths the kept answers are
+# dropped and found again, so a diff of ten million facts does not hold ten million answers.
+_KEPT_PATHS = 262_144
+# How many leading parts of a path key the entries that may match it (`FactTable._candidates`): as for the
+# rules (analysis/rules.py), `probes.env.data.vars` is shared by every environment variable.
+_SHAPE_DEPTH = 4
+# What an entry may say of a path, by the name of its field.
+_FIELDS = ("category", "fact_class", "root", "primacy", "taken_with")
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What the table says of one path: each field from the first entry that gives it and matches."""
+
+    category: str | None = None
+    fact_class: str | None = None
+    root: str | None = None
+    primacy: str | None = None
+    taken_with: str | None = None
+
+
+# An entry that may match a path of some shape, with those of its patterns that may.
+_Candidate = tuple[Fact, tuple[PathPattern, ...]]
 
 
 @dataclass(frozen=True)
@@ -77,20 +113,20 @@ class FactTable:
     """The loaded table, indexed by probe name (the second segment of every pattern)."""
 
     by_probe: dict[str, tuple[Fact, ...]]
+    # What each path asked about was found to be (see `_found`), at most _KEPT_PATHS of them.
+    _kept: dict[tuple[PathPart, ...], _Found] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False)
+    # The entries that may match a path, by its length and first parts (see `_candidates`).
+    _shapes: dict[tuple[int, tuple[str, ...]], tuple[_Candidate, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def category(self, parts: Sequence[PathPart]) -> str:
         """The category of a change at `parts` (a whole change path: `probes.<name>.data...`)."""
-        for fact in self._facts(parts):
-            if fact.category is not None and fact.matches(parts):
-                return fact.category
-        return "other"
+        return self._found(parts).category or "other"
 
     def declared_class(self, parts: Sequence[PathPart]) -> str | None:
         """The class the table gives `parts` (first entry with a `class` that matches), None when none does."""
-        for fact in self._facts(parts):
-            if fact.fact_class is not None and fact.matches(parts):
-                return fact.fact_class
-        return None
+        return self._found(parts).fact_class
 
     def fact_class(self, parts: Sequence[PathPart]) -> str:
         """The class of a change at `parts`: `identity`, `setting` or `reading` (a setting when unclassed)."""
@@ -111,25 +147,65 @@ class FactTable:
         Roots name a kind before the first colon: `package:<name>` (a distribution), `file:<dist>:<path>`
         (a file the kernels probe hashed), `library:<name>`, `var:<name>`, ...; explain resolves the first
         two through its relevance table (a library wheel's root is its library)."""
-        return next((root for fact in self._facts(parts) if (root := fact.root_at(parts)) is not None), None)
+        return self._found(parts).root
 
     def primacy(self, parts: Sequence[PathPart]) -> int:
         """Where a change at `parts` stands among the causes of its root (0 first): its entry's place in
         PRIMACY, after them all when no entry gives one."""
-        declared = next((fact.primacy for fact in self._facts(parts)
-                         if fact.primacy is not None and fact.matches(parts)), None)
+        declared = self._found(parts).primacy
         return PRIMACY.index(declared) if declared is not None else len(PRIMACY)
 
     def taken_with(self, parts: Sequence[PathPart]) -> str | None:
         """The flag of its probe's data (`deep`) without which the fact at `parts` is not taken, None when
         the probe always takes it (first entry with a `taken_with` that matches)."""
-        return next((fact.taken_with for fact in self._facts(parts)
-                     if fact.taken_with is not None and fact.matches(parts)), None)
+        return self._found(parts).taken_with
+
+    def _found(self, parts: Sequence[PathPart]) -> _Found:
+        """Everything the table says of `parts`, from one walk of its entries, kept for the next question:
+        a diff of a million facts asked each path up to six times, each time matching the entries anew."""
+        key = tuple(parts)
+        found = self._kept.get(key)
+        if found is None:
+            if len(self._kept) >= _KEPT_PATHS:
+                self._kept.clear()
+            found = self._kept[key] = _walk(self._candidates(key), key)
+        return found
+
+    def _candidates(self, parts: tuple[PathPart, ...]) -> tuple[_Candidate, ...]:
+        """The entries that may match `parts`, each with its patterns that may, in table order: worked out once
+        per length and first parts (a million variables share `probes.env.data.vars`), as `Catalog.rules_for`
+        does, so a path is then matched only past those parts (`PathPattern.match_past`)."""
+        key = (len(parts), tuple(str(part) for part in parts[:_SHAPE_DEPTH]))
+        found = self._shapes.get(key)
+        if found is None:
+            if len(self._shapes) >= _KEPT_PATHS:
+                self._shapes.clear()
+            found = self._shapes[key] = tuple(
+                (fact, patterns) for fact in self._facts(parts)
+                if (patterns := tuple(pattern for pattern in fact.patterns if pattern.may_match(parts, _SHAPE_DEPTH))))
+        return found
 
     def _facts(self, parts: Sequence[PathPart]) -> tuple[Fact, ...]:
         if len(parts) >= 2 and parts[0] == "probes":
             return self.by_probe.get(str(parts[1]), ())
         return self.by_probe.get(_DOCUMENT, ()) if parts and parts[0] != "probes" else ()
+
+
+def _walk(candidates: tuple[_Candidate, ...], parts: tuple[PathPart, ...]) -> _Found:
+    """The first category, class, root, primacy and taken_with of the entries among `candidates` that match
+    `parts`, in table order (each entry matched once, past the parts its candidacy already checked)."""
+    found: dict[str, str | None] = dict.fromkeys(_FIELDS)
+    for fact, patterns in candidates:
+        wanted = [name for name in fact.gives if found[name] is None]
+        if not wanted:
+            continue
+        captured = next((hit for pattern in patterns if (hit := pattern.match_past(parts, _SHAPE_DEPTH)) is not None),
+                        None)
+        if captured is None:
+            continue
+        for name in wanted:
+            found[name] = _written(str(fact.root), captured) if name == "root" else getattr(fact, name)
+    return _Found(**found)
 
 
 def _probe_of(pattern: PathPattern, where: str) -> str:

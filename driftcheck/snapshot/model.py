@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -238,9 +239,13 @@ def _unique_keys(pairs: list[tuple[str, JSONValue]]) -> JSONObject:
     return document
 
 
-def _check_values(value: object, depth: int = 0) -> None:
+def _check_values(value: object, depth: int = 0, strings: bool = True) -> None:
     """Refuse what JSON allows but a snapshot cannot hold: lone surrogates (not Unicode), absurd depth,
-    integers beyond 64 bits."""
+    integers beyond 64 bits. `strings=False` (the text was seen to hold no lone surrogate, and `_bounded_int`
+    read every integer) checks the depth alone, visiting only objects and arrays."""
+    if not strings:
+        _check_depth(value, depth)
+        return
     if depth > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, str):
@@ -257,6 +262,35 @@ def _check_values(value: object, depth: int = 0) -> None:
     elif isinstance(value, list):
         for item in value:
             _check_values(item, depth + 1)
+
+
+def _check_depth(value: object, depth: int) -> None:
+    """`_check_values` of the depth alone: a value deeper than MAX_DEPTH is refused, and the members of an
+    object or array lie one level below it (a million variables cost one loop, not a million calls)."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    members = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    if members and depth + 1 > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    for item in members:
+        if isinstance(item, (dict, list)):
+            _check_depth(item, depth + 1)
+
+
+# A `\u` escape of a surrogate half (U+D800 to U+DFFF): the only way a string read from UTF-8 text can hold one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _may_hold_surrogates(text: str) -> bool:
+    """Whether a string parsed from `text` may hold a lone surrogate: `text` escapes a surrogate half (a pair
+    included: a cautious yes), or holds one itself (a str given, not UTF-8 bytes decoded)."""
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 # About 500 MiB of empty objects at most; a real snapshot (600 packages, 2,400 files, 8 GPUs) holds ~50,000.
@@ -281,7 +315,7 @@ def parse_snapshot(text: bytes | str, source: str) -> Snapshot:
     try:
         document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int,
                                object_pairs_hook=_unique_keys)
-        _check_values(document)
+        _check_values(document, 0, _may_hold_surrogates(text))
     except json.JSONDecodeError as exc:
         # An error at the very end, or a string that runs to the end, means the file was cut short.
         at_end = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")

@@ -65,23 +65,49 @@ class PathPattern:
     # large diff fail most patterns on their length alone, before any segment is tried.
     _length: int = field(init=False, repr=False, compare=False)
     _open_ended: bool = field(init=False, repr=False, compare=False)
+    # Whether the only `**` is the last segment (`probes.env.data.vars.**`): then the parts before it decide,
+    # and whatever follows them matches, with no search of where the `**` ends.
+    _open_tail: bool = field(init=False, repr=False, compare=False)
+    # Where each captured segment stands, with its name (`match_past` fills those it does not try).
+    _captures: tuple[tuple[int, str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_length", sum(1 for segment in self.segments if not segment.many))
         object.__setattr__(self, "_open_ended", any(segment.many for segment in self.segments))
+        object.__setattr__(self, "_open_tail", self._open_ended and self._length == len(self.segments) - 1
+                           and self.segments[-1].many)
+        object.__setattr__(self, "_captures", tuple((i, segment.capture) for i, segment in enumerate(self.segments)
+                                                    if segment.capture))
 
     def match(self, parts: Sequence[PathPart]) -> dict[str, str] | None:
         if len(parts) < self._length or (len(parts) > self._length and not self._open_ended):
             return None
-        if self._open_ended:
+        if self._open_ended and not self._open_tail:
             return _match(self.segments, tuple(parts), {})
-        # Without `**` each part meets its own segment: one loop, no recursion (see `covers`).
+        # Without `**`, or with it only at the end, each part meets its own segment until the segments end:
+        # one loop, no recursion (see `covers`).
         captured: dict[str, str] = {}
-        for segment, part in zip(self.segments, parts, strict=True):
+        for segment, part in zip(self.segments[:self._length], parts, strict=False):
             if not segment.accepts(part):
                 return None
             if segment.capture:
                 captured[segment.capture] = str(part)
+        return captured
+
+    def match_past(self, parts: Sequence[PathPart], depth: int) -> dict[str, str] | None:
+        """`match(parts)` for a path this pattern `may_match` at `depth`: its first `depth` parts were accepted
+        there (once per table key, for every path of that shape), so only the parts after them are tried.
+        A pattern with a `**` before its end is matched whole."""
+        if self._open_ended and not self._open_tail:
+            return self.match(parts)
+        limit = min(depth, self._length)
+        captured = {name: str(parts[i]) for i, name in self._captures if i < limit}
+        for i in range(depth, self._length):
+            segment = self.segments[i]
+            if not segment.accepts(parts[i]):
+                return None
+            if segment.capture:
+                captured[segment.capture] = str(parts[i])
         return captured
 
     def covers(self, parts: Sequence[PathPart]) -> bool:

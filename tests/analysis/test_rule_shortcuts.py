@@ -103,3 +103,36 @@ def test_every_pattern_of_the_catalog_matches_the_corpus_as_the_recursive_walk_d
         for pattern in patterns:
             assert pattern.match(parts) == _match(pattern.segments, tuple(parts), {}), (pattern.source, parts)
             assert pattern.covers(parts) == _covers(pattern.segments, tuple(parts)), (pattern.source, parts)
+
+
+def test_matching_past_the_shared_parts_is_matching_the_whole_path() -> None:
+    """`PathPattern.match_past` (rules and facts keyed by their first four parts) answers as `match` does for
+    every path the pattern may match at that depth."""
+    from driftcheck.snapshot.facts import fact_table
+
+    catalog = default_catalog()
+    patterns = [p for rule in catalog.rules for p in rule.patterns] + [
+        p for facts in fact_table().by_probe.values() for fact in facts for p in fact.patterns] + [
+        compile_pattern(s) for s in ("a.**.b", "probes.<probe>.**", "probes.env.data.vars.<var:NCCL_*>.**", "**")]
+    paths = [parts for parts, _ in _pair_changes()] + [("a", "x", "y", "b"), ("probes", "env"), ()]
+    for parts in paths:
+        for pattern in patterns:
+            if pattern.may_match(parts, 4):
+                assert pattern.match_past(parts, 4) == pattern.match(parts), (pattern.source, parts)
+
+
+def test_the_fact_table_answers_as_its_entries_one_by_one() -> None:
+    """One kept walk per path (`FactTable._found`) gives what asking each entry in table order gives."""
+    from driftcheck.snapshot.facts import NEVER_CAUSES, PRIMACY, fact_table
+
+    table = fact_table()
+    for parts, _ in _pair_changes() + [(("probes", "env", "data", "vars", "NCCL_ALGO"), "added"), (("label",), "")]:
+        facts = table._facts(parts)
+        first = {name: next((getattr(f, name) for f in facts if getattr(f, name) is not None and f.matches(parts)),
+                            None) for name in ("category", "fact_class", "primacy", "taken_with")}
+        assert table.category(parts) == (first["category"] or "other"), parts
+        assert table.declared_class(parts) == first["fact_class"], parts
+        assert table.never_cause(parts) == (first["fact_class"] in NEVER_CAUSES), parts
+        assert table.primacy(parts) == (PRIMACY.index(first["primacy"]) if first["primacy"] else len(PRIMACY))
+        assert table.taken_with(parts) == first["taken_with"], parts
+        assert table.root(parts) == next((r for f in facts if (r := f.root_at(parts)) is not None), None), parts

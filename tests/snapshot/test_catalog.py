@@ -116,3 +116,12 @@ def test_the_other_tables_hold_no_list_of_their_own() -> None:
     facts = yaml.safe_load((PACKAGE / "snapshot" / "facts.yaml").read_text("utf-8"))
     assert "packages" not in rules and "groups" not in relevance and "shell_noise" not in facts
     assert not re.search(r"CUDA_\*\|", (PACKAGE / "analysis" / "rules.yaml").read_text("utf-8"))
+
+
+def test_a_gpu_only_variable_is_one_a_gpu_only_family_names() -> None:
+    """`gpu_only_variable` (one regex of every gpu_only glob) answers as the families one by one."""
+    catalog = name_catalog()
+    names = [glob.replace("*", "X").replace("?", "Y") for family in catalog.env_families for glob in family.vars]
+    for name in [*names, "", "HOME", "PATH", "NCCL", "CUDA_VISIBLE_DEVICES", "cuda_visible_devices", "OMP_X"]:
+        expected = any(family.gpu_only and family.matches(name) for family in catalog.env_families)
+        assert catalog.gpu_only_variable(name) == expected, name

@@ -64,3 +64,27 @@ def test_show_and_diff_of_special_files_are_one_line_exit_2(cli: Callable[..., C
     for argv in (("show", target), ("diff", target, target)):
         done = cli(*argv)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("levels", [62, 63, 64, 65, 66])
+@pytest.mark.parametrize("leaf", ["1", '"x"', "[]", "{}", '{"k": 1}'])
+def test_the_depth_alone_is_refused_where_the_whole_check_refuses_it(levels: int, leaf: str) -> None:
+    """Text with no surrogate escape has its depth checked alone (objects and arrays only): it must refuse
+    exactly what the check of every value refuses."""
+    from driftcheck.snapshot.model import _check_values
+
+    value = json.loads("[" * levels + leaf + "]" * levels)
+    outcomes = []
+    for strings in (True, False):
+        try:
+            _check_values(value, 0, strings)
+            outcomes.append("ok")
+        except ValueError as exc:
+            outcomes.append(str(exc))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_a_lone_surrogate_in_a_string_given_as_text_is_refused() -> None:
+    text = json.dumps(_document(env={"vars": {"A": "1"}})).replace('"1"', '"\ud800"')
+    with pytest.raises(SnapshotError, match="lone surrogate"):
+        parse_snapshot(text, "bad.json")

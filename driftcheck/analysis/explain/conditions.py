@@ -13,7 +13,7 @@ from typing import Any
 from driftcheck.analysis.diff import Change
 from driftcheck.analysis.explain.lookup import dist_of, gpu_idle, lookup, number, package_version
 from driftcheck.analysis.explain.versions import same_release, version_order
-from driftcheck.analysis.rules import Catalog, Rule
+from driftcheck.analysis.rules import Catalog, Rule, matched
 from driftcheck.snapshot.model import Snapshot
 
 
@@ -145,10 +145,10 @@ def claims(reference: Snapshot, current: Snapshot, change: Change, catalog: Cata
     must not hide the second.
     """
     found: list[tuple[Rule, dict[str, str]]] = []
-    for rule in catalog.rules_for(change.parts, change.kind):  # the rules that can match, in catalog order
+    for rule, patterns in catalog.candidates(change.parts, change.kind):  # those that can match, in catalog order
         if found and not explains_member(rule):
             continue
-        captures = rule.match(change.parts, change.kind)
+        captures = matched(patterns, change.parts)
         if captures is not None and _holds(rule, Context(reference, current, change, captures)):
             found.append((rule, captures))
             if not explains_member(rule):

@@ -64,7 +64,7 @@ def _groups(diff: SnapshotDiff, catalog: Catalog,
     whether it rests on readings alone.
 
     A change of a set (throttle reasons) is given to every rule that explains one of its members."""
-    groups: dict[str, tuple[Rule, list[Member], bool, bool]] = {}
+    groups: dict[tuple[bool, bool, str], tuple[Rule, list[Member], bool, bool]] = {}
     for change in diff.shown(include_readings=True):
         if ignore is not None and ignore(change):
             continue
@@ -74,7 +74,8 @@ def _groups(diff: SnapshotDiff, catalog: Catalog,
             if rule.ignore or (change.reading and not rule.reads_volatile):
                 continue
             inert = fix_is_inert(rule, diff.a, diff.b, change)
-            key = json.dumps([inert, change.reading, _group_key(rule, change, captures)])
+            # A tuple, not the JSON text of one: equal exactly when that text would be, one encoding fewer.
+            key = (inert, change.reading, _group_key(rule, change, captures))
             groups.setdefault(key, (rule, [], inert, change.reading))[1].append((change, captures))
     return list(groups.values())
 
@@ -147,8 +148,9 @@ def merged_by_root(explanations: list[Explanation]) -> list[Explanation]:
         else:
             by_root.setdefault(explanation.root, []).append(explanation)
     for members in by_root.values():
-        primary = min(members, key=_primacy)
-        top = min(members, key=order_key)
+        # A root of one cause (each variable of a large diff is its own) needs no choosing.
+        primary = members[0] if len(members) == 1 else min(members, key=_primacy)
+        top = members[0] if len(members) == 1 else min(members, key=order_key)
         out.append(replace(primary,
                            evidence=tuple(sorted({path for e in members for path in e.evidence})),
                            confidence=top.confidence, relevance=max(e.relevance for e in members),

@@ -12,6 +12,7 @@ import shlex
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 from driftcheck.analysis.diff import Change
@@ -44,6 +45,16 @@ class Sides:
     # The two as taken, before a diff cut them to the facts both hold (a pasted report on one side): B's
     # interpreter, which a report of A cannot hold, is read from these.
     whole: tuple[Snapshot, Snapshot] | None = None
+
+    @cached_property
+    def fixed_vars(self) -> dict[str, str]:
+        """The template variables read from the two snapshots alone (huge page pools, B's pip, A's interpreter):
+        the same for every cause of one explain, so read once, not once per cause of a large diff."""
+        python = target_python(self)
+        python_a = probe_data(self.reference, "python").get("executable")
+        return {"hugepages_fix": _hugepages_fix(self),
+                "pip": f"{shlex.quote(python)} -m pip" if python else "the pip of the interpreter B runs",
+                "python_a": show_value(python_a) if python_a else "the interpreter of A"}
 
 
 class Vars(dict[str, str]):
@@ -196,8 +207,12 @@ def command_words(text: str) -> list[list[str]] | None:
     return commands
 
 
+@lru_cache(maxsize=1024)
 def fix_kind(text: str) -> str:
-    """"command" when `text` pastes into a shell as commands of known tools, else "advice" (a sentence)."""
+    """"command" when `text` pastes into a shell as commands of known tools, else "advice" (a sentence).
+
+    Kept for the texts last asked: every fix of a rule asks it of the rule's template first (shlex reads a
+    character at a time)."""
     return "command" if command_words(text) is not None else "advice"
 
 
@@ -417,7 +432,6 @@ def _locked_fix(smi: str, ac_fix: str, ref: dict[str, Any], now: dict[str, Any])
 def reference_state(sides: Sides, change: Change, captures: dict[str, str], values: Vars) -> dict[str, str]:
     """Template variables read from the reference (what to restore) for rules whose fix needs its value."""
     out: dict[str, str] = {}
-    ref = sides.reference
     if "pkg" in captures:
         out.update(_pins(sides, change, captures["pkg"], str(values.get("name", captures["pkg"]))))
     if "dev" in captures and "numa_node" not in values:
@@ -426,14 +440,12 @@ def reference_state(sides: Sides, change: Change, captures: dict[str, str], valu
     node = out.get("numa_node", values.get("numa_node", "none"))
     out["numactl"] = (f"numactl --cpunodebind={node} --membind={node}" if node.isdigit()
                       else "numactl --cpunodebind=N --membind=N, N from nvidia-smi topo -m")
-    out["hugepages_fix"] = _hugepages_fix(sides)
+    fixed = sides.fixed_vars
+    out["hugepages_fix"] = fixed["hugepages_fix"]
     if "iface" in captures:
         out["iface_fix"] = _iface_fix(sides, captures["iface"])
     out["driver_fix"] = _driver_fix(sides, str(values.get("before", "?")))
-    python = target_python(sides)
-    out["pip"] = f"{shlex.quote(python)} -m pip" if python else "the pip of the interpreter B runs"
-    python = probe_data(ref, "python").get("executable")
-    out["python_a"] = show_value(python) if python else "the interpreter of A"
+    out["pip"], out["python_a"] = fixed["pip"], fixed["python_a"]
     if "conf" in captures:
         out.update(conf_vars(change, captures["conf"]))
     if "probe" in captures:

@@ -8,6 +8,7 @@ from driftcheck.analysis.amounts import amount
 from driftcheck.analysis.explain.values import human_field
 from driftcheck.analysis.partial import not_compared
 from driftcheck.analysis.targets import target_difference
+from driftcheck.snapshot.bulk import without_gc
 
 if TYPE_CHECKING:
     from driftcheck.analysis.diff import Change
@@ -45,8 +46,12 @@ def readings_json(result: Explained) -> list[dict[str, Any]]:
             for change in sorted(result.diff.readings, key=reading_order)]
 
 
+@without_gc
 def report(result: Explained) -> dict[str, Any]:
-    """The machine-readable object of DESIGN.md, with notes and the reboot flag added."""
+    """The machine-readable object of DESIGN.md, with notes and the reboot flag added.
+
+    Built with the cyclic collector paused (snapshot/bulk.py): one row per change is millions of new dicts on
+    a large diff, and the collections they set off scanned the whole heap of both snapshots again and again."""
     diff = result.diff
     catalog_category = {path: e.category for e in [*result.explanations, *result.notes] for path in e.evidence}
     changes = []
