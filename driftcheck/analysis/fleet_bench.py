@@ -66,6 +66,8 @@ from driftcheck.stats.run_medians import RESOLVED_MDS, RunFigure, logs
 MIN_HOSTS = 3
 # A host's verdict, from its benchmarks': a shift either way names it; `unchanged` hosts are not named.
 VERDICTS = ("slower", "faster", "inconclusive", "unchanged")
+# The widest MDS a row carries (in logs: a millionfold); wider ones are cut to it.
+_MAX_MDS_LOG = math.log(1e6)
 # A side of a check's disturbance summary (`A 2/3, B 1/3 runs disturbed`): the fleet and this host here.
 _SIDE = re.compile(r"\b([AB]) (\d+/\d+)")
 
@@ -267,7 +269,10 @@ def judge_benchmark(name: str, host: Mapping[str, Any] | None, others: Sequence[
     test = predict_member(_log_figure(mine), centres, alpha)
     spread, measured = _runs_spread([*theirs, mine])
     ratio = math.exp(test.shift)
-    mds = max(math.expm1(test.mds_log), MIN_EFFECT)
+    # A benchmark two other hosts measured far apart has one degree of freedom, t near 500 at 1%/8: its MDS can pass
+    # exp's range (an OverflowError from expm1). Beyond ±1000% percent_text says only that much; past a millionfold
+    # the figure says nothing more.
+    mds = max(math.expm1(min(test.mds_log, _MAX_MDS_LOG)), MIN_EFFECT)
     row.update({"before": math.exp(statistics.fmean(centres)), "after": math.exp(_log_figure(mine)),
                 "ratio": ratio, "change_pct": round((ratio - 1.0) * 100.0, 2), "mds_pct": round(mds * 100.0, 2),
                 "spread_pct": round(math.expm1(spread) * 100.0, 2), "spread_measured": measured,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from scipy import stats
 
-from driftcheck.analysis.fleet_bench import MIN_HOSTS, judge_fleet, judge_host, row_text
+from driftcheck.analysis.fleet_bench import MIN_HOSTS, judge_benchmark, judge_fleet, judge_host, row_text
 from driftcheck.analysis.fleet_bench_render import render_measured_markdown, render_measured_text
 
 LOADED = Path(__file__).resolve().parent.parent / "data" / "fleet_bench" / "loaded"
@@ -190,6 +190,18 @@ def test_a_host_is_not_named_on_one_run_that_stalled(loaded: dict[str, dict[str,
     # Both runs that low: named.
     entry["runs"][0]["median"] = 76.0
     assert judge_fleet(fleet).named("slower") == ["node3"]
+
+
+def test_a_benchmark_two_other_hosts_measured_far_apart_gives_an_mds_too_wide_to_tell_not_an_overflow() -> None:
+    # Found by benchmarks/fleet_bench_sensitivity.py on loaded real runs: a benchmark that most hosts skipped within
+    # their budget, measured by two others at 1 and 1000: one degree of freedom, t at 1%/8 near 509, an MDS of
+    # exp(3000) - 1, which expm1 cannot return.
+    def entry(median: float) -> dict[str, Any]:
+        return {"unit": "tok/s", "higher_is_better": True, "median": median, "runs": [{"median": median}]}
+
+    row = judge_benchmark("decode_eager_tok_per_s", entry(30.0), [entry(1.0), entry(1000.0)], family=8)
+    assert row["verdict"] == "inconclusive" and row["mds_pct"] == pytest.approx(1e8)
+    assert row_text(row).startswith("decode_eager_tok_per_s 30 tok/s, fleet 31.62: -5.1% (MDS ±>1000%): inconclusive")
 
 
 def test_fewer_than_three_hosts_are_too_few_to_judge(loaded: dict[str, dict[str, Any]]) -> None:
