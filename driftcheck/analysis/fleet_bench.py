@@ -27,18 +27,20 @@ A median, not a mean: a run that stalled, not always flagged as disturbed, moves
 stall (in logs) and a median of three not at all. On an unchanged host such a run widens the others' spread s,
 and so the MDS a slow host is judged by: of twelve real-sshd tries with two runs a host, two quiet ones left the
 one-thread host inconclusive that way (README). The median of n runs keeps more of the run noise than their mean
-(`median_variance`: 0.449 sw^2 for three, a mean's 1/3), which s^2 measures as it is. Resampled from real runs
-taken under other load (benchmarks/fleet_bench_sensitivity.py, 1000 fleets of eight), the two cannot be told
-apart: as recorded, neither names any host (a one-thread host is not slow there); with the disturbance flags
-taken out, an unchanged fleet named some host in 28 fleets by the mean of two runs and 39 by the median of three,
-the same count drawn again gave 45 and 30.
+(`median_variance`: 0.449 sw^2 for three, a mean's 1/3), which s^2 measures as it is. Resampled from 168 real runs
+(benchmarks/fleet_bench_sensitivity.py, 1000 fleets of eight; 34 runs quiet, the rest under other load), the two
+cannot be told apart: under load neither names any host (a one-thread host is not slow there); from the quiet
+runs the mean of two runs named the one-thread host in 40 fleets and the median of three in 37, and an
+unchanged fleet named some host in 33 and 21; with every flag taken out, 69 and 66. (A mean of three, judged so
+offline, gave 66, 19 and 48: on so few quiet runs, no better; the median is kept for the stall it ignores.)
 
 A host is named only where each of its runs, not only their median, lies beyond the MDS on the same side
 (otherwise `inconclusive`, `held_by: runs`): one stall moves a median of two runs by half, two stalls out of
 three move a median of three. Without this rule the resampled unchanged fleets above, flags taken out, named
-some host in 257 of 1000 (median of three). A run flagged as disturbed (other work, CPU steal) cannot
-carry a verdict in the direction its disturbance pushes, as in a check: H's disturbed runs hold a loss, the
-others' disturbed runs hold a gain, and the verdict is `inconclusive` with the disturbance (`held_by: load`).
+some host in 184 of 1000 (median of three; 66 from the quiet runs, against 21 with it). A run flagged as
+disturbed (other work, CPU steal) cannot carry a verdict in the direction its disturbance pushes, as in a
+check: H's disturbed runs hold a loss, the others' disturbed runs hold a gain, and the verdict is `inconclusive`
+with the disturbance (`held_by: load`).
 
 The figures compared are the user's own (raw), never the control-normalised ones: a check's control excuses
 a shift the whole machine shows (a clock, a neighbour) because a check asks what changed on one machine; across

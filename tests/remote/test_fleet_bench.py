@@ -11,14 +11,15 @@ GEMM run at 99-103 beside 160-198, not flagged, widened the others' spread). No 
 (before the runs rule of analysis/fleet_bench.py, two quiet tries named one). Now each host takes three runs and
 its figure is their median, which one such run does not move: two tries on 2026-12-06, both under other
 engineers' load (1-minute load 3 to 6, nearly every run flagged), passed with every host inconclusive, the
-one-thread host held by the disturbance (in the second its one unflagged GEMM run read 101 beside 191-203). A
-quiet try with three runs is still to be seen. The seven other records, judged again without it, are an
-unchanged fleet measured for real: no host is named.
+one-thread host held by the disturbance (in the second its one unflagged GEMM run read 101 beside 191-203); a
+third, quiet (no run flagged, load 1.4), passed with it inconclusive: GEMM -46.7%, MDS ±198%, unflagged runs at
+100-104 on four unchanged hosts beside 141-193 (the first two runs' mean: -42.1%, MDS ±210%). The seven other
+records, judged again without it, are an unchanged fleet measured for real: no host is named.
 
 All hosts are sshd servers on this machine and share its cores: they measure one at a time (the default
 --bench-concurrency 1, which is why it is the default). Each host runs driftcheck from this checkout over SSH
-(`--driftcheck`), 3 runs of a 1 s budget: on the 2-core VM the test took 4.1 and 5.8 minutes under other load (with
-2 runs: 1.5 minutes quiet, 2.3 to 4.8 under load).
+(`--driftcheck`), 3 runs of a 1 s budget: on the 2-core VM the test took 2.5 minutes quiet, 4.1 and 5.8 under other load
+(with 2 runs: 1.5 minutes quiet, 2.3 to 4.8 under load).
 Why eight: with five hosts the others' spread has 3 degrees of freedom, and t at 1%/5 is 10.2: the GEMM's MDS
 was wider than a halving (issue 34). A fleet too small to judge goes through the command on the single-node
 Slurm (tests/remote/test_fleet_slurm.py) and in the unit tests.
