@@ -1,15 +1,15 @@
 """Slow nodes by measurement: every host of a fleet ran the calibrated suite, and each is asked whether it lies
 outside the fleet: outside the prediction interval that the other hosts give for one more machine of theirs.
 
-Per benchmark a host's figure is the mean of the logs of its run medians. For host H the k other hosts' figures
-give their centre and their spread s (`driftcheck.stats.prediction`): s^2 estimates the whole variance of one
-host's figure, the machines' own differences and each figure's run noise together, on k - 1 degrees of freedom.
-H's shift from the centre, d, is judged by t = d / (s sqrt(1 + 1/k)) with k - 1 degrees of freedom: the textbook
-test of "is this a member of that population". Its MDS is t_crit * s sqrt(1 + 1/k). A host is named `slower` or
-`faster` only where a benchmark's shift lies beyond that MDS and is at least MIN_EFFECT, `inconclusive` where it
-cannot tell (with why, in the fleet's words: `fleet_reason`), `unchanged` where the shift is within one host's
-typical distance from the centre (the standard error s sqrt(1 + 1/k), or MIN_EFFECT) and the MDS is at most
-RESOLVED_MDS.
+Per benchmark a host's figure is the median of the logs of its run medians (of two runs, their mean). For host H
+the k other hosts' figures give their centre and their spread s (`driftcheck.stats.prediction`): s^2 estimates
+the whole variance of one host's figure, the machines' own differences and each figure's run noise together, on
+k - 1 degrees of freedom. H's shift from the centre, d, is judged by t = d / (s sqrt(1 + 1/k)) with k - 1
+degrees of freedom: the textbook test of "is this a member of that population". Its MDS is
+t_crit * s sqrt(1 + 1/k). A host is named `slower` or `faster` only where a benchmark's shift lies beyond that
+MDS and is at least MIN_EFFECT, `inconclusive` where it cannot tell (with why, in the fleet's words:
+`fleet_reason`), `unchanged` where the shift is within one host's typical distance from the centre (the
+standard error s sqrt(1 + 1/k), or MIN_EFFECT) and the MDS is at most RESOLVED_MDS.
 
 Why not a check's own test (one record against another, widened by the between-session spread): across a
 fleet the reference is not a past session of the same machine but a sample of other machines. The check's
@@ -23,11 +23,24 @@ hosts, Bonferroni): under the model an unchanged fleet names some host about as 
 unchanged machine. Leaving H out of its own reference keeps a slow host from widening the spread it is judged
 by; a slow host among the others widens theirs, which makes them less likely to be named, never more.
 
-A host is named only where each of its runs, not only their mean, lies beyond the MDS on the same side: a run
-that stalled moves a mean of two runs by a third and is not always flagged, while a slow host is slow in every
-run (otherwise `inconclusive`, `held_by: runs`). A run flagged as disturbed (other work, CPU steal) cannot
-carry a verdict in the direction its disturbance pushes, as in a check: H's disturbed runs hold a loss, the
-others' disturbed runs hold a gain, and the verdict is `inconclusive` with the disturbance (`held_by: load`).
+A median, not a mean: a run that stalled, not always flagged as disturbed, moves a mean of n runs by 1/n of its
+stall (in logs) and a median of three not at all. On an unchanged host such a run widens the others' spread s,
+and so the MDS a slow host is judged by: of twelve real-sshd tries with two runs a host, two quiet ones left the
+one-thread host inconclusive that way (README). The median of n runs keeps more of the run noise than their mean
+(`median_variance`: 0.449 sw^2 for three, a mean's 1/3), which s^2 measures as it is. Resampled from 168 real runs
+(benchmarks/fleet_bench_sensitivity.py, 1000 fleets of eight; 34 runs quiet, the rest under other load), the two
+cannot be told apart: under load neither names any host (a one-thread host is not slow there); from the quiet
+runs the mean of two runs named the one-thread host in 40 fleets and the median of three in 37, and an
+unchanged fleet named some host in 33 and 21; with every flag taken out, 69 and 66. (A mean of three, judged so
+offline, gave 66, 19 and 48: on so few quiet runs, no better; the median is kept for the stall it ignores.)
+
+A host is named only where each of its runs, not only their median, lies beyond the MDS on the same side
+(otherwise `inconclusive`, `held_by: runs`): one stall moves a median of two runs by half, two stalls out of
+three move a median of three. Without this rule the resampled unchanged fleets above, flags taken out, named
+some host in 184 of 1000 (median of three; 66 from the quiet runs, against 21 with it). A run flagged as
+disturbed (other work, CPU steal) cannot carry a verdict in the direction its disturbance pushes, as in a
+check: H's disturbed runs hold a loss, the others' disturbed runs hold a gain, and the verdict is `inconclusive`
+with the disturbance (`held_by: load`).
 
 The figures compared are the user's own (raw), never the control-normalised ones: a check's control excuses
 a shift the whole machine shows (a clock, a neighbour) because a check asks what changed on one machine; across
@@ -58,7 +71,7 @@ from driftcheck.analysis.bench_verdicts import (
 )
 from driftcheck.snapshot.jsontypes import JSONObject
 from driftcheck.stats.comparison import ALPHA_CHECK, MIN_EFFECT, MIN_SPREAD
-from driftcheck.stats.prediction import MIN_OTHERS, predict_member
+from driftcheck.stats.prediction import MIN_OTHERS, median_variance, predict_member
 from driftcheck.stats.run_medians import RESOLVED_MDS, RunFigure, logs
 
 # The fewest hosts that measured before any is judged: each host then has at least two others to be
@@ -66,6 +79,8 @@ from driftcheck.stats.run_medians import RESOLVED_MDS, RunFigure, logs
 MIN_HOSTS = 3
 # A host's verdict, from its benchmarks': a shift either way names it; `unchanged` hosts are not named.
 VERDICTS = ("slower", "faster", "inconclusive", "unchanged")
+# The widest MDS a row carries (in logs: a millionfold); wider ones are cut to it.
+_MAX_MDS_LOG = math.log(1e6)
 # A side of a check's disturbance summary (`A 2/3, B 1/3 runs disturbed`): the fleet and this host here.
 _SIDE = re.compile(r"\b([AB]) (\d+/\d+)")
 
@@ -162,18 +177,20 @@ def fleet_reason(row: Mapping[str, Any]) -> str | None:
         sides = _SIDE.sub(lambda m: f"{'fleet' if m[1] == 'A' else 'this host'} {m[2]}", str(row["disturbance"]))
         return f"disturbed by other work ({sides}): that could explain it"
     if row.get("held_by") == "runs":
-        return (f"{row.get('reason')}: the mean lies beyond it, but a run that stalled could explain that "
-                "(more runs, --runs, would tell)")
+        return (f"{row.get('reason')}: its runs' median lies beyond it, but a run that stalled could explain "
+                "that (more runs, --runs, would tell)")
     mds, runs_spread = _number(row.get("mds_pct")), _number(row.get("spread_pct")) or 0.0
     between = row.get("between_sessions")
     hosts_spread = (_number(between.get("spread_pct")) if isinstance(between, Mapping) else None) or 0.0
     hosts = between.get("sessions") if isinstance(between, Mapping) else None
     runs = row.get("runs")
-    # The others' spread s^2 holds the machines' own differences and each figure's run noise sw^2 / n: where the
-    # runs' part is most of it, more runs would narrow the MDS; else only more hosts (more degrees of freedom)
-    # or steadier machines would.
-    per_host = runs[0] / hosts if isinstance(runs, list) and runs and isinstance(hosts, int) and hosts else 0.0
-    runs_part = math.log1p(runs_spread / 100.0) ** 2 / per_host if per_host and row.get("spread_measured") else 0.0
+    # The others' spread s^2 holds the machines' own differences and each figure's run noise, median_variance(n)
+    # sw^2 for the median of n runs (not a mean's sw^2 / n: 0.45 sw^2 for three runs): where the runs' part is
+    # most of it, more runs would narrow the MDS; else only more hosts (more degrees of freedom) or steadier
+    # machines would.
+    per_host = round(runs[0] / hosts) if isinstance(runs, list) and runs and isinstance(hosts, int) and hosts else 0
+    runs_part = (math.log1p(runs_spread / 100.0) ** 2 * median_variance(per_host)
+                 if per_host >= 1 and row.get("spread_measured") else 0.0)
     if runs_part > math.log1p(hosts_spread / 100.0) ** 2 / 2.0:
         where = f"runs spread ±{runs_spread:.1f}% on these hosts (more runs, --runs, would narrow it)"
     else:
@@ -220,8 +237,8 @@ def _number(value: object) -> float | None:
 
 
 def _log_figure(figures: Sequence[RunFigure]) -> float:
-    """A host's figure of one benchmark: the mean of the logs of its run medians."""
-    return statistics.fmean(logs(figures))
+    """A host's figure of one benchmark: the median of the logs of its run medians (for two runs, their mean)."""
+    return statistics.median(logs(figures))
 
 
 def _runs_spread(sides: Sequence[Sequence[RunFigure]]) -> tuple[float, bool]:
@@ -267,7 +284,10 @@ def judge_benchmark(name: str, host: Mapping[str, Any] | None, others: Sequence[
     test = predict_member(_log_figure(mine), centres, alpha)
     spread, measured = _runs_spread([*theirs, mine])
     ratio = math.exp(test.shift)
-    mds = max(math.expm1(test.mds_log), MIN_EFFECT)
+    # A benchmark two other hosts measured far apart has one degree of freedom, t near 500 at 1%/8: its MDS can pass
+    # exp's range (an OverflowError from expm1). Beyond ±1000% percent_text says only that much; past a millionfold
+    # the figure says nothing more.
+    mds = max(math.expm1(min(test.mds_log, _MAX_MDS_LOG)), MIN_EFFECT)
     row.update({"before": math.exp(statistics.fmean(centres)), "after": math.exp(_log_figure(mine)),
                 "ratio": ratio, "change_pct": round((ratio - 1.0) * 100.0, 2), "mds_pct": round(mds * 100.0, 2),
                 "spread_pct": round(math.expm1(spread) * 100.0, 2), "spread_measured": measured,
@@ -281,9 +301,10 @@ def judge_benchmark(name: str, host: Mapping[str, Any] | None, others: Sequence[
                                      [f for figures in theirs for f in figures] if better else mine)
     row["disturbance"] = disturbance_summary([f for figures in theirs for f in figures], mine)
     called = abs(test.shift) >= test.mds_log and abs(ratio - 1.0) >= MIN_EFFECT
-    # Each of the host's runs must lie beyond the MDS on the shift's side, not only their mean: one run that
-    # stalled (not every stall is flagged as disturbed) moves a mean of two by a third, while a slow host is slow
-    # in every run. Stricter than the test alone, so the level only falls. Measured on 8 quiet real-sshd hosts:
+    # Each of the host's runs must lie beyond the MDS on the shift's side, not only their median: one run that
+    # stalled (not every stall is flagged as disturbed) moves a median of two (their mean) by half its stall, two of
+    # three move a median of three, while a slow host is slow in every run. Stricter than the test alone, so the
+    # level only falls. Measured on 8 quiet real-sshd hosts:
     # a GEMM run at 103 beside 198 named an unchanged host 24% slower, a launch run 7% slow named another.
     centre = statistics.fmean(centres)
     within = [run for run in logs(mine) if (run - centre) * math.copysign(1.0, test.shift) < test.mds_log]

@@ -1,26 +1,30 @@
 """Is one member outside its group: the prediction interval for one new member from k others.
 
 A fleet asks of each host whether its speed lies outside what the other hosts' speeds predict for one more
-machine of the same fleet. Each host's figure is the mean of its log run medians, m_i = mu + b_i + e_i: b_i
-the host's own speed (spread sb between the fleet's machines), e_i the mean of its runs' noise (spread
-sw / sqrt(n) for n runs). For hosts with equal run counts the m_i are independent draws of one distribution,
-with variance sb^2 + sw^2 / n, and the sample variance of the k others' figures
+machine of the same fleet. Each host's figure is the median of its log run medians, m_i = mu + b_i + e_i: b_i
+the host's own speed (spread sb between the fleet's machines), e_i the median of its runs' noise (variance
+median_variance(n) sw^2 for n runs: 1/2 for two runs, as their mean; 0.449 for three, where a mean's would be
+1/3). A median, not a mean, because one run that stalled (not every stall is flagged as disturbed) moves a mean
+of its host's runs by a share of the stall and a median of three hardly at all. For hosts with equal run counts
+the m_i are independent draws of one distribution, with variance sb^2 + median_variance(n) sw^2, and the sample
+variance of the k others' figures
 
     s^2 = sum (m_i - mean(m))^2 / (k - 1)
 
 estimates that whole variance on k - 1 degrees of freedom, with no split into sb and sw and so nothing to
 truncate at zero (a split does: an ANOVA's sb^2 = (MSB - MSW) / n is cut to 0 whenever MSB < MSW, and a test
 that then borrows the runs' many degrees of freedom calls shifts it cannot tell). The new host H differs
-from the others' mean by d = m_H - mean(m), whose variance is (sb^2 + sw^2 / n)(1 + 1/k), so
+from the others' mean by d = m_H - mean(m), whose variance is (sb^2 + median_variance(n) sw^2)(1 + 1/k), so
 
     t = d / (s sqrt(1 + 1/k)),  t with k - 1 degrees of freedom
 
-is exact under normality. It is the pooled two-sample t-test of a group of one (H) against the k others:
-the single member adds no squares and no degrees of freedom to the pooled variance, so
+is exact where the figures are normal (a median of normal runs is not quite normal, but close). It is the
+pooled two-sample t-test of a group of one (H) against the k others: the single member adds no squares and no
+degrees of freedom to the pooled variance, so
 `scipy.stats.ttest_ind([m_H], others, equal_var=True)` gives the same t and p. The minimum detectable
 shift is t_crit(k - 1, alpha) * s sqrt(1 + 1/k).
 
-Run counts: the model wants every host's figure averaged over as many runs. Where they differ, the others'
+Run counts: the model wants every host's figure taken over as many runs. Where they differ, the others'
 figures still share one mean and s^2 still estimates their average variance; a host with fewer runs than
 the others has a noisier figure than s^2 counts, which makes it a little easier to name. No correction is
 made (one would need sb and sw apart again, the split this test avoids), and the caller says how many runs
@@ -38,6 +42,11 @@ from driftcheck.stats.comparison import ALPHA_CHECK, MIN_SPREAD, t_critical, t_t
 
 # Two others give the spread one degree of freedom: the fewest that measure one at all.
 MIN_OTHERS = 2
+# The variance of the median of n independent standard normal draws, n = 1..9 (for even n the mean of the middle
+# two), integrated numerically from the order statistics' densities (tests/stats/test_prediction.py checks each
+# against scipy). Not the mean's 1/n: 0.449 for three runs (1.35 times a mean's), and pi / (2 n) only for large n
+# (0.52 at n = 3 would overstate it).
+_MEDIAN_VARIANCE = (1.0, 0.5, 0.4487, 0.2982, 0.2868, 0.2147, 0.2104, 0.1682, 0.1661)
 
 
 @dataclass(frozen=True)
@@ -78,3 +87,11 @@ def predict_member(member: float, others: Sequence[float], alpha: float = ALPHA_
     shift = member - centre
     t = shift / se
     return Prediction(shift, spread, se, df, t, t_two_sided_p(t, df), t_critical(df, alpha) * se, k)
+
+
+def median_variance(runs: int) -> float:
+    """The variance of the median of `runs` independent draws of unit variance (normal): how much of one run's
+    noise a host's figure, the median of its runs, keeps. Beyond nine runs, the large-n limit pi / (2 runs)."""
+    if runs < 1:
+        raise ValueError(f"a median needs at least one run, got {runs}")
+    return _MEDIAN_VARIANCE[runs - 1] if runs <= len(_MEDIAN_VARIANCE) else math.pi / (2.0 * runs)

@@ -6,13 +6,21 @@ from __future__ import annotations
 import copy
 import json
 import math
+import statistics
 from pathlib import Path
 from typing import Any
 
 import pytest
 from scipy import stats
 
-from driftcheck.analysis.fleet_bench import MIN_HOSTS, judge_fleet, judge_host, row_text
+from driftcheck.analysis.fleet_bench import (
+    MIN_HOSTS,
+    fleet_reason,
+    judge_benchmark,
+    judge_fleet,
+    judge_host,
+    row_text,
+)
 from driftcheck.analysis.fleet_bench_render import render_measured_markdown, render_measured_text
 
 LOADED = Path(__file__).resolve().parent.parent / "data" / "fleet_bench" / "loaded"
@@ -63,9 +71,8 @@ def test_under_other_load_no_host_is_named_and_each_says_why(loaded: dict[str, d
 
 
 def host_figure(record: dict[str, Any], name: str = GEMM) -> float:
-    """A host's figure of a benchmark: the mean log of its run medians."""
-    return sum(math.log(run["median"]) for run in record["results"][name]["runs"]) / len(
-        record["results"][name]["runs"])
+    """A host's figure of a benchmark: the median log of its run medians (for two runs, their mean)."""
+    return statistics.median(math.log(run["median"]) for run in record["results"][name]["runs"])
 
 
 def test_a_host_is_judged_by_the_prediction_for_one_more_host_of_the_others(
@@ -75,7 +82,8 @@ def test_a_host_is_judged_by_the_prediction_for_one_more_host_of_the_others(
     # The test is scipy's pooled two-sample t-test of a group of one against the four others' figures.
     oracle = stats.ttest_ind([host_figure(loaded["node1"])], [host_figure(r) for r in others], equal_var=True)
     assert row["t"] == pytest.approx(oracle.statistic, abs=1e-4) and row["p"] == pytest.approx(oracle.pvalue)
-    # The fleet's figure is the others' centre (geometric), the host's its own geometric mean of run medians.
+    # The fleet's figure is the others' centre (geometric), the host's its runs' median (of two, the geometric
+    # mean).
     centre = sum(host_figure(r) for r in others) / len(others)
     assert row["before"] == pytest.approx(math.exp(centre))
     assert row["after"] == pytest.approx(math.exp(host_figure(loaded["node1"])))
@@ -181,15 +189,85 @@ def test_a_host_is_not_named_on_one_run_that_stalled(loaded: dict[str, dict[str,
     entry["runs"][1]["median"] = 75.0
     bench = judge_fleet(fleet)
     row = next(row for row in bench.hosts["node3"].rows if row["name"] == GEMM)
-    # The mean of its two runs lies beyond the MDS, its other run does not: held, and said why.
+    # The median of its two runs (their mean) lies beyond the MDS, its other run does not: held, and said why.
     assert abs(math.log1p(row["change_pct"] / 100)) >= math.log1p(row["mds_pct"] / 100)
     assert row["verdict"] == "inconclusive" and row["held_by"] == "runs" and bench.outliers == []
-    assert row_text(row).endswith(": inconclusive - 1 of its 2 runs within the MDS of the fleet's centre: the mean "
-                                  "lies beyond it, but a run that stalled could explain that (more runs, --runs, "
-                                  "would tell)")
+    assert row_text(row).endswith(": inconclusive - 1 of its 2 runs within the MDS of the fleet's centre: its runs' "
+                                  "median lies beyond it, but a run that stalled could explain that (more runs, "
+                                  "--runs, would tell)")
     # Both runs that low: named.
     entry["runs"][0]["median"] = 76.0
     assert judge_fleet(fleet).named("slower") == ["node3"]
+
+
+def with_third_gemm_run(fleet: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`fleet` with a third GEMM run on every host, at the geometric mean of its two: its figure does not move."""
+    out = copy.deepcopy(fleet)
+    for record in out.values():
+        runs = record["results"][GEMM]["runs"]
+        runs.append({**runs[0], "median": math.sqrt(runs[0]["median"] * runs[1]["median"])})
+    return out
+
+
+def test_with_three_runs_a_host_figure_is_their_median_and_one_stalled_run_does_not_move_it(
+        loaded: dict[str, dict[str, Any]]) -> None:
+    fleet = with_third_gemm_run({host: r for host, r in eight_machines(loaded["node2"]).items() if host != "node4"})
+    # node3's GEMM runs 146, 149 and, stalled, 40: their mean log (figure 95.5) lies a third below the others'
+    # (beyond the MDS: held by the runs rule at best), their median is the run at 146.
+    fleet["node3"]["results"][GEMM]["runs"][2]["median"] = 40.0
+    row = next(r for r in judge_host("node3", fleet) if r["name"] == GEMM)
+    assert row["after"] == pytest.approx(146.0)
+    assert math.exp(statistics.fmean(math.log(r["median"]) for r in fleet["node3"]["results"][GEMM]["runs"])) < 100
+    others = [host_figure(record) for host, record in fleet.items() if host != "node3"]
+    oracle = stats.ttest_ind([host_figure(fleet["node3"])], others, equal_var=True)
+    assert row["t"] == pytest.approx(oracle.statistic, abs=1e-4)
+    assert abs(row["change_pct"]) < 5 and row["held_by"] is None and row["verdict"] in ("unchanged", "inconclusive")
+    assert judge_fleet(fleet).outliers == []
+
+
+def test_with_three_runs_a_host_is_named_only_where_each_run_lies_beyond_the_mds(
+        loaded: dict[str, dict[str, Any]]) -> None:
+    fleet = with_third_gemm_run(eight_machines(loaded["node2"]))
+    # node4 at half the others' GEMM in all three runs: named.
+    assert judge_fleet(fleet).named("slower") == ["node4"]
+    # Two runs at half, one at full speed: the median lies beyond the MDS, but one run does not: held by the runs.
+    fleet["node4"]["results"][GEMM]["runs"][2]["median"] = 150.0
+    bench = judge_fleet(fleet)
+    row = next(r for r in bench.hosts["node4"].rows if r["name"] == GEMM)
+    assert row["after"] == pytest.approx(79.5)
+    assert abs(math.log1p(row["change_pct"] / 100)) >= math.log1p(row["mds_pct"] / 100)
+    assert bench.outliers == [] and row["held_by"] == "runs"
+    assert row_text(row).endswith("1 of its 3 runs within the MDS of the fleet's centre: its runs' median lies "
+                                  "beyond it, but a run that stalled could explain that (more runs, --runs, would "
+                                  "tell)")
+
+
+def test_more_runs_are_advised_by_a_median_s_variance_not_a_mean_s() -> None:
+    # Three runs a host, runs spread ±30% (log 0.262), the other hosts ±24% (log 0.215). The runs' part of a host's
+    # figure is 0.449 * 0.262^2 = 0.031 for a median of three, above half the hosts' spread squared (0.023): more
+    # runs are advised. A mean's 0.262^2 / 3 = 0.0229 would have been just below it.
+    row = {"verdict": "inconclusive", "direction": "inconclusive", "mds_pct": 150.0, "spread_pct": 30.0,
+           "spread_measured": True, "runs": [21, 3],
+           "between_sessions": {"spread_pct": 24.0, "measured": True, "sessions": 7, "df": 6}}
+    assert math.log1p(0.30) ** 2 / 3 < math.log1p(0.24) ** 2 / 2 < math.log1p(0.30) ** 2 * 0.4487
+    assert fleet_reason(row) == ("runs spread ±30.0% on these hosts (more runs, --runs, would narrow it): shifts "
+                                 "under ±150.0% cannot be told")
+    # Hosts that differ by ±35%: the hosts' part is the larger either way.
+    row["between_sessions"]["spread_pct"] = 35.0
+    assert fleet_reason(row) == ("the other 7 hosts differ by ±35.0% between themselves: shifts under ±150.0% "
+                                 "cannot be told")
+
+
+def test_a_benchmark_two_other_hosts_measured_far_apart_gives_an_mds_too_wide_to_tell_not_an_overflow() -> None:
+    # Found by benchmarks/fleet_bench_sensitivity.py on loaded real runs: a benchmark that most hosts skipped within
+    # their budget, measured by two others at 1 and 1000: one degree of freedom, t at 1%/8 near 509, an MDS of
+    # exp(3000) - 1, which expm1 cannot return.
+    def entry(median: float) -> dict[str, Any]:
+        return {"unit": "tok/s", "higher_is_better": True, "median": median, "runs": [{"median": median}]}
+
+    row = judge_benchmark("decode_eager_tok_per_s", entry(30.0), [entry(1.0), entry(1000.0)], family=8)
+    assert row["verdict"] == "inconclusive" and row["mds_pct"] == pytest.approx(1e8)
+    assert row_text(row).startswith("decode_eager_tok_per_s 30 tok/s, fleet 31.62: -5.1% (MDS ±>1000%): inconclusive")
 
 
 def test_fewer_than_three_hosts_are_too_few_to_judge(loaded: dict[str, dict[str, Any]]) -> None:
