@@ -34,6 +34,14 @@ runs the mean of two runs named the one-thread host in 40 fleets and the median 
 unchanged fleet named some host in 33 and 21; with every flag taken out, 69 and 66. (A mean of three, judged so
 offline, gave 66, 19 and 48: on so few quiet runs, no better; the median is kept for the stall it ignores.)
 
+The others' spread s is never taken below what the runs' own noise leaves in a host's figure (`runs_floor`:
+sqrt(median_variance(n)) sw, sw the log runs' spread pooled within the hosts): s^2 estimates sb^2 +
+median_variance(n) sw^2, which is never under its runs' part, but on k - 1 degrees of freedom a few hosts can
+agree by chance. Alone on the 2-core VM, six unchanged hosts' GEMM medians fell within ±4% while their runs
+spread ±17%, and a seventh unchanged host whose three runs all fell low was named 38% slower against an MDS of
+±25%. The floor only widens the MDS (the degrees of freedom stay the hosts'), so the level only falls: resampled,
+it took the quiet runs' wrong namings from 9 in 300 fleets to 0, at the cost of the one-thread host's 8 namings.
+
 A host is named only where each of its runs, not only their median, lies beyond the MDS on the same side
 (otherwise `inconclusive`, `held_by: runs`): one stall moves a median of two runs by half, two stalls out of
 three move a median of three. Without this rule the resampled unchanged fleets above, flags taken out, named
@@ -71,7 +79,7 @@ from driftcheck.analysis.bench_verdicts import (
 )
 from driftcheck.snapshot.jsontypes import JSONObject
 from driftcheck.stats.comparison import ALPHA_CHECK, MIN_EFFECT, MIN_SPREAD
-from driftcheck.stats.prediction import MIN_OTHERS, median_variance, predict_member
+from driftcheck.stats.prediction import MIN_OTHERS, median_variance, predict_member, runs_floor
 from driftcheck.stats.run_medians import RESOLVED_MDS, RunFigure, logs
 
 # The fewest hosts that measured before any is judged: each host then has at least two others to be
@@ -243,7 +251,7 @@ def _log_figure(figures: Sequence[RunFigure]) -> float:
 
 def _runs_spread(sides: Sequence[Sequence[RunFigure]]) -> tuple[float, bool]:
     """The run-to-run spread (log standard deviation) pooled within the hosts that took two runs or more, and
-    whether any did; MIN_SPREAD where none did (shown only: the test itself does not use it)."""
+    whether any did; MIN_SPREAD where none did. It floors the prediction's spread (`runs_floor`)."""
     squares = df = 0.0
     for figures in sides:
         if len(figures) > 1:
@@ -251,6 +259,11 @@ def _runs_spread(sides: Sequence[Sequence[RunFigure]]) -> tuple[float, bool]:
             squares += sum((x - statistics.fmean(values)) ** 2 for x in values)
             df += len(values) - 1
     return (max(math.sqrt(squares / df), MIN_SPREAD), True) if df else (MIN_SPREAD, False)
+
+
+def _spread_pct(centres: Sequence[float]) -> float:
+    """How far the other hosts' figures lie from each other, as ±% (their sample standard deviation in logs)."""
+    return math.expm1(max(statistics.stdev(centres), MIN_SPREAD)) * 100.0
 
 
 _NO_CONTROL = ("controls not used: across machines the user's own figures are compared, since a machine slower "
@@ -281,8 +294,12 @@ def judge_benchmark(name: str, host: Mapping[str, Any] | None, others: Sequence[
         return row
     alpha = ALPHA_CHECK / max(family, 1)
     centres = [_log_figure(figures) for figures in theirs]
-    test = predict_member(_log_figure(mine), centres, alpha)
     spread, measured = _runs_spread([*theirs, mine])
+    # A host's figure varies at least by what its runs' noise leaves in their median, however closely the others'
+    # figures happen to agree (runs_floor): the prediction's spread is never taken below that.
+    per_host = round(statistics.median(len(figures) for figures in theirs))
+    floor = runs_floor(spread, per_host) if measured else MIN_SPREAD
+    test = predict_member(_log_figure(mine), centres, alpha, least_spread=floor)
     ratio = math.exp(test.shift)
     # A benchmark two other hosts measured far apart has one degree of freedom, t near 500 at 1%/8: its MDS can pass
     # exp's range (an OverflowError from expm1). Beyond ±1000% percent_text says only that much; past a millionfold
@@ -291,7 +308,7 @@ def judge_benchmark(name: str, host: Mapping[str, Any] | None, others: Sequence[
     row.update({"before": math.exp(statistics.fmean(centres)), "after": math.exp(_log_figure(mine)),
                 "ratio": ratio, "change_pct": round((ratio - 1.0) * 100.0, 2), "mds_pct": round(mds * 100.0, 2),
                 "spread_pct": round(math.expm1(spread) * 100.0, 2), "spread_measured": measured,
-                "between_sessions": {"spread_pct": round(test.spread_pct, 2), "measured": True,
+                "between_sessions": {"spread_pct": round(_spread_pct(centres), 2), "measured": True,
                                      "sessions": test.others, "df": test.df},
                 "t": round(test.t, 4), "p": test.p})
     higher = higher_is_better(entry)

@@ -18,7 +18,9 @@ from the others' mean by d = m_H - mean(m), whose variance is (sb^2 + median_var
 
     t = d / (s sqrt(1 + 1/k)),  t with k - 1 degrees of freedom
 
-is exact where the figures are normal (a median of normal runs is not quite normal, but close). It is the
+is exact where the figures are normal (a median of normal runs is not quite normal, but close). A caller that
+knows sw (the runs' spread, pooled within the members on many degrees of freedom) floors s at its part,
+sqrt(median_variance(n)) sw (`runs_floor`): that only widens the interval, keeping k - 1 degrees of freedom. It is the
 pooled two-sample t-test of a group of one (H) against the k others: the single member adds no squares and no
 degrees of freedom to the pooled variance, so
 `scipy.stats.ttest_ind([m_H], others, equal_var=True)` gives the same t and p. The minimum detectable
@@ -71,22 +73,34 @@ class Prediction:
         return math.expm1(self.spread) * 100.0
 
 
-def predict_member(member: float, others: Sequence[float], alpha: float = ALPHA_CHECK) -> Prediction:
+def predict_member(member: float, others: Sequence[float], alpha: float = ALPHA_CHECK,
+                   least_spread: float = MIN_SPREAD) -> Prediction:
     """Whether `member` (a log figure) lies outside the prediction interval that `others` (the other
     members' log figures, at least MIN_OTHERS) give for one new member, at two-sided level `alpha`.
 
     The spread is floored at MIN_SPREAD (timer and scheduling noise: even identical figures carry it), so
-    others that agree exactly do not make every difference significant."""
+    others that agree exactly do not make every difference significant, and at `least_spread`, what the
+    caller knows a figure varies by at the least (a fleet: its runs' own noise, `runs_floor`). A floor only
+    widens the interval and keeps the k - 1 degrees of freedom, so the level only falls."""
     k = len(others)
     if k < MIN_OTHERS:
         raise ValueError(f"a prediction needs at least {MIN_OTHERS} others, got {k}")
     centre = statistics.fmean(others)
-    spread = max(statistics.stdev(others), MIN_SPREAD)
+    spread = max(statistics.stdev(others), MIN_SPREAD, least_spread)
     se = spread * math.sqrt(1.0 + 1.0 / k)
     df = k - 1
     shift = member - centre
     t = shift / se
     return Prediction(shift, spread, se, df, t, t_two_sided_p(t, df), t_critical(df, alpha) * se, k)
+
+
+def runs_floor(runs_spread: float, runs: int) -> float:
+    """The least standard deviation a member's figure, the median of `runs` runs, can have when one run's noise
+    alone has standard deviation `runs_spread` (sw, pooled within the members): sqrt(median_variance(runs)) sw.
+    The figures' variance sb^2 + median_variance(n) sw^2 is never below its runs' part, however closely a few
+    others happen to agree: six hosts whose medians fell within ±4% of each other, beside runs spread ±40% within
+    each host, predicted one more host within ±25%, and named an unchanged host whose three runs all fell low."""
+    return math.sqrt(median_variance(runs)) * runs_spread
 
 
 def median_variance(runs: int) -> float:
