@@ -22,14 +22,17 @@ from typing import Any
 from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.paths import PathPart
-from driftcheck.snapshot.patterns import PathPattern, compile_pattern
+from driftcheck.snapshot.patterns import (
+    PathPattern,
+    compile_pattern,
+    first_match_past,
+    patterns_that_may_match,
+    shape_key,
+)
 from driftcheck.snapshot.shipped_yaml import shipped_yaml
 from driftcheck.snapshot.vocabulary import AFFECTS, CATEGORIES
 
 KINDS = ("added", "removed", "changed")
-# How many leading parts of a change path key the table of rules that may claim it: `probes.env.data.vars`
-# is shared by every environment variable; one more would key each variable on its own.
-_SHAPE_DEPTH = 4
 DIRECTIONS = ("slower", "faster", "either")
 @dataclass(frozen=True)
 class Rule:
@@ -95,13 +98,6 @@ class Suspect:
 Candidate = tuple[Rule, tuple[PathPattern, ...]]
 
 
-def matched(patterns: tuple[PathPattern, ...], parts: Sequence[PathPart]) -> dict[str, str] | None:
-    """`Rule.match` for a change whose rule and `patterns` came from `Catalog.candidates` (same kind, same
-    first parts): the captures of the first pattern that matches, trying only the parts past the shared ones."""
-    return next((found for pattern in patterns if (found := pattern.match_past(parts, _SHAPE_DEPTH)) is not None),
-                None)
-
-
 @dataclass(frozen=True)
 class Catalog:
     """The loaded rules, usual suspects and watched packages."""
@@ -112,7 +108,7 @@ class Catalog:
     bench_affects: tuple[tuple[str, str], ...] = field(default=())
     # The rules that may claim a change, with their patterns that may, by the change's kind, length and first
     # parts (see `candidates`).
-    _by_shape: dict[tuple[str, int, tuple[str, ...]], tuple[Candidate, ...]] = field(
+    _by_shape: dict[tuple[str, tuple[int, tuple[str, ...]]], tuple[Candidate, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def rule(self, rule_id: str) -> Rule:
@@ -122,13 +118,14 @@ class Catalog:
         """The rules that may claim a change of `kind` at `parts`, in catalog order, each with those of its
         patterns that may match: every rule that matches it is among them. A diff of a million environment
         variables asks this a million times with the same first parts (`probes.env.data.vars`); the answer is
-        worked out once per kind, length and those parts, and `matched` then tries only the parts after them."""
-        key = (kind, len(parts), tuple(str(part) for part in parts[:_SHAPE_DEPTH]))
+        worked out once per kind, length and those parts, and `first_match_past` then tries only the parts after
+        them."""
+        key = (kind, shape_key(parts))
         found = self._by_shape.get(key)
         if found is None:
             found = self._by_shape[key] = tuple(
-                (rule, patterns) for rule in self.rules if kind in rule.kinds
-                and (patterns := tuple(pattern for pattern in rule.patterns if pattern.may_match(parts, _SHAPE_DEPTH))))
+                (rule, patterns) for rule in self.rules
+                if kind in rule.kinds and (patterns := patterns_that_may_match(rule.patterns, parts)))
         return found
 
     def rules_for(self, parts: Sequence[PathPart], kind: str) -> tuple[Rule, ...]:
@@ -137,7 +134,7 @@ class Catalog:
 
     def first_match(self, parts: Sequence[PathPart], kind: str) -> tuple[Rule, dict[str, str]] | None:
         for rule, patterns in self.candidates(parts, kind):
-            found = matched(patterns, parts)
+            found = first_match_past(patterns, parts)
             if found is not None:
                 return rule, found
         return None

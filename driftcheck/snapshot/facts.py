@@ -18,7 +18,13 @@ from typing import Any
 from driftcheck.errors import RuleCatalogError
 from driftcheck.snapshot.catalog import name_catalog
 from driftcheck.snapshot.paths import PathPart
-from driftcheck.snapshot.patterns import PathPattern, compile_pattern
+from driftcheck.snapshot.patterns import (
+    PathPattern,
+    compile_pattern,
+    first_match_past,
+    patterns_that_may_match,
+    shape_key,
+)
 from driftcheck.snapshot.shipped_yaml import shipped_yaml
 from driftcheck.snapshot.vocabulary import CATEGORIES
 
@@ -86,9 +92,6 @@ def _written(root: str, captured: dict[str, str]) -> str:
 # root, primacy, taken_with) of each change path several times; past this many paths the kept answers are
 # dropped and found again, so a diff of ten million facts does not hold ten million answers.
 _KEPT_PATHS = 262_144
-# How many leading parts of a path key the entries that may match it (`FactTable._candidates`): as for the
-# rules (analysis/rules.py), `probes.env.data.vars` is shared by every environment variable.
-_SHAPE_DEPTH = 4
 # What an entry may say of a path, by the name of its field.
 _FIELDS = ("category", "fact_class", "root", "primacy", "taken_with")
 
@@ -173,16 +176,16 @@ class FactTable:
 
     def _candidates(self, parts: tuple[PathPart, ...]) -> tuple[_Candidate, ...]:
         """The entries that may match `parts`, each with its patterns that may, in table order: worked out once
-        per length and first parts (a million variables share `probes.env.data.vars`), as `Catalog.rules_for`
-        does, so a path is then matched only past those parts (`PathPattern.match_past`)."""
-        key = (len(parts), tuple(str(part) for part in parts[:_SHAPE_DEPTH]))
+        per length and first parts (a million variables share `probes.env.data.vars`), as `Catalog.candidates`
+        does, so a path is then matched only past those parts (`first_match_past`)."""
+        key = shape_key(parts)
         found = self._shapes.get(key)
         if found is None:
             if len(self._shapes) >= _KEPT_PATHS:
                 self._shapes.clear()
             found = self._shapes[key] = tuple(
                 (fact, patterns) for fact in self._facts(parts)
-                if (patterns := tuple(pattern for pattern in fact.patterns if pattern.may_match(parts, _SHAPE_DEPTH))))
+                if (patterns := patterns_that_may_match(fact.patterns, parts)))
         return found
 
     def _facts(self, parts: Sequence[PathPart]) -> tuple[Fact, ...]:
@@ -199,8 +202,7 @@ def _walk(candidates: tuple[_Candidate, ...], parts: tuple[PathPart, ...]) -> _F
         wanted = [name for name in fact.gives if found[name] is None]
         if not wanted:
             continue
-        captured = next((hit for pattern in patterns if (hit := pattern.match_past(parts, _SHAPE_DEPTH)) is not None),
-                        None)
+        captured = first_match_past(patterns, parts)
         if captured is None:
             continue
         for name in wanted:

@@ -70,6 +70,8 @@ class PathPattern:
     _open_tail: bool = field(init=False, repr=False, compare=False)
     # Where each captured segment stands, with its name (`match_past` fills those it does not try).
     _captures: tuple[tuple[int, str], ...] = field(init=False, repr=False, compare=False)
+    # The segments before a tail `**` (all of them without one): what `match` walks part by part.
+    _leading: tuple[Segment, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_length", sum(1 for segment in self.segments if not segment.many))
@@ -78,6 +80,7 @@ class PathPattern:
                            and self.segments[-1].many)
         object.__setattr__(self, "_captures", tuple((i, segment.capture) for i, segment in enumerate(self.segments)
                                                     if segment.capture))
+        object.__setattr__(self, "_leading", self.segments[:self._length])
 
     def match(self, parts: Sequence[PathPart]) -> dict[str, str] | None:
         if len(parts) < self._length or (len(parts) > self._length and not self._open_ended):
@@ -87,7 +90,7 @@ class PathPattern:
         # Without `**`, or with it only at the end, each part meets its own segment until the segments end:
         # one loop, no recursion (see `covers`).
         captured: dict[str, str] = {}
-        for segment, part in zip(self.segments[:self._length], parts, strict=False):
+        for segment, part in zip(self._leading, parts, strict=False):
             if not segment.accepts(part):
                 return None
             if segment.capture:
@@ -126,7 +129,7 @@ class PathPattern:
 
     def may_match(self, parts: Sequence[PathPart], depth: int) -> bool:
         """Whether a path as long as `parts`, with the same first `depth` parts, could match: False only where
-        none can, so a table of rules keyed by those parts (`Catalog.rules_for`) skips no rule that matches."""
+        none can, so a table of rules keyed by those parts (`Catalog.candidates`) skips no rule that matches."""
         if len(parts) < self._length or (len(parts) > self._length and not self._open_ended):
             return False
         for segment, part in zip(self.segments, parts[:depth], strict=False):
@@ -135,6 +138,29 @@ class PathPattern:
             if not segment.accepts(part):
                 return False
         return True
+
+
+# How many leading parts of a path key a table of what may match it (`shape_key`): `probes.env.data.vars` is shared
+# by every environment variable; one more would key each variable on its own.
+SHAPE_DEPTH = 4
+
+
+def shape_key(parts: Sequence[PathPart]) -> tuple[int, tuple[str, ...]]:
+    """A path's length and first SHAPE_DEPTH parts: every path of one key can be matched by the same patterns
+    (`patterns_that_may_match`), worked out once per key instead of once per path."""
+    return len(parts), tuple(str(part) for part in parts[:SHAPE_DEPTH])
+
+
+def patterns_that_may_match(patterns: Iterable[PathPattern], parts: Sequence[PathPart]) -> tuple[PathPattern, ...]:
+    """Those of `patterns` that may match a path of `parts`'s shape (`shape_key`), in order."""
+    return tuple(pattern for pattern in patterns if pattern.may_match(parts, SHAPE_DEPTH))
+
+
+def first_match_past(patterns: Iterable[PathPattern], parts: Sequence[PathPart]) -> dict[str, str] | None:
+    """The captures of the first of `patterns` that matches `parts`, where `patterns` came from
+    `patterns_that_may_match` for its shape: each is tried only past the parts its shape already checked."""
+    return next((found for pattern in patterns if (found := pattern.match_past(parts, SHAPE_DEPTH)) is not None),
+                None)
 
 
 class PathTree:

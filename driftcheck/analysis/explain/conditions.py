@@ -13,8 +13,9 @@ from typing import Any
 from driftcheck.analysis.diff import Change
 from driftcheck.analysis.explain.lookup import dist_of, gpu_idle, lookup, number, package_version
 from driftcheck.analysis.explain.versions import same_release, version_order
-from driftcheck.analysis.rules import Catalog, Rule, matched
+from driftcheck.analysis.rules import Catalog, Rule
 from driftcheck.snapshot.model import Snapshot
+from driftcheck.snapshot.patterns import first_match_past
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def claims(reference: Snapshot, current: Snapshot, change: Change, catalog: Cata
     for rule, patterns in catalog.candidates(change.parts, change.kind):  # those that can match, in catalog order
         if found and not explains_member(rule):
             continue
-        captures = matched(patterns, change.parts)
+        captures = first_match_past(patterns, change.parts)
         if captures is not None and _holds(rule, Context(reference, current, change, captures)):
             found.append((rule, captures))
             if not explains_member(rule):
