@@ -104,8 +104,9 @@ def test_a_run_imports_no_server_reader_no_nvidia_parser_and_no_run_comparison()
 
 
 def test_a_run_loads_what_watching_needs_beside_the_snapshot_before_not_while_its_command_line_is_read() -> None:
-    # The scan's patterns, psutil and statistics (~35-70 ms) are imported by `runs.session._Preloading` while the
-    # snapshot before waits on the target interpreter: nothing of them is imported before that snapshot starts.
+    # The scan's patterns, psutil and statistics (~35-70 ms) are imported by `runs.session._import_watch_modules`
+    # while the snapshot before waits on the target interpreter: nothing of them is imported before that snapshot
+    # starts.
     loaded = _loaded_after("driftcheck.commands.run", "driftcheck.api.run", "driftcheck.probes.prober")
     assert _under(loaded, "driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
                   "driftcheck.runs.store", "driftcheck.runs.metrics", "driftcheck.runs.render", "psutil",

@@ -5,13 +5,13 @@ build one, so a snapshot is taken, redacted, signed and kept the same way whoeve
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from driftcheck.hosts import Host
 from driftcheck.probes import builtin_probes, select_probes
+from driftcheck.probes.background import Background
 from driftcheck.probes.base import Probe, ProbeOptions
 from driftcheck.probes.kernels import HashProgress, attach_hash_progress
 from driftcheck.probes.record import RecordResult, record
@@ -23,37 +23,11 @@ from driftcheck.snapshot.signing import sign_document
 from driftcheck.store.snapshots import Store
 
 
-class KeyLoading:
-    """The user's signing key, loaded in a thread of its own once `start` is called (importing cryptography and
-    reading the key file take 6-8 ms): begun when a snapshot's first probe has answered, by then its probes wait
-    on the target interpreter, and the load costs the snapshot nothing. What loading raised is raised by
-    `result`, in the thread that signs."""
-
-    def __init__(self) -> None:
-        self._key: KeyPair | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._load, name="signing-key", daemon=True)
-        self._started = False
-
-    def start(self, *_progress: object) -> None:
-        """Begin loading, once (the arguments of a probe's progress report are not used)."""
-        if not self._started:
-            self._started = True
-            self._thread.start()
-
-    def _load(self) -> None:
-        try:
-            self._key = load_signing_key()
-        except BaseException as exc:  # noqa: BLE001 - raised again in the signing thread, by `result`
-            self._error = exc
-
-    def result(self) -> KeyPair:
-        """The key, once loaded (begun here if nothing started it)."""
-        self.start()
-        self._thread.join()
-        if self._key is None:
-            raise self._error or RuntimeError("loading the signing key ended without a key")
-        return self._key
+def signing_key_loading() -> Background[KeyPair]:
+    """The user's signing key, loaded in a thread of its own once started (importing cryptography and reading the
+    key file take 6-8 ms): begun when a snapshot's first probe has answered, by then its probes wait on the target
+    interpreter, and the load costs the snapshot nothing. What loading raised is raised where it is signed."""
+    return Background(load_signing_key, "signing-key")
 
 
 @dataclass
@@ -70,7 +44,7 @@ class Prober:
     progress: ProgressCallback | None = None
     hash_progress: HashProgress | None = None
     step_progress: Callable[[str], None] | None = None  # steps inside a long probe (a benchmark's runs)
-    key_loading: KeyLoading | None = None
+    key_loading: Background[KeyPair] | None = None
 
     @classmethod
     def for_user(cls, host: Host, options: ProbeOptions | None = None, *, sign: bool = True,

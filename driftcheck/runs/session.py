@@ -25,7 +25,6 @@ import os
 import re
 import shutil
 import socket
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -33,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from driftcheck.errors import DriftcheckError
 from driftcheck.hosts.targets import local_host
+from driftcheck.probes.background import Background
 from driftcheck.probes.base import ProbeOptions
-from driftcheck.probes.prober import KeyLoading, Prober
+from driftcheck.probes.prober import Prober, signing_key_loading
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.printable import printable
 from driftcheck.store.pins import Pin
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from driftcheck.runs.store import RunRecord
 
 # What watching the command and recording it import (~35-70 ms: the scan's patterns, psutil, statistics), loaded
-# by `_Preloading` while the snapshot before is taken: its probes mostly wait on the target interpreter then, and
-# this process is idle for ~100 ms of it.
+# by `_import_watch_modules` while the snapshot before is taken: its probes mostly wait on the target interpreter
+# then, and this process is idle for ~100 ms of it.
 _WATCH_MODULES = ("driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
                   "driftcheck.runs.store")
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -93,10 +93,10 @@ def run_prober(plan: RunPlan) -> Prober:
     """The prober of the run's two snapshots: this machine, the command's interpreter (unless `plan.python`
     says otherwise; checked before anything runs). It keeps nothing: `record_run` stores each snapshot
     pinned for the run (store/pins.py), so no gc takes it before the record points at it. Its signing key is
-    loaded beside the snapshot before (`KeyLoading`, begun by `record_run` when that snapshot's first probe
+    loaded beside the snapshot before (`signing_key_loading`, begun by `record_run` when that snapshot's first probe
     answers), not ahead of it."""
     prober = Prober.for_user(local_host(plan.python or command_python(plan.argv)), plan.options, sign=False)
-    return replace(prober, key_loading=KeyLoading()) if plan.sign else prober
+    return replace(prober, key_loading=signing_key_loading()) if plan.sign else prober
 
 
 def _take(prober: Prober, plan: RunPlan, label: str) -> Snapshot:
@@ -109,65 +109,17 @@ def _snapshot(prober: Prober, plan: RunPlan, label: str, store: Store, pin: Pin)
     return taken
 
 
-class _Reading:
-    """A snapshot taken in a thread of its own: the reading after the run, started the moment the command has
-    ended, while the rest of its output is drained and scanned (100 MiB of log leaves up to 8 MiB to scan, ~0.03 s
-    that the reading, mostly waiting on the target interpreter, does not wait behind). It only takes
-    the snapshot; the store is written from the run's own thread."""
-
-    def __init__(self, take: Callable[[], Snapshot]) -> None:
-        self._take = take
-        self._taken: Snapshot | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="run-after", daemon=True)
-
-    def start(self) -> None:
-        """Begin taking it."""
-        self._thread.start()
-
-    def _run(self) -> None:
+def _import_watch_modules() -> None:
+    """The modules of `_WATCH_MODULES`, imported in a thread of its own beside the snapshot before (`Background`,
+    begun when that snapshot's first probe has answered: by then its probes' threads and the target interpreter's
+    run have started, and these imports, sharing the interpreter lock, no longer hold them back). A thread gets no
+    signal, so a Ctrl-C never lands inside these imports (see `driftcheck.__main__`); what one raises is raised
+    again where the module is imported next, by the run's own thread."""
+    for name in _WATCH_MODULES:
         try:
-            self._taken = self._take()
-        except BaseException as exc:  # noqa: BLE001 - raised again in the run's thread, by `result`
-            self._error = exc
-
-    def result(self) -> Snapshot:
-        """The snapshot, once taken (what taking it raised is raised here)."""
-        self._thread.join()
-        if self._taken is None:
-            raise self._error or RuntimeError("the reading after the run ended without a snapshot")
-        return self._taken
-
-
-class _Preloading:
-    """The modules of `_WATCH_MODULES` imported in a thread of its own, beside the snapshot before. Begun when that
-    snapshot's first probe has answered (`start`, its progress callback): by then its probes' threads and the target
-    interpreter's run have started, and these imports, sharing the interpreter lock, no longer hold them back. A
-    thread gets no signal, so a Ctrl-C never lands inside these imports (see `driftcheck.__main__`); what one raises
-    is raised again where the module is imported next, by the run's own thread."""
-
-    def __init__(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="run-preload", daemon=True)
-        self._started = False
-
-    def start(self, *_progress: object) -> None:
-        """Begin the imports, once (the arguments of a probe's progress report are not used)."""
-        if not self._started:
-            self._started = True
-            self._thread.start()
-
-    @staticmethod
-    def _run() -> None:
-        for name in _WATCH_MODULES:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - imported again, and raised, by the run's own thread
-                return
-
-    def done(self) -> None:
-        """Wait for the imports to end (begun here if no probe answered: they are short)."""
-        self.start()
-        self._thread.join()
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - imported again, and raised, by the run's own thread
+            return
 
 
 def _iso(timestamp: float) -> str:
@@ -233,7 +185,7 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     store, pin = Store(), Pin.this_process()
     if note:
         note("taking a snapshot before the run")
-    preloading = _Preloading()
+    preloading = Background(_import_watch_modules, "run-preload")
 
     def first_answer(*progress: object) -> None:
         # The snapshot's probes now wait on the target interpreter: this process is idle for ~100 ms.
@@ -244,7 +196,7 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     before = _snapshot(replace(prober, progress=first_answer), plan, f"run: {name}", store, pin)
     held = [before.id]
     try:
-        preloading.done()
+        preloading.result()
         from driftcheck.runs.output import OutputReader
         from driftcheck.runs.store import RunRecord
         from driftcheck.runs.summary import summarize
@@ -252,7 +204,10 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
         if note:
             note(f"snapshot {before.short_id} taken; running {printable(name)}")
         reader = OutputReader(plan.user_patterns)
-        reading = _Reading(lambda: _take(prober, plan, f"run: {name} (after)"))
+        # The reading after the run, started the moment the command has ended, while the rest of its output is
+        # drained and scanned (100 MiB of log leaves up to 8 MiB, ~0.03 s the reading, mostly waiting on the
+        # target interpreter, does not wait behind). It only takes the snapshot; the store is written here.
+        reading = Background(lambda: _take(prober, plan, f"run: {name} (after)"), "run-after")
         finished, series = _watch(plan, reader, reading.start)
         # Said only now, with the command's output drained: said when the reading starts, the note came before
         # the command's last lines, still in its pipe then.

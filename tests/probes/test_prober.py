@@ -10,7 +10,7 @@ import pytest
 from driftcheck.errors import KeyFileError, OptionError
 from driftcheck.hosts import LocalHost, ReplayHost
 from driftcheck.probes.base import BenchRequest, ProbeOptions
-from driftcheck.probes.prober import KeyLoading, Prober
+from driftcheck.probes.prober import Prober, signing_key_loading
 from driftcheck.probes.redact import Redactor
 from driftcheck.snapshot.keys import load_signing_key
 from driftcheck.snapshot.signing import verify_document
@@ -61,10 +61,10 @@ def test_probe_options_are_typed_and_cross_a_process_boundary_as_json() -> None:
 def test_a_key_still_loading_signs_as_the_loaded_key_and_raises_what_loading_raised() -> None:
     host = ReplayHost(HOSTS / "debian12-vm-docker")
     loaded = load_signing_key()
-    prober = Prober(host, REDACTOR, key_loading=KeyLoading())
+    prober = Prober(host, REDACTOR, key_loading=signing_key_loading())
     signed = prober.snapshot(prober.probes(["system"]))
     assert signed.document["signature"]["public_key"] == loaded.public_key_b64
     assert verify_document(signed.document).status == "valid"
     loaded.path.write_bytes(b"not a key")
     with pytest.raises(KeyFileError):  # raised where the snapshot is signed, not lost in the loading thread
-        Prober(host, REDACTOR, key_loading=KeyLoading()).signing_key()
+        Prober(host, REDACTOR, key_loading=signing_key_loading()).signing_key()
