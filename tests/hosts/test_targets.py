@@ -64,3 +64,16 @@ def test_an_ssh_login_goes_only_with_an_ssh_target() -> None:
 
 def test_a_live_host_has_no_recorded_options() -> None:
     assert host_for("local").recorded_options is None
+
+
+def test_a_relative_interpreter_is_kept_absolute_so_the_facts_scripts_find_it_from_root(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `driftcheck run -- .venv/bin/python bench.py` named an interpreter relative to the user's directory; the
+    # facts scripts run from "/", so its python, packages, kernels and torch probes all ended "unavailable".
+    venv_bin = Path(sys.executable).parent
+    monkeypatch.chdir(venv_bin.parent)
+    relative = str(Path(venv_bin.name) / Path(sys.executable).name)
+    host = host_for("local", relative)
+    assert host.target_python == str(venv_bin / Path(sys.executable).name)
+    facts = host.python("python_facts")
+    assert isinstance(facts, dict) and facts["prefix"] == sys.prefix
