@@ -104,9 +104,8 @@ def test_a_run_imports_no_server_reader_no_nvidia_parser_and_no_run_comparison()
 
 
 def test_a_run_loads_what_watching_needs_beside_the_snapshot_before_not_while_its_command_line_is_read() -> None:
-    # The scan's patterns, psutil and statistics (~35-70 ms) are imported by `runs.session._import_watch_modules`
-    # while the snapshot before waits on the target interpreter: nothing of them is imported before that snapshot
-    # starts.
+    # The scan's patterns and statistics (~35-50 ms) are imported by `runs.session._import_watch_modules` while the
+    # snapshot before waits on the target interpreter: nothing of them is imported before that snapshot starts.
     loaded = _loaded_after("driftcheck.commands.run", "driftcheck.api.run", "driftcheck.probes.prober")
     assert _under(loaded, "driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
                   "driftcheck.runs.store", "driftcheck.runs.metrics", "driftcheck.runs.render", "psutil",
@@ -114,4 +113,22 @@ def test_a_run_loads_what_watching_needs_beside_the_snapshot_before_not_while_it
     from driftcheck.runs.session import _WATCH_MODULES
 
     watched = _loaded_after(*_WATCH_MODULES)
-    assert {"driftcheck.runs.metrics", "driftcheck.runs.output", "psutil"} <= watched
+    assert {"driftcheck.runs.metrics", "driftcheck.runs.output"} <= watched
+    # psutil (~20 ms) only where watching asks it from the command's start (runs.session.watch_modules): on a
+    # machine without a GPU, and with no --server/--pid/--process, nothing asks it unless a signal is relayed.
+    assert "psutil" not in watched
+
+
+def test_psutil_is_loaded_beside_the_snapshot_before_where_the_watching_asks_it_from_the_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from driftcheck.probes.base import ProbeOptions
+    from driftcheck.runs import session
+    from driftcheck.runs.session import RunPlan, watch_modules
+
+    monkeypatch.setattr(session, "missing_driver", lambda host: "no driver")
+    assert "psutil" not in watch_modules(RunPlan(argv=["true"]))
+    for options in (ProbeOptions(pids=(1,)), ProbeOptions(process_patterns=("sglang",)),
+                    ProbeOptions(server_url="http://127.0.0.1:30000")):
+        assert "psutil" in watch_modules(RunPlan(argv=["true"], options=options))
+    monkeypatch.setattr(session, "missing_driver", lambda host: None)  # a driver here: GPU processes to tell apart
+    assert "psutil" in watch_modules(RunPlan(argv=["true"]))

@@ -16,11 +16,12 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
-
-import psutil
+from typing import TYPE_CHECKING, Any
 
 from driftcheck.hosts.signals import handlers_installed
+
+if TYPE_CHECKING:
+    import psutil
 
 STOP_GRACE_S = 5.0
 
@@ -39,6 +40,10 @@ def interrupts_deferred() -> Iterator[None]:
 
 def family_of(pid: int) -> list[psutil.Process]:
     """`pid` and every process below it, as they are now (empty when `pid` is gone)."""
+    # Imported where used (~20 ms): a `run` imports this module for its signal relay, and most runs are never
+    # signalled.
+    import psutil
+
     try:
         leader = psutil.Process(pid)
         return [leader, *leader.children(recursive=True)]
@@ -52,6 +57,8 @@ def signal_tree(pid: int, signum: int) -> bool:
 
 
 def _signal_all(family: Sequence[psutil.Process], signum: int) -> bool:
+    import psutil
+
     delivered = False
     for member in family:
         with contextlib.suppress(psutil.Error):
@@ -94,6 +101,8 @@ def stopped_on_the_way_out(process: subprocess.Popen[Any]) -> Iterator[None]:
 
 
 def _stop_tree(process: subprocess.Popen[Any], grace_s: float, signals: Sequence[int], wait: Waiter) -> None:
+    import psutil
+
     family = family_of(process.pid)
     for signum in signals:
         _signal_all(family, signum)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from driftcheck.errors import DriftcheckError
 from driftcheck.hosts.targets import local_host
+from driftcheck.nvidia.driver import missing_driver
 from driftcheck.probes.background import Background
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.prober import Prober, signing_key_loading
@@ -47,8 +48,8 @@ if TYPE_CHECKING:
     from driftcheck.runs.shapes import SeriesJson
     from driftcheck.runs.store import RunRecord
 
-# What watching the command and recording it import (~35-70 ms: the scan's patterns, psutil, statistics), loaded
-# by `_import_watch_modules` while the snapshot before is taken: its probes mostly wait on the target interpreter
+# What watching the command and recording it import (~35-50 ms: the scan's patterns, statistics), loaded by
+# `_import_watch_modules` while the snapshot before is taken: its probes mostly wait on the target interpreter
 # then, and this process is idle for ~100 ms of it.
 _WATCH_MODULES = ("driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
                   "driftcheck.runs.store")
@@ -109,13 +110,26 @@ def _snapshot(prober: Prober, plan: RunPlan, label: str, store: Store, pin: Pin)
     return taken
 
 
-def _import_watch_modules() -> None:
-    """The modules of `_WATCH_MODULES`, imported in a thread of its own beside the snapshot before (`Background`,
-    begun when that snapshot's first probe has answered: by then its probes' threads and the target interpreter's
-    run have started, and these imports, sharing the interpreter lock, no longer hold them back). A thread gets no
-    signal, so a Ctrl-C never lands inside these imports (see `driftcheck.__main__`); what one raises is raised
-    again where the module is imported next, by the run's own thread."""
-    for name in _WATCH_MODULES:
+def watch_modules(plan: RunPlan) -> tuple[str, ...]:
+    """What watching `plan`'s command imports: `_WATCH_MODULES`, and psutil (~20 ms) where the watching asks it
+    from the command's start: to tell the run's processes on a GPU from another's (an NVIDIA driver here), or to
+    find the processes `--server`, `--pid` and `--process` name. Elsewhere nothing asks it before a signal is
+    relayed, and then that relay imports it. The snapshot before is CPU-bound on a small machine (its probes, the
+    target interpreter, git): an import nobody needs there costs its time."""
+    options = plan.options
+    asks_processes = plan.nvml is not None or bool(options.server_url or options.pids or options.process_patterns)
+    if asks_processes or missing_driver(local_host()) is None:
+        return (*_WATCH_MODULES, "psutil")
+    return _WATCH_MODULES
+
+
+def _import_watch_modules(names: tuple[str, ...]) -> None:
+    """The modules `names` (`watch_modules`), imported in a thread of its own beside the snapshot before
+    (`Background`, begun when that snapshot's first probe has answered: by then its probes' threads and the target
+    interpreter's run have started, and these imports, sharing the interpreter lock, no longer hold them back). A
+    thread gets no signal, so a Ctrl-C never lands inside these imports (see `driftcheck.__main__`); what one
+    raises is raised again where the module is imported next, by the run's own thread."""
+    for name in names:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - imported again, and raised, by the run's own thread
@@ -185,7 +199,8 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     store, pin = Store(), Pin.this_process()
     if note:
         note("taking a snapshot before the run")
-    preloading = Background(_import_watch_modules, "run-preload")
+    modules = watch_modules(plan)
+    preloading = Background(lambda: _import_watch_modules(modules), "run-preload")
 
     def first_answer(*progress: object) -> None:
         # The snapshot's probes now wait on the target interpreter: this process is idle for ~100 ms.

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-import psutil
-
 from driftcheck.errors import CommandTimeout
 from driftcheck.hosts.base import Host, LineStream
 from driftcheck.nvidia.driver import missing_driver
@@ -53,6 +51,10 @@ CPU_FIELDS = ("freq_mhz", "steal_pct", "load1", "nr_periods", "nr_throttled", "t
 def process_tree(*roots: int | None, patterns: Sequence[str] = ()) -> set[int]:
     """The pids a run counts as its own: this process, each root and its descendants, and every process
     whose command line matches one of `patterns` (the server a benchmark talks to) with its descendants."""
+    # psutil (~20 ms to import) is imported where it is used: a run on a machine without a GPU, and without
+    # --server/--pid/--process, never asks it anything (see `runs.session._watch_modules`).
+    import psutil
+
     own = {psutil.Process().pid}
     tops = [pid for pid in roots if pid is not None]
     if patterns:
@@ -77,6 +79,8 @@ def listener_pids(url: str) -> set[int]:
     if parsed.hostname not in ("localhost", "127.0.0.1", "::1", "0.0.0.0", socket.gethostname()):
         return set()
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    import psutil
+
     try:
         connections = psutil.net_connections(kind="inet")
     except (psutil.Error, OSError):
@@ -86,6 +90,8 @@ def listener_pids(url: str) -> set[int]:
 
 
 def _process_name(pid: int) -> str | None:
+    import psutil
+
     try:
         return str(psutil.Process(pid).name())
     except psutil.Error:
@@ -118,6 +124,8 @@ class _GpuSeries:
             self.foreign_pids.append(None)
             self.unresolved_pids.append(None)
             return
+        import psutil
+
         others = [pid for pid in pids if pid not in own]
         foreign = [pid for pid in others if psutil.pid_exists(pid)]
         self.foreign_pids.append(foreign)
