@@ -12,9 +12,10 @@ target interpreter started, kernel libraries hashed) would take CPU and disk fro
 which its recorded duration counts. What the snapshot before leaves idle is used: once its first probe has answered
 (its probes then wait on the target interpreter), the signing key is loaded and the modules of watching the command
 imported, in threads of their own. The reading after starts the moment the command has ended (its sampling stopped
-first), in a thread, while the rest of its output is drained and scanned: by then nothing of the command runs that
-driftcheck waits for, and the scan is driftcheck's own work. Nothing of the reading before is reused after: the
-command may change any of it.
+first), in a thread, while the rest of its output is drained; the scan of the output starts once that reading's
+first probe has answered (its target interpreter then runs, and the scan fits in that wait): by then nothing of the
+command runs that driftcheck waits for, and the scan is driftcheck's own work. Nothing of the reading before is
+reused after: the command may change any of it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 import re
 import shutil
 import socket
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
 # What watching the command and recording it import (~35-50 ms: the scan's patterns, statistics), loaded by
 # `_import_watch_modules` while the snapshot before is taken: its probes mostly wait on the target interpreter
 # then, and this process is idle for ~100 ms of it.
+# The longest the scan of a run's output waits for the reading after it to get under way.
+_SCAN_WAITS_FOR_READING_S = 2.0
 _WATCH_MODULES = ("driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
                   "driftcheck.runs.store")
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -140,9 +144,11 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _watch(plan: RunPlan, reader: OutputReader, on_exit: Callable[[], None]) -> tuple[Finished, SeriesJson]:
+def _watch(plan: RunPlan, reader: OutputReader, on_exit: Callable[[], None],
+           before_scan: Callable[[], None]) -> tuple[Finished, SeriesJson]:
     """Run the command with its output scanned and the GPUs and CPUs sampled while it runs; (how it ended, the
-    series). `on_exit` is called once it has ended and the sampling has stopped, before its output is scanned."""
+    series). `on_exit` is called once it has ended and the sampling has stopped, `before_scan` before its output
+    is scanned."""
     from driftcheck.runs.execute import run_command
     from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
 
@@ -162,7 +168,8 @@ def _watch(plan: RunPlan, reader: OutputReader, on_exit: Callable[[], None]) -> 
 
     sampler.start()
     try:
-        finished = run_command(plan.argv, reader, on_start=lambda pid: child.update(pid=pid), on_exit=ended)
+        finished = run_command(plan.argv, reader, on_start=lambda pid: child.update(pid=pid), on_exit=ended,
+                               before_scan=before_scan)
     finally:
         if not stopped:  # it never started, or its end was interrupted
             stopped.append(sampler.stop().to_json())
@@ -220,10 +227,27 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
             note(f"snapshot {before.short_id} taken; running {printable(name)}")
         reader = OutputReader(plan.user_patterns)
         # The reading after the run, started the moment the command has ended, while the rest of its output is
-        # drained and scanned (100 MiB of log leaves up to 8 MiB, ~0.03 s the reading, mostly waiting on the
-        # target interpreter, does not wait behind). It only takes the snapshot; the store is written here.
-        reading = Background(lambda: _take(prober, plan, f"run: {name} (after)"), "run-after")
-        finished, series = _watch(plan, reader, reading.start)
+        # drained and scanned. It only takes the snapshot; the store is written here.
+        under_way = threading.Event()
+
+        def take_after() -> Snapshot:
+            try:
+                return _take(replace(prober, progress=lambda *progress: under_way.set()), plan,
+                             f"run: {name} (after)")
+            finally:
+                under_way.set()
+
+        reading = Background(take_after, "run-after")
+
+        def scan_when_under_way() -> None:
+            # The scan waits until the reading's first probe has answered: by then its look at the host (ldconfig,
+            # listings) is done and the target interpreter runs, and the scan (100 MiB of log leaves up to 8 MiB,
+            # ~0.03 s holding the interpreter lock in long stretches) fits in that wait. Scanned first, it held the
+            # reading's thread back until it was done: the target interpreter started 35-50 ms after the command's
+            # end instead of 2-5.
+            under_way.wait(_SCAN_WAITS_FOR_READING_S)
+
+        finished, series = _watch(plan, reader, reading.start, scan_when_under_way)
         # Said only now, with the command's output drained: said when the reading starts, the note came before
         # the command's last lines, still in its pipe then.
         if note:

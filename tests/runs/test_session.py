@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,3 +132,35 @@ def test_a_ctrl_c_while_the_record_is_written_keeps_it_without_the_reading_after
     assert len(calls) == 2 and outcome.after is None and run.after_snapshot_id is None
     assert [entry.label for entry in Store().entries()] == ["run: true"]
     assert _pins() == []
+
+
+def test_the_scan_of_the_output_waits_for_the_reading_after_the_run_to_get_under_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from driftcheck.runs import session
+    from driftcheck.runs.output import OutputReader
+
+    events: list[str] = []
+    take, feed = session._take, OutputReader.feed
+
+    def watched_take(prober: Any, plan: RunPlan, label: str) -> Any:
+        if label.endswith("(after)"):
+            progress = prober.progress
+
+            def answered(*answer: Any) -> None:
+                events.append("reading answered")
+                if progress is not None:
+                    progress(*answer)
+
+            prober = replace(prober, progress=answered)
+        return take(prober, plan, label)
+
+    def watched_feed(self: OutputReader, data: bytes, stream: int = 0) -> None:
+        events.append("scanned")
+        feed(self, data, stream)
+
+    monkeypatch.setattr(session, "_take", watched_take)
+    monkeypatch.setattr(OutputReader, "feed", watched_feed)
+    outcome = record_run(RunPlan(argv=[sys.executable, "-c", "print('Output token throughput (tok/s): 94.1')"],
+                                 probes=["env", "system"], interval_s=0.2))
+    assert outcome.after is not None and [m.value for m in outcome.record.metrics] == [94.1]
+    assert events.index("reading answered") < events.index("scanned")
