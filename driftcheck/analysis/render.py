@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from driftcheck.analysis.diff import Change, SnapshotDiff
-from driftcheck.probes import probe_names
 from driftcheck.snapshot.bulk import without_gc
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.paths import format_path, leaves
 from driftcheck.snapshot.printable import printable
+from driftcheck.snapshot.probe_names import PROBE_NAMES
 from driftcheck.store.snapshots import StoredSnapshot
 
 
@@ -34,7 +34,7 @@ def snapshot_text(snapshot: Snapshot, signer: str | None) -> str:
              f"origin {doc.get('origin', '?')}, driftcheck {doc.get('tool', {}).get('version', '?')}, "
              + (f"signed by {signer}" if signer else "unsigned")]
     # A stored document's keys come back sorted; show the probes in their report order instead.
-    order = {name: i for i, name in enumerate(probe_names())}
+    order = {name: i for i, name in enumerate(PROBE_NAMES)}
     for name in sorted(doc["probes"], key=lambda n: (order.get(n, len(order)), n)):
         outcome = doc["probes"][name]
         status = outcome["status"]

@@ -21,30 +21,19 @@ from driftcheck.probes.server import ServerProbe
 from driftcheck.probes.system import SystemProbe
 from driftcheck.probes.torch import TorchProbe
 from driftcheck.probes.workdir import WorkdirProbe
+from driftcheck.snapshot.probe_names import PROBE_NAMES
 
-PROBE_CLASSES: tuple[type[Probe], ...] = (
-    PythonProbe,
-    EnvProbe,
-    PackagesProbe,
-    KernelsProbe,
-    TorchProbe,
-    GpuProbe,
-    PcieProbe,
-    NcclProbe,
-    SystemProbe,
-    CpuProbe,
-    DaemonsProbe,
-    ClocksourceProbe,
-    ProcessProbe,
-    ServerProbe,
-    WorkdirProbe,
-    BenchProbe,
-)
+_REGISTERED: dict[str, type[Probe]] = {cls.name: cls for cls in (
+    PythonProbe, EnvProbe, PackagesProbe, KernelsProbe, TorchProbe, GpuProbe, PcieProbe, NcclProbe, SystemProbe,
+    CpuProbe, DaemonsProbe, ClocksourceProbe, ProcessProbe, ServerProbe, WorkdirProbe, BenchProbe)}
+if set(_REGISTERED) != set(PROBE_NAMES):  # one list of names (snapshot/probe_names.py), one class for each
+    raise ImportError(f"probe classes {sorted(_REGISTERED)} do not match PROBE_NAMES {sorted(PROBE_NAMES)}")
+PROBE_CLASSES: tuple[type[Probe], ...] = tuple(_REGISTERED[name] for name in PROBE_NAMES)
 
 
 def probe_names() -> list[str]:
     """Names of every built-in probe, in report order."""
-    return [cls.name for cls in PROBE_CLASSES]
+    return list(PROBE_NAMES)
 
 
 def probe_class(name: str) -> type[Probe] | None:

@@ -13,10 +13,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from driftcheck.probes import probe_names
 from driftcheck.reports.summary import header_line, summary_rows
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.printable import printable
+from driftcheck.snapshot.probe_names import PROBE_NAMES
 
 GITHUB_LIMIT = 65_536
 # Room kept under the limit for what GitHub counts differently (line ends, entities it expands).
@@ -104,7 +104,7 @@ def _fence(lines: list[str]) -> str:
 
 
 def _probe_sections(snapshot: Snapshot) -> list[_Section]:
-    order = {name: i for i, name in enumerate(probe_names())}
+    order = {name: i for i, name in enumerate(PROBE_NAMES)}
     sections = []
     for name in sorted(snapshot.probes, key=lambda n: (order.get(n, len(order)), n)):
         outcome = snapshot.probes[name]
