@@ -132,3 +132,24 @@ def test_psutil_is_loaded_beside_the_snapshot_before_where_the_watching_asks_it_
         assert "psutil" in watch_modules(RunPlan(argv=["true"], options=options))
     monkeypatch.setattr(session, "missing_driver", lambda host: None)  # a driver here: GPU processes to tell apart
     assert "psutil" in watch_modules(RunPlan(argv=["true"]))
+
+
+def test_a_run_starts_its_target_interpreter_before_it_imports_the_probes() -> None:
+    # What `driftcheck run` imports up to the start of its target interpreter's facts run (api.run's warm-up:
+    # the command line, the face's run, a facts script's source): no probe, no store, no run session.
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    code = ("import json, sys\nfrom driftcheck.cli import parse\nparse(['run', '--', 'true'])\n"
+            "from driftcheck.hosts.base import facts_script\nfacts_script('facts_batch')\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+                          check=True)
+    loaded = set(json.loads(done.stdout))
+    assert "driftcheck.api.run" in loaded and "driftcheck.hosts.warm" in loaded
+    assert _under(loaded, "driftcheck.probes", "driftcheck.store", "driftcheck.runs.session") == []
+
+
+def test_the_names_of_the_probes_are_one_list() -> None:
+    from driftcheck.api.catalog import probe_names
+    from driftcheck.probes import PROBE_CLASSES
+
+    assert probe_names() == [cls.name for cls in PROBE_CLASSES]

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from driftcheck.api._shared import checked_local_log
 from driftcheck.errors import OptionError
-from driftcheck.probes.base import ProbeOptions
-from driftcheck.runs.session import RunOutcome, RunPlan, record_run
+from driftcheck.hosts.base import ScriptCall
+from driftcheck.hosts.targets import local_host
+from driftcheck.runs.interpreter import command_python
+
+if TYPE_CHECKING:
+    from driftcheck.runs.session import RunOutcome
+
+# The facts-script calls of a run's snapshots that need nothing from the host (the python, nccl, packages and torch
+# probes'; tests/runs/test_session.py checks they are among the calls the cheap probes make): answered by the
+# target interpreter while the modules of the run are still being imported.
+AHEAD_CALLS = (ScriptCall("python_facts"), ScriptCall("dist_facts", ("packages",)), ScriptCall("torch_facts"))
 
 # The telemetry interval a run takes (seconds): finer sampling costs the run itself, coarser misses a throttle.
 _INTERVAL_S = (0.1, 60.0)
@@ -34,6 +43,14 @@ def run(command: Sequence[str], *, label: str | None = None, metrics: Sequence[s
     if not _INTERVAL_S[0] <= interval_s <= _INTERVAL_S[1]:
         raise OptionError("interval_s", f"{interval_s:g}", f"give between {_INTERVAL_S[0]:g} and {_INTERVAL_S[1]:g} "
                                                           "seconds")
+    if probes is None:  # the cheap probes, which ask the target interpreter (a chosen few may not)
+        _start_target_interpreter(command, python)
+    # Imported only now, with the target interpreter's facts run under way beside them (~50 ms of modules: the
+    # probes, the store, the run's session).
+    from driftcheck.api._shared import checked_local_log
+    from driftcheck.probes.base import ProbeOptions
+    from driftcheck.runs.session import RunPlan, record_run
+
     # Imported only for patterns to read: the scan's module is otherwise loaded beside the snapshot before.
     if metrics:
         from driftcheck.runs.metrics import user_pattern
@@ -46,5 +63,17 @@ def run(command: Sequence[str], *, label: str | None = None, metrics: Sequence[s
                            workdir=os.getcwd(), server_log=checked_local_log(server_log))
     plan = RunPlan(argv=list(command), label=label, user_patterns=patterns,
                    probes=list(probes) if probes is not None else None, python=python, options=options,
-                   interval_s=interval_s, sign=sign)
+                   interval_s=interval_s, sign=sign, ahead_calls=AHEAD_CALLS)
     return record_run(plan, note=note)
+
+
+def _start_target_interpreter(command: Sequence[str], python: str | None) -> None:
+    """Start the facts run of the snapshot before (hosts/warm.py) in the interpreter it reads, the command's own
+    when it is a Python, else `python`, else ours: `AHEAD_CALLS` are answered while the rest of driftcheck loads,
+    on a CPU that is idle meanwhile. A `python` that is no interpreter is left to be refused where the run's host
+    is made."""
+    try:
+        host = local_host(python or command_python(command))
+    except OptionError:
+        return
+    host.warm_up(AHEAD_CALLS)

@@ -66,7 +66,10 @@ class CommandResult:
 
 def facts_script(script_name: str) -> str:
     """The source of a stdlib-only facts script shipped in `driftcheck/probes/scripts/`."""
-    return shipped_text("driftcheck.probes.scripts", f"{script_name}.py")
+    # Read through the top package's loader, not `driftcheck.probes.scripts`'s: importing that one imports every
+    # probe first (~30 ms), and `driftcheck run` reads these sources to start its target interpreter before it
+    # imports the probes (hosts/warm.py).
+    return shipped_text("driftcheck", f"probes/scripts/{script_name}.py")
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ class Host(ABC):
         if self.capabilities.recorded or len(calls) < 2:
             return [self._python_answer(call) for call in calls]
         try:
-            reply = self.python("facts_batch", batch_arguments(calls), max(call.timeout_s for call in calls))
+            reply = self.python_batch(calls)
         except Exception as exc:  # noqa: BLE001 - every part's answer is this failure, for its probe to report
             return [ScriptAnswer(error=exc) for _ in calls]
         parts = reply.get("parts") if isinstance(reply, dict) else None
@@ -176,6 +179,10 @@ class Host(ABC):
             lost = TargetPythonError(f"facts_batch in {self.script_interpreter} answered no list of parts")
             return [ScriptAnswer(error=lost) for _ in calls]
         return [_part_answer(call, part, self.script_interpreter) for call, part in zip(calls, parts, strict=True)]
+
+    def python_batch(self, calls: Sequence[ScriptCall]) -> JSONValue:
+        """`facts_batch`'s reply to `calls` (`{"parts": [...]}`), from one run of the target interpreter."""
+        return self.python("facts_batch", batch_arguments(calls), max(call.timeout_s for call in calls))
 
     def _python_answer(self, call: ScriptCall) -> ScriptAnswer:
         try:
@@ -209,6 +216,11 @@ class Host(ABC):
     def prefetch(self, gather_all: GatherAll) -> None:  # noqa: B027 - a hook: most hosts need nothing here
         """Learn ahead, in few calls, what `gather_all` will ask; a host whose calls are cheap does nothing."""
 
+    def warm_up(self, ahead: Sequence[ScriptCall] = ()) -> None:  # noqa: B027 - a hook: most hosts cannot
+        """Start the run of the target interpreter that will answer the next facts-script calls, before they are
+        known, and have it answer `ahead` (calls that need nothing from the host) meanwhile; a host that cannot
+        does nothing."""
+
     def stream(self, argv: Sequence[str], timeout_s: float = 30.0) -> LineStream:
         """The stdout lines of a command that prints as it runs (`nvidia-smi -lms`), as they come.
 
@@ -241,8 +253,9 @@ class Host(ABC):
         return {"name": self.name, "kind": self.kind}
 
 
-def batch_arguments(calls: Sequence[ScriptCall]) -> list[str]:
-    """The arguments of `facts_batch` asking for `calls`: each script's source once, then each call's words.
+def batch_arguments(calls: Sequence[ScriptCall], word: str = "--part") -> list[str]:
+    """The arguments of `facts_batch` asking for `calls`: each script's source once, then each call's words
+    (`--part`, or `--ahead` for calls answered before the request).
 
     Words as the calls' own runs would get them, not one JSON argument: a kernels call names hundreds of
     libraries, and one argument may not pass the kernel's limit on a single argument (128 KiB on Linux).
@@ -251,7 +264,7 @@ def batch_arguments(calls: Sequence[ScriptCall]) -> list[str]:
     for name in dict.fromkeys(call.script_name for call in calls):
         words += ["--script", name, facts_script(name)]
     for call in calls:
-        words += ["--part", call.script_name, str(len(call.args)), *call.args]
+        words += [word, call.script_name, str(len(call.args)), *call.args]
     return words
 
 

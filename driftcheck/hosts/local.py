@@ -10,8 +10,21 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from driftcheck.errors import CommandTimeout
-from driftcheck.hosts.base import Capabilities, CommandResult, Host, LineStream, facts_script, parse_script_output
+from driftcheck.hosts import warm
+from driftcheck.hosts.base import (
+    Capabilities,
+    CommandResult,
+    Host,
+    LineStream,
+    ScriptCall,
+    batch_arguments,
+    facts_script,
+    parse_script_output,
+)
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
+
+# The facts scripts run from "/": the caller's working directory (sys.path[0]) stays out of the target's view.
+_SCRIPTS_CWD = "/"
 
 
 class _ProcessLineStream(LineStream):
@@ -76,16 +89,33 @@ class LocalHost(Host):
         return _ProcessLineStream(process)
 
     def python(self, script_name: str, args: Sequence[str] = (), timeout_s: float = 60.0) -> JSONValue:
-        # cwd "/" keeps the caller's working directory (sys.path[0]) out of the target's package view.
         argv = [self.target_python, "-c", facts_script(script_name), *args]
         try:
-            completed = subprocess.run(argv, capture_output=True, timeout=timeout_s, cwd="/",
+            completed = subprocess.run(argv, capture_output=True, timeout=timeout_s, cwd=_SCRIPTS_CWD,
                                        env=_absolute_pythonpath(), stdin=subprocess.DEVNULL, check=False)
         except subprocess.TimeoutExpired as exc:
             raise CommandTimeout(f"{script_name} in {self.target_python} ran past {timeout_s:g} s") from exc
         return parse_script_output(script_name, self.target_python, completed.returncode,
                                    completed.stdout.decode("utf-8", errors="replace"),
                                    completed.stderr.decode("utf-8", errors="replace"))
+
+    def warm_up(self, ahead: Sequence[ScriptCall] = ()) -> None:
+        """Start the target interpreter's next batch now (hosts/warm.py), `ahead` answered while it waits."""
+        tail = [facts_script("facts_batch"), *batch_arguments(ahead, word="--ahead"), "--stdin"]
+        warm.start(self.target_python, tail, _absolute_pythonpath(), _SCRIPTS_CWD)
+
+    def python_batch(self, calls: Sequence[ScriptCall]) -> JSONValue:
+        started = warm.take(self.target_python, _absolute_pythonpath(), _SCRIPTS_CWD)
+        if started is None:
+            return super().python_batch(calls)
+        timeout_s = max(call.timeout_s for call in calls)
+        try:
+            ended = warm.ask(started, batch_arguments(calls), timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            raise CommandTimeout(f"facts_batch in {self.target_python} ran past {timeout_s:g} s") from exc
+        return parse_script_output("facts_batch", self.target_python, ended.returncode,
+                                   ended.stdout.decode("utf-8", errors="replace"),
+                                   ended.stderr.decode("utf-8", errors="replace"))
 
     def environ(self) -> dict[str, str]:
         return dict(os.environ)

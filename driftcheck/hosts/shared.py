@@ -79,6 +79,9 @@ class _Delegating(Host):
     def prefetch(self, gather_all: GatherAll) -> None:
         self.inner.prefetch(gather_all)
 
+    def warm_up(self, ahead: Sequence[ScriptCall] = ()) -> None:
+        self.inner.warm_up(ahead)
+
     def describe(self) -> JSONObject:
         return self.inner.describe()
 

@@ -14,8 +14,10 @@ which its recorded duration counts. What the snapshot before leaves idle is used
 imported, in threads of their own. The reading after starts the moment the command has ended (its sampling stopped
 first), in a thread, while the rest of its output is drained; the scan of the output starts once that reading's
 first probe has answered (its target interpreter then runs, and the scan fits in that wait): by then nothing of the
-command runs that driftcheck waits for, and the scan is driftcheck's own work. Nothing of the reading before is
-reused after: the command may change any of it.
+command runs that driftcheck waits for, and the scan is driftcheck's own work. Each snapshot's one run of the
+target interpreter starts before its request is known (hosts/warm.py): the one before while `driftcheck.api.run`
+still imports the run's modules, the one after at the command's end. Nothing of the reading before is reused after:
+the command may change any of it (a new launch lets an untaken one go).
 """
 
 from __future__ import annotations
@@ -23,21 +25,21 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-import re
-import shutil
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from driftcheck.errors import DriftcheckError
+from driftcheck.hosts.base import ScriptCall
 from driftcheck.hosts.targets import local_host
 from driftcheck.nvidia.driver import missing_driver
 from driftcheck.probes.background import Background
 from driftcheck.probes.base import ProbeOptions
 from driftcheck.probes.prober import Prober, signing_key_loading
+from driftcheck.runs.interpreter import command_python
 from driftcheck.snapshot.model import Snapshot
 from driftcheck.snapshot.printable import printable
 from driftcheck.store.pins import Pin
@@ -57,7 +59,6 @@ if TYPE_CHECKING:
 _SCAN_WAITS_FOR_READING_S = 2.0
 _WATCH_MODULES = ("driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
                   "driftcheck.runs.store")
-_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
 @dataclass
@@ -74,6 +75,8 @@ class RunPlan:
     interval_s: float = 1.0
     sign: bool = True
     nvml: Any | None = None  # an NVML module to sample with instead of pynvml (tests)
+    # Facts-script calls the reading after the command asks its interpreter ahead of its request (hosts/warm.py).
+    ahead_calls: tuple[ScriptCall, ...] = ()
 
 
 @dataclass
@@ -84,14 +87,6 @@ class RunOutcome:
     finished: Finished
     before: Snapshot | None
     after: Snapshot | None
-
-
-def command_python(argv: Sequence[str]) -> str | None:
-    """The interpreter the command runs, when its program is a Python (`python3`, `/venv/bin/python`)."""
-    program = shutil.which(argv[0]) if argv else None
-    if program and _PYTHON_NAME.match(os.path.basename(program)):
-        return program
-    return None
 
 
 def run_prober(plan: RunPlan) -> Prober:
@@ -239,6 +234,13 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
 
         reading = Background(take_after, "run-after")
 
+        def command_ended() -> None:
+            # The reading's target interpreter starts first, from this thread, with what needs nothing from the
+            # host asked ahead: the reading's own thread reaches its request after its look at the host.
+            if plan.probes is None:
+                prober.host.warm_up(plan.ahead_calls)
+            reading.start()
+
         def scan_when_under_way() -> None:
             # The scan waits until the reading's first probe has answered: by then its look at the host (ldconfig,
             # listings) is done and the target interpreter runs, and the scan (100 MiB of log leaves up to 8 MiB,
@@ -247,7 +249,7 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
             # end instead of 2-5.
             under_way.wait(_SCAN_WAITS_FOR_READING_S)
 
-        finished, series = _watch(plan, reader, reading.start, scan_when_under_way)
+        finished, series = _watch(plan, reader, command_ended, scan_when_under_way)
         # Said only now, with the command's output drained: said when the reading starts, the note came before
         # the command's last lines, still in its pipe then.
         if note:

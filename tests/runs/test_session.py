@@ -164,3 +164,39 @@ def test_the_scan_of_the_output_waits_for_the_reading_after_the_run_to_get_under
                                  probes=["env", "system"], interval_s=0.2))
     assert outcome.after is not None and [m.value for m in outcome.record.metrics] == [94.1]
     assert events.index("reading answered") < events.index("scanned")
+
+
+def test_the_calls_a_run_asks_ahead_are_among_those_its_cheap_probes_make() -> None:
+    # Asked ahead, a call nobody makes costs its work for nothing: the list must follow the probes.
+    from driftcheck.api.run import AHEAD_CALLS
+    from driftcheck.hosts import LocalHost
+    from driftcheck.probes.base import ProbeOptions
+    from driftcheck.probes.prober import Prober
+
+    host = LocalHost()
+    options = ProbeOptions()
+    made = {call.key for probe in Prober.for_user(host, sign=False).probes(cheap_only=True)
+            for call in probe.interpreter_calls(host, options)}
+    assert {call.key for call in AHEAD_CALLS} <= made
+
+
+def test_both_snapshots_of_a_run_read_a_target_interpreter_started_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    from driftcheck.api.run import run
+    from driftcheck.hosts import warm
+
+    taken: list[bool] = []
+    take = warm.take
+
+    def watched(*args: Any) -> Any:
+        process = take(*args)
+        taken.append(process is not None)
+        return process
+
+    monkeypatch.setattr(warm, "take", watched)
+    outcome = run([sys.executable, "-c", "print('Output token throughput (tok/s): 94.1')"], interval_s=0.2)
+    assert taken == [True, True]
+    assert outcome.before is not None and outcome.after is not None
+    for snapshot in (outcome.before, outcome.after):
+        probes = snapshot.document["probes"]
+        assert {name: probes[name]["status"] for name in ("python", "packages", "torch", "kernels")} == \
+            dict.fromkeys(("python", "packages", "torch", "kernels"), "ok")

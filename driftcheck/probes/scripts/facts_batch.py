@@ -5,6 +5,11 @@
 # hundreds of libraries: one argument holding them all could pass the kernel's limit on one argument):
 #   --script NAME SOURCE              a script's source, once, before the parts that run it
 #   --part NAME COUNT ARG...          a part: run NAME's main with the COUNT arguments that follow
+#   --ahead NAME COUNT ARG...         a part run at once, its answer kept for a later --part asking the same
+#   --stdin                           more words (a JSON list: --script and --part) come on stdin, read once
+#                                     the --ahead parts are answered; an empty stdin asks nothing (no answer)
+# --ahead and --stdin let a snapshot start this interpreter before it knows all its questions: the parts that
+# need nothing from the host are answered while driftcheck still loads, the rest when the request comes.
 # Each part answers as `python -c SOURCE ARGS...` would: its own sys.argv, stdout and stderr, its exit code
 # from main's return or SystemExit, and a traceback on its stderr when it raises, so a part that fails costs
 # only its own answer. A script is loaded once (its `if __name__ == "__main__"` call left out) and its
@@ -26,21 +31,28 @@ def exit_code(code, err):
 
 
 def request_of(argv):
-    """The sources ({name: source}) and the parts ([(name, args)]) the arguments ask for."""
-    sources, parts = {}, []
+    """The sources ({name: source}), the parts and the parts ahead ([(name, args)]) the arguments ask for, and
+    whether more come on stdin."""
+    sources = {}  # type: dict[str, str]
+    parts = []  # type: list[tuple[str, list[str]]]
+    ahead = []  # type: list[tuple[str, list[str]]]
+    more = False
     index = 0
     while index < len(argv):
         word = argv[index]
         if word == "--script":
             sources[argv[index + 1]] = argv[index + 2]
             index += 3
-        elif word == "--part":
+        elif word in ("--part", "--ahead"):
             count = int(argv[index + 2])
-            parts.append((argv[index + 1], argv[index + 3:index + 3 + count]))
+            (parts if word == "--part" else ahead).append((argv[index + 1], argv[index + 3:index + 3 + count]))
             index += 3 + count
+        elif word == "--stdin":
+            more = True
+            index += 1
         else:
             raise ValueError("facts_batch: unexpected argument " + repr(word))
-    return sources, parts
+    return sources, parts, ahead, more
 
 
 def run_part(name, args, sources, loaded):
@@ -71,10 +83,27 @@ def run_part(name, args, sources, loaded):
 
 
 def main(argv):
-    """Answer every part the arguments ask for; the exit code."""
-    sources, parts = request_of(argv)
+    """Answer every part the arguments (and, with --stdin, the request on stdin) ask for; the exit code."""
+    sources, parts, ahead, more = request_of(argv)
     loaded = {}  # type: dict[str, dict[str, object]]
-    answers = [run_part(name, args, sources, loaded) for name, args in parts]
+    # An answer ahead is given for a part with the same script (its same source) and the same arguments, once.
+    known = {}
+    for name, args in ahead:
+        known[(name, sources.get(name), tuple(args))] = run_part(name, args, sources, loaded)
+    if more:
+        request = sys.stdin.read()
+        if not request:  # the driftcheck that started this one went on without it
+            return 0
+        more_sources, more_parts, _, _ = request_of(json.loads(request))
+        for name, source in more_sources.items():
+            if sources.get(name) != source:
+                loaded.pop(name, None)
+                sources[name] = source
+        parts = parts + more_parts
+    answers = []
+    for name, args in parts:
+        key = (name, sources.get(name), tuple(args))
+        answers.append(known.pop(key) if key in known else run_part(name, args, sources, loaded))
     sys.stdout.write(json.dumps({"parts": answers}))
     return 0
 
