@@ -151,3 +151,15 @@ def test_the_scan_keeps_a_bounded_backlog_after_one_stream_has_ended() -> None:
     scanner.put(1, None)
     scanner.join(5.0)
     assert [(m.name, m.value) for m in reader.metrics()] == [("output_token_throughput", 5.0)]
+
+
+def test_the_pause_after_a_read_fits_the_rate_the_command_writes_at() -> None:
+    from driftcheck.runs.execute import _COALESCE_FILL, _COALESCE_S, _PIPE_BYTES, _pause_after
+
+    # A log of a few lines a millisecond: the whole pause, for one read to take what 5 ms brought.
+    assert _pause_after(4096, 0.001) == _COALESCE_S
+    # 200 MB/s fills three quarters of the pipe in ~3.9 ms: the pump reads before it is full, so the command
+    # never waits on a full pipe for the rest of a 5 ms pause.
+    fast = _pause_after(512 << 10, (512 << 10) / 200e6)
+    assert fast == pytest.approx(_COALESCE_FILL * _PIPE_BYTES / 200e6) and fast < _COALESCE_S
+    assert _pause_after(_PIPE_BYTES - 1, 1e-6) < 1e-4  # a read that came at once: hardly a pause
