@@ -139,7 +139,7 @@ class _Scanner:
 
 def _pump(source: int, sink: IO[bytes], scanner: _Scanner, stream: int, coalesce: bool) -> None:
     """Copy `source` to `sink` as it comes, handing each chunk to `scanner`, until end of file; with `coalesce`,
-    short reads are followed by a pause that lets the next read take more (`_COALESCE_S`)."""
+    a read that does not fill the pipe is followed by a pause that lets the next read take more (`_pause_after`)."""
     broken = False
     since = time.monotonic()
     while True:

@@ -55,10 +55,10 @@ if TYPE_CHECKING:
 # What watching the command and recording it import (~35-50 ms: the scan's patterns, statistics), loaded by
 # `_import_watch_modules` while the snapshot before is taken: its probes mostly wait on the target interpreter
 # then, and this process is idle for ~100 ms of it.
-# The longest the scan of a run's output waits for the reading after it to get under way.
-_SCAN_WAITS_FOR_READING_S = 2.0
 _WATCH_MODULES = ("driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
                   "driftcheck.runs.store")
+# The longest the scan of a run's output waits for the reading after it to get under way.
+_SCAN_WAITS_FOR_READING_S = 2.0
 
 
 @dataclass
@@ -171,6 +171,44 @@ def _watch(plan: RunPlan, reader: OutputReader, on_exit: Callable[[], None],
     return finished, stopped[0]
 
 
+class _ReadingAfter:
+    """The snapshot after the command: begun the moment the command has ended (`begin`), taken in a thread of its
+    own while the rest of the output is drained; `result` waits for it. It only takes the snapshot; `record_run`
+    writes the store."""
+
+    def __init__(self, prober: Prober, plan: RunPlan, label: str) -> None:
+        self._prober = prober
+        self._plan = plan
+        self._under_way = threading.Event()
+        self._reading = Background(lambda: self._take(label), "run-after")
+
+    def _take(self, label: str) -> Snapshot:
+        try:
+            return _take(replace(self._prober, progress=lambda *progress: self._under_way.set()), self._plan, label)
+        finally:
+            self._under_way.set()
+
+    def begin(self) -> None:
+        """Start the reading. Its target interpreter starts first, from this thread, with the calls that need
+        nothing from the host asked ahead (hosts/warm.py): the reading's own thread reaches its request only after
+        its look at the host."""
+        if self._plan.probes is None:
+            self._prober.host.warm_up(self._plan.ahead_calls)
+        self._reading.start()
+
+    def wait_under_way(self) -> None:
+        """Return once the reading's first probe has answered: its look at the host (ldconfig, listings) done and
+        its target interpreter at work. The scan of the output waits for this: up to 8 MiB of a long log, scanned
+        in long stretches of the interpreter lock, it held the reading's thread back until it was done, and the
+        target interpreter started 35-50 ms after the command's end instead of 2-5; it fits in the reading's
+        wait on that interpreter."""
+        self._under_way.wait(_SCAN_WAITS_FOR_READING_S)
+
+    def result(self) -> Snapshot:
+        """The snapshot after, once taken; what taking it raised."""
+        return self._reading.result()
+
+
 def _keep(store: Store, after: Snapshot | None, record: RunRecord, series: SeriesJson, pin: Pin,
           held: list[str]) -> None:
     """Store the reading after the run (when taken) and the run record in one transaction: one commit, one
@@ -221,35 +259,8 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
         if note:
             note(f"snapshot {before.short_id} taken; running {printable(name)}")
         reader = OutputReader(plan.user_patterns)
-        # The reading after the run, started the moment the command has ended, while the rest of its output is
-        # drained and scanned. It only takes the snapshot; the store is written here.
-        under_way = threading.Event()
-
-        def take_after() -> Snapshot:
-            try:
-                return _take(replace(prober, progress=lambda *progress: under_way.set()), plan,
-                             f"run: {name} (after)")
-            finally:
-                under_way.set()
-
-        reading = Background(take_after, "run-after")
-
-        def command_ended() -> None:
-            # The reading's target interpreter starts first, from this thread, with what needs nothing from the
-            # host asked ahead: the reading's own thread reaches its request after its look at the host.
-            if plan.probes is None:
-                prober.host.warm_up(plan.ahead_calls)
-            reading.start()
-
-        def scan_when_under_way() -> None:
-            # The scan waits until the reading's first probe has answered: by then its look at the host (ldconfig,
-            # listings) is done and the target interpreter runs, and the scan (100 MiB of log leaves up to 8 MiB,
-            # ~0.03 s holding the interpreter lock in long stretches) fits in that wait. Scanned first, it held the
-            # reading's thread back until it was done: the target interpreter started 35-50 ms after the command's
-            # end instead of 2-5.
-            under_way.wait(_SCAN_WAITS_FOR_READING_S)
-
-        finished, series = _watch(plan, reader, command_ended, scan_when_under_way)
+        reading = _ReadingAfter(prober, plan, f"run: {name} (after)")
+        finished, series = _watch(plan, reader, reading.begin, reading.wait_under_way)
         # Said only now, with the command's output drained: said when the reading starts, the note came before
         # the command's last lines, still in its pipe then.
         if note:
