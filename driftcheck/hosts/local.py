@@ -56,7 +56,10 @@ class LocalHost(Host):
     capabilities = Capabilities(in_process=True, hash_cache=True)
 
     def __init__(self, target_python: str | None = None) -> None:
-        self.target_python = target_python or sys.executable
+        # Made absolute: the facts scripts run from `_SCRIPTS_CWD`, where a relative path (`.venv/bin/python`, as
+        # `--python` or a `run` command gives it) would name nothing. Not resolved through its links: a venv's
+        # `bin/python` links to the base interpreter, and only the link's own place makes it the venv's.
+        self.target_python = os.path.abspath(target_python) if target_python else sys.executable
 
     @property
     def name(self) -> str:
@@ -95,9 +98,7 @@ class LocalHost(Host):
                                        env=_absolute_pythonpath(), stdin=subprocess.DEVNULL, check=False)
         except subprocess.TimeoutExpired as exc:
             raise CommandTimeout(f"{script_name} in {self.target_python} ran past {timeout_s:g} s") from exc
-        return parse_script_output(script_name, self.target_python, completed.returncode,
-                                   completed.stdout.decode("utf-8", errors="replace"),
-                                   completed.stderr.decode("utf-8", errors="replace"))
+        return self._parsed(script_name, warm.Answer(completed.returncode, completed.stdout, completed.stderr))
 
     def warm_up(self, ahead: Sequence[ScriptCall] = ()) -> None:
         """Start the target interpreter's next batch now (hosts/warm.py), `ahead` answered while it waits."""
@@ -113,7 +114,11 @@ class LocalHost(Host):
             ended = warm.ask(started, batch_arguments(calls), timeout_s)
         except subprocess.TimeoutExpired as exc:
             raise CommandTimeout(f"facts_batch in {self.target_python} ran past {timeout_s:g} s") from exc
-        return parse_script_output("facts_batch", self.target_python, ended.returncode,
+        return self._parsed("facts_batch", ended)
+
+    def _parsed(self, script_name: str, ended: warm.Answer) -> JSONValue:
+        """What a run of `script_name` printed, as `parse_script_output` reads it."""
+        return parse_script_output(script_name, self.target_python, ended.returncode,
                                    ended.stdout.decode("utf-8", errors="replace"),
                                    ended.stderr.decode("utf-8", errors="replace"))
 

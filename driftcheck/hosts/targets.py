@@ -25,15 +25,10 @@ TARGET_SYNTAX = "local, replay:DIR or [user@]host[:port]"
 
 
 def local_host(python: str | None = None) -> LocalHost:
-    """This machine, with `python` (checked to be an executable file) as the interpreter whose packages matter.
-
-    A relative `python` (`.venv/bin/python`, as `--python` or a `run` command gives it) is made absolute here:
-    the facts scripts run from "/" (hosts/local.py), where it would name nothing. Not resolved through its
-    links: a venv's `bin/python` is a link to the base interpreter, and only the link's own place makes it the
-    venv's."""
+    """This machine, with `python` (checked to be an executable file) as the interpreter whose packages matter."""
     if python and not (Path(python).is_file() and os.access(python, os.X_OK)):
         raise OptionError("python", python, "no executable interpreter there")
-    return LocalHost(os.path.abspath(python) if python else None)
+    return LocalHost(python)
 
 
 def replay_host(directory: str | Path, python: str | None = None) -> ReplayHost:

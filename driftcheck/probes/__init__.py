@@ -31,11 +31,6 @@ if set(_REGISTERED) != set(PROBE_NAMES):  # one list of names (snapshot/probe_na
 PROBE_CLASSES: tuple[type[Probe], ...] = tuple(_REGISTERED[name] for name in PROBE_NAMES)
 
 
-def probe_names() -> list[str]:
-    """Names of every built-in probe, in report order."""
-    return list(PROBE_NAMES)
-
-
 def probe_class(name: str) -> type[Probe] | None:
     """The built-in probe class called `name`, or None."""
     return next((cls for cls in PROBE_CLASSES if cls.name == name), None)
