@@ -21,10 +21,15 @@ from driftcheck.hosts.base import (
     facts_script,
     parse_script_output,
 )
+from driftcheck.snapshot.home import cache_dir
 from driftcheck.snapshot.jsontypes import JSONObject, JSONValue
 
 # The facts scripts run from "/": the caller's working directory (sys.path[0]) stays out of the target's view.
 _SCRIPTS_CWD = "/"
+# Where the facts scripts keep what they can always make again between runs (their FACTS_CACHE_VARIABLE):
+# dist_facts its parsed RECORDs, facts_batch the scripts' compiled code. This machine's own, live interpreters only:
+# a recording, a replay or an SSH host reads and compiles everything anew.
+FACTS_CACHE_VARIABLE = "DRIFTCHECK_FACTS_CACHE"
 
 
 class _ProcessLineStream(LineStream):
@@ -95,7 +100,7 @@ class LocalHost(Host):
         argv = [self.target_python, "-c", facts_script(script_name), *args]
         try:
             completed = subprocess.run(argv, capture_output=True, timeout=timeout_s, cwd=_SCRIPTS_CWD,
-                                       env=_absolute_pythonpath(), stdin=subprocess.DEVNULL, check=False)
+                                       env=_target_environ(), stdin=subprocess.DEVNULL, check=False)
         except subprocess.TimeoutExpired as exc:
             raise CommandTimeout(f"{script_name} in {self.target_python} ran past {timeout_s:g} s") from exc
         return self._parsed(script_name, warm.Answer(completed.returncode, completed.stdout, completed.stderr))
@@ -103,10 +108,10 @@ class LocalHost(Host):
     def warm_up(self, ahead: Sequence[ScriptCall] = ()) -> None:
         """Start the target interpreter's next batch now (hosts/warm.py), `ahead` answered while it waits."""
         tail = [facts_script("facts_batch"), *batch_arguments(ahead, word="--ahead"), "--stdin"]
-        warm.start(self.target_python, tail, _absolute_pythonpath(), _SCRIPTS_CWD)
+        warm.start(self.target_python, tail, _target_environ(), _SCRIPTS_CWD)
 
     def python_batch(self, calls: Sequence[ScriptCall]) -> JSONValue:
-        started = warm.take(self.target_python, _absolute_pythonpath(), _SCRIPTS_CWD)
+        started = warm.take(self.target_python, _target_environ(), _SCRIPTS_CWD)
         if started is None:
             return super().python_batch(calls)
         timeout_s = max(call.timeout_s for call in calls)
@@ -129,9 +134,11 @@ class LocalHost(Host):
         return {"name": self.name, "kind": self.kind, "python": self.target_python}
 
 
-def _absolute_pythonpath() -> dict[str, str]:
-    """This environment with relative PYTHONPATH entries made absolute, as the target would see them from here."""
+def _target_environ() -> dict[str, str]:
+    """The facts scripts' environment: this one, with relative PYTHONPATH entries made absolute (as the target
+    would see them from here), and the directory of the scripts' cache."""
     environ = dict(os.environ)
+    environ[FACTS_CACHE_VARIABLE] = str(cache_dir() / "facts")
     entries = environ.get("PYTHONPATH")
     if entries:
         environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(e) if e else os.getcwd()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from driftcheck.hosts import LocalHost, ScriptCall, facts_script, warm
-from driftcheck.hosts.local import _absolute_pythonpath
+from driftcheck.hosts.local import _target_environ
 from tests.hosts.test_shared import CALLS, _counting_python, _started
 
 AHEAD = [ScriptCall("python_facts"), ScriptCall("dist_facts", ("packages",))]
@@ -83,7 +83,7 @@ def test_a_run_started_too_long_ago_is_not_taken(tmp_path: Path, monkeypatch: py
     LocalHost(python).warm_up(AHEAD)
     monkeypatch.setattr(warm, "MAX_AGE_S", 0.0)
     time.sleep(0.01)
-    assert warm.take(python, _absolute_pythonpath(), "/") is None
+    assert warm.take(python, _target_environ(), "/") is None
 
 
 def test_warming_up_again_lets_the_earlier_run_go(tmp_path: Path) -> None:

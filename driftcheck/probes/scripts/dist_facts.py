@@ -112,6 +112,17 @@ def compiled_lines(text):
 # same ones, and torch's alone is tens of thousands of lines.
 _RECORDS = {}  # type: dict[str, list[list[object]] | None]
 
+# A directory where this interpreter's parsed RECORDs are kept between runs, named by driftcheck on its own machine
+# (hosts/local.py; facts_batch keeps the scripts' compiled code there too); unset over SSH and in replays, where
+# every RECORD is read. Reading the RECORDs of a venv with
+# torch is ~20 ms of every snapshot, twice per `driftcheck run`; a kept parse is reused only while the RECORD's
+# size, mtime, ctime, inode and device are all those it was parsed at, so a RECORD rewritten (a reinstall, an
+# edit, one file replaced by another) is read again.
+FACTS_CACHE_VARIABLE = "DRIFTCHECK_FACTS_CACHE"
+# This process's view of its cache file: "file", "kept" (as read: RECORD path -> [identity, rows]), "used" (what
+# this process looked up, to be written back), "changed".
+_KEPT = {}  # type: dict[str, object]
+
 
 def record_compiled(meta_dir):
     """[relative path, hash, size] of each compiled file a RECORD lists; None when there is no readable RECORD.
@@ -126,8 +137,32 @@ def record_compiled(meta_dir):
 
 
 def _read_record(meta_dir):
-    """record_compiled's answer, read from the file."""
-    text = read_text(os.path.join(meta_dir, "RECORD"))
+    """record_compiled's answer: kept from an earlier run of this interpreter while the RECORD is unchanged
+    (FACTS_CACHE_VARIABLE), else read from the file."""
+    path = os.path.join(meta_dir, "RECORD")
+    kept = record_cache()
+    identity = None
+    if kept is not None:
+        try:
+            # Taken before the read: a RECORD rewritten after it has another identity the next time.
+            identity = file_identity(os.stat(path))
+        except OSError:
+            identity = None
+    if identity is not None:
+        entry = kept["kept"].get(path)
+        if kept_rows_fit(entry, identity):
+            kept["used"][path] = entry
+            return [list(row) for row in entry[1]]
+    rows = _parse_record(path)
+    if identity is not None and rows is not None:
+        kept["used"][path] = [identity, rows]
+        kept["changed"] = True
+    return rows
+
+
+def _parse_record(path):
+    """[relative path, hash, size] of each compiled file the RECORD at `path` lists, read from the file."""
+    text = read_text(path)
     if text is None:
         return None
     rows = []
@@ -141,6 +176,76 @@ def _read_record(meta_dir):
     except csv.Error:
         return None
     return rows
+
+
+def file_identity(st):
+    """What a stat says of a file's content: unchanged while all five are."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def kept_rows_fit(entry, identity):
+    """Whether a kept entry ([identity, rows]) was parsed from the file as `identity` describes it, and holds rows
+    of the shape _parse_record gives: anything else in the file (another version's, a damaged one) is a miss."""
+    if not isinstance(entry, list) or len(entry) != 2 or entry[0] != identity or not isinstance(entry[1], list):
+        return False
+    for row in entry[1]:
+        if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str)
+                and (row[1] is None or isinstance(row[1], str))
+                and (row[2] is None or (isinstance(row[2], int) and not isinstance(row[2], bool)))):
+            return False
+    return True
+
+
+def record_cache():
+    """This process's view of the kept RECORD parses (_KEPT), loaded once; None when none is named."""
+    if not _KEPT:
+        directory = os.environ.get(FACTS_CACHE_VARIABLE)
+        if not directory:
+            _KEPT["file"] = None
+        else:
+            import zlib  # where used: only a local snapshot names a cache
+
+            # One file per interpreter: each keeps only the RECORDs its own sys.path shows.
+            key = "\0".join((sys.executable, sys.prefix, sys.version)).encode("utf-8", "surrogateescape")
+            _KEPT["file"] = os.path.join(directory, f"records-{zlib.crc32(key):08x}.json")
+            _KEPT["kept"] = _load_kept(_KEPT["file"])
+            _KEPT["used"] = {}
+            _KEPT["changed"] = False
+    return _KEPT if _KEPT["file"] else None
+
+
+def _load_kept(path):
+    """The entries of the cache file at `path`; {} when it is missing or is not what save_record_cache writes."""
+    try:
+        with open(path, "rb") as handle:
+            doc = json.loads(handle.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    entries = doc.get("records") if isinstance(doc, dict) else None
+    return entries if isinstance(entries, dict) else {}
+
+
+def save_record_cache():
+    """Write back the RECORD parses this process used, when any was read anew or a kept one was not used (a
+    distribution gone); replaced whole, so a reader sees the old file or the new one. A cache that cannot be
+    written costs only the next run's reading."""
+    kept = record_cache()
+    if kept is None or (not kept["changed"] and set(kept["used"]) == set(kept["kept"])):
+        return
+    temporary = f"{kept['file']}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(kept["file"]), mode=0o700, exist_ok=True)
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump({"records": kept["used"]}, handle)
+        os.replace(temporary, kept["file"])
+    except OSError:
+        import contextlib  # where used: only where the cache cannot be written
+
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        return
+    kept["kept"] = dict(kept["used"])
+    kept["changed"] = False
 
 
 def wheel_info(meta_dir):
@@ -297,11 +402,13 @@ def conda_packages(prefix):
 
 def packages_mode():
     """The `packages` answer: every distribution on sys.path, and conda-meta when present."""
+    described = [describe(*found) for found in distributions()]
+    save_record_cache()
     return {
         "interpreter": sys.executable,
         "prefix": sys.prefix,
         "sys_path": [p for p in sys.path if p],
-        "distributions": [describe(*found) for found in distributions()],
+        "distributions": described,
         "conda": conda_packages(sys.prefix),
     }
 
@@ -377,6 +484,7 @@ def files_mode(args):
             full = os.path.normpath(os.path.join(entry, relative))
             files.append({"relative": relative, "record_hash": digest, "record_size": size, "stat": stat_of(full)})
         dists.append({"name": info["name"], "version": info["version"], "location": entry, "files": files})
+    save_record_cache()
     return {
         "interpreter": sys.executable,
         "distributions": dists,
