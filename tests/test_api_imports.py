@@ -104,16 +104,22 @@ def test_a_run_imports_no_server_reader_no_nvidia_parser_and_no_run_comparison()
 
 
 def test_a_run_loads_what_watching_needs_beside_the_snapshot_before_not_while_its_command_line_is_read() -> None:
-    # The scan's patterns and statistics (~35-50 ms) are imported by `runs.session._import_watch_modules` while the
+    # The pumps and the sampling (~15-20 ms) are imported by `runs.session._import_watch_modules` while the
     # snapshot before waits on the target interpreter: nothing of them is imported before that snapshot starts.
     loaded = _loaded_after("driftcheck.commands.run", "driftcheck.api.run", "driftcheck.probes.prober")
     assert _under(loaded, "driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
                   "driftcheck.runs.store", "driftcheck.runs.metrics", "driftcheck.runs.render", "psutil",
                   "statistics") == []
-    from driftcheck.runs.session import _WATCH_MODULES
+    from driftcheck.runs.session import _END_MODULES, _WATCH_MODULES
 
     watched = _loaded_after(*_WATCH_MODULES)
-    assert {"driftcheck.runs.metrics", "driftcheck.runs.output"} <= watched
+    assert {"driftcheck.runs.execute", "driftcheck.runs.telemetry"} <= watched
+    # The scan's patterns and the record's modules only once the command runs (runs.session._BesideCommand): the
+    # command's start waits for none of them.
+    assert _under(watched, "driftcheck.runs.metrics", "driftcheck.runs.output", "driftcheck.runs.summary",
+                  "driftcheck.runs.store") == []
+    assert {"driftcheck.runs.metrics", "driftcheck.runs.summary", "driftcheck.runs.store"} <= _loaded_after(
+        *_END_MODULES, "driftcheck.runs.output")
     # psutil (~20 ms) only where watching asks it from the command's start (runs.session.watch_modules): on a
     # machine without a GPU, and with no --server/--pid/--process, nothing asks it unless a signal is relayed.
     assert "psutil" not in watched

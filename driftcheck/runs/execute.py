@@ -28,12 +28,21 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
-from typing import IO
+from typing import IO, Protocol
 
 from driftcheck.errors import CommandNotRunnable
 from driftcheck.hosts.process_tree import signal_tree
 from driftcheck.hosts.signals import ENDING, handlers_installed
-from driftcheck.runs.output import OutputReader
+
+
+class OutputSink(Protocol):
+    """What reads the command's output (runs/output.py `OutputReader`): its chunks, stream by stream, then each
+    stream's end."""
+
+    def feed(self, data: bytes, stream: int = 0) -> None: ...
+
+    def close(self, stream: int = 0) -> None: ...
+
 
 # Where the command's output goes: our stdout/stderr (text, written through their buffer) or a byte stream.
 Stream = IO[str] | IO[bytes]
@@ -86,7 +95,7 @@ class _Scanner:
     share, against 0.03 s after it, hidden behind the reading after the run.
     """
 
-    def __init__(self, reader: OutputReader, streams: int, max_backlog: int = 8 * 1024 * 1024) -> None:
+    def __init__(self, reader: OutputSink, streams: int, max_backlog: int = 8 * 1024 * 1024) -> None:
         self._reader = reader
         self._streams = streams
         self._chunks: collections.deque[tuple[int, bytes | None]] = collections.deque()
@@ -252,7 +261,7 @@ def _start(argv: Sequence[str], out_fd: int, err_fd: int, cwd: str | None) -> su
         raise CommandNotRunnable(argv[0], exc.strerror or str(exc), 126) from None
 
 
-def run_command(argv: Sequence[str], reader: OutputReader, on_start: Callable[[int], None] | None = None,
+def run_command(argv: Sequence[str], reader: OutputSink, on_start: Callable[[int], None] | None = None,
                 stdout: Stream | None = None, stderr: Stream | None = None, cwd: str | None = None,
                 on_exit: Callable[[], None] | None = None, before_scan: Callable[[], None] | None = None) -> Finished:
     """Run `argv` with its output passed to `stdout`/`stderr` (default: ours) and read by `reader` (stdout as

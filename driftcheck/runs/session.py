@@ -11,13 +11,16 @@ or installs a package first, its process and memory on the GPUs, clocks raised b
 target interpreter started, kernel libraries hashed) would take CPU and disk from the command's first seconds,
 which its recorded duration counts. What the snapshot before leaves idle is used: once its first probe has answered
 (its probes then wait on the target interpreter), the signing key is loaded and the modules of watching the command
-imported, in threads of their own. The reading after starts the moment the command has ended (its sampling stopped
-first), in a thread, while the rest of its output is drained; the scan of the output starts once that reading's
-first probe has answered (its target interpreter then runs, and the scan fits in that wait): by then nothing of the
-command runs that driftcheck waits for, and the scan is driftcheck's own work. Each snapshot's one run of the
-target interpreter starts before its request is known (hosts/warm.py): the one before while `driftcheck.api.run`
-still imports the run's modules, the one after at the command's end. Nothing of the reading before is reused after:
-the command may change any of it (a new launch lets an untaken one go).
+imported, in threads of their own. Once the command runs, the snapshot before is stored and the modules of its end
+(the scan's patterns, the record) imported beside it (`_BesideCommand`): ~10 ms of CPU each, which held its start
+back, and which a command leaves room for as it does for the pumps of its output (a command that takes every CPU
+pays them once, early; its recorded duration may count them). The reading after starts the moment the command has
+ended (its sampling stopped first), in a thread, while the rest of its output is drained; the scan of the output
+starts once that reading's first probe has answered (its target interpreter then runs, and the scan fits in that
+wait): by then nothing of the command runs that driftcheck waits for, and the scan is driftcheck's own work. Each
+snapshot's one run of the target interpreter starts before its request is known (hosts/warm.py): the one before
+while `driftcheck.api.run` still imports the run's modules, the one after at the command's end. Nothing of the
+reading before is reused after: the command may change any of it (a new launch lets an untaken one go).
 """
 
 from __future__ import annotations
@@ -47,16 +50,17 @@ from driftcheck.store.snapshots import Store
 
 if TYPE_CHECKING:
     from driftcheck.runs.execute import Finished
-    from driftcheck.runs.metrics import Pattern
+    from driftcheck.runs.metrics import Metric, Pattern
     from driftcheck.runs.output import OutputReader
     from driftcheck.runs.shapes import SeriesJson
     from driftcheck.runs.store import RunRecord
 
-# What watching the command and recording it import (~35-50 ms: the scan's patterns, statistics), loaded by
+# What watching the command from its start imports (~15-20 ms: its pumps, its sampling, statistics), loaded by
 # `_import_watch_modules` while the snapshot before is taken: its probes mostly wait on the target interpreter
-# then, and this process is idle for ~100 ms of it.
-_WATCH_MODULES = ("driftcheck.runs.execute", "driftcheck.runs.telemetry", "driftcheck.runs.summary",
-                  "driftcheck.runs.store")
+# then. What only the command's end needs (the scan's patterns, the run's summary and record) is imported beside
+# the command (`_BesideCommand`).
+_WATCH_MODULES = ("driftcheck.runs.execute", "driftcheck.runs.telemetry")
+_END_MODULES = ("driftcheck.runs.summary", "driftcheck.runs.store")
 # The longest the scan of a run's output waits for the reading after it to get under way.
 _SCAN_WAITS_FOR_READING_S = 2.0
 
@@ -103,12 +107,6 @@ def _take(prober: Prober, plan: RunPlan, label: str) -> Snapshot:
     return prober.snapshot(prober.probes(plan.probes, cheap_only=True), label=label)
 
 
-def _snapshot(prober: Prober, plan: RunPlan, label: str, store: Store, pin: Pin) -> Snapshot:
-    taken = _take(prober, plan, label)
-    store.add(taken, pin=pin)
-    return taken
-
-
 def watch_modules(plan: RunPlan) -> tuple[str, ...]:
     """What watching `plan`'s command imports: `_WATCH_MODULES`, and psutil (~20 ms) where the watching asks it
     from the command's start: to tell the run's processes on a GPU from another's (an NVIDIA driver here), or to
@@ -139,11 +137,11 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _watch(plan: RunPlan, reader: OutputReader, on_exit: Callable[[], None],
+def _watch(plan: RunPlan, reader: _ReaderBeside, on_start: Callable[[], None], on_exit: Callable[[], None],
            before_scan: Callable[[], None]) -> tuple[Finished, SeriesJson]:
     """Run the command with its output scanned and the GPUs and CPUs sampled while it runs; (how it ended, the
-    series). `on_exit` is called once it has ended and the sampling has stopped, `before_scan` before its output
-    is scanned."""
+    series). `on_start` is called once it runs, `on_exit` once it has ended and the sampling has stopped,
+    `before_scan` before its output is scanned."""
     from driftcheck.runs.execute import run_command
     from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
 
@@ -161,10 +159,13 @@ def _watch(plan: RunPlan, reader: OutputReader, on_exit: Callable[[], None],
         stopped.append(sampler.stop().to_json())
         on_exit()
 
+    def started(pid: int) -> None:
+        child.update(pid=pid)
+        on_start()
+
     sampler.start()
     try:
-        finished = run_command(plan.argv, reader, on_start=lambda pid: child.update(pid=pid), on_exit=ended,
-                               before_scan=before_scan)
+        finished = run_command(plan.argv, reader, on_start=started, on_exit=ended, before_scan=before_scan)
     finally:
         if not stopped:  # it never started, or its end was interrupted
             stopped.append(sampler.stop().to_json())
@@ -209,6 +210,73 @@ class _ReadingAfter:
         return self._reading.result()
 
 
+def _output_reader(patterns: tuple[Pattern, ...]) -> OutputReader:
+    """The reader of the command's output, made with the modules only the command's end needs imported."""
+    for name in _END_MODULES:
+        importlib.import_module(name)
+    from driftcheck.runs.output import OutputReader
+
+    return OutputReader(patterns)
+
+
+class _ReaderBeside:
+    """The command's output reader (runs/execute.py `OutputSink`), made beside the command: its output waits unscanned
+    until the command ends (`_Scanner`), so nothing reads before then; what making it raised is raised to the first
+    use."""
+
+    def __init__(self, made: Background[OutputReader]) -> None:
+        self._made = made
+
+    def feed(self, data: bytes, stream: int = 0) -> None:
+        self._made.result().feed(data, stream)
+
+    def close(self, stream: int = 0) -> None:
+        self._made.result().close(stream)
+
+    def metrics(self) -> list[Metric]:
+        """The figures found in the output."""
+        return self._made.result().metrics()
+
+
+class _BesideCommand:
+    """What `record_run` does while the command runs, in threads begun once it has started (`begin`): the snapshot
+    before stored, pinned (`kept`), and the reader of its output made (`reader`: the scan's patterns, the run's
+    summary and record imported). Neither is needed before the command starts: its snapshot was taken whole
+    before, and its output is scanned once it has ended. Done before it, they held its start back by ~15-30 ms
+    (the store's delta encoding, its commit, ~10 ms of imports); beside it they take a CPU the command mostly
+    leaves idle, as the pumps of its output do.
+
+    A store that cannot keep the snapshot is told once the command has ended (`kept` raises it), not before it
+    runs: it is the store `record_run` writes the run's record to then, so a failure there was never
+    avoided, only told earlier."""
+
+    def __init__(self, store: Store, before: Snapshot, pin: Pin, patterns: tuple[Pattern, ...]) -> None:
+        self._kept = Background(lambda: store.add(before, pin=pin), "run-keep-before")
+        self._reader_made = Background(lambda: _output_reader(patterns), "run-reader")
+        self.reader = _ReaderBeside(self._reader_made)
+        self._begun = False
+
+    def begin(self) -> None:
+        """Start both, once the command runs."""
+        self._begun = True
+        self._reader_made.start()
+        self._kept.start()
+
+    def kept(self) -> str:
+        """The stored snapshot's id, once stored; what storing it raised."""
+        return self._kept.result()
+
+    def settle(self) -> str | None:
+        """On a failure: the stored snapshot's id, once stored, where storing it had begun (None where it had not,
+        or failed): the pin it holds is let go with the run's others."""
+        if not self._begun:
+            return None
+        try:
+            return self._kept.result()
+        except Exception:  # noqa: BLE001 - the run's own failure is the one told
+            return None
+
+
 def _keep(store: Store, after: Snapshot | None, record: RunRecord, series: SeriesJson, pin: Pin,
           held: list[str]) -> None:
     """Store the reading after the run (when taken) and the run record in one transaction: one commit, one
@@ -248,19 +316,23 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
             prober.key_loading.start()
         preloading.start()
 
-    before = _snapshot(replace(prober, progress=first_answer), plan, f"run: {name}", store, pin)
-    held = [before.id]
+    before = _take(replace(prober, progress=first_answer), plan, f"run: {name}")
+    held: list[str] = []
+    beside = _BesideCommand(store, before, pin, plan.user_patterns)
     try:
         preloading.result()
-        from driftcheck.runs.output import OutputReader
+        if note:
+            note(f"snapshot {before.short_id} taken; running {printable(name)}")
+        reading = _ReadingAfter(prober, plan, f"run: {name} (after)")
+        try:
+            finished, series = _watch(plan, beside.reader, beside.begin, reading.begin, reading.wait_under_way)
+        except BaseException:
+            held.extend(filter(None, [beside.settle()]))
+            raise
+        held.append(beside.kept())
         from driftcheck.runs.store import RunRecord
         from driftcheck.runs.summary import summarize
 
-        if note:
-            note(f"snapshot {before.short_id} taken; running {printable(name)}")
-        reader = OutputReader(plan.user_patterns)
-        reading = _ReadingAfter(prober, plan, f"run: {name} (after)")
-        finished, series = _watch(plan, reader, reading.begin, reading.wait_under_way)
         # Said only now, with the command's output drained: said when the reading starts, the note came before
         # the command's last lines, still in its pipe then.
         if note:
@@ -274,7 +346,7 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
                            started_at=_iso(finished.started_at), duration_s=round(finished.duration_s, 3),
                            exit_code=finished.exit_code, snapshot_id=before.id,
                            after_snapshot_id=after.id if after else None, label=label, signal=finished.signal,
-                           metrics=reader.metrics(), telemetry=summarize(series))
+                           metrics=beside.reader.metrics(), telemetry=summarize(series))
         try:
             _keep(store, after, record, series, pin, held)
         except KeyboardInterrupt:

@@ -200,3 +200,48 @@ def test_both_snapshots_of_a_run_read_a_target_interpreter_started_ahead(monkeyp
         probes = snapshot.document["probes"]
         assert {name: probes[name]["status"] for name in ("python", "packages", "torch", "kernels")} == \
             dict.fromkeys(("python", "packages", "torch", "kernels"), "ok")
+
+
+def test_the_snapshot_before_is_stored_once_the_command_runs_not_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    happened: list[str] = []
+    start, add = execute._start, Store.add
+
+    def watched_start(*args: Any, **kwargs: Any) -> Any:
+        process = start(*args, **kwargs)
+        happened.append("command started")
+        return process
+
+    def watched_add(self: Store, snapshot: Any, pin: Any = None) -> str:
+        happened.append(f"stored {snapshot.label}")
+        return add(self, snapshot, pin=pin)
+
+    monkeypatch.setattr(execute, "_start", watched_start)
+    monkeypatch.setattr(Store, "add", watched_add)
+    outcome = record_run(RunPlan(argv=[sys.executable, "-c", "print('Output token throughput (tok/s): 94.1')"],
+                                 probes=["env"], sign=False))
+    assert happened == ["command started", f"stored {outcome.before.label}", f"stored {outcome.after.label}"]  # type: ignore[union-attr]
+    assert [m.to_json()["value"] for m in outcome.record.metrics] == [94.1]
+    assert Store().load(outcome.record.snapshot_id).id == outcome.before.id  # type: ignore[union-attr]
+
+
+def test_a_store_that_cannot_keep_the_snapshot_before_fails_the_run_once_its_command_has_ended(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from driftcheck.errors import DriftcheckError
+
+    def refused(self: Store, snapshot: Any, pin: Any = None) -> str:
+        raise DriftcheckError("store full")
+
+    monkeypatch.setattr(Store, "add", refused)
+    ran = tmp_path / "ran"
+    with pytest.raises(DriftcheckError, match="store full"):
+        record_run(RunPlan(argv=["touch", str(ran)], probes=["env"], sign=False))
+    assert ran.exists()  # the command ran: its store failure is told at the end, as the record's would be
+    assert RunStore().entries() == []
+
+
+def test_a_command_that_cannot_start_leaves_no_snapshot_and_no_pin() -> None:
+    from driftcheck.errors import CommandNotRunnable
+
+    with pytest.raises(CommandNotRunnable):
+        record_run(RunPlan(argv=["/nonexistent/driftcheck-test-command"], probes=["env"], sign=False))
+    assert Store().entries() == [] and _pins() == []
