@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import csv
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -190,3 +191,18 @@ def test_lines_within_a_limit_read_as_measuring_each_line() -> None:
              "\n" * 30, "x" * 9 + "\n" + "y" * 10 + "\n", ("x" * 6 + "\n") * 7 + "z" * 11 + "\n" + "w" * 3]
     for text in texts:
         assert within(text, 10) == (max(map(len, text.split("\n"))) <= 10), repr(text)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("script, args", [("python_facts", []), ("dist_facts", ["packages"]),
+                                          ("torch_facts", []), ("dist_facts", ["no-such-mode"])])
+def test_a_script_that_leaves_without_the_interpreters_shutdown_still_gives_its_whole_answer(
+        script: str, args: list[str]) -> None:
+    # The scripts end with os._exit once their output is flushed: what they print, and the code, must all arrive.
+    source = resources.files("driftcheck.probes.scripts").joinpath(f"{script}.py").read_text("utf-8")
+    done = subprocess.run([sys.executable, "-c", source, *args], capture_output=True, text=True, timeout=60,
+                          check=False, cwd="/")
+    if args == ["no-such-mode"]:
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", "unknown mode 'no-such-mode'\n")
+    else:
+        assert done.returncode == 0, done.stderr
+        assert isinstance(json.loads(done.stdout), dict)
