@@ -216,10 +216,11 @@ class Host(ABC):
     def prefetch(self, gather_all: GatherAll) -> None:  # noqa: B027 - a hook: most hosts need nothing here
         """Learn ahead, in few calls, what `gather_all` will ask; a host whose calls are cheap does nothing."""
 
-    def warm_up(self, ahead: Sequence[ScriptCall] = ()) -> None:  # noqa: B027 - a hook: most hosts cannot
+    def warm_up(self, ahead: Sequence[ScriptCall] = (), hold: bool = False) -> None:  # noqa: B027 - a hook
         """Start the run of the target interpreter that will answer the next facts-script calls, before they are
-        known, and have it answer `ahead` (calls that need nothing from the host) meanwhile; a host that cannot
-        does nothing."""
+        known, and have it answer `ahead` (calls that need nothing from the host) meanwhile; with `hold`, start
+        only its interpreter, held before it reads anything until the next `warm_up`. A host that cannot does
+        nothing."""
 
     def stream(self, argv: Sequence[str], timeout_s: float = 30.0) -> LineStream:
         """The stdout lines of a command that prints as it runs (`nvidia-smi -lms`), as they come.

@@ -105,10 +105,14 @@ class LocalHost(Host):
             raise CommandTimeout(f"{script_name} in {self.target_python} ran past {timeout_s:g} s") from exc
         return self._parsed(script_name, warm.Answer(completed.returncode, completed.stdout, completed.stderr))
 
-    def warm_up(self, ahead: Sequence[ScriptCall] = ()) -> None:
-        """Start the target interpreter's next batch now (hosts/warm.py), `ahead` answered while it waits."""
+    def warm_up(self, ahead: Sequence[ScriptCall] = (), hold: bool = False) -> None:
+        """Start the target interpreter's next batch now (hosts/warm.py), `ahead` answered while it waits; with
+        `hold`, only its interpreter, stopped before it reads anything, for the next `warm_up` to release."""
         tail = [facts_script("facts_batch"), *batch_arguments(ahead, word="--ahead"), "--stdin"]
-        warm.start(self.target_python, tail, _target_environ(), _SCRIPTS_CWD)
+        if hold:
+            warm.hold(self.target_python, facts_script("facts_held"), tail, _target_environ(), _SCRIPTS_CWD)
+        else:
+            warm.start(self.target_python, tail, _target_environ(), _SCRIPTS_CWD)
 
     def python_batch(self, calls: Sequence[ScriptCall]) -> JSONValue:
         started = warm.take(self.target_python, _target_environ(), _SCRIPTS_CWD)

@@ -79,8 +79,8 @@ class _Delegating(Host):
     def prefetch(self, gather_all: GatherAll) -> None:
         self.inner.prefetch(gather_all)
 
-    def warm_up(self, ahead: Sequence[ScriptCall] = ()) -> None:
-        self.inner.warm_up(ahead)
+    def warm_up(self, ahead: Sequence[ScriptCall] = (), hold: bool = False) -> None:
+        self.inner.warm_up(ahead, hold)
 
     def describe(self) -> JSONObject:
         return self.inner.describe()

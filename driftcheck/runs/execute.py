@@ -263,15 +263,13 @@ def _start(argv: Sequence[str], out_fd: int, err_fd: int, cwd: str | None) -> su
 
 def run_command(argv: Sequence[str], reader: OutputSink, on_start: Callable[[int], None] | None = None,
                 stdout: Stream | None = None, stderr: Stream | None = None, cwd: str | None = None,
-                on_exit: Callable[[], None] | None = None, before_scan: Callable[[], None] | None = None) -> Finished:
+                on_exit: Callable[[], None] | None = None) -> Finished:
     """Run `argv` with its output passed to `stdout`/`stderr` (default: ours) and read by `reader` (stdout as
     its stream 0, stderr as 1), which finds the figures in it.
 
     `on_start` gets the command's pid as soon as it runs (to watch its process tree); `on_exit` is called as
     soon as it has ended, before the rest of its output is drained and scanned (work that needs only the
-    command gone starts then); `before_scan` once the output is drained, before the scan of what was kept
-    starts (it may wait: for the work `on_exit` began to get under way first). Returns how it ended;
-    CommandNotRunnable when it could not start.
+    command gone starts then). Returns how it ended; CommandNotRunnable when it could not start.
     """
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
@@ -316,8 +314,6 @@ def run_command(argv: Sequence[str], reader: OutputSink, on_start: Callable[[int
         if not thread.is_alive():  # a pump still blocked in read keeps its fd until we exit
             with contextlib.suppress(OSError):
                 os.close(fd)
-    if before_scan is not None:
-        before_scan()
     # The figures come at the end of the output: let the scan reach it (the copy did not wait for it).
     scanner.join(_SCAN_CATCH_UP_S)
     if returncode < 0:

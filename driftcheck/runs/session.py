@@ -15,12 +15,13 @@ imported, in threads of their own. Once the command runs, the snapshot before is
 (the scan's patterns, the record) imported beside it (`_BesideCommand`): ~10 ms of CPU each, which held its start
 back, and which a command leaves room for as it does for the pumps of its output (a command that takes every CPU
 pays them once, early; its recorded duration may count them). The reading after starts the moment the command has
-ended (its sampling stopped first), in a thread, while the rest of its output is drained; the scan of the output
-starts once that reading's first probe has answered (its target interpreter then runs, and the scan fits in that
-wait): by then nothing of the command runs that driftcheck waits for, and the scan is driftcheck's own work. Each
-snapshot's one run of the target interpreter starts before its request is known (hosts/warm.py): the one before
-while `driftcheck.api.run` still imports the run's modules, the one after at the command's end. Nothing of the
-reading before is reused after: the command may change any of it (a new launch lets an untaken one go).
+ended (its sampling stopped first), in a thread, while the rest of its output is drained and scanned: by then
+nothing of the command runs that driftcheck waits for, and the scan is driftcheck's own work. Each snapshot's one
+run of the target interpreter starts before its request is known (hosts/warm.py): the one before while
+`driftcheck.api.run` still imports the run's modules, the one after at the command's end, from an interpreter
+started at the command's start and held before site (facts_held: nothing it answers is read until the command has
+ended). Nothing of the reading before is reused after: the command may change any of it (a new launch lets an
+untaken one go).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import contextlib
 import importlib
 import os
 import socket
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -61,8 +61,6 @@ if TYPE_CHECKING:
 # the command (`_BesideCommand`).
 _WATCH_MODULES = ("driftcheck.runs.execute", "driftcheck.runs.telemetry")
 _END_MODULES = ("driftcheck.runs.summary", "driftcheck.runs.store")
-# The longest the scan of a run's output waits for the reading after it to get under way.
-_SCAN_WAITS_FOR_READING_S = 2.0
 
 
 @dataclass
@@ -137,11 +135,10 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _watch(plan: RunPlan, reader: _ReaderBeside, on_start: Callable[[], None], on_exit: Callable[[], None],
-           before_scan: Callable[[], None]) -> tuple[Finished, SeriesJson]:
+def _watch(plan: RunPlan, reader: _ReaderBeside, on_start: Callable[[], None],
+           on_exit: Callable[[], None]) -> tuple[Finished, SeriesJson]:
     """Run the command with its output scanned and the GPUs and CPUs sampled while it runs; (how it ended, the
-    series). `on_start` is called once it runs, `on_exit` once it has ended and the sampling has stopped,
-    `before_scan` before its output is scanned."""
+    series). `on_start` is called once it runs, `on_exit` once it has ended and the sampling has stopped."""
     from driftcheck.runs.execute import run_command
     from driftcheck.runs.telemetry import TelemetrySampler, listener_pids, process_tree
 
@@ -165,7 +162,7 @@ def _watch(plan: RunPlan, reader: _ReaderBeside, on_start: Callable[[], None], o
 
     sampler.start()
     try:
-        finished = run_command(plan.argv, reader, on_start=started, on_exit=ended, before_scan=before_scan)
+        finished = run_command(plan.argv, reader, on_start=started, on_exit=ended)
     finally:
         if not stopped:  # it never started, or its end was interrupted
             stopped.append(sampler.stop().to_json())
@@ -180,30 +177,26 @@ class _ReadingAfter:
     def __init__(self, prober: Prober, plan: RunPlan, label: str) -> None:
         self._prober = prober
         self._plan = plan
-        self._under_way = threading.Event()
-        self._reading = Background(lambda: self._take(label), "run-after")
+        self._reading = Background(lambda: _take(prober, plan, label), "run-after")
 
-    def _take(self, label: str) -> Snapshot:
-        try:
-            return _take(replace(self._prober, progress=lambda *progress: self._under_way.set()), self._plan, label)
-        finally:
-            self._under_way.set()
+    def hold(self) -> None:
+        """At the command's start: the reading's target interpreter started, and held before it reads anything
+        (hosts/warm.py `hold`: its core and standard modules loaded, not site), for `begin` to release. Its start,
+        ~30 ms of the reading's wait, is spent beside the command, and nothing it answers is read before the
+        command has ended."""
+        if self._plan.probes is None:
+            self._prober.host.warm_up(self._plan.ahead_calls, hold=True)
 
     def begin(self) -> None:
-        """Start the reading. Its target interpreter starts first, from this thread, with the calls that need
-        nothing from the host asked ahead (hosts/warm.py): the reading's own thread reaches its request only after
-        its look at the host."""
+        """Start the reading. Its target interpreter goes on first (the one held, else a new one), from this
+        thread, with the calls that need nothing from the host asked ahead (hosts/warm.py): the reading's own
+        thread reaches its request only after its look at the host, and the scan of the output, which follows
+        in the caller's, holds the interpreter lock in long stretches. With the interpreter held, the scan no
+        longer waits for the reading to get under way: that wait (up to ~45 ms) had become the longer part
+        after a long log."""
         if self._plan.probes is None:
             self._prober.host.warm_up(self._plan.ahead_calls)
         self._reading.start()
-
-    def wait_under_way(self) -> None:
-        """Return once the reading's first probe has answered: its look at the host (ldconfig, listings) done and
-        its target interpreter at work. The scan of the output waits for this: up to 8 MiB of a long log, scanned
-        in long stretches of the interpreter lock, it held the reading's thread back until it was done, and the
-        target interpreter started 35-50 ms after the command's end instead of 2-5; it fits in the reading's
-        wait on that interpreter."""
-        self._under_way.wait(_SCAN_WAITS_FOR_READING_S)
 
     def result(self) -> Snapshot:
         """The snapshot after, once taken; what taking it raised."""
@@ -324,8 +317,13 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
         if note:
             note(f"snapshot {before.short_id} taken; running {printable(name)}")
         reading = _ReadingAfter(prober, plan, f"run: {name} (after)")
+
+        def started() -> None:
+            reading.hold()
+            beside.begin()
+
         try:
-            finished, series = _watch(plan, beside.reader, beside.begin, reading.begin, reading.wait_under_way)
+            finished, series = _watch(plan, beside.reader, started, reading.begin)
         except BaseException:
             held.extend(filter(None, [beside.settle()]))
             raise

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,69 @@ def test_an_interpreter_that_cannot_start_is_not_warmed_and_its_batch_says_why(t
     host.warm_up(AHEAD)
     assert str(tmp_path / "no-python") not in warm._started
     assert all(isinstance(answer.error, FileNotFoundError) for answer in host.python_many(CALLS))
+
+
+# A script saying whether its interpreter started without site (-S): held and released, or started afresh.
+NO_SITE = "import sys\ndef main(argv):\n    sys.stdout.write(str(sys.flags.no_site))\n    return 0\n"
+
+
+def _held_flags(python: str, before_release: Callable[[], None] = lambda: None) -> str:
+    """Hold `python`, run `before_release`, release it and ask NO_SITE: "1" when the held start answered."""
+    tail = [facts_script("facts_batch"), "--script", "flags", NO_SITE, "--stdin"]
+    warm.hold(python, facts_script("facts_held"), tail, _target_environ(), "/")
+    time.sleep(0.3)  # held: up to its first line of stdin
+    before_release()
+    warm.start(python, tail, _target_environ(), "/")
+    process = warm.take(python, _target_environ(), "/")
+    assert process is not None
+    answer = warm.ask(process, ["--part", "flags", "0"], 60)
+    assert answer.returncode == 0, answer.stderr
+    return str(json.loads(answer.stdout)["parts"][0]["stdout"])
+
+
+def test_a_held_start_released_answers_as_a_start_without_it(tmp_path: Path) -> None:
+    python, starts = _counting_python(tmp_path)
+    host = LocalHost(python)
+    host.warm_up(AHEAD, hold=True)
+    held = warm._held[python].process
+    time.sleep(0.3)
+    assert held.poll() is None and "-S" in held.args  # up, and waiting
+    host.warm_up(AHEAD)
+    assert warm._started[python].process is held  # released, not a second start
+    released = host.python_many(CALLS)
+    fresh = LocalHost(python).python_many(CALLS)
+    assert [answer.error for answer in released] == [None] * len(CALLS)
+    # The same sys.path (python_facts) and distributions: site ran on release as it runs at a start.
+    assert [answer.value for answer in released] == [answer.value for answer in fresh]
+    assert _held_flags(sys.executable) == "1"
+
+
+def test_a_held_start_for_another_launch_is_let_go(tmp_path: Path) -> None:
+    python, _ = _counting_python(tmp_path)
+    host = LocalHost(python)
+    host.warm_up(AHEAD, hold=True)
+    held = warm._held[python].process
+    host.warm_up(AHEAD[:1])  # another set of calls ahead: not the launch it was held for
+    assert held.wait(10) is not None and warm._started[python].process is not held
+    assert [answer.error for answer in host.python_many(CALLS)] == [None] * len(CALLS)
+
+
+def test_a_held_interpreter_whose_files_changed_starts_afresh(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    python = str(tmp_path / "venv" / "bin" / "python")
+    config = tmp_path / "venv" / "pyvenv.cfg"
+    assert _held_flags(python) == "1"
+    # A venv made again while the command ran: the held core read the old pyvenv.cfg, so a fresh start answers.
+    assert _held_flags(python, lambda: config.write_text(config.read_text() + "\n")) == "0"
+
+
+def test_a_held_start_never_released_ends_without_a_word() -> None:
+    tail = [facts_script("facts_batch"), "--script", "flags", NO_SITE, "--stdin"]
+    warm.hold(sys.executable, facts_script("facts_held"), tail, _target_environ(), "/")
+    held = warm._held[sys.executable].process
+    stdout, stderr = held.communicate(b"", timeout=30)  # driftcheck went on without it: its stdin ends
+    assert (held.returncode, stdout, stderr) == (0, b"", b"")
+    warm.hold(sys.executable, facts_script("facts_held"), tail, _target_environ(), "/")
+    again = warm._held[sys.executable].process
+    warm.let_go_all()
+    assert again.poll() is not None and not warm._held

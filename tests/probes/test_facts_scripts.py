@@ -23,7 +23,7 @@ from driftcheck.probes.runner import run_one, run_probes
 from driftcheck.probes.torch import TorchProbe
 from driftcheck.store.hashcache import HashCache
 
-SCRIPTS = ("dist_facts", "torch_facts", "python_facts", "facts_batch")
+SCRIPTS = ("dist_facts", "torch_facts", "python_facts", "facts_batch", "facts_held")
 
 
 def _python38() -> str | None:

@@ -126,18 +126,6 @@ def test_on_exit_comes_once_the_command_has_ended_and_before_its_output_is_scann
     assert [m.name for m in reader.metrics()] == ["output_token_throughput"]
 
 
-def test_before_scan_comes_after_on_exit_with_the_output_drained_and_nothing_scanned_yet() -> None:
-    # `run` makes the scan wait there for the reading after the command to get under way: scanned first, the
-    # scan held that reading's thread back 35-50 ms.
-    reader, seen = OutputReader(), []
-    finished = run_command([sys.executable, "-c", "print('Output token throughput (tok/s): 94.1')"], reader,
-                           stdout=io.BytesIO(), stderr=io.BytesIO(), on_exit=lambda: seen.append("exit"),
-                           before_scan=lambda: seen.append(("before scan", reader.metrics())))
-    assert finished.exit_code == 0
-    assert seen == ["exit", ("before scan", [])]
-    assert [m.name for m in reader.metrics()] == ["output_token_throughput"]
-
-
 def test_the_scan_keeps_a_bounded_backlog_after_one_stream_has_ended() -> None:
     from driftcheck.runs.execute import _Scanner
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -134,36 +133,49 @@ def test_a_ctrl_c_while_the_record_is_written_keeps_it_without_the_reading_after
     assert _pins() == []
 
 
-def test_the_scan_of_the_output_waits_for_the_reading_after_the_run_to_get_under_way(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    from driftcheck.runs import session
-    from driftcheck.runs.output import OutputReader
+def test_the_reading_after_a_run_is_answered_by_the_interpreter_held_since_the_command_started(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from driftcheck.hosts import warm
 
-    events: list[str] = []
-    take, feed = session._take, OutputReader.feed
+    held: list[Any] = []
+    taken: list[Any] = []
+    hold, take = warm.hold, warm.take
+    ended = tmp_path / "ended"
 
-    def watched_take(prober: Any, plan: RunPlan, label: str) -> Any:
-        if label.endswith("(after)"):
-            progress = prober.progress
+    def watched_hold(*args: Any) -> None:
+        hold(*args)
+        held.append((warm._held[args[0]].process, ended.exists()))
 
-            def answered(*answer: Any) -> None:
-                events.append("reading answered")
-                if progress is not None:
-                    progress(*answer)
+    def watched_take(*args: Any) -> Any:
+        taken.append(take(*args))
+        return taken[-1]
 
-            prober = replace(prober, progress=answered)
-        return take(prober, plan, label)
-
-    def watched_feed(self: OutputReader, data: bytes, stream: int = 0) -> None:
-        events.append("scanned")
-        feed(self, data, stream)
-
-    monkeypatch.setattr(session, "_take", watched_take)
-    monkeypatch.setattr(OutputReader, "feed", watched_feed)
-    outcome = record_run(RunPlan(argv=[sys.executable, "-c", "print('Output token throughput (tok/s): 94.1')"],
-                                 probes=["env", "system"], interval_s=0.2))
-    assert outcome.after is not None and [m.value for m in outcome.record.metrics] == [94.1]
-    assert events.index("reading answered") < events.index("scanned")
+    monkeypatch.setattr(warm, "hold", watched_hold)
+    monkeypatch.setattr(warm, "take", watched_take)
+    # The command ends only once its interpreter for the reading after is held: it is held while the command runs.
+    code = ("import os, sys, time\n"
+            "def held():\n"
+            "    for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+            "        try:\n"
+            "            stat = open(f'/proc/{pid}/stat').read()\n"
+            "            args = open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\\0')\n"
+            "        except OSError:\n"
+            "            continue\n"
+            "        if stat.rsplit(')', 1)[1].split()[1] == str(os.getppid()) and b'-S' in args:\n"
+            "            return True\n"
+            "deadline = time.monotonic() + 20\n"
+            "while not held() and time.monotonic() < deadline:\n"
+            "    time.sleep(0.01)\n"
+            "open(sys.argv[1], 'w').close()\n"
+            "print('Output token throughput (tok/s): 94.1')")
+    outcome = record_run(RunPlan(argv=[sys.executable, "-c", code, str(ended)], sign=False))
+    assert outcome.after is not None and outcome.record.exit_code == 0
+    assert [m.value for m in outcome.record.metrics] == [94.1]
+    (process, command_had_ended), = held
+    assert not command_had_ended and "-S" in process.args
+    assert taken[-1] is process  # the reading after took it, released
+    assert outcome.after.probes["python"]["status"] == "ok"
+    assert outcome.after.probe_data("python") == outcome.before.probe_data("python")  # type: ignore[union-attr]
 
 
 def test_the_calls_a_run_asks_ahead_are_among_those_its_cheap_probes_make() -> None:
