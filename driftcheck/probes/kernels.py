@@ -22,6 +22,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from driftcheck.hosts import Host, ScriptCall
 from driftcheck.probes.base import Probe, ProbeOptions
@@ -92,11 +93,13 @@ class _Candidate:
     record_hash: str | None = None
     record_size: int | None = None
 
-    @property
+    # Worked out once: a snapshot asks them of each of ~800 candidates several times (the plan, what the cache
+    # learns, the listing), and `stat` is never changed.
+    @cached_property
     def real_path(self) -> str:
         return str(self.stat.get("real_path") or self.stat["path"])
 
-    @property
+    @cached_property
     def identity(self) -> FileIdentity | None:
         size, mtime_ns, inode = self.stat.get("size"), self.stat.get("mtime_ns"), self.stat.get("inode")
         if "error" in self.stat or not (isinstance(size, int) and isinstance(mtime_ns, int)

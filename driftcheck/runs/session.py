@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from driftcheck.runs.shapes import SeriesJson
     from driftcheck.runs.store import RunRecord
 
-# What watching the command from its start imports (~15-20 ms: its pumps, its sampling, statistics), loaded by
+# What watching the command from its start imports (~10-15 ms: its pumps, its sampling), loaded by
 # `_import_watch_modules` while the snapshot before is taken: its probes mostly wait on the target interpreter
 # then. What only the command's end needs (the scan's patterns, the run's summary and record) is imported beside
 # the command (`_BesideCommand`).
