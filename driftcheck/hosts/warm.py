@@ -58,10 +58,11 @@ _held: dict[str, _Started] = {}
 _lock = threading.Lock()
 
 
-def _launch(argv: list[str], environ: Mapping[str, str], cwd: str) -> subprocess.Popen[bytes] | None:
+def _launch(argv: list[str], environ: Mapping[str, str], cwd: str, own_session: bool = False,
+            ) -> subprocess.Popen[bytes] | None:
     try:
         return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                cwd=cwd, env=dict(environ))
+                                cwd=cwd, env=dict(environ), start_new_session=own_session)
     except OSError:
         return None
 
@@ -93,7 +94,9 @@ def hold(python: str, held_source: str, argv_tail: Sequence[str], environ: Mappi
     fact, for a later `start` of the same launch to release. One held earlier and not released is let go."""
     with _lock:
         earlier = _held.pop(python, None)
-        process = _launch([python, "-S", "-c", held_source, *argv_tail], environ, cwd)
+        # In a session of its own: a Ctrl-C at the terminal is for the command it is held beside, and would end
+        # it there (a traceback, no answer) before the reading after that command asks it anything.
+        process = _launch([python, "-S", "-c", held_source, *argv_tail], environ, cwd, own_session=True)
         if process is not None:
             _held[python] = _Started(process, dict(environ), cwd, time.monotonic(), list(argv_tail))
     if earlier is not None:

@@ -4,6 +4,7 @@ as a run started with the request would, and is never handed to a request it doe
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -131,6 +132,7 @@ def test_a_held_start_released_answers_as_a_start_without_it(tmp_path: Path) -> 
     held = warm._held[python].process
     time.sleep(0.3)
     assert held.poll() is None and "-S" in held.args  # up, and waiting
+    assert os.getsid(held.pid) != os.getsid(0)  # out of reach of a Ctrl-C meant for the command it waits beside
     host.warm_up(AHEAD)
     assert warm._started[python].process is held  # released, not a second start
     released = host.python_many(CALLS)
