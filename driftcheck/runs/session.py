@@ -304,7 +304,8 @@ def record_run(plan: RunPlan, note: Callable[[str], None] | None = None) -> RunO
     preloading = Background(lambda: _import_watch_modules(modules), "run-preload")
 
     def first_answer(*progress: object) -> None:
-        # The snapshot's probes now wait on the target interpreter: this process is idle for ~100 ms.
+        # The snapshot's probes now mostly wait on the target interpreter: the key and the modules load beside
+        # that wait.
         if prober.key_loading is not None:
             prober.key_loading.start()
         preloading.start()

@@ -52,7 +52,7 @@ def process_tree(*roots: int | None, patterns: Sequence[str] = ()) -> set[int]:
     """The pids a run counts as its own: this process, each root and its descendants, and every process
     whose command line matches one of `patterns` (the server a benchmark talks to) with its descendants."""
     # psutil (~20 ms to import) is imported where it is used: a run on a machine without a GPU, and without
-    # --server/--pid/--process, never asks it anything (see `runs.session._watch_modules`).
+    # --server/--pid/--process, never asks it anything (see `runs.session.watch_modules`).
     import psutil
 
     own = {psutil.Process().pid}

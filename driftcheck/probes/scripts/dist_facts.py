@@ -114,10 +114,9 @@ _RECORDS = {}  # type: dict[str, list[list[object]] | None]
 
 # A directory where this interpreter's parsed RECORDs are kept between runs, named by driftcheck on its own machine
 # (hosts/local.py; facts_batch keeps the scripts' compiled code there too); unset over SSH and in replays, where
-# every RECORD is read. Reading the RECORDs of a venv with
-# torch is ~20 ms of every snapshot, twice per `driftcheck run`; a kept parse is reused only while the RECORD's
-# size, mtime, ctime, inode and device are all those it was parsed at, so a RECORD rewritten (a reinstall, an
-# edit, one file replaced by another) is read again.
+# every RECORD is read. Reading the RECORDs of a venv with torch is ~20 ms of every snapshot, twice per
+# `driftcheck run`; a kept parse is reused only while the RECORD's size, mtime, ctime, inode and device are all
+# those it was parsed at, so a RECORD rewritten (a reinstall, an edit, one file replaced by another) is read again.
 FACTS_CACHE_VARIABLE = "DRIFTCHECK_FACTS_CACHE"
 # This process's view of its cache file: "file", "kept" (as read: RECORD path -> [identity, rows]), "used" (what
 # this process looked up, to be written back), "changed".
@@ -141,13 +140,8 @@ def _read_record(meta_dir):
     (FACTS_CACHE_VARIABLE), else read from the file."""
     path = os.path.join(meta_dir, "RECORD")
     kept = record_cache()
-    identity = None
-    if kept is not None:
-        try:
-            # Taken before the read: a RECORD rewritten after it has another identity the next time.
-            identity = file_identity(os.stat(path))
-        except OSError:
-            identity = None
+    # Taken before the read: a RECORD rewritten after it has another identity the next time.
+    identity = file_identity(path) if kept is not None else None
     if identity is not None:
         entry = kept["kept"].get(path)
         if kept_rows_fit(entry, identity):
@@ -178,8 +172,13 @@ def _parse_record(path):
     return rows
 
 
-def file_identity(st):
-    """What a stat says of a file's content: unchanged while all five are."""
+def file_identity(path):
+    """What a stat says of the content of the file at `path` (unchanged while all five are); None when it cannot
+    be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
